@@ -1,0 +1,131 @@
+"""Effective configuration: one ``Settings`` object, built once by the entry point and passed down.
+
+Precedence (highest first): explicit keyword arguments, environment variables with the
+``REWRITE_MONITOR_`` prefix (plus the conventional ``DATABASE_URL``), the TOML file given with
+``--config`` (or ``REWRITE_MONITOR_CONFIG``), then the defaults below, which run with nothing set.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from monitor.errors import ConfigError
+
+DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
+
+
+class Settings(BaseSettings):
+    """Every setting of rewrite-monitor, with defaults that work on a fresh machine.
+
+    Raises ``ConfigError`` (through :func:`load_settings`) naming the setting and value when a value
+    is invalid.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="REWRITE_MONITOR_", extra="forbid", populate_by_name=True, validate_default=True
+    )
+
+    database_url: SecretStr = Field(
+        default=SecretStr(DEFAULT_DATABASE_URL),
+        validation_alias=AliasChoices("REWRITE_MONITOR_DATABASE_URL", "DATABASE_URL", "database_url"),
+        description="SQLAlchemy URL of the store. Default: a SQLite file in the working directory.",
+    )
+    sources: list[str] = Field(
+        default_factory=list, description="Paths or globs that `run` ingests when given no PATH."
+    )
+    source_name: str = Field(default="default", description="Label stored with each ingested event.")
+    batch_size: int = Field(default=1000, ge=1, le=100_000, description="Lines per ingest transaction.")
+    max_line_bytes: int = Field(
+        default=1 << 20, ge=1024, description="Longer log lines are quarantined as line_too_long."
+    )
+    rules_dir: Path | None = Field(default=None, description="Rules folder; default: the bundled rules/.")
+    spacy_model: str | None = Field(
+        default=None, description="A trained spaCy pipeline to use instead of the blank tokenizer."
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_backend(cls, v: SecretStr) -> SecretStr:
+        url = v.get_secret_value()
+        if not url.startswith(("sqlite", "postgresql")):
+            raise ValueError("only sqlite:// and postgresql:// URLs are supported")
+        return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = settings_cls.model_config.get("toml_file")
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_file:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build the effective settings from the environment, an optional TOML file and overrides.
+
+    ``overrides`` with value ``None`` are ignored, so CLI options can be passed through as they are.
+    Raises ``ConfigError`` when the file is missing or unreadable, or a value is invalid.
+    """
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    cls: type[Settings] = Settings
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigError(f"config file not found: {config_file}")
+        try:
+            with config_file.open("rb") as fh:
+                tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_file}: invalid TOML: {exc}") from exc
+
+        class _FileSettings(Settings):
+            model_config = SettingsConfigDict(toml_file=config_file)
+
+        cls = _FileSettings
+    try:
+        return cls(**clean)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']} (got {err.get('input')!r})"
+            for err in exc.errors()
+        )
+        where = f" in {config_file}" if config_file else ""
+        raise ConfigError(f"invalid configuration{where}: {problems}") from exc
+
+
+def masked_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for display and logs)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def effective_config(settings: Settings) -> dict[str, Any]:
+    """The settings as a plain dict for display, with secrets masked."""
+    out: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if name == "database_url":
+            value = masked_url(value.get_secret_value())
+        elif isinstance(value, SecretStr):
+            value = "***" if value.get_secret_value() else ""
+        elif isinstance(value, Path):
+            value = str(value)
+        out[name] = value
+    return out

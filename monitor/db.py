@@ -1,0 +1,126 @@
+"""Engines, sessions and schema migrations (Alembic is the only way the schema is created)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.errors import StorageError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    # WAL lets the dashboard read while the worker writes; busy_timeout rides out short write locks.
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` (``sqlite:///file.db`` or ``postgresql://...``).
+
+    SQLite gets WAL mode, foreign keys and a busy timeout; a ``postgresql://`` URL uses psycopg 3.
+    Raises ``StorageError`` for an unsupported or malformed URL.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # sqlalchemy raises ArgumentError with the URL in its text
+        raise StorageError(f"invalid database URL: {exc}") from exc
+    if parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() == "sqlite":
+        engine = create_engine(parsed)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        return create_engine(parsed, pool_pre_ping=True)
+    raise StorageError(f"unsupported database backend {parsed.get_backend_name()!r}: use sqlite or postgresql")
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """A ``sessionmaker`` whose sessions keep loaded values after commit (plain reads after writes)."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(url: str) -> Any:
+    """The Alembic ``Config`` for this repository's migrations, pointed at ``url``."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["database_url"] = url
+    return cfg
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Apply migrations up to ``revision``. Raises ``StorageError`` when the database is unreachable."""
+    from alembic import command
+
+    try:
+        command.upgrade(alembic_config(url), revision)
+    except OperationalError as exc:
+        raise StorageError(f"cannot reach the database: {exc.orig}") from exc
+
+
+def downgrade(url: str, revision: str = "base") -> None:
+    """Revert migrations down to ``revision`` (``base`` drops every table)."""
+    from alembic import command
+
+    command.downgrade(alembic_config(url), revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or ``None`` for an empty database."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str:
+    """The migrations' single head revision."""
+    from alembic.script import ScriptDirectory
+
+    heads = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
+    if len(heads) != 1:
+        raise StorageError(f"migrations have {len(heads)} heads, expected one: {heads}")
+    return heads[0]
+
+
+def require_current_schema(engine: Engine) -> None:
+    """Raise ``StorageError`` unless the database schema is at the migrations' head.
+
+    The message tells the operator to run ``rewrite-monitor db upgrade``.
+    """
+    try:
+        rev = current_revision(engine)
+    except OperationalError as exc:
+        raise StorageError(f"cannot reach the database: {exc.orig}") from exc
+    head = head_revision()
+    if rev != head:
+        where = engine.url.render_as_string(hide_password=True)
+        state = "has no schema" if rev is None else f"is at revision {rev}, not {head}"
+        raise StorageError(f"database {where} {state}: run `rewrite-monitor db upgrade`")
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """A session that commits on success and rolls back on any exception."""
+    with session_factory(engine)() as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

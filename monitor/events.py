@@ -1,0 +1,313 @@
+"""Log format v1: the event definitions, and turning one raw log line into a validated event.
+
+The pydantic models below are the single definition of the format: ``schemas/*.schema.json`` are
+generated from them (``rewrite-monitor schema export``; a test keeps the files in sync), and
+ingest validates every line against the same models. Unknown fields are allowed and kept, so later
+producer versions lose nothing.
+
+Timestamps (``ts``, ``first_ts``, ``last_ts``, message ``ts``) accept ISO-8601 strings with or
+without a zone (naive means UTC) and epoch numbers, read as milliseconds when above 1e11 (any
+epoch in seconds before the year 5138 is below that) and as seconds otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    WithJsonSchema,
+)
+
+EVENT_NAME_KEYS = ("event", "message", "msg")
+"""Where producers put the event name: structlog (``event``), python-json-logger (``message``),
+stdlib ``logging`` with ``extra=`` through a JSON formatter (``msg``)."""
+
+EPOCH_MS_THRESHOLD = 1e11
+
+
+def parse_ts(value: Any) -> datetime:
+    """Parse a log timestamp into an aware UTC datetime.
+
+    Accepts ISO-8601 text (``2024-03-04T08:00:00Z``, ``...+02:00``, naive = UTC) and epoch
+    seconds or milliseconds (int or float; booleans are refused). Raises ``ValueError``.
+    """
+    if isinstance(value, bool):
+        raise ValueError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds, not a boolean")
+    if isinstance(value, int | float):
+        seconds = value / 1000.0 if abs(value) > EPOCH_MS_THRESHOLD else float(value)
+        try:
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"epoch timestamp out of range: {value}") from exc
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError as exc:
+            raise ValueError(f"not an ISO-8601 timestamp: {value[:40]!r}") from exc
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    raise ValueError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds")
+
+
+Timestamp = Annotated[
+    datetime,
+    PlainValidator(parse_ts),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "description": "ISO-8601; naive means UTC"},
+                {"type": "number", "description": "epoch seconds, or milliseconds when > 1e11"},
+            ]
+        }
+    ),
+]
+NonEmptyStr = Annotated[StrictStr, Field(min_length=1, max_length=255)]
+Count = Annotated[StrictInt, Field(ge=0)]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class MessageIn(BaseModel):
+    """One message the rewriter received: ``{role, content, ts}``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    role: StrictStr
+    content: StrictStr
+    ts: Timestamp | None = None
+
+
+class RolesIn(BaseModel):
+    """The roles histogram of the messages the rewriter received."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    user: Count = 0
+    assistant: Count = 0
+
+
+class ResolvedIn(BaseModel):
+    """A reference the rewriter resolved: ``surface`` (in the latest turn) -> ``antecedent``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    surface: StrictStr
+    antecedent: StrictStr
+    turn: StrictInt | None = None
+
+
+class CtxInputEvent(_Event):
+    """``ctx_input``: what the rewriter received for one request."""
+
+    conv_id: NonEmptyStr
+    request_id: NonEmptyStr
+    turn: Count
+    ts: Timestamp
+    n_messages: Count
+    roles: RolesIn
+    first_ts: Timestamp | None = None
+    last_ts: Timestamp | None = None
+    monotonic: StrictBool | None = None
+    digest: StrictStr | None = Field(default=None, description="first 12 hex of sha256 over role:content")
+    client_turn_count: Count | None = Field(default=None, description="turns the client rendered")
+    messages: list[MessageIn] | None = Field(default=None, description="the message list, when logged")
+
+
+class RewriteEvent(_Event):
+    """``rewrite``: what the rewriter returned for one request."""
+
+    conv_id: NonEmptyStr
+    request_id: NonEmptyStr
+    turn: Count
+    ts: Timestamp
+    latest: StrictStr = Field(description="the user's raw follow-up")
+    query: StrictStr = Field(description="the standalone query")
+    rewritten: StrictBool
+    resolved: list[ResolvedIn] = Field(default_factory=list)
+    dropped: list[StrictStr] = Field(default_factory=list)
+    filters: dict[str, Any] | None = None
+    model: StrictStr | None = None
+    prompt_version: StrictStr | None = None
+    latency_ms: Annotated[float, Field(ge=0, strict=False)] | None = None
+
+
+class HitIn(BaseModel):
+    """One retrieved passage."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    rank: StrictInt
+    doc_id: StrictStr
+    score: float | None = None
+    title: StrictStr | None = None
+
+
+class RetrieveEvent(_Event):
+    """``retrieve`` (optional): the hits retrieval returned for the request's query."""
+
+    request_id: NonEmptyStr
+    conv_id: NonEmptyStr | None = None
+    ts: Timestamp | None = None
+    hits: list[HitIn]
+
+
+class AnswerEvent(_Event):
+    """``answer`` (optional): the generated answer and its citations."""
+
+    request_id: NonEmptyStr
+    conv_id: NonEmptyStr | None = None
+    ts: Timestamp | None = None
+    text: StrictStr
+    citations: list[Any] = Field(default_factory=list)
+
+
+EVENT_MODELS: dict[str, type[_Event]] = {
+    "ctx_input": CtxInputEvent,
+    "rewrite": RewriteEvent,
+    "retrieve": RetrieveEvent,
+    "answer": AnswerEvent,
+}
+
+Reason = Literal[
+    "invalid_utf8",
+    "line_too_long",
+    "invalid_json",
+    "truncated_line",
+    "not_an_object",
+    "missing_field",
+    "wrong_type",
+    "unknown_event",
+    "duplicate_event",
+]
+REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedEvent:
+    """A validated event ready to store.
+
+    ``event_key`` (64 hex) identifies the event (kind, conv_id, request_id): a second event with the
+    same key is a duplicate. ``content_sha`` (64 hex) hashes the canonical JSON of ``raw``.
+    """
+
+    kind: str
+    data: _Event
+    raw: dict[str, Any]
+    event_key: str
+    content_sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """Why a line was rejected: a reason code from ``REASONS`` and a one-line detail naming the field."""
+
+    reason: str
+    detail: str
+
+
+def event_name(obj: dict[str, Any]) -> str | LineError:
+    """The event name of a decoded line, looked up under ``event``, ``message`` then ``msg``.
+
+    Returns a ``LineError`` (``missing_field`` or ``unknown_event``) when no known name is found.
+    """
+    seen: list[str] = []
+    for key in EVENT_NAME_KEYS:
+        value = obj.get(key)
+        if isinstance(value, str):
+            if value in EVENT_MODELS:
+                return value
+            seen.append(f"{key}={value[:60]!r}")
+    if seen:
+        known = ", ".join(EVENT_MODELS)
+        return LineError("unknown_event", f"unknown event name ({'; '.join(seen)}); known: {known}")
+    return LineError("missing_field", "no event name: expected a string under 'event', 'message' or 'msg'")
+
+
+def _describe(exc: ValidationError) -> LineError:
+    errors = exc.errors(include_url=False)
+    missing = [e for e in errors if e["type"] == "missing"]
+    first = missing[0] if missing else errors[0]
+    reason = "missing_field" if missing else "wrong_type"
+    parts = []
+    for err in [first, *[e for e in errors if e is not first]][:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(event)"
+        if err["type"] == "missing":
+            parts.append(f"field '{loc}' is required")
+        else:
+            got = json.dumps(err.get("input"), default=str)
+            parts.append(f"field '{loc}': {err['msg']} (got {got[:60]})")
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    return LineError(reason, "; ".join(parts) + more)
+
+
+def canonical_sha(obj: dict[str, Any]) -> str:
+    """sha256 hex of ``obj`` serialised with sorted keys and no whitespace (stable across producers)."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def event_key(kind: str, conv_id: str | None, request_id: str) -> str:
+    """The identity of an event: sha256 hex of ``kind``, ``conv_id`` and ``request_id``."""
+    return hashlib.sha256(f"{kind}\x1f{conv_id or ''}\x1f{request_id}".encode()).hexdigest()
+
+
+def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
+    """Decode and validate one log line (without its newline).
+
+    ``complete`` is False for a last line with no trailing newline: if that line is not valid JSON it
+    is reported as ``truncated_line`` (a producer still writing) rather than ``invalid_json``.
+    Never raises for bad input; returns a ``LineError`` instead.
+    """
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not complete:
+            return LineError("truncated_line", f"last line has no newline and is not complete JSON: {exc.msg}")
+        return LineError("invalid_json", f"invalid JSON at column {exc.colno}: {exc.msg}")
+    except RecursionError:
+        return LineError("invalid_json", "invalid JSON: nested too deeply")
+    if not isinstance(obj, dict):
+        return LineError("not_an_object", f"a log line must be a JSON object, got {type(obj).__name__}")
+    name = event_name(obj)
+    if isinstance(name, LineError):
+        return name
+    try:
+        model = EVENT_MODELS[name].model_validate(obj)
+    except ValidationError as exc:
+        return _describe(exc)
+    except RecursionError:
+        return LineError("wrong_type", "event nested too deeply")
+    try:
+        sha = canonical_sha(obj)
+    except (ValueError, RecursionError) as exc:  # e.g. lone surrogates from \ud800 escapes
+        return LineError("invalid_json", f"JSON cannot be stored: {exc}")
+    key = event_key(name, getattr(model, "conv_id", None), model.request_id)  # type: ignore[attr-defined]
+    return ParsedEvent(kind=name, data=model, raw=obj, event_key=key, content_sha=sha)
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema (draft 2020-12) of each event, generated from the models above.
+
+    Returns ``{event_name: schema}``; the event-name rule is documented in each schema's description.
+    """
+    out = {}
+    for name, model in EVENT_MODELS.items():
+        schema = model.model_json_schema(mode="validation")
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://rewrite-monitor.invalid/schemas/{name}.schema.json"
+        schema["title"] = name
+        schema["description"] = (
+            f"{(model.__doc__ or '').strip()} The event name '{name}' sits under 'event', 'message' "
+            "or 'msg'. Unknown fields are allowed and kept."
+        )
+        out[name] = schema
+    return out

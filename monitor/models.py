@@ -1,0 +1,119 @@
+"""SQLAlchemy 2.x models of the store. The schema itself is created only by Alembic migrations.
+
+Tables:
+- ``events``: every accepted log event, its raw JSON kept whole (unknown fields included),
+  unique on ``event_key`` so re-ingesting adds nothing.
+- ``records``: one row per follow-up turn joining a ``rewrite`` to its ``ctx_input``
+  (by ``(conv_id, request_id)``, falling back to ``(conv_id, turn)``); either half may be missing.
+- ``quarantine``: every rejected line with its origin, line number, reason and a truncated excerpt,
+  unique on ``(origin, line_no, raw_sha)`` so re-ingesting a bad file adds no new rows.
+
+All timestamps are stored as naive UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Deterministic constraint names, so migrations can drop what they created on every backend.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+Id = BigInteger().with_variant(Integer, "sqlite")  # SQLite only auto-increments INTEGER PRIMARY KEY
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Event(Base):
+    """One accepted log event (``ctx_input``, ``rewrite``, ``retrieve`` or ``answer``)."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    event_key: Mapped[str] = mapped_column(String(64), unique=True)
+    content_sha: Mapped[str] = mapped_column(String(64))
+    conv_id: Mapped[str | None] = mapped_column(String(255))
+    request_id: Mapped[str] = mapped_column(String(255))
+    turn: Mapped[int | None] = mapped_column(Integer)
+    ts: Mapped[datetime | None] = mapped_column(DateTime)
+    source: Mapped[str] = mapped_column(String(128))
+    origin: Mapped[str] = mapped_column(String(1024))
+    line_no: Mapped[int] = mapped_column(Integer)
+    raw: Mapped[dict[str, Any]] = mapped_column(Json)
+    ingested_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (
+        Index("ix_events_kind_request", "kind", "request_id"),
+        Index("ix_events_conv_turn", "conv_id", "turn"),
+    )
+
+
+class Record(Base):
+    """A follow-up turn: a rewrite joined to the ctx_input the rewriter received.
+
+    ``join_method`` is ``"request_id"`` or ``"turn"`` once both halves are present, else ``None``.
+    ``request_id`` is the rewrite's when there is one (the ctx_input's otherwise).
+    """
+
+    __tablename__ = "records"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    conv_id: Mapped[str] = mapped_column(String(255))
+    request_id: Mapped[str] = mapped_column(String(255))
+    turn: Mapped[int] = mapped_column(Integer)
+    ts: Mapped[datetime | None] = mapped_column(DateTime)
+    ctx_event_id: Mapped[int | None] = mapped_column(ForeignKey("events.id"), unique=True)
+    rewrite_event_id: Mapped[int | None] = mapped_column(ForeignKey("events.id"), unique=True)
+    join_method: Mapped[str | None] = mapped_column(String(16))
+    model: Mapped[str | None] = mapped_column(String(255))
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+
+    __table_args__ = (
+        Index("ix_records_conv_request", "conv_id", "request_id"),
+        Index("ix_records_conv_turn", "conv_id", "turn"),
+    )
+
+
+class Quarantine(Base):
+    """A rejected log line: where it was, why, and the start of its text."""
+
+    __tablename__ = "quarantine"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    source: Mapped[str] = mapped_column(String(128))
+    origin: Mapped[str] = mapped_column(String(1024))
+    line_no: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String(32), index=True)
+    detail: Mapped[str] = mapped_column(Text)
+    raw_excerpt: Mapped[str] = mapped_column(Text)
+    raw_sha: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (UniqueConstraint("origin", "line_no", "raw_sha", name="uq_quarantine_line"),)
