@@ -18,6 +18,7 @@ from rich.table import Table
 from monitor.config import Settings, effective_config, load_settings
 from monitor.errors import MonitorError
 
+
 class _Group(typer.core.TyperGroup):
     """Maps ``MonitorError`` to a one-line message and its exit code, for every command."""
 
@@ -241,7 +242,9 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
     table.add_row("rejected", str(s["rejected_total"]))
     for reason, n in s["rejected"].items():
         table.add_row(f"  {reason}", str(n))
-    table.add_row("unjoined in store", f"ctx_input {s['unjoined_ctx_input']}, rewrite {s['unjoined_rewrite']}")
+    table.add_row(
+        "unjoined in store", f"ctx_input {s['unjoined_ctx_input']}, rewrite {s['unjoined_rewrite']}"
+    )
     out.print(table)
     for e in s["source_errors"]:
         err.print(f"[red]error[/]: {e['source']}: {e['error']}")

@@ -17,7 +17,10 @@ from monitor.errors import StorageError
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
+    # pysqlite's own transaction handling breaks SAVEPOINT and transactional DDL; SQLAlchemy's
+    # documented fix is driver autocommit plus an explicit BEGIN (see _sqlite_begin).
+    dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     # WAL lets the dashboard read while the worker writes; busy_timeout rides out short write locks.
     cur.execute("PRAGMA journal_mode=WAL")
@@ -25,6 +28,10 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA busy_timeout=10000")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
+
+
+def _sqlite_begin(conn: Any) -> None:
+    conn.exec_driver_sql("BEGIN")
 
 
 def make_engine(url: str) -> Engine:
@@ -41,11 +48,14 @@ def make_engine(url: str) -> Engine:
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite":
         engine = create_engine(parsed)
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_connect)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     if parsed.get_backend_name() == "postgresql":
         return create_engine(parsed, pool_pre_ping=True)
-    raise StorageError(f"unsupported database backend {parsed.get_backend_name()!r}: use sqlite or postgresql")
+    raise StorageError(
+        f"unsupported database backend {parsed.get_backend_name()!r}: use sqlite or postgresql"
+    )
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

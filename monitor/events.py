@@ -271,7 +271,9 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         if not complete:
-            return LineError("truncated_line", f"last line has no newline and is not complete JSON: {exc.msg}")
+            return LineError(
+                "truncated_line", f"last line has no newline and is not complete JSON: {exc.msg}"
+            )
         return LineError("invalid_json", f"invalid JSON at column {exc.colno}: {exc.msg}")
     except RecursionError:
         return LineError("invalid_json", "invalid JSON: nested too deeply")

@@ -121,12 +121,11 @@ class Source:
         if self.path is None:
             return sys.stdin.buffer
         try:
-            fh: IO[bytes] = self.path.open("rb")
+            if self.path.name.endswith(".gz"):
+                return gzip.open(self.path, "rb")  # type: ignore[return-value]
+            return self.path.open("rb")
         except OSError as exc:
             raise IngestError(f"{self.origin}: cannot open: {exc.strerror or exc}") from exc
-        if self.path.name.endswith(".gz"):
-            return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
-        return fh
 
 
 def discover(paths: Iterable[str | Path]) -> list[Source]:
@@ -245,7 +244,8 @@ class Ingestor:
     @staticmethod
     def _parse(line: RawLine, max_bytes: int) -> _Pending | None:
         if line.too_long:
-            err = LineError("line_too_long", f"line is {line.size} bytes, over the {max_bytes}-byte limit")
+            size = line.size - 1 if line.complete else line.size  # the newline is not part of the line
+            err = LineError("line_too_long", f"line is {size} bytes, over the {max_bytes}-byte limit")
             return _Pending(line, err, None)
         try:
             text = line.data.decode("utf-8")
@@ -285,14 +285,14 @@ class Ingestor:
                 elif prior[1] == origin and prior[2] == p.line.line_no:
                     self.summary.already_stored += 1
                 else:
-                    same = "identical to" if prior[0] == ev.content_sha else "conflicts with"
+                    same = "is identical to" if prior[0] == ev.content_sha else "conflicts with"
                     where = f"{prior[1]}:{prior[2]}"
                     rejects.append(
                         (
                             p,
                             LineError(
                                 "duplicate_event",
-                                f"{ev.kind} {ev.data.request_id!r} is {same} the event from {where}",  # type: ignore[attr-defined]
+                                f"{ev.kind} {ev.data.request_id!r} {same} the event from {where}",  # type: ignore[attr-defined]
                             ),
                         )
                     )
@@ -401,7 +401,9 @@ class Ingestor:
                 }
             )
             self.summary.rejected[err.reason] += 1
-        self.session.execute(_insert_ignore(self.session, Quarantine, ["origin", "line_no", "raw_sha"]), values)
+        self.session.execute(
+            _insert_ignore(self.session, Quarantine, ["origin", "line_no", "raw_sha"]), values
+        )
 
 
 def _find_partner(

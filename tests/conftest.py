@@ -1,0 +1,94 @@
+"""Shared fixtures: every storage test runs on SQLite and on the machine's real PostgreSQL.
+
+The schema comes only from ``alembic upgrade head``. Each test gets a session bound to a connection
+whose outer transaction is rolled back afterwards (savepoint mode), so tests never see each other.
+
+PostgreSQL: a throw-away database is created per test session on the server named by
+``REWRITE_MONITOR_TEST_PG_URL`` (default ``postgresql://postgres@127.0.0.1:5432/test``). When it is
+unreachable the PostgreSQL variants are skipped, unless ``REWRITE_MONITOR_REQUIRE_PG=1`` (set by
+``.ci/run``), which turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from monitor.db import make_engine, upgrade
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("REWRITE_MONITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
+PG_ADMIN_URL = os.environ.get("REWRITE_MONITOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+REQUIRE_PG = os.environ.get("REWRITE_MONITOR_REQUIRE_PG") == "1"
+
+
+def _pg_admin_engine() -> Engine:
+    url = make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg")
+    return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """URL of a fresh, empty PostgreSQL database for this test session (dropped afterwards)."""
+    admin = _pg_admin_engine()
+    name = f"rm_test_{uuid.uuid4().hex[:12]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        admin.dispose()
+        if REQUIRE_PG:
+            pytest.fail(f"PostgreSQL is required (REWRITE_MONITOR_REQUIRE_PG=1) but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest) -> str:
+    """A database URL at migration head, once per backend."""
+    url = request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url")
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    eng = make_engine(db_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def session(engine: Engine) -> Iterator[Session]:
+    """A session whose commits are savepoints inside a transaction rolled back after the test."""
+    with engine.connect() as conn:
+        outer = conn.begin()
+        with Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False) as s:
+            yield s
+        outer.rollback()
+
+
+@pytest.fixture
+def shared_logs() -> Path:
+    """The real logs in ../shared/data/logs (CI has them); skips when absent on a dev machine."""
+    logs = SHARED_DATA / "logs"
+    if not logs.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"{logs} is missing on CI")
+        pytest.skip(f"{logs} not present")
+    return logs

@@ -1,0 +1,119 @@
+"""The command line: exit codes, summaries, config display, schema files, documentation."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from monitor.cli import app
+from monitor.events import json_schemas, parse_line
+from tests.conftest import REPO
+from tests.factories import ctx_input, log, rewrite
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli_db(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    result = runner.invoke(app, ["--database-url", url, "db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    return url
+
+
+def test_ingest_from_stdin_prints_json_summary(cli_db: str) -> None:
+    data = log(ctx_input(), rewrite()) + b"{oops\n"
+    result = runner.invoke(app, ["--database-url", cli_db, "ingest", "-", "--json"], input=data)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["stored"] == 2 and summary["joined"] == 1
+    assert summary["rejected"] == {"invalid_json": 1}
+    assert summary["sources"] == ["-"]
+
+
+def test_strict_exits_1_on_rejects_and_0_without(cli_db: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(log(ctx_input()) + b"[]\n")
+    assert runner.invoke(app, ["--database-url", cli_db, "ingest", str(bad)]).exit_code == 0
+    assert runner.invoke(app, ["--database-url", cli_db, "ingest", str(bad), "--strict"]).exit_code == 1
+
+
+def test_unreadable_source_exits_3_and_names_it(cli_db: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--database-url", cli_db, "ingest", str(tmp_path / "nope.jsonl")])
+    assert result.exit_code == 3
+    assert "nope.jsonl: no such file or directory" in result.stderr
+
+
+def test_ingest_without_schema_tells_to_upgrade(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    result = runner.invoke(app, ["--database-url", url, "ingest", "-"], input=b"")
+    assert result.exit_code == 4
+    assert "has no schema: run `rewrite-monitor db upgrade`" in result.stderr
+
+
+def test_config_show_masks_the_database_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://monitor:s3cret@db.internal/rm")
+    monkeypatch.setenv("REWRITE_MONITOR_BATCH_SIZE", "250")
+    result = runner.invoke(app, ["config", "show", "--json"])
+    assert result.exit_code == 0, result.output
+    cfg = json.loads(result.stdout)
+    assert cfg["database_url"] == "postgresql://monitor:***@db.internal/rm"
+    assert cfg["batch_size"] == 250
+    assert "s3cret" not in result.output
+
+
+def test_config_file_and_bad_values_are_reported(tmp_path: Path) -> None:
+    cfg = tmp_path / "rm.toml"
+    cfg.write_text("batch_size = 0\n")
+    result = runner.invoke(app, ["--config", str(cfg), "config", "show"])
+    assert result.exit_code == 2
+    assert "batch_size: Input should be greater than or equal to 1 (got 0)" in result.stderr
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "monitor", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "Audit the query rewriter" in proc.stdout
+
+
+def test_schema_files_are_generated_from_the_ingest_models() -> None:
+    for name, schema in json_schemas().items():
+        committed = json.loads((REPO / "schemas" / f"{name}.schema.json").read_text())
+        assert committed == schema, (
+            f"schemas/{name}.schema.json is stale: run `rewrite-monitor schema export`"
+        )
+
+
+def test_schema_files_accept_what_ingest_accepts() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    for ev in (ctx_input(), rewrite()):
+        assert not isinstance(parse_line(json.dumps(ev)), Exception)
+        schema = json.loads((REPO / "schemas" / f"{ev['event']}.schema.json").read_text())
+        jsonschema.validate(ev, schema)
+    broken = rewrite()
+    del broken["query"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json.loads((REPO / "schemas" / "rewrite.schema.json").read_text()))
+
+
+def _command_paths(cmd, prefix: str = "") -> list[str]:  # type: ignore[no-untyped-def]
+    subs = getattr(cmd, "commands", None)
+    if not subs:
+        return [prefix.strip()]
+    return [p for name, sub in subs.items() for p in _command_paths(sub, f"{prefix} {name}")]
+
+
+def test_every_command_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text()
+    missing = [
+        p for p in _command_paths(get_command(app)) if not re.search(rf"rewrite-monitor {p}\b", readme)
+    ]
+    assert missing == []

@@ -1,0 +1,99 @@
+"""Parsing one line: event names, timestamps, and the reason given for each kind of bad line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from monitor.events import LineError, ParsedEvent, event_key, parse_line, parse_ts
+from tests.factories import ctx_input, rewrite
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2024-03-04T08:00:00Z", datetime(2024, 3, 4, 8, 0, tzinfo=UTC)),
+        ("2024-03-04T08:00:00", datetime(2024, 3, 4, 8, 0, tzinfo=UTC)),  # naive means UTC
+        ("2024-03-04T10:00:00+02:00", datetime(2024, 3, 4, 8, 0, tzinfo=UTC)),
+        ("2024-03-04 08:00:00.250", datetime(2024, 3, 4, 8, 0, 0, 250000, tzinfo=UTC)),
+        (1709539200, datetime(2024, 3, 4, 8, 0, tzinfo=UTC)),  # epoch seconds
+        (1709539200.5, datetime(2024, 3, 4, 8, 0, 0, 500000, tzinfo=UTC)),
+        (1709539200250, datetime(2024, 3, 4, 8, 0, 0, 250000, tzinfo=UTC)),  # epoch milliseconds
+    ],
+)
+def test_timestamps_accept_iso_and_epoch(value: object, expected: datetime) -> None:
+    assert parse_ts(value) == expected
+
+
+@pytest.mark.parametrize("value", [True, "yesterday", None, [1], 1e300])
+def test_bad_timestamps_raise(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_ts(value)
+
+
+@pytest.mark.parametrize("key", ["event", "message", "msg"])
+def test_event_name_under_any_logger_key(key: str) -> None:
+    ev = rewrite()
+    del ev["event"]
+    ev[key] = "rewrite"
+    parsed = parse_line(json.dumps(ev))
+    assert isinstance(parsed, ParsedEvent)
+    assert parsed.kind == "rewrite"
+    assert parsed.event_key == event_key("rewrite", "c1", "c1_2")
+
+
+def test_known_name_wins_over_a_free_text_message() -> None:
+    ev = ctx_input()
+    ev["message"] = "rewriter input logged"  # python-json-logger's message beside structlog's event
+    parsed = parse_line(json.dumps(ev))
+    assert isinstance(parsed, ParsedEvent) and parsed.kind == "ctx_input"
+
+
+def test_unknown_fields_are_kept_in_raw() -> None:
+    parsed = parse_line(json.dumps(rewrite(tenant="acme", extra_block={"a": 1})))
+    assert isinstance(parsed, ParsedEvent)
+    assert parsed.raw["tenant"] == "acme" and parsed.raw["extra_block"] == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "complete", "reason", "detail"),
+    [
+        ('{"event": "rewrite",', True, "invalid_json", "invalid JSON at column 21: Expecting property name"),
+        ('{"event": "rewrite",', False, "truncated_line", "last line has no newline"),
+        ("[1, 2]", True, "not_an_object", "a log line must be a JSON object, got list"),
+        ('"rewrite"', True, "not_an_object", "got str"),
+        ('{"event": "rerank"}', True, "unknown_event", "unknown event name (event='rerank')"),
+        ('{"level": "info"}', True, "missing_field", "no event name"),
+    ],
+)
+def test_line_errors(text: str, complete: bool, reason: str, detail: str) -> None:
+    result = parse_line(text, complete=complete)
+    assert isinstance(result, LineError)
+    assert result.reason == reason
+    assert detail in result.detail
+
+
+def test_missing_field_names_the_field() -> None:
+    ev = rewrite()
+    del ev["query"]
+    result = parse_line(json.dumps(ev))
+    assert result == LineError("missing_field", "field 'query' is required")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("turn", "2", "turn"),
+        ("turn", True, "turn"),  # a boolean is not a turn number
+        ("rewritten", "yes", "rewritten"),
+        ("ts", "not a time", "ts"),
+        ("resolved", [{"surface": "it"}], "resolved.0.antecedent"),
+    ],
+)
+def test_wrong_type_names_the_field(field: str, value: object, where: str) -> None:
+    result = parse_line(json.dumps(rewrite(**{field: value})))
+    assert isinstance(result, LineError)
+    assert result.reason == ("missing_field" if where.endswith("antecedent") else "wrong_type")
+    assert f"'{where}'" in result.detail

@@ -1,0 +1,192 @@
+"""Ingest into a real store (SQLite and PostgreSQL): nothing good lost, nothing counted twice."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.ingest import discover, ingest_bytes, ingest_sources
+from monitor.models import Event, Quarantine, Record
+from tests.factories import ctx_input, line, log, rewrite
+
+
+def quarantined(session: Session) -> list[tuple[int, str]]:
+    return [
+        tuple(r)
+        for r in session.execute(select(Quarantine.line_no, Quarantine.reason).order_by(Quarantine.line_no))
+    ]
+
+
+def count(session: Session, model: type) -> int:
+    return session.scalar(select(func.count()).select_from(model))
+
+
+def test_good_pair_is_stored_and_joined(session: Session) -> None:
+    summary = ingest_bytes(session, log(ctx_input(), rewrite()))
+    assert (summary.stored, summary.joined, summary.rejected_total) == (2, 1, 0)
+    rec = session.scalars(select(Record)).one()
+    assert (rec.conv_id, rec.request_id, rec.turn, rec.join_method) == ("c1", "c1_2", 2, "request_id")
+    assert (rec.model, rec.prompt_version) == ("m1", "ctx-v1")
+    assert rec.ctx_event_id is not None and rec.rewrite_event_id is not None
+
+
+def test_every_bad_input_kind_is_quarantined_and_the_batch_goes_on(session: Session) -> None:
+    missing = rewrite(req="c1_3", turn=3)
+    del missing["latest"]
+    conflicting = rewrite(query="a different rewrite")  # same key as line 2, other content
+    data = b"".join(
+        [
+            line(ctx_input()),  # 1 stored
+            line(rewrite()),  # 2 stored
+            b'{"event": "rewrite", "conv_id": \n',  # 3 invalid_json
+            b"[1, 2, 3]\n",  # 4 not_an_object
+            line(missing),  # 5 missing_field
+            line(rewrite(req="c1_4", turn="4")),  # 6 wrong_type
+            b'{"event": "ctx_input", "conv_id": "\xff\xfe"}\n',  # 7 invalid_utf8
+            b'{"event": "rewrite", "pad": "' + b"x" * 5000 + b'"}\n',  # 8 line_too_long (limit 4096)
+            line({"event": "rerank", "request_id": "c1_2"}),  # 9 unknown_event
+            line(conflicting),  # 10 duplicate_event (conflicts)
+            line(rewrite()),  # 11 duplicate_event (identical, another line)
+            b"   \n",  # 12 blank: skipped, not a reject
+            line(ctx_input(req="c2_2", conv="c2")),  # 13 stored
+            b'{"event": "rewrite", "conv_id": "c2"',  # 14 truncated_line: producer still writing
+        ]
+    )
+    summary = ingest_bytes(session, data, origin="app.log", max_line_bytes=4096)
+    assert summary.lines_read == 14
+    assert summary.stored == 3
+    assert summary.blank == 1
+    assert summary.joined == 1
+    assert dict(summary.rejected) == {
+        "invalid_json": 1,
+        "not_an_object": 1,
+        "missing_field": 1,
+        "wrong_type": 1,
+        "invalid_utf8": 1,
+        "line_too_long": 1,
+        "unknown_event": 1,
+        "duplicate_event": 2,
+        "truncated_line": 1,
+    }
+    assert quarantined(session) == [
+        (3, "invalid_json"),
+        (4, "not_an_object"),
+        (5, "missing_field"),
+        (6, "wrong_type"),
+        (7, "invalid_utf8"),
+        (8, "line_too_long"),
+        (9, "unknown_event"),
+        (10, "duplicate_event"),
+        (11, "duplicate_event"),
+        (14, "truncated_line"),
+    ]
+    details = {r.line_no: r.detail for r in session.execute(select(Quarantine.line_no, Quarantine.detail))}
+    assert details[5] == "field 'latest' is required"
+    assert details[6].startswith("field 'turn': Input should be a valid integer")
+    assert details[8] == "line is 5031 bytes, over the 4096-byte limit"
+    assert details[10] == "rewrite 'c1_2' conflicts with the event from app.log:2"
+    assert details[11] == "rewrite 'c1_2' is identical to the event from app.log:2"
+    # the stored rewrite is the first one, not the conflicting one
+    raw = session.scalar(select(Event.raw).where(Event.kind == "rewrite"))
+    assert raw["query"] == "What is the uptime SLA for the Dublin region?"
+    excerpt = session.scalar(select(Quarantine.raw_excerpt).where(Quarantine.line_no == 8))
+    assert len(excerpt) == 2000
+
+
+def test_reingesting_the_same_file_adds_nothing(session: Session) -> None:
+    data = log(ctx_input(), rewrite()) + b"not json\n"
+    first = ingest_bytes(session, data, origin="a.log")
+    second = ingest_bytes(session, data, origin="a.log")
+    assert (first.stored, first.rejected_total) == (2, 1)
+    assert (second.stored, second.already_stored, second.joined) == (0, 2, 0)
+    assert (count(session, Event), count(session, Record), count(session, Quarantine)) == (2, 1, 1)
+
+
+def test_completed_truncated_line_is_stored_and_leaves_quarantine(session: Session) -> None:
+    whole = line(rewrite())
+    ingest_bytes(session, line(ctx_input()) + whole[:40], origin="live.log")
+    assert quarantined(session) == [(2, "truncated_line")]
+    summary = ingest_bytes(session, line(ctx_input()) + whole, origin="live.log")
+    assert (summary.stored, summary.already_stored, summary.joined) == (1, 1, 1)
+    assert quarantined(session) == []
+
+
+def test_last_line_without_newline_that_is_complete_json_is_stored(session: Session) -> None:
+    summary = ingest_bytes(session, line(ctx_input()) + line(rewrite()).rstrip(b"\n"))
+    assert (summary.stored, summary.rejected_total) == (2, 0)
+
+
+def test_rewrite_before_ctx_input_in_another_run_still_joins(session: Session) -> None:
+    first = ingest_bytes(session, log(rewrite()), origin="b.log")
+    assert (first.joined, first.unjoined_rewrites, first.unjoined_ctx) == (0, 1, 0)
+    second = ingest_bytes(session, log(ctx_input()), origin="a.log")
+    assert (second.joined, second.unjoined_rewrites, second.unjoined_ctx) == (1, 0, 0)
+    assert count(session, Record) == 1
+
+
+def test_join_falls_back_to_conversation_and_turn(session: Session) -> None:
+    # The ctx_input was logged by another service under its own request id.
+    summary = ingest_bytes(session, log(ctx_input(req="gw-77"), rewrite(req="c1_2")))
+    rec = session.scalars(select(Record)).one()
+    assert (summary.joined, rec.join_method, rec.request_id) == (1, "turn", "c1_2")
+
+
+def test_request_id_match_wins_over_turn_match(session: Session) -> None:
+    data = log(ctx_input(req="x", turn=2), ctx_input(req="c1_2", turn=2), rewrite(req="c1_2", turn=2))
+    ingest_bytes(session, data)
+    joined = session.scalars(select(Record).where(Record.join_method.is_not(None))).one()
+    ctx_req = session.scalar(select(Event.request_id).where(Event.id == joined.ctx_event_id))
+    assert (joined.join_method, ctx_req) == ("request_id", "c1_2")
+
+
+def test_retrieve_and_answer_events_are_stored(session: Session) -> None:
+    retrieve = {
+        "event": "retrieve",
+        "request_id": "c1_2",
+        "hits": [{"rank": 1, "doc_id": "d9", "score": 0.7}],
+    }
+    answer = {"event": "answer", "request_id": "c1_2", "text": "99.99%", "citations": ["d9"]}
+    summary = ingest_bytes(session, log(ctx_input(), rewrite(), retrieve, answer))
+    assert dict(summary.stored_by_kind) == {"answer": 1, "ctx_input": 1, "retrieve": 1, "rewrite": 1}
+
+
+def test_small_batches_give_the_same_result(session: Session) -> None:
+    events = [
+        e for t in range(2, 9) for e in (rewrite(req=f"c1_{t}", turn=t), ctx_input(req=f"c1_{t}", turn=t))
+    ]
+    summary = ingest_bytes(session, log(*events), batch_size=3)
+    assert (summary.stored, summary.joined, summary.unjoined_ctx, summary.unjoined_rewrites) == (14, 7, 0, 0)
+
+
+def test_files_gzip_and_directories_in_stable_order(session: Session, tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "2.jsonl.gz").write_bytes(gzip.compress(log(rewrite())))
+    (tmp_path / "a.jsonl").write_bytes(log(ctx_input()))
+    (tmp_path / "notes.txt").write_text("not a log")
+    (tmp_path / ".hidden.jsonl").write_text("{}")
+    sources = discover([tmp_path])
+    assert [Path(s.origin).relative_to(tmp_path).as_posix() for s in sources] == ["a.jsonl", "b/2.jsonl.gz"]
+    summary = ingest_sources(session, sources)
+    assert (summary.stored, summary.joined, summary.source_errors) == (2, 1, [])
+
+
+def test_corrupt_gzip_keeps_earlier_sources_and_reports_the_error(session: Session, tmp_path: Path) -> None:
+    good = tmp_path / "a.jsonl"
+    good.write_bytes(log(ctx_input(), rewrite()))
+    bad = tmp_path / "b.jsonl.gz"
+    bad.write_bytes(gzip.compress(log(ctx_input(req="c1_3", turn=3)))[:-12])  # cut trailer
+    summary = ingest_sources(session, discover([good, bad]))
+    assert summary.stored == 2
+    assert [o for o, _ in summary.source_errors] == [str(bad.resolve())]
+    assert "read failed part-way" in summary.source_errors[0][1]
+
+
+def test_giant_line_over_one_mebibyte_is_quarantined(session: Session) -> None:
+    big = json.dumps(rewrite(query="q" * (1 << 20))).encode() + b"\n"
+    summary = ingest_bytes(session, big + log(ctx_input(), rewrite(req="c1_9", turn=9)))
+    assert dict(summary.rejected) == {"line_too_long": 1}
+    assert summary.stored == 2
