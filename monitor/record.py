@@ -42,6 +42,7 @@ class ContextInput:
 
     ``messages`` is ``None`` when the producer did not log the message list (signals only);
     ``client_turn_count`` is ``None`` when the client sent no rendered-turn header.
+    ``context_extra`` keeps the ctx_input event's unknown fields (e.g. ``transcript_kind``).
     """
 
     request_id: str
@@ -54,6 +55,7 @@ class ContextInput:
     last_ts: datetime | None = None
     messages: tuple[Message, ...] | None = None
     ts: datetime | None = None
+    context_extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
