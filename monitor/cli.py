@@ -7,6 +7,7 @@ nothing below prints transcript text except ``show``-like commands that exist to
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,7 +32,8 @@ class _Group(typer.core.TyperGroup):
 
 
 err = Console(stderr=True, soft_wrap=True)
-out = Console()
+# Piped output gets a wide fixed width so tables stay readable in files and CI logs.
+out = Console(width=None if sys.stdout.isatty() else 160)
 
 app = typer.Typer(
     cls=_Group,
@@ -48,7 +50,11 @@ config_app = typer.Typer(help="Inspect the effective configuration.", no_args_is
 schema_app = typer.Typer(help="The JSON Schemas of log format v1.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
+rules_app = typer.Typer(
+    help="Validate the rules (alias groups, neutral words, qualifier kinds).", no_args_is_help=True
+)
 app.add_typer(schema_app, name="schema")
+app.add_typer(rules_app, name="rules")
 
 
 class State:
@@ -250,6 +256,207 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
         err.print(f"[red]error[/]: {e['source']}: {e['error']}")
     if s["rejected_total"]:
         err.print("rejected lines are in the quarantine table with their line number and reason")
+
+
+# -- checks --------------------------------------------------------------------------------------
+def _current_checks() -> list[tuple[str, int]]:
+    from monitor.checks import REGISTRY
+
+    return [(spec.id, spec.version) for spec in REGISTRY.values()]
+
+
+@rules_app.command("validate")
+def rules_validate(
+    directory: Annotated[
+        Path | None, typer.Argument(help="Rules folder; default: the bundled rules/.")
+    ] = None,
+) -> None:
+    """Check every rules file; print file:line: reason for each problem (exit 2 when any).
+
+    Example: rewrite-monitor rules validate rules/
+    """
+    from monitor.rules import load_rules, validate_rules
+
+    problems = validate_rules(directory)
+    for p in problems:
+        err.print(p, markup=False, highlight=False)
+    if problems:
+        raise typer.Exit(2)
+    rules = load_rules(directory)
+    out.print(f"rules valid (hash {rules.hash})")
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context,
+    recheck: Annotated[
+        bool, typer.Option("--recheck", help="Forget current-version results; check all.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Run the checks over every rewrite not yet checked at the current checker versions.
+
+    Idempotent: a second run adds nothing. Each finding records its check id, version and rules hash.
+
+    Example: rewrite-monitor check
+    """
+    from monitor.db import session_factory
+    from monitor.jobs import check_job
+    from monitor.rules import load_rules
+
+    state: State = ctx.obj
+    rules = load_rules(state.settings.rules_dir)
+    engine = _engine(state)
+    with (
+        Progress(
+            TextColumn("[bold]check[/]"),
+            BarColumn(),
+            TextColumn("{task.completed} rewrites"),
+            console=err,
+            disable=not err.is_terminal or as_json,
+            transient=True,
+        ) as progress,
+        session_factory(engine)() as session,
+    ):
+        task = progress.add_task("", total=None)
+        summary = check_job(
+            session=session, rules=rules, recheck=recheck, on_batch=lambda n: progress.advance(task, n)
+        )
+    result = summary.as_dict()
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    rate = result["records_per_second"]
+    out.print(f"checked {result['records_checked']} rewrites in {result['seconds']} s ({rate or '-'} /s)")
+    table = Table("finding kind", "high", "medium", "low", title="findings of this run")
+    for kind, sev in result["findings"].items():
+        table.add_row(kind, *(str(sev.get(s, 0)) for s in ("high", "medium", "low")))
+    out.print(table)
+    cov = Table("check", "ran", "skipped", "not yet", "coverage", title="coverage (all stored rewrites)")
+    for c in result["coverage"]:
+        pending = c["rewrites"] - c["ran"] - c["skipped"]
+        share = f"{c['ran'] / c['rewrites']:.0%}" if c["rewrites"] else "-"
+        cov.add_row(f"{c['check']}.v{c['version']}", str(c["ran"]), str(c["skipped"]), str(pending), share)
+    out.print(cov)
+
+
+@app.command("findings")
+def findings(
+    ctx: typer.Context,
+    request_id: Annotated[str | None, typer.Option("--request-id", help="Only this request.")] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="Only this finding kind.")] = None,
+    min_severity: Annotated[str, typer.Option("--min-severity", help="low, medium or high.")] = "low",
+    limit: Annotated[int | None, typer.Option("--limit", help="At most N findings.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List stored findings of the current checker versions, most severe first.
+
+    Example: rewrite-monitor findings --kind added_content_word --min-severity high --json
+    """
+    from monitor.db import session_factory
+    from monitor.services.checks import SEVERITY_RANK, list_findings
+
+    if min_severity not in SEVERITY_RANK:
+        raise typer.BadParameter("must be low, medium or high", param_hint="--min-severity")
+    engine = _engine(ctx.obj)
+    with session_factory(engine)() as session:
+        rows = list_findings(
+            session=session,
+            checks=_current_checks(),
+            request_id=request_id,
+            kind=kind,
+            min_severity=min_severity,
+            limit=limit,
+        )
+    if as_json:
+        for r in rows:
+            typer.echo(json.dumps(r.as_dict(), ensure_ascii=False))
+        return
+    table = Table("request", "kind", "severity", "words", "reason")
+    for r in rows:
+        table.add_row(r.request_id, r.kind, r.severity, ", ".join(r.words), r.reason)
+    out.print(table)
+    err.print(f"{len(rows)} findings")
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    ctx: typer.Context,
+    labels: Annotated[list[Path], typer.Option("--labels", help="Label file (JSON Lines); repeatable.")],
+    details: Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the default-threshold table as JSON.")
+    ] = False,
+) -> None:
+    """Measure the stored findings against hand labels: precision, recall, false alarms, Wilson 95% CIs.
+
+    Ingest and check the labelled logs first.
+
+    Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --details
+    """
+    from monitor.checks import REGISTRY
+    from monitor.db import session_factory
+    from monitor.evaluate import THRESHOLDS, evaluate
+
+    kind_to_check = {kind: spec.id for spec in REGISTRY.values() for kind in spec.kinds}
+    engine = _engine(ctx.obj)
+    with session_factory(engine)() as session:
+        result = evaluate(
+            session=session, label_files=labels, checks=_current_checks(), kind_to_check=kind_to_check
+        )
+    if as_json:
+        out.print_json(json.dumps(result.as_json()))
+        return
+    for name, by_threshold in result.table.items():
+        missing = result.missing[name]
+        title = f"{name}: {result.items[name]} items" + (
+            f", {len(missing)} not in the store" if missing else ""
+        )
+        table = Table(
+            "label",
+            "at",
+            "tp",
+            "fp",
+            "fn",
+            "tn",
+            "skip",
+            "precision",
+            "recall",
+            "false alarms",
+            "weighted FA",
+            title=title,
+        )
+        for kind in by_threshold[THRESHOLDS[0]]:
+            for threshold in THRESHOLDS:
+                conf = by_threshold[threshold][kind]
+                m, ci = conf.metrics(), conf.intervals()
+                table.add_row(
+                    kind if threshold == THRESHOLDS[0] else "",
+                    f"{threshold}+",
+                    *(str(m[k]) for k in ("tp", "fp", "fn", "tn")),
+                    str(ci["skipped"]),
+                    _pct(m["precision"], ci["precision_ci"]),
+                    _pct(m["recall"], ci["recall_ci"]),
+                    _pct(m["false_alarm_rate"], ci["false_alarm_ci"]),
+                    _pct(ci["weighted_false_alarm_rate"], None),
+                )
+        out.print(table)
+    if details:
+        for d in result.details:
+            words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
+            reasons = " | ".join(f"{f['kind']}/{f['severity']}: {f['reason']}" for f in d.findings) or "-"
+            out.print(
+                f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} labelled={d.labelled_words} "
+                f"words={words} {reasons}",
+                markup=False,
+                highlight=False,
+            )
+
+
+def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1%}" + (f" [{ci[0]:.0%}-{ci[1]:.0%}]" if ci else "")
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -134,3 +135,14 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def insert_ignore(session: Session, model: type[Any], conflict: list[str]) -> Any:
+    """An INSERT for ``model`` that skips rows violating the unique ``conflict`` columns.
+
+    Works on SQLite and PostgreSQL (``ON CONFLICT (...) DO NOTHING``); this is how every repeatable
+    write stays idempotent under concurrent writers.
+    """
+    dialect = session.get_bind().dialect.name
+    ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
+    return ins.on_conflict_do_nothing(index_elements=conflict)

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from sqlalchemy import Select, delete, func, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from monitor.db import insert_ignore
 from monitor.errors import IngestError
 from monitor.events import LineError, ParsedEvent, parse_line
-from monitor.models import Event, Quarantine, Record
+from monitor.models import CheckRun, Event, Quarantine, Record
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
 """File names a directory walk picks up; a file named explicitly is read whatever its name."""
@@ -194,13 +194,6 @@ def read_lines(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = 
         yield RawLine(line_no, head, complete, too_long=True, size=size)
 
 
-def _insert_ignore(session: Session, model: type[Any], conflict: list[str]) -> Any:
-    """An INSERT that skips rows violating the unique ``conflict`` columns, on SQLite and PostgreSQL."""
-    dialect = session.get_bind().dialect.name
-    ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
-    return ins.on_conflict_do_nothing(index_elements=conflict)
-
-
 def _naive_utc(ts: datetime | None) -> datetime | None:
     return ts.astimezone(UTC).replace(tzinfo=None) if ts is not None else None
 
@@ -334,7 +327,7 @@ class Ingestor:
             }
             for p, ev in rows
         ]
-        stmt = _insert_ignore(self.session, Event, ["event_key"]).returning(Event.id, Event.event_key)
+        stmt = insert_ignore(self.session, Event, ["event_key"]).returning(Event.id, Event.event_key)
         result = self.session.execute(stmt, values)
         by_key = {ev.event_key: (p.line.line_no, ev) for p, ev in rows}
         inserted = {row.id: by_key[row.event_key] for row in result}
@@ -359,6 +352,7 @@ class Ingestor:
                 )
             )
         )
+        completed: list[Record] = []
         for eid, ev in joinable:
             data: Any = ev.data
             slot = JOINABLE[ev.kind]
@@ -379,8 +373,16 @@ class Ingestor:
                 rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, _naive_utc(data.ts)
                 rec.model, rec.prompt_version = data.model, data.prompt_version
             open_records.remove(rec)
+            completed.append(rec)
             self.summary.joined += 1
         self.session.flush()
+        if completed:
+            # A check skipped for want of the other half must run again now that the record is whole.
+            self.session.execute(
+                delete(CheckRun).where(
+                    CheckRun.record_id.in_([r.id for r in completed]), CheckRun.status == "skipped"
+                )
+            )
 
     def _quarantine(self, origin: str, rejects: list[tuple[_Pending, LineError]], now: datetime) -> None:
         if not rejects:
@@ -402,7 +404,7 @@ class Ingestor:
             )
             self.summary.rejected[err.reason] += 1
         self.session.execute(
-            _insert_ignore(self.session, Quarantine, ["origin", "line_no", "raw_sha"]), values
+            insert_ignore(self.session, Quarantine, ["origin", "line_no", "raw_sha"]), values
         )
 
 

@@ -5,6 +5,7 @@ Tables:
   unique on ``event_key`` so re-ingesting adds nothing.
 - ``records``: one row per follow-up turn joining a ``rewrite`` to its ``ctx_input``
   (by ``(conv_id, request_id)``, falling back to ``(conv_id, turn)``); either half may be missing.
+- ``check_runs`` and ``findings``: which checks ran (or were skipped) on which record, and what they found.
 - ``quarantine``: every rejected line with its origin, line number, reason and a truncated excerpt,
   unique on ``(origin, line_no, raw_sha)`` so re-ingesting a bad file adds no new rows.
 
@@ -117,3 +118,58 @@ class Quarantine(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
 
     __table_args__ = (UniqueConstraint("origin", "line_no", "raw_sha", name="uq_quarantine_line"),)
+
+
+class CheckRun(Base):
+    """One check applied to one record: ``status`` is ``ran`` or ``skipped`` (``skip_reason`` says why).
+
+    Unique on ``(record_id, check_id, check_version)``: re-running the same checker version adds
+    nothing, and a new version is a new row. ``rules_hash`` is the content hash of the rules used.
+    """
+
+    __tablename__ = "check_runs"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
+    check_id: Mapped[str] = mapped_column(String(64))
+    check_version: Mapped[int] = mapped_column(Integer)
+    rules_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    skip_reason: Mapped[str | None] = mapped_column(Text)
+    n_findings: Mapped[int] = mapped_column(Integer)
+    checked_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (
+        UniqueConstraint("record_id", "check_id", "check_version", name="uq_check_runs_record_check"),
+        Index("ix_check_runs_check", "check_id", "check_version", "status"),
+    )
+
+
+class Finding(Base):
+    """One finding of one check run. ``severity_rank``: 0 low, 1 medium, 2 high (for filtering).
+
+    ``words`` lists the query words the finding is about; ``evidence`` holds spans, counts, turns.
+    """
+
+    __tablename__ = "findings"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    check_run_id: Mapped[int] = mapped_column(ForeignKey("check_runs.id", ondelete="CASCADE"))
+    ordinal: Mapped[int] = mapped_column(Integer)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    request_id: Mapped[str] = mapped_column(String(255), index=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    severity: Mapped[str] = mapped_column(String(8))
+    severity_rank: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text)
+    words: Mapped[list[str]] = mapped_column(Json)
+    evidence: Mapped[dict[str, Any]] = mapped_column(Json)
+    check_id: Mapped[str] = mapped_column(String(64))
+    check_version: Mapped[int] = mapped_column(Integer)
+    rules_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (
+        UniqueConstraint("check_run_id", "ordinal", name="uq_findings_run_ordinal"),
+        Index("ix_findings_kind_severity", "kind", "severity_rank"),
+    )

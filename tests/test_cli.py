@@ -117,3 +117,59 @@ def test_every_command_is_documented_in_the_readme() -> None:
         p for p in _command_paths(get_command(app)) if not re.search(rf"rewrite-monitor {p}\b", readme)
     ]
     assert missing == []
+
+
+def test_check_findings_and_evaluate_from_the_command_line(cli_db: str, tmp_path: Path) -> None:
+    from tests.test_check_job import canonical_case_2_without_alias
+
+    assert (
+        runner.invoke(
+            app, ["--database-url", cli_db, "ingest", "-"], input=canonical_case_2_without_alias()
+        ).exit_code
+        == 0
+    )
+    result = runner.invoke(app, ["--database-url", cli_db, "check", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["records_checked"] == 1
+    again = runner.invoke(app, ["--database-url", cli_db, "check", "--json"])
+    assert json.loads(again.stdout)["records_checked"] == 0
+    found = runner.invoke(
+        app,
+        [
+            "--database-url",
+            cli_db,
+            "findings",
+            "--kind",
+            "added_content_word",
+            "--min-severity",
+            "high",
+            "--json",
+        ],
+    )
+    assert found.exit_code == 0, found.output
+    rows = [json.loads(x) for x in found.stdout.splitlines()]
+    assert [(r["request_id"], r["kind"], r["severity"], r["words"]) for r in rows] == [
+        ("cmk_2", "added_content_word", "high", ["eu-west-9"])
+    ]
+    assert set(rows[0]) == {"request_id", "kind", "severity", "words", "reason"}
+    bad = runner.invoke(app, ["--database-url", cli_db, "findings", "--min-severity", "urgent"])
+    assert bad.exit_code == 2
+    labels = tmp_path / "l.jsonl"
+    labels.write_text('{"request_id": "cmk_2", "fabricated": ["eu-west-9"]}\n')
+    ev = runner.invoke(app, ["--database-url", cli_db, "evaluate", "--labels", str(labels), "--json"])
+    assert ev.exit_code == 0, ev.output
+    fab = json.loads(ev.stdout)["files"]["l.jsonl"]["fabricated"]
+    assert (fab["tp"], fab["fp"], fab["fn"], fab["tn"], fab["recall"]) == (1, 0, 0, 0, 1.0)
+    assert json.loads(ev.stdout)["files"]["l.jsonl"]["fabricated_high"]["tp"] == 1
+
+
+def test_rules_validate_names_file_and_line(tmp_path: Path) -> None:
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(REPO / "rules", rules)
+    assert runner.invoke(app, ["rules", "validate", str(rules)]).exit_code == 0
+    (rules / "neutral.yaml").write_text((rules / "neutral.yaml").read_text() + "\nsurprise_key: 1\n")
+    result = runner.invoke(app, ["rules", "validate", str(rules)])
+    assert result.exit_code == 2
+    assert re.search(r"neutral\.yaml:\d+: ", result.stderr)

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print figures. Targets live here, never in timed tests."""

@@ -1,0 +1,322 @@
+"""``added_content_word``: query content words that nothing the rewriter received supports.
+
+A query content token (see :mod:`monitor.nlp`) is *supported* when its key (lower-cased lemma) or
+lower-cased surface occurs in any logged message (user or assistant) or the latest message, when it
+lies inside an alias-group member whose group has any member in the transcript (rules/aliases.yaml),
+or when it is a neutral word (rules/neutral.yaml ``neutral``). Unsupported words are reported per span
+of adjacent units ("free tier", "eu-west-1"), one finding per span, graded per word:
+
+high    the word carries a constraint that changes which documents answer:
+        a value of a constraining qualifier kind (rules/qualifiers.yaml), a number/date/version (a
+        digit), a proper name (capitalised mid-sentence or an acronym), or a rare specific term
+        (wordfreq Zipf < :data:`RARE_ZIPF`).
+medium  other content words that narrow the topic; also a capitalised word that completes a name
+        already in the transcript ("Bernadette" next to the logged "Peters").
+low     framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
+        spelling fixes of a transcript word (:func:`monitor.nlp.shared_stem`), and abstract nouns
+        formed by a derivational suffix (:data:`ABSTRACT_SUFFIXES`).
+
+The span's severity is its highest word's. Every word's evidence names the signal that set it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monitor.checks import register
+from monitor.checks.base import SEVERITY_RANK, Finding, alias_index, analyzer, transcript
+from monitor.checks.qualifiers import find_qualifiers
+from monitor.checks.references import is_meta_text
+from monitor.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
+from monitor.record import RewriteRecord
+from monitor.rules import Rules
+
+VERSION = 1
+CHECK_ID = "added_content_word"
+
+# Zipf below this = a rare, specific term (high). 4.5 is about 30 occurrences per million words:
+# "stroke" 4.3, "literary" 4.3, "tier" 4.2 fall below; "career" 5.1, "music" 5.5 do not. Chosen on the
+# tuning split described in scripts/eval_checks.py; wordfreq's own docs call < 3 "rare".
+RARE_ZIPF = 4.4
+# A supported capitalised neighbour rarer than this is a name ("Peters"), so the unsupported capitalised
+# word next to it is a name completion rather than a new entity.
+NAME_ZIPF = 4.0
+# Abstract nouns formed by derivational suffixes (Quirk et al., "A Comprehensive Grammar", App. I):
+# they name a facet of something already in the question (involvement, significance, departure).
+ABSTRACT_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "ship", "hood", "ism", "ure")
+
+
+def _supported_tokens(q: Analysis, tr: Transcript, rules: Rules) -> tuple[set[int], dict[int, str]]:
+    """Indexes of query tokens the transcript supports, and token -> alias group name for alias hits."""
+    supported: set[int] = set()
+    for i, t in enumerate(q.tokens):
+        if not t.is_content:
+            continue
+        if t.key in rules.neutral_words or t.lower in rules.neutral_words:
+            supported.add(i)
+        elif tr.find(t.key, t.lower) is not None:
+            supported.add(i)
+    by_alias: dict[int, str] = {}
+    index = alias_index(rules)
+    hits = alias_matches(q, index)
+    if hits:
+        present = tr.alias_groups(index)
+        for g, first, last in hits:
+            if g in present:
+                for i in range(first, last + 1):
+                    if i not in supported:
+                        supported.add(i)
+                        by_alias[i] = index.groups[g]
+    return supported, by_alias
+
+
+def _grade(
+    word: Tok, unit_text: str, q: Analysis, tr: Transcript, rules: Rules, quals: list[Any], meta: bool
+) -> dict[str, Any]:
+    """Severity + signal of one unsupported word (first matching rule wins; order documented above)."""
+    info: dict[str, Any] = {"text": unit_text, "lemma": word.key}
+    if meta:
+        info.update(severity="low", signal="meta_text", why="word of meta text, see not_a_query")
+        return info
+    capitalised = word.mid_cap or (word.text.isupper() and len(word.text) >= 2 and word.text.isalpha())
+    neighbour = _name_neighbour(word, q, tr) if capitalised else None
+    if neighbour is not None:
+        info.update(
+            severity="medium",
+            signal="name_completion",
+            completes=neighbour,
+            why=f"completes the logged name '{neighbour}'",
+        )
+        return info
+    for qm in quals:
+        if qm.constrains and qm.start < word.end and word.start < qm.end:
+            info.update(
+                severity="high",
+                signal="qualifier_value",
+                qualifier_kind=qm.kind,
+                value=qm.value,
+                why=f"{qm.kind} value",
+            )
+            return info
+    if word.has_digit:
+        info.update(severity="high", signal="number", why="number, date or version")
+        return info
+    if word.key in rules.framing_words or word.lower in rules.framing_words:
+        info.update(severity="low", signal="framing", why="framing or generic word")
+        return info
+    if "'" in word.lower and any(_one_edit(word.lower, c) for c in CONTRACTIONS):
+        info.update(severity="low", signal="typo", why="misspelt function word")
+        return info
+    acro = _acronym_link(word, q, tr)
+    if acro is not None:
+        info.update(
+            severity="low",
+            signal="acronym",
+            related=acro,
+            why=f"abbreviation or expansion of the logged '{acro}'",
+        )
+        return info
+    for form in (word.key, word.lower):
+        rel = find_stem_relative(form, tr.analyses)
+        if rel is not None:
+            ai, other = rel
+            info.update(
+                severity="low",
+                signal="derivation",
+                related=other,
+                related_at={"message_index": tr.labels[ai]},
+                why=f"inflection/derivation of '{other}' ({_where(tr.labels[ai])})",
+            )
+            return info
+    # Rarity of the word or its lemma, whichever is commoner: inflected forms ("visits") are rarer than
+    # their lemma without being more specific.
+    z = max(zipf(word.lower), zipf(word.key))
+    parts = _compound_parts(word.lower) if z < RARE_ZIPF else None
+    if parts is not None:
+        # A transparent compound of two common words ("birthplace", "catchphrase") is as specific as
+        # its rarer part, not as rare as the compound's own spelling.
+        info["compound_of"] = list(parts)
+        z = min(zipf(parts[0]), zipf(parts[1]))
+    info["zipf"] = z
+    if capitalised:
+        info.update(severity="high", signal="proper_name", why="proper name (capitalised mid-sentence)")
+        return info
+    if word.lower.endswith(ABSTRACT_SUFFIXES) and len(word.lower) >= 7:
+        info.update(severity="low", signal="abstract_noun", why="abstract noun (derivational suffix)")
+        return info
+    if z < RARE_ZIPF:
+        info.update(severity="high", signal="rare_term", why=f"rare term (zipf {z:.2f} < {RARE_ZIPF})")
+        return info
+    info.update(severity="medium", signal="content_word", why="content word that narrows the topic")
+    return info
+
+
+# Common English negative contractions; a one-edit misspelling of one ("did't") is a typo, not content.
+CONTRACTIONS = tuple(
+    f"{w}n't"
+    for w in (
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "could",
+        "would",
+        "should",
+        "must",
+        "need",
+    )
+) + ("can't", "won't", "isn't")
+# Both parts of a transparent compound must be at least this common (zipf; ~30 per million words).
+COMPOUND_PART_ZIPF = 4.5
+
+
+def _compound_parts(word: str) -> tuple[str, str] | None:
+    """Split ``word`` (8+ letters) into two common words of 4+ letters each, else None."""
+    if len(word) < 8 or not word.isalpha():
+        return None
+    for i in range(4, len(word) - 3):
+        a, b = word[:i], word[i:]
+        if zipf(a) >= COMPOUND_PART_ZIPF and zipf(b) >= COMPOUND_PART_ZIPF:
+            return a, b
+    return None
+
+
+def _acronym_link(word: Tok, q: Analysis, tr: Transcript) -> str | None:
+    """The transcript form ``word`` abbreviates or expands, else None.
+
+    Abbreviation: ``word`` (2-6 letters, at least two capitals) spells the initials of consecutive
+    transcript words ("IdC" ~ "Invasive Ductal Carcinoma"). Expansion: ``word`` starts a run of query
+    words whose initials spell an all-capitals transcript token ("seasonal affective disorder" ~ "SAD").
+    """
+    text = word.text
+    if 2 <= len(text) <= 6 and text.isalpha() and sum(c.isupper() for c in text) >= 2:
+        target = text.lower()
+        for a in tr.analyses:
+            words = [t for t in a.tokens if t.text.isalpha()]
+            for i in range(len(words) - len(target) + 1):
+                if (
+                    all(words[i + j].lower[0] == target[j] for j in range(len(target)))
+                    and words[i].text[:1].isupper()
+                ):
+                    return " ".join(w.text for w in words[i : i + len(target)])
+    # expansion: find the run of alphabetic query tokens containing `word`, test every window over it
+    toks = q.tokens
+    i = toks.index(word)
+    lo = i
+    while lo > 0 and toks[lo - 1].text.isalpha():
+        lo -= 1
+    hi = i
+    while hi + 1 < len(toks) and toks[hi + 1].text.isalpha():
+        hi += 1
+    for start in range(lo, i + 1):
+        for end in range(max(i, start + 1), min(hi, start + 5) + 1):
+            initials = "".join(t.lower[0] for t in toks[start : end + 1])
+            for a in tr.analyses:
+                for t in a.tokens:
+                    if t.text.isupper() and t.lower == initials:
+                        return t.text
+    return None
+
+
+def _name_neighbour(word: Tok, q: Analysis, tr: Transcript) -> str | None:
+    """A supported, rare, capitalised token right before/after ``word`` (a logged name), else None."""
+    i = q.tokens.index(word)
+    for j in (i - 1, i + 1):
+        if 0 <= j < len(q.tokens):
+            t = q.tokens[j]
+            if (
+                t.text[:1].isupper()
+                and t.is_content
+                and zipf(t.lower) < NAME_ZIPF
+                and tr.find(t.key, t.lower) is not None
+            ):
+                return t.text
+    return None
+
+
+def _where(label: int | str) -> str:
+    return "latest message" if label == "latest" else f"message {label}"
+
+
+@register(CHECK_ID, version=VERSION, kinds=(CHECK_ID,))
+def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """One finding per span of adjacent unsupported units of ``record.query``.
+
+    Evidence: ``span`` {text, start, end}, ``words`` [{text, start, end, lemma, severity, signal, why,
+    zipf?, ...}], ``n_messages``. Skips when no message list was logged.
+    """
+    tr = transcript(record)
+    q = analyzer().analyze(record.query)
+    if not q.tokens:
+        return []
+    supported, _ = _supported_tokens(q, tr, rules)
+    quals = find_qualifiers(q.text, rules)
+    meta = is_meta_text(record.query)
+    # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
+    graded: dict[int, dict[str, Any]] = {}
+    for ui, unit in enumerate(q.units):
+        toks = [q.tokens[i] for i in range(unit.first, unit.last + 1)]
+        bad = [
+            t
+            for i, t in zip(range(unit.first, unit.last + 1), toks, strict=True)
+            if t.is_content and i not in supported
+        ]
+        if not bad:
+            continue
+        if len(toks) > 1 and unit.text.lower() in _vocab_union(tr):
+            continue
+        words = [_grade(t, unit.text, q, tr, rules, quals, meta) for t in bad]
+        best = max(words, key=lambda w: SEVERITY_RANK[w["severity"]])
+        best = dict(best)
+        best.update(text=unit.text, start=unit.start, end=unit.end)
+        if len(bad) > 1:
+            best["parts"] = [
+                {"text": t.text, "severity": w["severity"], "signal": w["signal"]}
+                for t, w in zip(bad, words, strict=True)
+            ]
+        graded[ui] = best
+    out: list[Finding] = []
+    run: list[int] = []
+    for ui in sorted(graded) + [-2]:
+        if run and ui == run[-1] + 1:
+            run.append(ui)
+            continue
+        if run:
+            out.append(_finding(run, graded, q, len(tr.analyses) - 1))
+        run = [ui]
+    return out
+
+
+def _vocab_union(tr: Transcript) -> Any:
+    class _Any:
+        def __contains__(self, item: str) -> bool:
+            return any(item in a.vocab for a in tr.analyses)
+
+    return _Any()
+
+
+def _finding(run: list[int], graded: dict[int, dict[str, Any]], q: Analysis, n_messages: int) -> Finding:
+    words = [graded[u] for u in run]
+    start, end = words[0]["start"], words[-1]["end"]
+    top = max(words, key=lambda w: SEVERITY_RANK[w["severity"]])
+    span_text = q.text[start:end]
+    detail = ", ".join(f"'{w['text']}' ({w['why']})" for w in words)
+    return Finding(
+        kind=CHECK_ID,
+        severity=top["severity"],
+        evidence={
+            "span": {"text": span_text, "start": start, "end": end},
+            "words": words,
+            "severity_signal": top["signal"],
+            "n_messages": n_messages,
+        },
+        reason=f"{detail}: in no received turn and no alias group",
+        check_id=CHECK_ID,
+        check_version=VERSION,
+    )

@@ -1,0 +1,146 @@
+"""What a check returns: :class:`Finding`; how it declines: :class:`SkipCheck` -> :class:`Skipped`.
+
+A check is a pure function ``check(record, rules) -> list[Finding]``. When the record lacks what the
+check needs (no ``ctx_input``, no logged messages, no digest...), the check raises :class:`SkipCheck`
+with a reason, and the runner records a :class:`Skipped`: skipped is never "passed".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("low", "medium", "high")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing a check found in one rewrite.
+
+    - ``kind``: e.g. ``added_content_word``, ``window_truncated`` (one check may emit several kinds).
+    - ``severity``: ``"high"`` | ``"medium"`` | ``"low"``; only medium and above reach the queue by default.
+    - ``evidence``: JSON-serialisable dict. Words carry character spans into the query
+      ``{"text", "start", "end", ...}`` (``end`` exclusive); transcript positions are
+      ``{"message_index", "start", "end"}`` (0-based index into ``context.messages``; ``"latest"`` for the
+      latest user message); plus counts, turn numbers and request ids.
+    - ``reason``: one human line naming the word or signal and why it fired.
+    - ``check_id`` / ``check_version``: the registered check that produced it.
+    """
+
+    kind: str
+    severity: str
+    evidence: dict[str, Any]
+    reason: str
+    check_id: str
+    check_version: int
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITY_RANK:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+
+    @property
+    def words(self) -> list[str]:
+        """The query words this finding is about (``evidence["words"][*]["text"]``), possibly empty."""
+        return [w["text"] for w in self.evidence.get("words", [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-serialisable) with every field plus ``words``."""
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "evidence": self.evidence,
+            "reason": self.reason,
+            "check_id": self.check_id,
+            "check_version": self.check_version,
+            "words": self.words,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A check that did not run on a record, and why (e.g. ``"no ctx_input logged"``)."""
+
+    check_id: str
+    reason: str
+
+
+class SkipCheck(Exception):  # noqa: N818  (it is a control-flow signal, not an error)
+    """Raised inside a check when the record lacks what it needs; carries the human reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class CheckStatus:
+    """Per-check outcome on one record: ``status`` is ``"ran"`` or ``"skipped"`` (then ``reason`` says why)."""
+
+    check_id: str
+    version: int
+    status: str
+    reason: str | None = None
+    n_findings: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """All findings of one record plus one :class:`CheckStatus` per registered check, in registry order."""
+
+    request_id: str
+    rules_hash: str
+    findings: tuple[Finding, ...]
+    statuses: tuple[CheckStatus, ...] = field(default=())
+
+    @property
+    def skipped(self) -> tuple[Skipped, ...]:
+        return tuple(Skipped(s.check_id, s.reason or "") for s in self.statuses if s.status == "skipped")
+
+    def by_kind(self, kind: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind == kind]
+
+
+def at_least(severity: str, threshold: str) -> bool:
+    """True when ``severity`` ranks at or above ``threshold`` (low < medium < high)."""
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
+
+
+def message_texts(record: Any) -> list[str]:
+    """Contents of the logged messages, or raise :class:`SkipCheck` when none were logged."""
+    ctx = record.context
+    if ctx is None:
+        raise SkipCheck("no ctx_input logged for this request")
+    if ctx.messages is None:
+        raise SkipCheck("ctx_input has no message list (signals only)")
+    return [m.content for m in ctx.messages]
+
+
+def analyzer() -> Any:
+    """The shared :class:`monitor.nlp.Analyzer` (blank English + lookup lemmas)."""
+    from monitor.nlp import get_analyzer
+
+    return get_analyzer()
+
+
+def alias_index(rules: Any) -> Any:
+    """The rules' alias groups as a :class:`monitor.nlp.AliasIndex` (built once per Rules object)."""
+    from monitor.nlp import build_alias_index
+
+    got = rules._memo.get("alias_index")
+    if got is None:
+        got = build_alias_index(((g.name, g.members) for g in rules.aliases.groups), analyzer())
+        rules._memo["alias_index"] = got
+    return got
+
+
+def transcript(record: Any) -> Any:
+    """The analysed :class:`monitor.nlp.Transcript` of ``record`` (raises SkipCheck without messages)."""
+    from monitor.nlp import build_transcript
+
+    message_texts(record)
+    return build_transcript(analyzer(), ((m.role, m.content) for m in record.context.messages), record.latest)

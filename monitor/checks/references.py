@@ -1,0 +1,273 @@
+"""References: ``unresolved_reference``, ``antecedent_not_in_input``, ``not_a_query`` (issue 3, section 4).
+
+Referring expressions are found in the latest message by the regexes below (pronouns, demonstratives,
+ordinals and bare definites such as "the second one"/"the enterprise one", and elliptical follow-ups
+such as "why not?" or "and for staging?"). Logged ``resolved`` arrays are empty in every real source,
+so an expression counts as unresolved only when the *query* still carries it (or is the latest message
+unchanged), never merely because ``resolved`` is empty.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from monitor.checks import register
+from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
+from monitor.record import RewriteRecord
+from monitor.rules import Rules
+
+VERSION = 1
+
+# Personal/possessive pronouns and demonstratives that point back into the conversation.
+# Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).
+PRONOUN_RE = re.compile(
+    r"\b(it|its|they|them|their|theirs|he|him|his|she|her|hers|this|that|these|those)\b", re.IGNORECASE
+)
+# Ordinals and bare definites: "the second one", "the second cluster", "the latter", "the enterprise one".
+ORDINAL_RE = re.compile(
+    r"\bthe\s+(?:first|second|third|fourth|fifth|sixth|last|former|latter|previous|"
+    r"aforementioned|above|same|other)(?:\s+(?!of\b|to\b|and\b|in\b|on\b)[a-z][\w-]*)?\b"
+    r"|\bthe\s+[\w-]+\s+ones?\b",
+    re.IGNORECASE,
+)
+# Elliptical follow-ups: the predicate is missing, so only a rewrite that restores it stands alone.
+ELLIPSIS_RE = re.compile(
+    r"^\s*(?:(?:and|but|or|so)\s+)?(?:what|how)\s+about\b"
+    r"|^\s*(?:and|or|but)\s+(?:for|in|on|with|about|at|if|what\s+if|then)\b"
+    r"|^\s*(?:why|why\s+not|how\s+so|really|and\s+then|then\s+what|what\s+else|"
+    r"how\s+come|such\s+as|like\s+what|which\s+ones?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+# Meta text and chatter instead of a query. Sources: the refusal/meta patterns of gpt-3.5 rewriters
+# described in shared/data/README.md (caveat 4) and the chatter the issue names ("Sure! Here is...").
+META_RE = re.compile(
+    r"^\s*(?:sure|certainly|of course|okay,? here|here is|here's|here are|as an ai|i'm sorry|i am sorry|"
+    r"sorry|i cannot|i can't|unfortunately|rewritten (?:query|question)\s*:|standalone (?:query|question)\s*:|"
+    r"query\s*:|answer\s*:)"
+    r"|decontextuali[sz]"
+    r"|\bno (?:clear |specific )?(?:information|mention|referent|reference|context)\b.{0,40}\b(?:context|conversation|provided|given|about|in the)\b"
+    r"|\b(?:the|this) (?:given |provided )?context (?:does not|doesn't|provided|given)\b"
+    r"|\bnot (?:enough|sufficient) (?:context|information)\b"
+    r"|\bcannot be (?:answered|determined|rewritten)\b"
+    r"|\((?:note|this|the question|the query|assuming|it is)\b[^)]*\)",
+    re.IGNORECASE,
+)
+SENTENCE_RE = re.compile(r"[^.!?]+[.!?]*")
+# Longer than this many words reads as an expansion, not a search query. Source: issue 3 ("longer
+# than a bound"); 60 is about 3x the longest gold rewrite in the CAsT manual rewrites.
+MAX_WORDS = 60
+QUESTION_START_RE = re.compile(
+    r"^\s*(?:what|who|whom|whose|which|when|where|why|how|is|are|was|were|do|does|"
+    r"did|can|could|should|would|will|has|have|had|may|might|shall|must|any|tell|"
+    r"list|name|describe|explain|give|find|compare|in what|for what)\b",
+    re.IGNORECASE,
+)
+
+
+def is_meta_text(query: str) -> bool:
+    """True when ``query`` is a refusal, chatter or carries a meta note (see :data:`META_RE`)."""
+    return bool(META_RE.search(query))
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def _adds_content(record: RewriteRecord) -> bool:
+    """Does the query carry a content word the latest message lacks (i.e. something was substituted)?"""
+    an = analyzer()
+    latest = an.analyze(record.latest)
+    return any(
+        t.is_content and t.key not in latest.vocab and t.lower not in latest.vocab
+        for t in an.analyze(record.query).tokens
+    )
+
+
+def _find_in_query(phrase: str, query: str) -> tuple[int, int] | None:
+    m = re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", query, re.IGNORECASE)
+    return m.span() if m else None
+
+
+@register("unresolved_reference", version=VERSION, kinds=("unresolved_reference",))
+def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """A referring expression of the latest message that the query still needs the conversation for.
+
+    Fires when the query equals the latest message (high), keeps an ordinal/bare definite (high), or
+    keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium).
+    Evidence: ``words`` (spans in the query), ``latest_spans`` (spans in the latest message).
+    """
+    latest, query = record.latest, record.query
+    if not query.strip():
+        return []  # an empty query is not_a_query's finding
+    unchanged = _norm(query) == _norm(latest)
+    exprs: list[tuple[str, str, int, int]] = []  # (class, text, start, end) in latest
+    if ELLIPSIS_RE.search(latest):
+        exprs.append(("ellipsis", latest.strip(), latest.find(latest.strip()), len(latest.rstrip())))
+    for m in ORDINAL_RE.finditer(latest):
+        exprs.append(("ordinal_or_definite", m.group(0), *m.span()))
+    for m in PRONOUN_RE.finditer(latest):
+        if not any(s <= m.start() < e for _, _, s, e in exprs):
+            exprs.append(("pronoun", m.group(0), *m.span()))
+    if not exprs:
+        return []
+    adds = None if unchanged else _adds_content(record)
+    words: list[dict[str, Any]] = []
+    latest_spans: list[dict[str, Any]] = []
+    severity = "medium"
+    for cls, text, s, e in exprs:
+        if unchanged:
+            fired, sev = True, "high"
+        elif cls == "ordinal_or_definite":
+            fired, sev = _find_in_query(text, query) is not None, "high"
+        elif cls == "ellipsis":
+            fired, sev = not adds, "medium"
+        else:
+            fired, sev = (not adds) and _find_in_query(text, query) is not None, "medium"
+        if not fired:
+            continue
+        span = (0, len(query.rstrip())) if cls == "ellipsis" else _find_in_query(text, query)
+        if span is None:
+            continue
+        if any(w["start"] <= span[0] < w["end"] for w in words):
+            continue
+        words.append({"text": query[span[0] : span[1]], "start": span[0], "end": span[1], "class": cls})
+        latest_spans.append({"message_index": "latest", "start": s, "end": e, "text": text})
+        if sev == "high":
+            severity = "high"
+    if not words:
+        return []
+    what = ", ".join(f"'{w['text']}'" for w in words)
+    why = "the query is the latest message unchanged" if unchanged else "the query still contains it"
+    return [
+        Finding(
+            kind="unresolved_reference",
+            severity=severity,
+            evidence={
+                "words": words,
+                "latest_spans": latest_spans,
+                "query_unchanged": unchanged,
+                "resolved_logged": len(record.resolved),
+            },
+            reason=f"referring expression {what} is unresolved: {why}",
+            check_id="unresolved_reference",
+            check_version=VERSION,
+        )
+    ]
+
+
+@register("antecedent_not_in_input", version=VERSION, kinds=("antecedent_not_in_input",))
+def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """Each ``resolved[].antecedent`` must occur (case-insensitive) in some received message (high when
+    in none), and in the message its ``turn`` names when it names one (medium). ``turn`` is read as the
+    1-based position in ``context.messages``. Skips when no resolution or no message list was logged."""
+    if not record.resolved:
+        raise SkipCheck("no resolved entries logged")
+    texts = message_texts(record)
+    lowered = [t.lower() for t in texts]
+    out: list[Finding] = []
+    for r in record.resolved:
+        ante = r.antecedent.strip().lower()
+        where = [i for i, t in enumerate(lowered) if ante and ante in t]
+        if ante and ante in record.latest.lower():
+            where.append(-1)
+        span = _find_in_query(r.antecedent, record.query)
+        words = [{"text": record.query[span[0] : span[1]], "start": span[0], "end": span[1]}] if span else []
+        if not where:
+            out.append(
+                Finding(
+                    kind="antecedent_not_in_input",
+                    severity="high",
+                    evidence={
+                        "surface": r.surface,
+                        "antecedent": r.antecedent,
+                        "turn": r.turn,
+                        "words": words,
+                        "n_messages": len(texts),
+                    },
+                    reason=f"antecedent '{r.antecedent}' of '{r.surface}' is in no message the rewriter received",
+                    check_id="antecedent_not_in_input",
+                    check_version=VERSION,
+                )
+            )
+        elif r.turn is not None and 1 <= r.turn <= len(texts) and (r.turn - 1) not in where:
+            found = [i for i in where if i >= 0]
+            out.append(
+                Finding(
+                    kind="antecedent_not_in_input",
+                    severity="medium",
+                    evidence={
+                        "surface": r.surface,
+                        "antecedent": r.antecedent,
+                        "turn": r.turn,
+                        "words": words,
+                        "found_in": [
+                            {
+                                "message_index": i,
+                                "start": lowered[i].find(ante),
+                                "end": lowered[i].find(ante) + len(ante),
+                            }
+                            for i in found
+                        ],
+                    },
+                    reason=f"antecedent '{r.antecedent}' is not in turn {r.turn} that the resolution names",
+                    check_id="antecedent_not_in_input",
+                    check_version=VERSION,
+                )
+            )
+    return out
+
+
+@register("not_a_query", version=VERSION, kinds=("not_a_query",))
+def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """The query is empty (high), meta text/chatter (high), several sentences or longer than
+    :data:`MAX_WORDS` words (medium), or a declarative sentence of 8+ words ending in a full stop when the
+    user asked a question (medium: it reads as an answer)."""
+    q = record.query
+    signals: list[str] = []
+    sev = "medium"
+    ev: dict[str, Any] = {"n_words": len(q.split())}
+    if not q.strip():
+        signals.append("empty query")
+        sev = "high"
+    else:
+        m = META_RE.search(q)
+        if m:
+            signals.append(f"meta text or chatter ('{m.group(0).strip()}')")
+            ev["words"] = [{"text": m.group(0), "start": m.start(), "end": m.end()}]
+            sev = "high"
+        sentences = [s for s in SENTENCE_RE.findall(q) if len(s.split()) >= 3]
+        ev["n_sentences"] = len(sentences)
+        if len(sentences) >= 2:
+            signals.append(f"{len(sentences)} sentences")
+        if len(q.split()) > MAX_WORDS:
+            signals.append(f"{len(q.split())} words (> {MAX_WORDS})")
+        if (
+            not signals
+            and q.rstrip().endswith(".")
+            and len(q.split()) >= 8
+            and not QUESTION_START_RE.search(q)
+            and "?" in record.latest
+        ):
+            signals.append("a declarative sentence where the user asked a question")
+    if not signals:
+        return []
+    ev["signals"] = signals
+    return [
+        Finding(
+            kind="not_a_query",
+            severity=sev,
+            evidence=ev,
+            reason="the rewrite is not a search query: " + "; ".join(signals),
+            check_id="not_a_query",
+            check_version=VERSION,
+        )
+    ]
+
+
+def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """All reference findings of ``record`` (skipped sub-checks contribute nothing)."""
+    from monitor.checks import run_family
+
+    return run_family(record, rules, "references")

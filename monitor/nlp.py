@@ -1,0 +1,480 @@
+"""Token analysis shared by the checks: spaCy tokenizer + lookup lemmas, cached per text.
+
+Default pipeline: ``spacy.blank("en")`` with the ``lemma_lookup`` table of spacy-lookups-data (no model
+download, deterministic, fast). A trained pipeline can be named instead (``Analyzer("en_core_web_sm")``);
+its own ``token.lemma_`` is then used.
+
+What a *content token* is (same definition as the candidates of ``llm_word_labels.jsonl``, see
+``shared/data/README.md``): not a spaCy stop word by surface or lemma, not punctuation, space or
+currency, and containing a letter or a digit. The *key* of a token is its lower-cased lemma; the
+lookup table is case-sensitive, so a token is looked up lower-cased first (``Keys`` -> ``key``).
+
+Throughput: the checks analyse every message a rewriter received, and consecutive requests of one
+conversation share all but the newest one or two messages, so :meth:`Analyzer.analyze` keeps an LRU of
+analyses keyed by the sha1 of the text. Per record, spaCy then runs only over new text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+# Same-length replacements only, so character offsets into the normalised text are offsets into the
+# original. Why: logged text mixes typographic and ASCII punctuation ("2000–08" vs "2000-08",
+# "Sanders’" vs "Sanders'"), which would otherwise split or merge tokens differently.
+_NORMALISE = str.maketrans(
+    {
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2011": "-",
+        "\u2212": "-",
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00a0": " ",
+    }
+)
+
+# A unit: word characters joined by hyphen, dot or slash with no space ("eu-west-1", "3.2", "v2.1",
+# "customer-managed"). spaCy splits "eu-west-1" into "eu - west-1"; alias and added-word spans must
+# treat it as one word.
+_UNIT_RE = re.compile(r"\w+(?:[-./]\w+)+")
+_SPLIT_RE = re.compile(r"[^\w]+")
+_SENT_END = {".", "?", "!", ":", ";", '"', "\n"}
+_ALNUM_RE = re.compile(r"[^\W_]", re.UNICODE)
+# Prefix length for the "shares a stem" test; 5 is the value of the naive check the labels describe.
+STEM_PREFIX = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Tok:
+    """One token: surface ``text``, ``lower``, ``key`` (lower-cased lemma), char span ``[start, end)``.
+
+    ``unit`` is the index of the unit (hyphen/dot-joined word) the token belongs to; ``mid_cap`` is true
+    for a capitalised token that does not start a sentence (a proper-name signal).
+    """
+
+    text: str
+    lower: str
+    key: str
+    start: int
+    end: int
+    ws: bool
+    is_stop: bool
+    is_punct: bool
+    is_content: bool
+    has_digit: bool
+    mid_cap: bool
+    unit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A word as a reader sees it: tokens ``[first, last]`` joined without spaces by - . / (or one token)."""
+
+    first: int
+    last: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(slots=True)
+class Analysis:
+    """The analysis of one text: tokens, units and the lookup sets used for support tests.
+
+    ``vocab`` holds every token's key and lower-cased surface (stop words included, as in the label
+    README's candidate definition), plus the surface stripped of a trailing dot (the tokenizer keeps
+    ``y.`` in "x and y." as one token). ``stems`` maps the first :data:`STEM_PREFIX` letters of each
+    alphabetic content key/surface to the full forms, for the derivation test.
+    """
+
+    text: str
+    tokens: tuple[Tok, ...]
+    units: tuple[Unit, ...]
+    vocab: frozenset[str]
+    stems: dict[str, tuple[str, ...]]
+    _memo: dict[Any, Any] = field(default_factory=dict)
+
+    def content_keys(self) -> frozenset[str]:
+        """Keys of the content tokens."""
+        got = self._memo.get("content_keys")
+        if got is None:
+            got = frozenset(t.key for t in self.tokens if t.is_content)
+            self._memo["content_keys"] = got
+        return got
+
+    def lower_text(self) -> str:
+        """The normalised text, lower-cased, words separated by single spaces (for phrase search)."""
+        got = self._memo.get("lower_text")
+        if got is None:
+            got = " " + " ".join(t.lower for t in self.tokens if not t.text.isspace()) + " "
+            self._memo["lower_text"] = got
+        return got
+
+    def key_text(self) -> str:
+        """Like :meth:`lower_text` but with keys (lemmas), so "Ireland regions" matches "ireland region"."""
+        got = self._memo.get("key_text")
+        if got is None:
+            got = " " + " ".join(t.key for t in self.tokens if not t.text.isspace()) + " "
+            self._memo["key_text"] = got
+        return got
+
+
+class Analyzer:
+    """Tokenise + lemmatise texts, caching each analysis by the sha1 of its text.
+
+    ``model``: ``None`` for the blank English tokenizer + lookup lemmatizer, or the name of an installed
+    trained pipeline. ``cache_size``: number of analyses kept (LRU). Thread-safety: none; use one
+    analyzer per worker.
+    """
+
+    def __init__(self, model: str | None = None, cache_size: int = 50_000) -> None:
+        import spacy  # local import: spaCy is slow to import and only the checks need it
+
+        if model is None:
+            nlp = spacy.blank("en")
+            lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+            nlp.initialize()
+            table = lemmatizer.lookups.get_table("lemma_lookup")
+            self._lemma_table: dict[str, str] | None = {}
+            # Copy into a plain dict of str -> str: the spaCy Table hashes every key on lookup.
+            self._table = table
+            self._nlp_full = None
+        else:
+            nlp = spacy.load(model)
+            self._lemma_table = None
+            self._table = None
+            self._nlp_full = nlp
+        self.model = model or "blank:en+lookup"
+        self._tokenizer = nlp.tokenizer
+        self._stop = frozenset(nlp.Defaults.stop_words)
+        self._cache: OrderedDict[bytes, Analysis] = OrderedDict()
+        self._cache_size = cache_size
+        # A trained pipeline lemmatises in context, so its per-surface memo would be wrong: off there.
+        self._lex_memo: dict[str, tuple[str, str, bool, bool, bool, bool, bool, bool]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def lemma(self, text: str, lower: str) -> str:
+        """Lookup lemma: the lower-cased surface is looked up first, then the surface as written."""
+        assert self._lemma_table is not None
+        got = self._lemma_table.get(lower)
+        if got is None:
+            table = self._table
+            got = table.get(lower) or (table.get(text) if text != lower else None) or lower
+            self._lemma_table[lower] = got
+        return got
+
+    def analyze(self, text: str) -> Analysis:
+        """Return the (cached) analysis of ``text``. Cost: a dict lookup when seen before."""
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+        got = self._cache.get(digest)
+        if got is not None:
+            self.hits += 1
+            self._cache.move_to_end(digest)
+            return got
+        self.misses += 1
+        got = self._analyze(text)
+        self._cache[digest] = got
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return got
+
+    def _lexeme_props(self, surface: str, t: Any) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
+        """Context-free properties of a token text (memoised per surface: vocabularies repeat)."""
+        lower = surface.lower()
+        if self._nlp_full is not None:
+            key = t.lemma_.lower() or lower
+        else:
+            key = self.lemma(surface, lower).lower()
+        is_space = surface.isspace()
+        has_alnum = bool(_ALNUM_RE.search(surface))
+        is_punct = t.is_punct or t.is_currency or (not is_space and not has_alnum)
+        is_stop = lower in self._stop or key in self._stop
+        is_content = has_alnum and not is_stop and not is_punct and not is_space
+        return (
+            lower,
+            key,
+            is_space,
+            is_punct,
+            is_stop,
+            has_alnum,
+            is_content,
+            any(c.isdigit() for c in surface),
+        )
+
+    def _analyze(self, text: str) -> Analysis:
+        norm = text.translate(_NORMALISE)
+        if self._nlp_full is not None:
+            doc = self._nlp_full(norm)
+        else:
+            doc = self._tokenizer(norm)
+        unit_of = _unit_index(norm, [(t.idx, t.idx + len(t.text)) for t in doc])
+        toks: list[Tok] = []
+        units: list[Unit] = []
+        prev_text = ""
+        lex = self._lex_memo
+        for i, t in enumerate(doc):
+            surface = t.text
+            props = lex.get(surface) if self._nlp_full is None else None
+            if props is None:
+                props = self._lexeme_props(surface, t)
+                if self._nlp_full is None and len(lex) < 500_000:
+                    lex[surface] = props
+            lower, key, is_space, is_punct, is_stop, has_alnum, is_content, has_digit = props
+            sent_start = i == 0 or prev_text in _SENT_END or "\n" in prev_text
+            mid_cap = (not sent_start) and surface[:1].isupper() and has_alnum and lower != "i"
+            u = unit_of[i]
+            if u == len(units):
+                units.append(Unit(i, i, t.idx, t.idx + len(surface), surface))
+            else:
+                old = units[u]
+                units[u] = Unit(
+                    old.first, i, old.start, t.idx + len(surface), norm[old.start : t.idx + len(surface)]
+                )
+            toks.append(
+                Tok(
+                    surface,
+                    lower,
+                    key,
+                    t.idx,
+                    t.idx + len(surface),
+                    bool(t.whitespace_),
+                    is_stop,
+                    is_punct,
+                    is_content,
+                    has_digit,
+                    mid_cap,
+                    u,
+                )
+            )
+            if not is_space:
+                prev_text = surface
+        vocab: set[str] = set()
+        stems: dict[str, set[str]] = {}
+        for tk in toks:
+            vocab.add(tk.key)
+            vocab.add(tk.lower)
+            if not tk.lower.isalnum() and len(tk.lower) > 1:
+                # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
+                # parts are words the reader saw, so they support a query word too.
+                for part in _SPLIT_RE.split(tk.lower):
+                    if part:
+                        vocab.add(part)
+                        vocab.add(self.lemma(part, part).lower() if self._nlp_full is None else part)
+            if tk.is_content:
+                for form in (tk.key, tk.lower):
+                    if len(form) >= STEM_PREFIX and form.isalpha():
+                        stems.setdefault(form[:STEM_PREFIX], set()).add(form)
+        for un in units:
+            if un.first != un.last:
+                vocab.add(un.text.lower())
+        return Analysis(
+            norm, tuple(toks), tuple(units), frozenset(vocab), {k: tuple(sorted(v)) for k, v in stems.items()}
+        )
+
+
+def _unit_index(text: str, spans: list[tuple[int, int]]) -> list[int]:
+    """Map each token (by char span) to a unit number; tokens inside one ``_UNIT_RE`` match share it."""
+    out: list[int] = []
+    joined = [(m.start(), m.end()) for m in _UNIT_RE.finditer(text)]
+    j = 0
+    n_units = 0
+    current: tuple[int, int] | None = None
+    for start, end in spans:
+        while j < len(joined) and joined[j][1] <= start:
+            j += 1
+        span = joined[j] if j < len(joined) and joined[j][0] <= start and end <= joined[j][1] else None
+        if span is not None and span == current:
+            out.append(n_units - 1)
+            continue
+        out.append(n_units)
+        n_units += 1
+        current = span
+    return out
+
+
+def shared_stem(word: str, other: str) -> bool:
+    """True when ``word`` and ``other`` look like inflections/derivations of one stem.
+
+    Rule: a common prefix of at least :data:`STEM_PREFIX` letters that covers all but at most 3 letters
+    of the shorter word (involvement/involved, popularity/popular, creation/created), or, for words of
+    7+ letters, one edit apart (a spelling fix: beginnings/beginings). Source: the derivation and
+    spelling-fix classes of the label README's "benign" rubric; the 3-letter slack is the longest
+    common English inflectional ending ("-ing") that a derivation replaces.
+    """
+    if word == other:
+        return True
+    n = 0
+    for a, b in zip(word, other, strict=False):
+        if a != b:
+            break
+        n += 1
+    shorter = min(len(word), len(other))
+    if n >= STEM_PREFIX and n >= shorter - 3:
+        return True
+    return shorter >= 7 and abs(len(word) - len(other)) <= 1 and _one_edit(word, other)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if len(a) > len(b):
+        a, b = b, a
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1 :]
+
+
+def find_stem_relative(word: str, analyses: Iterable[Analysis]) -> tuple[int, str] | None:
+    """First ``(analysis index, form)`` whose content word shares a stem with ``word``, else ``None``."""
+    if len(word) < STEM_PREFIX or not word.isalpha():
+        return None
+    prefix = word[:STEM_PREFIX]
+    for i, a in enumerate(analyses):
+        for form in a.stems.get(prefix, ()):
+            if shared_stem(word, form):
+                return i, form
+    # One-edit spelling fixes can differ inside the prefix; only worth the scan for long words.
+    if len(word) >= 7:
+        for i, a in enumerate(analyses):
+            for forms in a.stems.values():
+                for form in forms:
+                    if abs(len(form) - len(word)) <= 1 and form[:2] == word[:2] and _one_edit(word, form):
+                        return i, form
+    return None
+
+
+@lru_cache(maxsize=200_000)
+def zipf(word: str) -> float:
+    """wordfreq Zipf frequency of ``word`` in English (log10 per billion words + 3; 0.0 when unknown).
+
+    Source: the ``wordfreq`` package (its "best" English list). ~7 is "the", ~3 a rare word.
+    """
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
+
+_DEFAULT: dict[str | None, Analyzer] = {}
+
+
+def get_analyzer(model: str | None = None) -> Analyzer:
+    """The process-wide analyzer for ``model`` (built on first use; building costs ~0.5 s)."""
+    got = _DEFAULT.get(model)
+    if got is None:
+        got = Analyzer(model)
+        _DEFAULT[model] = got
+    return got
+
+
+@dataclass(frozen=True, slots=True)
+class AliasIndex:
+    """Alias group members as token-key sequences, indexed by first key, for unit-safe matching.
+
+    ``groups[i]`` is the group name; ``by_first[key]`` lists ``(group index, key sequence)``.
+    """
+
+    groups: tuple[str, ...]
+    by_first: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]
+
+
+def build_alias_index(groups: Iterable[tuple[str, Iterable[str]]], analyzer: Analyzer) -> AliasIndex:
+    """Tokenise every member with ``analyzer``; punctuation other than - . / is dropped from sequences."""
+    names: list[str] = []
+    by_first: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for gi, (name, members) in enumerate(groups):
+        names.append(name)
+        for m in members:
+            seq = tuple(t.key for t in analyzer.analyze(m).tokens if _alias_token(t))
+            if seq:
+                by_first.setdefault(seq[0], []).append((gi, seq))
+    return AliasIndex(tuple(names), {k: tuple(v) for k, v in by_first.items()})
+
+
+def _alias_token(t: Tok) -> bool:
+    return not t.text.isspace() and (not t.is_punct or t.text in {"-", ".", "/"})
+
+
+def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int], ...]:
+    """All ``(group index, first token, last token)`` occurrences of alias members in ``a`` (memoised).
+
+    A token matches a sequence element by key or by lower-cased surface. A match must start and end on
+    unit boundaries, so "eu" inside "eu-west-1" does not match a member "EU".
+    """
+    memo_key = ("alias", id(index))
+    got = a._memo.get(memo_key)
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    toks = [i for i, t in enumerate(a.tokens) if _alias_token(t)]
+    out: list[tuple[int, int, int]] = []
+    for pos, ti in enumerate(toks):
+        t = a.tokens[ti]
+        cands = index.by_first.get(t.key, ()) + (index.by_first.get(t.lower, ()) if t.lower != t.key else ())
+        for gi, seq in cands:
+            if pos + len(seq) > len(toks):
+                continue
+            ok = True
+            for j, want in enumerate(seq):
+                tj = a.tokens[toks[pos + j]]
+                if tj.key != want and tj.lower != want:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            first, last = ti, toks[pos + len(seq) - 1]
+            u_first, u_last = a.units[a.tokens[first].unit], a.units[a.tokens[last].unit]
+            if u_first.first == first and u_last.last == last:
+                out.append((gi, first, last))
+    got = tuple(out)
+    a._memo[memo_key] = got
+    return got
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """What the rewriter received, analysed: the logged messages then the latest user message.
+
+    ``labels[i]`` is the message index (0-based) or ``"latest"``; ``roles[i]`` the role.
+    """
+
+    analyses: tuple[Analysis, ...]
+    labels: tuple[int | str, ...]
+    roles: tuple[str, ...]
+
+    def find(self, key: str, lower: str | None = None) -> int | str | None:
+        """Label of the first text whose vocabulary holds ``key`` (or ``lower``), else ``None``."""
+        for a, label in zip(self.analyses, self.labels, strict=True):
+            if key in a.vocab or (lower is not None and lower in a.vocab):
+                return label
+        return None
+
+    def alias_groups(self, index: AliasIndex) -> frozenset[int]:
+        """Indexes of alias groups with at least one member present in the transcript."""
+        out: set[int] = set()
+        for a in self.analyses:
+            out.update(g for g, _, _ in alias_matches(a, index))
+        return frozenset(out)
+
+
+def build_transcript(analyzer: Analyzer, messages: Iterable[tuple[str, str]], latest: str) -> Transcript:
+    """Analyse ``(role, content)`` messages and ``latest`` (each analysis cached by content hash)."""
+    analyses: list[Analysis] = []
+    labels: list[int | str] = []
+    roles: list[str] = []
+    for i, (role, content) in enumerate(messages):
+        analyses.append(analyzer.analyze(content))
+        labels.append(i)
+        roles.append(role)
+    analyses.append(analyzer.analyze(latest))
+    labels.append("latest")
+    roles.append("user")
+    return Transcript(tuple(analyses), tuple(labels), tuple(roles))

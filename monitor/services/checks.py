@@ -1,0 +1,214 @@
+"""Store check outcomes and read findings back. Keyword-only, session in, plain dataclasses out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy.orm import Session
+
+from monitor.db import insert_ignore
+from monitor.models import CheckRun, Finding, Record
+
+SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """A stored finding as plain data (what the CLI and dashboard receive)."""
+
+    request_id: str
+    conv_id: str
+    kind: str
+    severity: str
+    words: list[str]
+    reason: str
+    evidence: dict[str, Any]
+    check_id: str
+    check_version: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "request_id": self.request_id,
+            "kind": self.kind,
+            "severity": self.severity,
+            "words": self.words,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How many rewrites a check ran on, was skipped on, and has not yet seen (at its current version)."""
+
+    check_id: str
+    version: int
+    ran: int
+    skipped: int
+    rewrites: int
+
+    @property
+    def share_ran(self) -> float | None:
+        return self.ran / self.rewrites if self.rewrites else None
+
+
+def unchecked_record_ids(
+    *, session: Session, checks: Sequence[tuple[str, int]], after_id: int, limit: int
+) -> list[int]:
+    """Ids (ascending, above ``after_id``) of records with a rewrite lacking a run of some current check.
+
+    ``checks`` is the list of ``(check_id, version)`` currently registered.
+    """
+    runs = (
+        select(func.count())
+        .where(CheckRun.record_id == Record.id, tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+        .scalar_subquery()
+    )
+    stmt = (
+        select(Record.id)
+        .where(Record.rewrite_event_id.is_not(None), Record.id > after_id, runs < len(checks))
+        .order_by(Record.id)
+        .limit(limit)
+    )
+    return list(session.scalars(stmt))
+
+
+def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:
+    """Delete the runs and findings of these check versions so they run again; returns runs deleted."""
+    run_ids = select(CheckRun.id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+    session.execute(delete(Finding).where(Finding.check_run_id.in_(run_ids)))
+    result = session.execute(
+        delete(CheckRun).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+    )
+    return int(result.rowcount or 0)
+
+
+def store_outcomes(*, session: Session, outcomes: Sequence[tuple[int, str, Any]], now: datetime) -> int:
+    """Store ``(record_id, request_id, CheckOutcome)`` triples in two statements; returns findings stored.
+
+    Idempotent: a run already stored for (record, check, version) is left as it is and its findings
+    are not added again (the unique key lives in the schema, so concurrent checkers agree too).
+    """
+    if not outcomes:
+        return 0
+    record_ids = [record_id for record_id, _req, _out in outcomes]
+
+    def stored_runs() -> dict[tuple[int, str, int], int]:
+        stmt = select(CheckRun.id, CheckRun.record_id, CheckRun.check_id, CheckRun.check_version).where(
+            CheckRun.record_id.in_(record_ids)
+        )
+        return {(r.record_id, r.check_id, r.check_version): r.id for r in session.execute(stmt)}
+
+    before = stored_runs()
+    runs = [
+        {
+            "record_id": record_id,
+            "check_id": st.check_id,
+            "check_version": st.version,
+            "rules_hash": outcome.rules_hash,
+            "status": st.status,
+            "skip_reason": st.reason,
+            "n_findings": st.n_findings,
+            "checked_at": now,
+        }
+        for record_id, _req, outcome in outcomes
+        for st in outcome.statuses
+        if (record_id, st.check_id, st.version) not in before
+    ]
+    if not runs:
+        return 0
+    # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite.
+    session.execute(insert_ignore(session, CheckRun, ["record_id", "check_id", "check_version"]), runs)
+    run_ids = {
+        (rec, cid): rid for (rec, cid, ver), rid in stored_runs().items() if (rec, cid, ver) not in before
+    }
+    rows = []
+    for record_id, request_id, outcome in outcomes:
+        ordinal: dict[str, int] = {}
+        for f in outcome.findings:
+            run_id = run_ids.get((record_id, f.check_id))
+            if run_id is None:  # stored before (or by a concurrent checker): so are its findings
+                continue
+            n = ordinal[f.check_id] = ordinal.get(f.check_id, -1) + 1
+            rows.append(
+                {
+                    "check_run_id": run_id,
+                    "ordinal": n,
+                    "record_id": record_id,
+                    "request_id": request_id,
+                    "kind": f.kind,
+                    "severity": f.severity,
+                    "severity_rank": SEVERITY_RANK[f.severity],
+                    "reason": f.reason,
+                    "words": f.words,
+                    "evidence": f.evidence,
+                    "check_id": f.check_id,
+                    "check_version": f.check_version,
+                    "rules_hash": outcome.rules_hash,
+                    "created_at": now,
+                }
+            )
+    if rows:
+        session.execute(insert_ignore(session, Finding, ["check_run_id", "ordinal"]), rows)
+    return len(rows)
+
+
+def list_findings(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    request_id: str | None = None,
+    kind: str | None = None,
+    min_severity: str = "low",
+    limit: int | None = None,
+) -> list[FindingRow]:
+    """Stored findings of the current check versions, most severe first, then by record and order."""
+    stmt = (
+        select(Finding, Record.conv_id)
+        .join(Record, Record.id == Finding.record_id)
+        .where(
+            tuple_(Finding.check_id, Finding.check_version).in_(checks),
+            Finding.severity_rank >= SEVERITY_RANK[min_severity],
+        )
+        .order_by(Finding.severity_rank.desc(), Finding.record_id, Finding.check_run_id, Finding.ordinal)
+    )
+    if request_id is not None:
+        stmt = stmt.where(Finding.request_id == request_id)
+    if kind is not None:
+        stmt = stmt.where(Finding.kind == kind)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [
+        FindingRow(
+            request_id=f.request_id,
+            conv_id=conv_id,
+            kind=f.kind,
+            severity=f.severity,
+            words=list(f.words),
+            reason=f.reason,
+            evidence=dict(f.evidence),
+            check_id=f.check_id,
+            check_version=f.check_version,
+        )
+        for f, conv_id in session.execute(stmt)
+    ]
+
+
+def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Coverage]:
+    """Per current check: rewrites it ran on, was skipped on, and the number of stored rewrites."""
+    rewrites = session.scalar(select(func.count()).where(Record.rewrite_event_id.is_not(None))) or 0
+    counts = {
+        (cid, ver, status): n
+        for cid, ver, status, n in session.execute(
+            select(CheckRun.check_id, CheckRun.check_version, CheckRun.status, func.count())
+            .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+            .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status)
+        )
+    }
+    return [
+        Coverage(cid, ver, counts.get((cid, ver, "ran"), 0), counts.get((cid, ver, "skipped"), 0), rewrites)
+        for cid, ver in checks
+    ]

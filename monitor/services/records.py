@@ -1,0 +1,117 @@
+"""Build :class:`monitor.record.RewriteRecord` objects from stored events.
+
+A record's ``peers`` are the conversation's other requests (ordered by turn) with their
+``ctx_input``, so cross-request checks stay pure. Contexts are parsed once per batch and shared.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, aliased
+
+from monitor.events import CtxInputEvent, RewriteEvent
+from monitor.models import Event, Record
+from monitor.record import ContextInput, Message, Peer, Resolution, RewriteRecord
+
+_CTX_FIELDS = set(CtxInputEvent.model_fields) | {"event", "message", "msg"}
+_REWRITE_FIELDS = set(RewriteEvent.model_fields) | {"event", "message", "msg"}
+
+
+def context_from_raw(raw: dict[str, Any]) -> ContextInput:
+    """A ``ContextInput`` from a stored ``ctx_input`` event (already validated at ingest).
+
+    Unknown fields of the event (e.g. ``transcript_kind``) go to ``ContextInput.extra`` when that
+    field exists. Raises ``pydantic.ValidationError`` only if the stored event was altered by hand.
+    """
+    ev = CtxInputEvent.model_validate(raw)
+    messages = None
+    if ev.messages is not None:
+        messages = tuple(Message(m.role, m.content, m.ts) for m in ev.messages)
+    kwargs: dict[str, Any] = {}
+    if "extra" in ContextInput.__dataclass_fields__:
+        kwargs["extra"] = {k: v for k, v in raw.items() if k not in _CTX_FIELDS}
+    return ContextInput(
+        request_id=ev.request_id,
+        n_messages=ev.n_messages,
+        roles={"user": ev.roles.user, "assistant": ev.roles.assistant},
+        digest=ev.digest,
+        client_turn_count=ev.client_turn_count,
+        monotonic=ev.monotonic,
+        first_ts=ev.first_ts,
+        last_ts=ev.last_ts,
+        messages=messages,
+        ts=ev.ts,
+        **kwargs,
+    )
+
+
+def record_from_raw(
+    rewrite_raw: dict[str, Any],
+    context: ContextInput | None,
+    peers: Sequence[Peer] = (),
+) -> RewriteRecord:
+    """A ``RewriteRecord`` from a stored ``rewrite`` event, its context and its conversation peers."""
+    ev = RewriteEvent.model_validate(rewrite_raw)
+    return RewriteRecord(
+        conv_id=ev.conv_id,
+        request_id=ev.request_id,
+        turn=ev.turn,
+        latest=ev.latest,
+        query=ev.query,
+        rewritten=ev.rewritten,
+        resolved=tuple(Resolution(r.surface, r.antecedent, r.turn) for r in ev.resolved),
+        dropped=tuple(ev.dropped),
+        filters=ev.filters,
+        model=ev.model,
+        prompt_version=ev.prompt_version,
+        ts=ev.ts,
+        context=context,
+        peers=tuple(peers),
+        extra={k: v for k, v in rewrite_raw.items() if k not in _REWRITE_FIELDS},
+    )
+
+
+def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[int, RewriteRecord]]:
+    """The records with these ids that have a rewrite, as ``(record_id, RewriteRecord)`` by id.
+
+    Peers come from every record of the same conversations (one query for the whole batch).
+    """
+    if not record_ids:
+        return []
+    ctx_ev = aliased(Event)
+    rw_ev = aliased(Event)
+    rows = session.execute(
+        select(Record.id, Record.conv_id, rw_ev.raw, ctx_ev.raw)
+        .join(rw_ev, rw_ev.id == Record.rewrite_event_id)
+        .outerjoin(ctx_ev, ctx_ev.id == Record.ctx_event_id)
+        .where(Record.id.in_(record_ids))
+        .order_by(Record.id)
+    ).all()
+    conv_ids = {r[1] for r in rows}
+    peer_rows = session.execute(
+        select(Record.id, Record.conv_id, Record.request_id, Record.turn, Record.ts, Record.ctx_event_id)
+        .where(Record.conv_id.in_(conv_ids))
+        .order_by(Record.conv_id, Record.turn, Record.id)
+    ).all()
+    needed_ctx = {p.ctx_event_id for p in peer_rows if p.ctx_event_id is not None}
+    contexts: dict[int, ContextInput] = {}
+    for chunk_start in range(0, len(needed_ctx), 500):
+        chunk = list(needed_ctx)[chunk_start : chunk_start + 500]
+        for eid, raw in session.execute(select(Event.id, Event.raw).where(Event.id.in_(chunk))):
+            contexts[eid] = context_from_raw(raw)
+    by_conv: dict[str, list[tuple[int, Peer]]] = defaultdict(list)
+    for p in peer_rows:
+        ctx = contexts.get(p.ctx_event_id) if p.ctx_event_id is not None else None
+        ts = p.ts.replace(tzinfo=UTC) if p.ts is not None else None  # stored as naive UTC
+        by_conv[p.conv_id].append((p.id, Peer(p.request_id, p.turn, ts, ctx)))
+    ctx_of_record = {p.id: contexts.get(p.ctx_event_id) for p in peer_rows if p.ctx_event_id is not None}
+    out = []
+    for rec_id, conv_id, rw_raw, _ctx_raw in rows:
+        peers = [peer for pid, peer in by_conv[conv_id] if pid != rec_id]
+        out.append((rec_id, record_from_raw(rw_raw, ctx_of_record.get(rec_id), peers)))
+    return out

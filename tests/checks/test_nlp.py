@@ -1,0 +1,104 @@
+"""monitor.nlp on spacy.blank("en") + lookup lemmas: units, keys, cache, stems."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from monitor.nlp import Analyzer, build_transcript, get_analyzer, shared_stem
+
+
+def test_units_merge_hyphen_and_dot_joined_tokens():
+    a = get_analyzer().analyze("Use eu-west-1 on v2.1 (CMK), customer-managed.")
+    assert [u.text for u in a.units if u.text[0].isalnum()] == [
+        "Use",
+        "eu-west-1",
+        "on",
+        "v2.1",
+        "CMK",
+        "customer-managed",
+    ]
+    eu = next(u for u in a.units if u.text == "eu-west-1")
+    assert (eu.start, eu.end) == (4, 13)
+    assert [a.tokens[i].text for i in range(eu.first, eu.last + 1)] == ["eu", "-", "west-1"]
+
+
+def test_keys_are_lowercased_lookup_lemmas():
+    a = get_analyzer().analyze("Which regions supports Keys?")
+    assert [(t.text, t.key, t.is_content) for t in a.tokens] == [
+        ("Which", "which", False),
+        ("regions", "region", True),
+        ("supports", "support", True),
+        ("Keys", "key", True),
+        ("?", "?", False),
+    ]
+
+
+def test_mid_sentence_capital_is_a_name_signal():
+    a = get_analyzer().analyze("Where is Dublin? Frankfurt too.")
+    assert [(t.text, t.mid_cap) for t in a.tokens if t.is_content] == [("Dublin", True), ("Frankfurt", False)]
+
+
+def test_typographic_punctuation_is_normalised_with_offsets_kept():
+    text = "Sanders’ 2000–08 term"
+    a = get_analyzer().analyze(text)
+    assert a.text == "Sanders' 2000-08 term"
+    assert len(a.text) == len(text)
+    assert "2000" in a.vocab and "08" in a.vocab
+
+
+def test_glued_tokens_still_support_their_parts():
+    a = get_analyzer().analyze("Invasive Ductal Carcinoma (IDC)Infiltrating ducts")
+    assert "idc" in a.vocab and "infiltrating" in a.vocab
+
+
+def test_analysis_is_cached_by_content():
+    an = Analyzer()
+    first = an.analyze("Per cluster, under Settings.")
+    again = an.analyze("Per cluster, under " + "Settings.")
+    assert again is first
+    assert (an.hits, an.misses) == (1, 1)
+
+
+def test_cache_is_bounded_lru():
+    an = Analyzer(cache_size=2)
+    an.analyze("a b")
+    an.analyze("c d")
+    an.analyze("a b")  # refresh
+    an.analyze("e f")  # evicts "c d"
+    an.analyze("c d")
+    assert (an.hits, an.misses) == (1, 4)
+
+
+def test_transcript_find_reports_message_index():
+    tr = build_transcript(get_analyzer(), [("user", "plans"), ("assistant", "Dublin region")], "the quota")
+    assert tr.find("dublin") == 1
+    assert tr.find("plan") == 0
+    assert tr.find("quota") == "latest"
+    assert tr.find("frankfurt") is None
+
+
+def test_shared_stem_examples():
+    assert shared_stem("involvement", "involved")
+    assert shared_stem("popularity", "popular")
+    assert shared_stem("beginnings", "beginings")  # one-edit spelling fix
+    assert not shared_stem("death", "died")
+    assert not shared_stem("formation", "form")  # prefix shorter than 5
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("abc -.'’–XYZ19?"), max_size=40))
+def test_token_spans_index_the_original_text(text):
+    a = get_analyzer().analyze(text)
+    for t in a.tokens:
+        assert a.text[t.start : t.end] == t.text
+    for u in a.units:
+        assert a.text[u.start : u.end] == u.text
+
+
+@given(
+    st.text(alphabet="abcdefgh", min_size=1, max_size=12),
+    st.text(alphabet="abcdefgh", min_size=1, max_size=12),
+)
+def test_shared_stem_is_symmetric(a, b):
+    assert shared_stem(a, b) == shared_stem(b, a)

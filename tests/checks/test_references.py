@@ -1,0 +1,87 @@
+"""unresolved_reference, antecedent_not_in_input, not_a_query."""
+
+from __future__ import annotations
+
+from monitor.checks import run_checks
+from monitor.record import Resolution
+
+from .conftest import make_record
+
+EU = [
+    ("user", "Which EU regions support customer-managed keys?"),
+    ("assistant", "Frankfurt and Dublin both do."),
+]
+
+
+def found(rec, rules, check_id):
+    out = run_checks(rec, rules, only=[check_id])
+    return [(f.severity, tuple(f.words)) for f in out.findings], out
+
+
+def test_pronoun_kept_without_substitution_is_medium(rules):
+    rec = make_record(EU, "Is it cheaper?", "Is it cheaper or not?")
+    assert found(rec, rules, "unresolved_reference")[0] == [("medium", ("it",))]
+
+
+def test_pronoun_kept_next_to_a_substituted_name_is_resolved(rules):
+    rec = make_record(
+        EU, "Is it cheaper than its neighbour?", "Is Dublin cheaper than its neighbour Frankfurt?"
+    )
+    assert found(rec, rules, "unresolved_reference")[0] == []
+
+
+def test_bare_definite_one_kept(rules):
+    rec = make_record(EU, "What about the enterprise one?", "What is the price of the enterprise one?")
+    assert found(rec, rules, "unresolved_reference")[0] == [("high", ("the enterprise one",))]
+
+
+def test_elliptical_and_for_staging(rules):
+    rec = make_record(EU, "and for staging?", "And for staging?")
+    assert found(rec, rules, "unresolved_reference")[0] == [("high", ("And for staging?",))]
+
+
+def test_antecedent_in_named_turn_passes(rules):
+    rec = make_record(EU, "The second one?", "Dublin?", resolved=(Resolution("the second one", "Dublin", 2),))
+    got, out = found(rec, rules, "antecedent_not_in_input")
+    assert got == [] and out.statuses[0].status == "ran"
+
+
+def test_antecedent_absent_everywhere_is_high(rules):
+    rec = make_record(
+        EU, "The second one?", "What about Paris?", resolved=(Resolution("the second one", "Paris", 2),)
+    )
+    got, out = found(rec, rules, "antecedent_not_in_input")
+    assert got == [("high", ("Paris",))]
+    assert (
+        out.findings[0].reason
+        == "antecedent 'Paris' of 'the second one' is in no message the rewriter received"
+    )
+
+
+def test_antecedent_in_another_turn_is_medium(rules):
+    rec = make_record(EU, "The second one?", "Dublin?", resolved=(Resolution("the second one", "Dublin", 1),))
+    got, out = found(rec, rules, "antecedent_not_in_input")
+    assert got == [("medium", ("Dublin",))]
+    assert out.findings[0].evidence["found_in"] == [{"message_index": 1, "start": 14, "end": 20}]
+
+
+def test_not_a_query_variants(rules):
+    def nq(query, latest="When did he win?"):
+        out = run_checks(make_record(EU, latest, query), rules, only=["not_a_query"])
+        return [(f.severity, f.evidence["signals"]) for f in out.findings]
+
+    assert nq("") == [("high", ["empty query"])]
+    assert nq("Sure! Here is the rewritten query: when did Dublin win?") == [
+        ("high", ["meta text or chatter ('Sure')"])
+    ]
+    assert (
+        nq("There is no information in the context about Hall, so it cannot be decontextualized.")[0][0]
+        == "high"
+    )
+    assert nq("Dublin won in 2004. It was the first region to win the award.") == [
+        ("medium", ["2 sentences"])
+    ]
+    assert nq("Dublin won the regional availability award in 2004 for its uptime.") == [
+        ("medium", ["a declarative sentence where the user asked a question"])
+    ]
+    assert nq("When did Dublin win the availability award?") == []

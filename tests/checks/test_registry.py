@@ -1,0 +1,65 @@
+"""The registry: ids, versions, kinds, statuses, and the Finding contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from monitor.checks import REGISTRY, run_checks
+from monitor.checks.base import Finding
+
+from .conftest import make_record
+
+
+def test_registry_listing():
+    assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
+        ("added_content_word.v1", "added_words", ("added_content_word",)),
+        ("qualifiers.v1", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("window_truncated.v1", "chat_state", ("window_truncated",)),
+        ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
+        ("non_monotonic.v1", "chat_state", ("non_monotonic",)),
+        ("digest_mismatch.v1", "chat_state", ("digest_mismatch",)),
+        ("roles_mismatch.v1", "chat_state", ("roles_mismatch",)),
+        ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
+        ("unresolved_reference.v1", "references", ("unresolved_reference",)),
+        ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
+        ("not_a_query.v1", "references", ("not_a_query",)),
+        ("intent_dropped.v1", "intent", ("intent_dropped",)),
+    ]
+
+
+def test_outcome_statuses_and_json(rules):
+    rec = make_record(
+        [("user", "Which plans exist?"), ("assistant", "Free and enterprise.")],
+        "What's the quota on the free one?",
+        "What is the quota on the free one?",
+    )
+    out = run_checks(rec, rules)
+    assert out.rules_hash == rules.hash
+    assert [(s.check_id, s.reason) for s in out.statuses if s.status == "skipped"] == [
+        ("antecedent_not_in_input", "no resolved entries logged")
+    ]
+    assert len(out.statuses) == len(REGISTRY)
+    (f,) = out.findings
+    d = json.loads(f.to_json())
+    assert (d["kind"], d["severity"], d["words"], d["check_id"], d["check_version"]) == (
+        "unresolved_reference",
+        "high",
+        ["the free one"],
+        "unresolved_reference",
+        1,
+    )
+
+
+def test_finding_rejects_unknown_severity():
+    with pytest.raises(ValueError, match="severity must be one of"):
+        Finding(kind="x", severity="critical", evidence={}, reason="r", check_id="x", check_version=1)
+
+
+def test_module_level_check_functions(rules):
+    from monitor.checks import chat_state, references
+
+    rec = make_record([("user", "a b c"), ("user", "d e f")], "Why not?", "Why not?")
+    assert [f.kind for f in chat_state.check(rec, rules)] == ["missing_assistant_turns"]
+    assert [f.kind for f in references.check(rec, rules)] == ["unresolved_reference"]

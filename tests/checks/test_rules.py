@@ -1,0 +1,102 @@
+"""rules/*.yaml loading: typed models, content hash, and file:line errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from monitor.errors import RulesError
+from monitor.rules import RULES_DIR, load_rules, normalise_phrase, validate_rules
+
+
+@pytest.fixture()
+def rules_copy(tmp_path: Path) -> Path:
+    for name in ("aliases.yaml", "neutral.yaml", "qualifiers.yaml"):
+        shutil.copy(RULES_DIR / name, tmp_path / name)
+    return tmp_path
+
+
+def test_repo_rules_load_and_validate():
+    rules = load_rules()
+    assert validate_rules() == []
+    assert len(rules.hash) == 16
+    assert {k.kind for k in rules.kinds} >= {
+        "plan_tier",
+        "product_version",
+        "environment",
+        "tenancy",
+        "region",
+        "os_platform",
+        "year_date",
+        "age_demographic",
+        "diet",
+        "place",
+    }
+    assert "information" in rules.neutral_words
+
+
+def test_hash_ignores_comments_but_not_content(rules_copy: Path):
+    base = load_rules(rules_copy).hash
+    p = rules_copy / "neutral.yaml"
+    p.write_text(p.read_text() + "\n# a comment changes nothing\n")
+    assert load_rules(rules_copy).hash == base
+    p.write_text(p.read_text().replace("  - information\n", "  - information\n  - tidbit\n", 1))
+    assert load_rules(rules_copy).hash != base
+
+
+def test_unknown_key_reports_file_and_line(rules_copy: Path):
+    (rules_copy / "aliases.yaml").write_text(
+        "version: 1\ngroups:\n  - name: a\n    members: [x, y]\n    colour: red\n"
+    )
+    with pytest.raises(RulesError) as exc:
+        load_rules(rules_copy)
+    assert str(exc.value) == f"{rules_copy}/aliases.yaml:5: groups.0.colour: Extra inputs are not permitted"
+
+
+def test_bad_regex_reports_its_line(rules_copy: Path):
+    (rules_copy / "qualifiers.yaml").write_text(
+        "version: 1\n"
+        "kinds:\n"
+        "  - kind: plan\n"
+        "    constrains: true\n"
+        "    patterns:\n"
+        "      - 'ok'\n"
+        "      - '(unclosed'\n"
+    )
+    errors = validate_rules(rules_copy)
+    assert len(errors) == 1
+    assert errors[0].startswith(
+        f"{rules_copy}/qualifiers.yaml:6: kinds.0.patterns: invalid regex '(unclosed'"
+    )
+
+
+def test_yaml_boolean_word_is_caught_with_line(rules_copy: Path):
+    (rules_copy / "neutral.yaml").write_text("version: 1\nfillers:\n  - okay\n  - yes\n")
+    with pytest.raises(RulesError, match=r"neutral.yaml:4: fillers.1: Input should be a valid string"):
+        load_rules(rules_copy)
+
+
+def test_invalid_yaml_and_missing_file(rules_copy: Path):
+    (rules_copy / "aliases.yaml").write_text("version: 1\ngroups: [\n")
+    (rules_copy / "neutral.yaml").unlink()
+    errors = validate_rules(rules_copy)
+    assert errors[0].startswith(f"{rules_copy}/aliases.yaml:3: invalid YAML")
+    assert errors[1].startswith(f"{rules_copy}/neutral.yaml:0: cannot read")
+
+
+def test_duplicate_alias_member_across_groups(rules_copy: Path):
+    (rules_copy / "aliases.yaml").write_text(
+        "version: 1\ngroups:\n  - name: a\n    members: [Dublin, eu-west-1]\n"
+        "  - name: b\n    members: [dublin, Ireland]\n"
+    )
+    with pytest.raises(
+        RulesError,
+        match=r"aliases.yaml:6: groups.1.members.0: member 'dublin' of group 'b' is already in group 'a'",
+    ):
+        load_rules(rules_copy)
+
+
+def test_normalise_phrase():
+    assert normalise_phrase("  Single-Tenant  Hosting ") == "single tenant hosting"

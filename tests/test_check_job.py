@@ -1,0 +1,123 @@
+"""The check job over a real store: idempotent, versioned, skipped is never passed, findings queryable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.checks import REGISTRY
+from monitor.evaluate import evaluate, read_labels, wilson
+from monitor.ingest import ingest_bytes
+from monitor.jobs import check_job
+from monitor.models import CheckRun, Finding, Record
+from monitor.rules import load_rules
+from monitor.services.checks import list_findings
+from monitor.services.records import load_records
+from tests.factories import ctx_input, log, rewrite
+
+CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
+
+
+@pytest.fixture(scope="module")
+def rules():  # type: ignore[no-untyped-def]
+    return load_rules()
+
+
+def canonical_case_2_without_alias(conv: str = "cmk") -> bytes:
+    """Issue 3, canonical case 2 with an invented region code (no alias group names 'eu-west-9')."""
+    msgs = [
+        {"role": "user", "content": "Which EU regions support customer-managed encryption keys?"},
+        {
+            "role": "assistant",
+            "content": "Frankfurt and Dublin both support customer-managed keys (CMK) for data at rest.",
+        },
+    ]
+    return log(
+        ctx_input(conv=conv, req=f"{conv}_2", messages=msgs, n_messages=2, client_turn_count=2),
+        rewrite(
+            conv=conv,
+            req=f"{conv}_2",
+            latest="What's the uptime SLA on the second one?",
+            query="What is the uptime SLA for the Dublin (eu-west-9) region?",
+            resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 1}],
+            dropped=["customer-managed encryption keys"],
+        ),
+    )
+
+
+def test_loaded_record_matches_the_logged_events(session: Session) -> None:
+    ingest_bytes(session, canonical_case_2_without_alias())
+    rec_id = session.scalar(select(Record.id))
+    [(rid, record)] = load_records(session=session, record_ids=[rec_id])
+    assert rid == rec_id
+    assert record.query == "What is the uptime SLA for the Dublin (eu-west-9) region?"
+    assert [m.role for m in record.context.messages] == ["user", "assistant"]
+    assert record.context.client_turn_count == 2
+    assert record.resolved[0].antecedent == "Dublin"
+    assert record.dropped == ("customer-managed encryption keys",)
+    assert record.peers == ()
+
+
+def test_check_job_stores_findings_and_is_idempotent(session: Session, rules) -> None:  # type: ignore[no-untyped-def]
+    ingest_bytes(session, canonical_case_2_without_alias())
+    first = check_job(session=session, rules=rules)
+    assert first.records == 1
+    rows = list_findings(session=session, checks=CHECKS, kind="added_content_word")
+    assert [(r.request_id, r.words) for r in rows] == [("cmk_2", ["eu-west-9"])]
+    assert rows[0].severity == "high"
+    runs = session.scalar(select(func.count()).select_from(CheckRun))
+    assert runs == len(CHECKS)
+    second = check_job(session=session, rules=rules)
+    assert second.records == 0
+    assert session.scalar(select(func.count()).select_from(CheckRun)) == runs
+    again = check_job(session=session, rules=rules, recheck=True)
+    assert (again.records, again.cleared_runs) == (1, runs)
+    assert (
+        session.scalar(select(func.count()).select_from(Finding).where(Finding.kind == "added_content_word"))
+        == 1
+    )
+
+
+def test_skipped_checks_run_again_once_the_ctx_input_arrives(session: Session, rules) -> None:  # type: ignore[no-untyped-def]
+    data = canonical_case_2_without_alias()
+    ctx_line, rewrite_line = data.splitlines(keepends=True)
+    ingest_bytes(session, rewrite_line, origin="rewrites.log")
+    first = check_job(session=session, rules=rules)
+    assert first.skipped["added_content_word"] == 1
+    assert list_findings(session=session, checks=CHECKS, kind="added_content_word") == []
+    ingest_bytes(session, ctx_line, origin="ctx.log")
+    second = check_job(session=session, rules=rules)
+    assert second.records == 1
+    assert [r.words for r in list_findings(session=session, checks=CHECKS, kind="added_content_word")] == [
+        ["eu-west-9"]
+    ]
+
+
+def test_wilson_interval_matches_the_published_formula() -> None:
+    # 3 of 4 (the reference point in issue 3): centre 0.6, half-width computed by hand with z=1.96
+    low, high = wilson(3, 4)
+    assert round(low, 4) == 0.3006 and round(high, 4) == 0.9544
+    assert wilson(0, 0) is None
+
+
+def test_evaluate_counts_confusion_from_labels(session: Session, rules, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ingest_bytes(session, canonical_case_2_without_alias("a") + canonical_case_2_without_alias("b"))
+    check_job(session=session, rules=rules)
+    labels = tmp_path / "labels.jsonl"
+    flags = {"dropped_constraint": [], "wrong_antecedent": False, "unresolved": False, "intent_drift": False}
+    items = [("a_2", ["eu-west-9"]), ("b_2", []), ("zz_9", [])]
+    labels.write_text(
+        "".join(json.dumps({"request_id": r, "fabricated": f, **flags}) + "\n" for r, f in items)
+    )
+    assert [i.request_id for i in read_labels(labels)] == ["a_2", "b_2", "zz_9"]
+    kind_to_check = {k: s.id for s in REGISTRY.values() for k in s.kinds}
+    result = evaluate(session=session, label_files=[labels], checks=CHECKS, kind_to_check=kind_to_check)
+    fab = result.as_json()["files"]["labels.jsonl"]["fabricated"]
+    # a_2 is a true positive, b_2 (same rewrite, labelled clean) a false alarm; zz_9 is not stored
+    assert (fab["tp"], fab["fp"], fab["fn"], fab["tn"]) == (1, 1, 0, 0)
+    assert fab["precision"] == 0.5 and fab["recall"] == 1.0 and fab["false_alarm_rate"] == 1.0
+    assert result.missing["labels.jsonl"] == ["zz_9"]
