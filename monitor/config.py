@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -51,6 +51,23 @@ class Settings(BaseSettings):
     rules_dir: Path | None = Field(default=None, description="Rules folder; default: the bundled rules/.")
     spacy_model: str | None = Field(
         default=None, description="A trained spaCy pipeline to use instead of the blank tokenizer."
+    )
+    sample_seed: str = Field(
+        default="rewrite-monitor", min_length=1, description="Seed of every sampling draw (check and queue)."
+    )
+    check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
+    queue_budget: int = Field(default=40, ge=1, description="Queue items admitted per day.")
+    queue_min_severity: Literal["low", "medium", "high"] = Field(
+        default="medium", description="Lowest finding severity that reaches the queue."
+    )
+    control_share: float = Field(
+        default=0.05, ge=0, le=1, description="Share of the budget for the control sample."
+    )
+    control_min: int = Field(default=2, ge=0, description="Control items a day at least.")
+    per_conversation_cap: int = Field(default=3, ge=1, description="Queue items per conversation per day.")
+    claim_lease_minutes: float = Field(default=10, gt=0, description="A claim expires after this long.")
+    review_sla_hours: float = Field(
+        default=24, gt=0, description="An item is due this long after its day ends."
     )
 
     @field_validator("database_url")

@@ -34,6 +34,7 @@ from monitor.db import insert_ignore
 from monitor.errors import IngestError
 from monitor.events import LineError, ParsedEvent, parse_line
 from monitor.models import CheckRun, Event, Quarantine, Record
+from monitor.sampling import DEFAULT_SEED, draw
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
 """File names a directory walk picks up; a file named explicitly is read whatever its name."""
@@ -211,8 +212,17 @@ class Ingestor:
     Use :func:`ingest_sources`; this class holds the per-run counters and the open session.
     """
 
-    def __init__(self, session: Session, *, source_name: str, summary: IngestSummary, batch_size: int):
+    def __init__(
+        self,
+        session: Session,
+        *,
+        source_name: str,
+        summary: IngestSummary,
+        batch_size: int,
+        sample_seed: str = DEFAULT_SEED,
+    ):
         self.session = session
+        self.sample_seed = sample_seed
         self.source_name = source_name
         self.summary = summary
         self.batch_size = batch_size
@@ -363,6 +373,7 @@ class Ingestor:
                 rec.ts = _naive_utc(data.ts)
                 if ev.kind == "rewrite":
                     rec.model, rec.prompt_version = data.model, data.prompt_version
+                    rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
                 self.session.add(rec)
                 open_records.append(rec)
                 continue
@@ -372,6 +383,7 @@ class Ingestor:
             if ev.kind == "rewrite":
                 rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, _naive_utc(data.ts)
                 rec.model, rec.prompt_version = data.model, data.prompt_version
+                rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
             open_records.remove(rec)
             completed.append(rec)
             self.summary.joined += 1
@@ -439,6 +451,7 @@ def ingest_sources(
     max_line_bytes: int = 1 << 20,
     on_source: Callable[[Source], None] | None = None,
     on_bytes: ProgressFn | None = None,
+    sample_seed: str = DEFAULT_SEED,
 ) -> IngestSummary:
     """Ingest every source in order and return the summary.
 
@@ -447,7 +460,9 @@ def ingest_sources(
     Bad lines never raise: they are quarantined.
     """
     summary = IngestSummary()
-    ingestor = Ingestor(session, source_name=source_name, summary=summary, batch_size=batch_size)
+    ingestor = Ingestor(
+        session, source_name=source_name, summary=summary, batch_size=batch_size, sample_seed=sample_seed
+    )
     for src in sources:
         summary.sources.append(src.origin)
         if on_source:
@@ -477,6 +492,7 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
         source_name=kwargs.get("source_name", "default"),
         summary=summary,
         batch_size=kwargs.get("batch_size", 1000),
+        sample_seed=kwargs.get("sample_seed", DEFAULT_SEED),
     )
     max_bytes = kwargs.get("max_line_bytes", 1 << 20)
     ingestor.run(origin, read_lines(io.BytesIO(data), max_bytes), max_bytes)

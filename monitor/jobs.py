@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -27,6 +27,7 @@ class CheckSummary:
     findings: Counter[tuple[str, str]] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     cleared_runs: int = 0
+    days: set[date] = field(default_factory=set)
     seconds: float = 0.0
     coverage: list[Any] = field(default_factory=list)
 
@@ -63,13 +64,16 @@ def check_job(
     session: Session,
     rules: Any,
     recheck: bool = False,
+    check_rate: float = 1.0,
     batch_size: int = 500,
     on_batch: Callable[[int], None] | None = None,
 ) -> CheckSummary:
     """Run every registered check over the records not yet checked at the current versions.
 
     With ``recheck``, the current versions' runs and findings are deleted first and every record is
-    checked again. Commits once per batch, so an interrupted run keeps what it finished.
+    checked again. With ``check_rate`` < 1 only records whose draw is below the rate are checked.
+    ``summary.days`` collects the UTC days of the rewrites checked (for queue admission). Commits once
+    per batch, so an interrupted run keeps what it finished.
     """
     from monitor.checks import REGISTRY, run_checks
 
@@ -81,7 +85,9 @@ def check_job(
         session.commit()
     after = 0
     while True:
-        ids = unchecked_record_ids(session=session, checks=checks, after_id=after, limit=batch_size)
+        ids = unchecked_record_ids(
+            session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
+        )
         if not ids:
             break
         now = datetime.now(UTC).replace(tzinfo=None)
@@ -90,6 +96,8 @@ def check_job(
             outcome = run_checks(record, rules)
             outcomes.append((record_id, record.request_id, outcome))
             summary.records += 1
+            if record.ts is not None:
+                summary.days.add(record.ts.date())
             for f in outcome.findings:
                 summary.findings[(f.kind, f.severity)] += 1
             for s in outcome.statuses:

@@ -6,6 +6,8 @@ Tables:
 - ``records``: one row per follow-up turn joining a ``rewrite`` to its ``ctx_input``
   (by ``(conv_id, request_id)``, falling back to ``(conv_id, turn)``); either half may be missing.
 - ``check_runs`` and ``findings``: which checks ran (or were skipped) on which record, and what they found.
+- ``queue_items``, ``queue_days`` and ``verdicts``: the review queue, its per-day sampling counts, and
+  what reviewers decided.
 - ``quarantine``: every rejected line with its origin, line number, reason and a truncated excerpt,
   unique on ``(origin, line_no, raw_sha)`` so re-ingesting a bad file adds no new rows.
 
@@ -14,13 +16,16 @@ All timestamps are stored as naive UTC.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
+    Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -80,7 +85,8 @@ class Record(Base):
     """A follow-up turn: a rewrite joined to the ctx_input the rewriter received.
 
     ``join_method`` is ``"request_id"`` or ``"turn"`` once both halves are present, else ``None``.
-    ``request_id`` is the rewrite's when there is one (the ctx_input's otherwise).
+    ``request_id`` is the rewrite's when there is one (the ctx_input's otherwise). ``check_draw`` is
+    the record's draw in [0, 1) for the check rate (``monitor.sampling``), fixed at ingest.
     """
 
     __tablename__ = "records"
@@ -95,6 +101,7 @@ class Record(Base):
     join_method: Mapped[str | None] = mapped_column(String(16))
     model: Mapped[str | None] = mapped_column(String(255))
     prompt_version: Mapped[str | None] = mapped_column(String(255))
+    check_draw: Mapped[float | None] = mapped_column(Float)
 
     __table_args__ = (
         Index("ix_records_conv_request", "conv_id", "request_id"),
@@ -173,3 +180,77 @@ class Finding(Base):
         UniqueConstraint("check_run_id", "ordinal", name="uq_findings_run_ordinal"),
         Index("ix_findings_kind_severity", "kind", "severity_rank"),
     )
+
+
+class QueueItem(Base):
+    """A checked rewrite admitted to the review queue (one per record: enqueueing twice does nothing).
+
+    ``stratum`` is ``high``/``medium``/``low``/``control``; ``priority`` orders the queue (higher
+    first: 3 high, 2 medium, 1 low, 0 control); ``inclusion_prob`` is π for Horvitz–Thompson weights.
+    ``state``: ``pending`` → ``claimed`` (by ``claimed_by`` until ``lease_expires_at``) → ``done`` or
+    ``skipped``; a claim past its lease counts as pending again.
+    """
+
+    __tablename__ = "queue_items"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), unique=True)
+    request_id: Mapped[str] = mapped_column(String(255), index=True)
+    conv_id: Mapped[str] = mapped_column(String(255))
+    day: Mapped[date] = mapped_column(Date)
+    stratum: Mapped[str] = mapped_column(String(16))
+    priority: Mapped[int] = mapped_column(Integer)
+    inclusion_prob: Mapped[float] = mapped_column(Float)
+    kinds: Mapped[list[str]] = mapped_column(Json)
+    words: Mapped[list[str]] = mapped_column(Json)
+    model: Mapped[str | None] = mapped_column(String(255))
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    state: Mapped[str] = mapped_column(String(16))
+    claimed_by: Mapped[str | None] = mapped_column(String(255))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
+    due_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    __table_args__ = (
+        Index("ix_queue_items_order", "state", "priority", "created_at"),
+        Index("ix_queue_items_day", "day", "stratum"),
+    )
+
+
+class QueueDay(Base):
+    """Per day and stratum: eligible checked rewrites (N), items taken (n), and those passed over for the
+    per-conversation cap. π = n / N; ``stats`` weights verdicts with it."""
+
+    __tablename__ = "queue_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    stratum: Mapped[str] = mapped_column(String(16), primary_key=True)
+    eligible: Mapped[int] = mapped_column(Integer)
+    taken: Mapped[int] = mapped_column(Integer)
+    capped: Mapped[int] = mapped_column(Integer)
+    subsampled: Mapped[bool] = mapped_column(Boolean)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Verdict(Base):
+    """A reviewer's verdict on a queue item: the first wrong artifact and a label.
+
+    Append-only: a re-review adds a row, and the newest row of an item is its verdict.
+    """
+
+    __tablename__ = "verdicts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    queue_item_id: Mapped[int] = mapped_column(ForeignKey("queue_items.id", ondelete="CASCADE"), index=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    request_id: Mapped[str] = mapped_column(String(255))
+    reviewer: Mapped[str] = mapped_column(String(255))
+    artifact: Mapped[str] = mapped_column(String(16))
+    label: Mapped[str] = mapped_column(String(32))
+    corrected_query: Mapped[str | None] = mapped_column(Text)
+    must_include: Mapped[list[str]] = mapped_column(Json)
+    must_not_include: Mapped[list[str]] = mapped_column(Json)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)

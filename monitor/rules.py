@@ -136,7 +136,7 @@ class QualifiersFile(_Strict):
 
 
 def normalise_phrase(text: str) -> str:
-    """Lower-case, hyphens/underscores as spaces, runs of spaces collapsed: "Single-Tenant" -> "single tenant"."""
+    """Lower-case, hyphens/underscores as spaces, spaces collapsed: "Single-Tenant" -> "single tenant"."""
     return " ".join(re.sub(r"[-_\u2013\u2014]+", " ", text.lower()).split())
 
 

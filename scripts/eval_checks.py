@@ -34,8 +34,8 @@ from monitor.rules import load_rules  # noqa: E402
 
 # Pool sizes per stratum, from shared/data/README.md ("Selection" of llm_word_labels.jsonl).
 POOLS = {
-    "qrecc/cand": 207,
-    "qrecc/none": 736 - 0,
+    "qrecc/cand": 857,
+    "qrecc/none": 736,
     "cast21/cand": 23,
     "cast21/none": 15,
     "cast19/cand": 10,
@@ -273,7 +273,8 @@ def main() -> None:
                 prec = f"{tp / (tp + fp):.2f}" if tp + fp else "n/a"
                 rec_ = f"{tp / (tp + fn):.2f}" if tp + fn else "n/a"
                 print(
-                    f"  {kind} @{thr}+ vs {key}: tp {tp} fp {fp} fn {fn} tn {tn}  precision {prec} recall {rec_}"
+                    f"  {kind} @{thr}+ vs {key}: tp {tp} fp {fp} fn {fn} tn {tn}  "
+                    f"precision {prec} recall {rec_}"
                 )
 
 

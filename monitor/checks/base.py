@@ -79,7 +79,7 @@ class SkipCheck(Exception):  # noqa: N818  (it is a control-flow signal, not an 
 
 @dataclass(frozen=True, slots=True)
 class CheckStatus:
-    """Per-check outcome on one record: ``status`` is ``"ran"`` or ``"skipped"`` (then ``reason`` says why)."""
+    """Per-check outcome on one record: ``status`` ``"ran"`` or ``"skipped"`` (``reason`` says why)."""
 
     check_id: str
     version: int

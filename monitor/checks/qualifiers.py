@@ -22,7 +22,7 @@ _NON_WORD = re.compile(r"[^\w]+")
 
 @dataclass(frozen=True, slots=True)
 class QualifierMatch:
-    """A qualifier value found in a text: ``kind``, canonical ``value``, surface ``text``, span ``[start, end)``."""
+    """A qualifier value in a text: ``kind``, canonical ``value``, surface ``text``, span ``[start, end)``."""
 
     kind: str
     value: str
@@ -207,7 +207,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
                         "applies_to_match": applies or None,
                         "words": [],
                     },
-                    reason=f"live {kind_name} '{v.value}' (stated in {_where(v.message_index)}) is missing from "
+                    reason=f"live {kind_name} '{v.value}' (stated in {_where(v.message_index)}) "
+                    "is missing from "
                     f"the query" + (" and the rewriter admits dropping it" if admitted_it else ""),
                     check_id="qualifiers",
                     check_version=VERSION,

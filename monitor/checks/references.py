@@ -44,10 +44,12 @@ ELLIPSIS_RE = re.compile(
 # described in shared/data/README.md (caveat 4) and the chatter the issue names ("Sure! Here is...").
 META_RE = re.compile(
     r"^\s*(?:sure|certainly|of course|okay,? here|here is|here's|here are|as an ai|i'm sorry|i am sorry|"
-    r"sorry|i cannot|i can't|unfortunately|rewritten (?:query|question)\s*:|standalone (?:query|question)\s*:|"
+    r"sorry|i cannot|i can't|unfortunately|rewritten (?:query|question)\s*:|"
+    r"standalone (?:query|question)\s*:|"
     r"query\s*:|answer\s*:)"
     r"|decontextuali[sz]"
-    r"|\bno (?:clear |specific )?(?:information|mention|referent|reference|context)\b.{0,40}\b(?:context|conversation|provided|given|about|in the)\b"
+    r"|\bno (?:clear |specific )?(?:information|mention|referent|reference|context)\b.{0,40}"
+    r"\b(?:context|conversation|provided|given|about|in the)\b"
     r"|\b(?:the|this) (?:given |provided )?context (?:does not|doesn't|provided|given)\b"
     r"|\bnot (?:enough|sufficient) (?:context|information)\b"
     r"|\bcannot be (?:answered|determined|rewritten)\b"
@@ -186,7 +188,8 @@ def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
                         "words": words,
                         "n_messages": len(texts),
                     },
-                    reason=f"antecedent '{r.antecedent}' of '{r.surface}' is in no message the rewriter received",
+                    reason=f"antecedent '{r.antecedent}' of '{r.surface}' is in no message "
+                    "the rewriter received",
                     check_id="antecedent_not_in_input",
                     check_version=VERSION,
                 )

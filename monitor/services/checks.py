@@ -56,11 +56,17 @@ class Coverage:
 
 
 def unchecked_record_ids(
-    *, session: Session, checks: Sequence[tuple[str, int]], after_id: int, limit: int
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    after_id: int,
+    limit: int,
+    check_rate: float = 1.0,
 ) -> list[int]:
     """Ids (ascending, above ``after_id``) of records with a rewrite lacking a run of some current check.
 
-    ``checks`` is the list of ``(check_id, version)`` currently registered.
+    ``checks`` is the list of ``(check_id, version)`` currently registered; with ``check_rate`` < 1
+    only records whose ``check_draw`` is below the rate are returned.
     """
     runs = (
         select(func.count())
@@ -73,6 +79,8 @@ def unchecked_record_ids(
         .order_by(Record.id)
         .limit(limit)
     )
+    if check_rate < 1.0:
+        stmt = stmt.where(Record.check_draw < check_rate)
     return list(session.scalars(stmt))
 
 

@@ -25,16 +25,12 @@ _REWRITE_FIELDS = set(RewriteEvent.model_fields) | {"event", "message", "msg"}
 def context_from_raw(raw: dict[str, Any]) -> ContextInput:
     """A ``ContextInput`` from a stored ``ctx_input`` event (already validated at ingest).
 
-    Unknown fields of the event (e.g. ``transcript_kind``) go to ``ContextInput.extra`` when that
-    field exists. Raises ``pydantic.ValidationError`` only if the stored event was altered by hand.
+    Unknown fields of the event (e.g. ``transcript_kind``) go to ``ContextInput.context_extra``. Raises ``pydantic.ValidationError`` only if the stored event was altered by hand.
     """
     ev = CtxInputEvent.model_validate(raw)
     messages = None
     if ev.messages is not None:
         messages = tuple(Message(m.role, m.content, m.ts) for m in ev.messages)
-    kwargs: dict[str, Any] = {}
-    if "extra" in ContextInput.__dataclass_fields__:
-        kwargs["extra"] = {k: v for k, v in raw.items() if k not in _CTX_FIELDS}
     return ContextInput(
         request_id=ev.request_id,
         n_messages=ev.n_messages,
@@ -46,7 +42,7 @@ def context_from_raw(raw: dict[str, Any]) -> ContextInput:
         last_ts=ev.last_ts,
         messages=messages,
         ts=ev.ts,
-        **kwargs,
+        context_extra={k: v for k, v in raw.items() if k not in _CTX_FIELDS},
     )
 
 

@@ -32,8 +32,8 @@ def test_user_only_transcript_is_low(rules):
     assert found == [("missing_assistant_turns", "low")]
     assert f.evidence["by_design"] is True
     assert (
-        f.reason
-        == "2 user turns but 0 assistant turns in the rewriter's input (source declares user_only transcripts)"
+        f.reason == "2 user turns but 0 assistant turns in the rewriter's input "
+        "(source declares user_only transcripts)"
     )
 
 
