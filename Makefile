@@ -20,8 +20,8 @@ test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/rewrite-monitor
-	$(BIN)/ruff check monitor tests migrations
-	$(BIN)/ruff format --check monitor tests migrations
+	$(BIN)/ruff check monitor tests migrations benchmarks scripts
+	$(BIN)/ruff format --check monitor tests migrations benchmarks scripts
 
 clean:
 	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache

@@ -25,7 +25,8 @@ _REWRITE_FIELDS = set(RewriteEvent.model_fields) | {"event", "message", "msg"}
 def context_from_raw(raw: dict[str, Any]) -> ContextInput:
     """A ``ContextInput`` from a stored ``ctx_input`` event (already validated at ingest).
 
-    Unknown fields of the event (e.g. ``transcript_kind``) go to ``ContextInput.context_extra``. Raises ``pydantic.ValidationError`` only if the stored event was altered by hand.
+    Unknown fields of the event (e.g. ``transcript_kind``) go to ``ContextInput.context_extra``.
+    Raises ``pydantic.ValidationError`` only if the stored event was altered by hand.
     """
     ev = CtxInputEvent.model_validate(raw)
     messages = None
