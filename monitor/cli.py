@@ -302,10 +302,12 @@ def check(
     """
     from monitor.db import session_factory
     from monitor.jobs import check_job
+    from monitor.nlp import use_model
     from monitor.rules import load_rules
 
     state: State = ctx.obj
     rules = load_rules(state.settings.rules_dir)
+    use_model(state.settings.spacy_model)
     engine = _engine(state)
     with (
         Progress(
@@ -320,7 +322,11 @@ def check(
     ):
         task = progress.add_task("", total=None)
         summary = check_job(
-            session=session, rules=rules, recheck=recheck, on_batch=lambda n: progress.advance(task, n)
+            session=session,
+            rules=rules,
+            recheck=recheck,
+            check_rate=state.settings.check_rate,
+            on_batch=lambda n: progress.advance(task, n),
         )
     result = summary.as_dict()
     if as_json:

@@ -365,14 +365,35 @@ def zipf(word: str) -> float:
 
 
 _DEFAULT: dict[str | None, Analyzer] = {}
+_SELECTED: list[str | None] = [None]
+
+
+def use_model(model: str | None) -> None:
+    """Make ``model`` (a trained spaCy pipeline name, or ``None`` for blank English + lookup lemmas)
+    the pipeline :func:`get_analyzer` returns by default.
+
+    Loads it at once, so a missing pipeline fails at start-up: raises ``ConfigError`` naming it.
+    """
+    if model is not None:
+        try:
+            get_analyzer(model)
+        except OSError as exc:
+            from monitor.errors import ConfigError
+
+            raise ConfigError(f"spacy_model {model!r} cannot be loaded (is it installed?): {exc}") from exc
+    _SELECTED[0] = model
 
 
 def get_analyzer(model: str | None = None) -> Analyzer:
-    """The process-wide analyzer for ``model`` (built on first use; building costs ~0.5 s)."""
-    got = _DEFAULT.get(model)
+    """The process-wide analyzer for ``model`` (default: the one chosen by :func:`use_model`).
+
+    Built on first use; building costs about 0.5 s.
+    """
+    key = model if model is not None else _SELECTED[0]
+    got = _DEFAULT.get(key)
     if got is None:
-        got = Analyzer(model)
-        _DEFAULT[model] = got
+        got = Analyzer(key)
+        _DEFAULT[key] = got
     return got
 
 

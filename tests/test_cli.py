@@ -173,3 +173,10 @@ def test_rules_validate_names_file_and_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rules", "validate", str(rules)])
     assert result.exit_code == 2
     assert re.search(r"neutral\.yaml:\d+: ", result.stderr)
+
+
+def test_a_missing_spacy_model_fails_at_start_up(cli_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWRITE_MONITOR_SPACY_MODEL", "xx_no_such_pipeline")
+    result = runner.invoke(app, ["--database-url", cli_db, "check"])
+    assert result.exit_code == 2
+    assert "spacy_model 'xx_no_such_pipeline' cannot be loaded" in result.stderr
