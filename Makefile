@@ -14,7 +14,7 @@ $(BIN)/rewrite-monitor: pyproject.toml
 
 demo: $(BIN)/rewrite-monitor
 	$(BIN)/rewrite-monitor --database-url $(DEMO_DB) db upgrade
-	$(BIN)/rewrite-monitor --database-url $(DEMO_DB) ingest examples/
+	$(BIN)/rewrite-monitor --database-url $(DEMO_DB) run examples/
 
 test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest

@@ -459,6 +459,315 @@ def evaluate_cmd(
             )
 
 
+# -- main job, queue, show, stats ---------------------------------------------------------------
+def _sources(paths: list[str] | None, settings: Settings) -> list[Any]:
+    import glob
+
+    from monitor.errors import IngestError
+    from monitor.ingest import discover
+
+    if paths:
+        return discover(paths)
+    if not settings.sources:
+        raise IngestError(
+            "no PATH given and no `sources` configured (REWRITE_MONITOR_SOURCES or config file)"
+        )
+    expanded: list[str] = []
+    for pattern in settings.sources:
+        matches = sorted(glob.glob(pattern, recursive=True))
+        expanded.extend(matches or [pattern])  # a pattern matching nothing is reported by discover
+    return discover(expanded)
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Logs to ingest; default: configured sources.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """The main job: ingest, check, admit the day's sample to the review queue, and report.
+
+    Safe to repeat: a second run on the same files adds no events, findings or queue items.
+
+    Example: rewrite-monitor run logs/*.jsonl
+    """
+    from monitor.db import session_factory
+    from monitor.jobs import run_job
+    from monitor.nlp import use_model
+    from monitor.rules import load_rules
+
+    state: State = ctx.obj
+    settings = state.settings
+    rules = load_rules(settings.rules_dir)
+    use_model(settings.spacy_model)
+    engine = _engine(state)
+    sources = _sources(paths, settings)
+    with (
+        Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:,.0f}"),
+            console=err,
+            disable=not err.is_terminal or as_json,
+            transient=True,
+        ) as progress,
+        session_factory(engine)() as session,
+    ):
+        ingest_task = progress.add_task("ingest bytes", total=None)
+        check_task = progress.add_task("check rewrites", total=None)
+        summary = run_job(
+            session=session,
+            settings=settings,
+            rules=rules,
+            sources=sources,
+            on_bytes=lambda n: progress.advance(ingest_task, n),
+            on_batch=lambda n: progress.advance(check_task, n),
+        )
+    result = summary.as_dict()
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        _print_run_summary(result)
+    if summary.ingest is not None and summary.ingest.source_errors:
+        raise typer.Exit(3)
+
+
+def _print_run_summary(r: dict[str, Any]) -> None:
+    ing = r["ingest"]
+    if ing:
+        rejected = ", ".join(f"{k} {v}" for k, v in ing["rejected"].items()) or "none"
+        out.print(
+            f"ingest: {ing['lines_read']} lines, {ing['stored']} new events, "
+            f"{ing['already_stored']} already stored, {ing['joined']} joined; rejected: {rejected}"
+        )
+    out.print(f"check: {r['checked']} rewrites checked in {r['check_seconds']} s")
+    rates = Table(
+        "finding kind",
+        "rewrites flagged",
+        "of checked",
+        "per 1,000",
+        "95% CI",
+        title=f"finding rates over all checked rewrites (severity {r['rates']['min_severity']} and above)",
+    )
+    for k in r["rates"]["kinds"]:
+        ci = k["ci95_per_1000"]
+        rates.add_row(
+            k["kind"],
+            str(k["rewrites_flagged"]),
+            str(k["rewrites_checked"]),
+            f"{k['per_1000']:.1f}",
+            f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "-",
+        )
+    out.print(rates)
+    below = [c for c in r["coverage"] if c["rewrites"] and c["ran"] < c["rewrites"]]
+    if not below:
+        out.print("coverage: every check ran on every rewrite")
+    for c in below:
+        why = f" (commonest skip reason: {c['top_skip_reason']})" if c["top_skip_reason"] else ""
+        out.print(
+            f"coverage: {c['check']} ran on {c['ran'] / c['rewrites']:.0%} of rewrites{why}", markup=False
+        )
+    q = r["queue"]
+    added = ", ".join(f"{s} {n}" for s, n in q["added"].items()) or "nothing"
+    out.print(
+        f"queue: added {added}; {q['capped']} passed over by the per-conversation cap; "
+        f"depth {q['depth']}, overdue {q['overdue']}"
+    )
+    if q["subsampled"]:
+        per_stratum: dict[str, int] = {}
+        for strata in q["subsampled"].values():
+            for s in strata:
+                per_stratum[s] = per_stratum.get(s, 0) + 1
+        days = ", ".join(f"{s} on {n} day{'s' * (n != 1)}" for s, n in per_stratum.items())
+        out.print(f"more candidates than the daily budget, sampled uniformly: {days} (details: --json)")
+    out.print(f"done in {r['seconds']} s")
+
+
+@app.command("queue")
+def queue_cmd(
+    ctx: typer.Context,
+    state: Annotated[
+        str | None, typer.Option("--state", help="pending, claimed, done, skipped or all.")
+    ] = "pending",
+    kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most N items.")] = 50,
+) -> None:
+    """The review queue in review order (severity, then age), with the flagged words.
+
+    Example: rewrite-monitor queue --state pending --kind added_content_word --limit 20
+    """
+    from datetime import UTC, datetime
+
+    from monitor.db import session_factory
+    from monitor.services.queue import list_queue
+
+    if state not in ("pending", "claimed", "done", "skipped", "all"):
+        raise typer.BadParameter("must be pending, claimed, done, skipped or all", param_hint="--state")
+    engine = _engine(ctx.obj)
+    now = datetime.now(UTC)
+    with session_factory(engine)() as session:
+        rows = list_queue(
+            session=session, now=now, state=None if state == "all" else state, kind=kind, limit=limit
+        )
+    table = Table("id", "request", "stratum", "kinds", "words", "state", "due", "π")
+    for r in rows:
+        due = r.due_at.strftime("%Y-%m-%d %H:%M") + (" OVERDUE" if r.overdue else "")
+        who = f"{r.state} ({r.claimed_by})" if r.claimed_by and r.state == "claimed" else r.state
+        table.add_row(
+            str(r.id),
+            r.request_id,
+            r.stratum,
+            ", ".join(r.kinds) or "-",
+            ", ".join(r.words[:6]) or "-",
+            who,
+            due,
+            f"{r.inclusion_prob:.3f}",
+        )
+    out.print(table)
+    err.print(f"{len(rows)} items")
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context, request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")]
+) -> None:
+    """The four artifacts of one request in review order: state, transcript and rewrite, retrieval,
+    answer; then the findings.
+
+    Example: rewrite-monitor show cast2020-81_2
+    """
+    from monitor.db import session_factory
+    from monitor.render import render_record
+    from monitor.services.checks import list_findings
+    from monitor.services.records import get_record_view
+
+    engine = _engine(ctx.obj)
+    with session_factory(engine)() as session:
+        view = get_record_view(session=session, request_id=request_id)
+        if view is None:
+            err.print(f"no request {request_id!r} in the store", style="red", markup=False)
+            raise typer.Exit(1)
+        found = list_findings(session=session, checks=_current_checks(), request_id=request_id)
+    for block in render_record(view, found):
+        out.print(block)
+
+
+@app.command("stats")
+def stats(
+    ctx: typer.Context,
+    by: Annotated[str | None, typer.Option("--by", help="prompt_version, model or day.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only rewrites from this date (YYYY-MM-DD).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Finding rates per group with 95% intervals; with verdicts, the checks' precision per kind and the
+    estimated share of bad rewrites in the whole traffic (weighted by inclusion probabilities).
+
+    Example: rewrite-monitor stats --by prompt_version --since 2024-03-01
+    """
+    from datetime import date, datetime, time
+
+    from monitor.db import session_factory
+    from monitor.sampling import SEVERITY_RANK
+    from monitor.services.stats import (
+        GROUPS,
+        finding_rates,
+        latest_verdicts,
+        precision_by_kind,
+        whole_traffic_estimates,
+    )
+
+    if by is not None and by not in GROUPS:
+        raise typer.BadParameter(f"must be one of {', '.join(GROUPS)}", param_hint="--by")
+    try:
+        since_day = date.fromisoformat(since) if since else None
+    except ValueError:
+        raise typer.BadParameter("must be a date like 2024-03-01", param_hint="--since") from None
+    settings = ctx.obj.settings
+    engine = _engine(ctx.obj)
+    with session_factory(engine)() as session:
+        rates = finding_rates(
+            session=session,
+            checks=_current_checks(),
+            min_rank=SEVERITY_RANK[settings.queue_min_severity],
+            by=by,
+            since=datetime.combine(since_day, time.min) if since_day else None,
+        )
+        pairs = latest_verdicts(session=session, since=since_day)
+        precision = precision_by_kind(pairs)
+        estimates = whole_traffic_estimates(pairs, session) if pairs else []
+    result = {
+        "by": by or "all",
+        "min_severity": settings.queue_min_severity,
+        "rates": [
+            {
+                "group": r.group,
+                "kind": r.kind,
+                "flagged": r.flagged,
+                "checked": r.checked,
+                "per_1000": r.per_1000,
+                "ci95_per_1000": r.ci_per_1000,
+            }
+            for r in rates
+        ],
+        "verdicts": len(pairs),
+        "precision": precision,
+        "estimates": [
+            {"name": e.name, "value": e.value, "ci95": e.ci, "coverage": e.coverage, "verdicts": e.verdicts}
+            for e in estimates
+        ],
+    }
+    if as_json:
+        out.print_json(json.dumps(result, default=str))
+        return
+    table = Table(
+        by or "group",
+        "finding kind",
+        "flagged",
+        "checked",
+        "per 1,000",
+        "95% CI",
+        title=f"finding rates (severity {settings.queue_min_severity} and above)",
+    )
+    for r in rates:
+        ci = r.ci_per_1000
+        table.add_row(
+            r.group,
+            r.kind,
+            str(r.flagged),
+            str(r.checked),
+            f"{r.per_1000:.1f}",
+            f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "-",
+        )
+    out.print(table)
+    if not pairs:
+        out.print("no verdicts yet: precision and whole-traffic estimates appear once items are reviewed")
+        return
+    prec = Table(
+        "finding kind", "verdicts", "confirmed", "precision", title="checks' precision from verdicts"
+    )
+    for kind, p in precision.items():
+        prec.add_row(kind, str(p["verdicts"]), str(p["confirmed"]), _pct(p["precision"], p["ci"]))
+    out.print(prec)
+    est = Table(
+        "estimate",
+        "share of traffic",
+        "95% CI",
+        "population covered",
+        "verdicts",
+        title="whole-traffic estimates (Horvitz–Thompson over the sampled strata)",
+    )
+    for e in estimates:
+        ci = f"{e.ci[0]:.1%}–{e.ci[1]:.1%}" if e.ci else "-"
+        est.add_row(
+            e.name, f"{e.value:.1%}" if e.value is not None else "-", ci, f"{e.coverage:.0%}", str(e.verdicts)
+        )
+    out.print(est)
+
+
 def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
     if value is None:
         return "-"

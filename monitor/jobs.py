@@ -53,6 +53,7 @@ class CheckSummary:
                     "ran": c.ran,
                     "skipped": c.skipped,
                     "rewrites": c.rewrites,
+                    "top_skip_reason": c.top_skip_reason,
                 }
                 for c in self.coverage
             ],
@@ -111,3 +112,115 @@ def check_job(
     summary.seconds = time.perf_counter() - started
     summary.coverage = coverage(session=session, checks=checks)
     return summary
+
+
+@dataclass
+class RunSummary:
+    """The main job's report: what was ingested, checked and queued, and the state of the queue."""
+
+    ingest: Any
+    check: CheckSummary
+    enqueue: Any
+    rates: list[Any]
+    depth: int
+    overdue: int
+    min_severity: str
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        check = self.check.as_dict()
+        return {
+            "seconds": round(self.seconds, 2),
+            "ingest": self.ingest.as_dict() if self.ingest is not None else None,
+            "checked": check["records_checked"],
+            "check_seconds": check["seconds"],
+            "findings_this_run": check["findings"],
+            "coverage": check["coverage"],
+            "rates": {
+                "min_severity": self.min_severity,
+                "kinds": [
+                    {
+                        "kind": r.kind,
+                        "rewrites_flagged": r.flagged,
+                        "rewrites_checked": r.checked,
+                        "per_1000": round(r.per_1000, 2) if r.per_1000 is not None else None,
+                        "ci95_per_1000": [round(x, 2) for x in r.ci_per_1000] if r.ci_per_1000 else None,
+                    }
+                    for r in self.rates
+                ],
+            },
+            "queue": {
+                "added": self.enqueue.added,
+                "capped": self.enqueue.capped,
+                "subsampled": self.enqueue.subsampled,
+                "days": [d.isoformat() for d in self.enqueue.days],
+                "depth": self.depth,
+                "overdue": self.overdue,
+            },
+        }
+
+
+def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) -> Any:
+    """Admit to the review queue the given days, plus every day checked since the last admission, and
+    commit (idempotent)."""
+    from monitor.checks import REGISTRY
+    from monitor.services.queue import days_to_admit, enqueue_days
+
+    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    days = set(days) | set(days_to_admit(session=session))
+    result = enqueue_days(session=session, days=sorted(days), checks=checks, settings=settings, now=now)
+    session.commit()
+    return result
+
+
+def run_job(
+    *,
+    session: Session,
+    settings: Any,
+    rules: Any,
+    sources: list[Any],
+    now: datetime | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+    on_source: Callable[[Any], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> RunSummary:
+    """The main job: ingest ``sources``, check what is unchecked, admit the days touched to the queue,
+    and report finding rates over the whole store with the queue's depth.
+
+    ``now`` defaults to the current time (it sets queue timestamps and what is overdue).
+    """
+    from monitor.checks import REGISTRY
+    from monitor.ingest import ingest_sources
+    from monitor.sampling import SEVERITY_RANK
+    from monitor.services.queue import queue_depth
+    from monitor.services.stats import finding_rates
+
+    now = now or datetime.now(UTC)
+    started = time.perf_counter()
+    ingest = None
+    if sources:
+        ingest = ingest_sources(
+            session,
+            sources,
+            source_name=settings.source_name,
+            batch_size=settings.batch_size,
+            max_line_bytes=settings.max_line_bytes,
+            sample_seed=settings.sample_seed,
+            on_bytes=on_bytes,
+            on_source=on_source,
+        )
+    check = check_job(session=session, rules=rules, check_rate=settings.check_rate, on_batch=on_batch)
+    enqueue = enqueue_job(session=session, settings=settings, days=check.days, now=now)
+    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])
+    depth, overdue = queue_depth(session=session, now=now)
+    return RunSummary(
+        ingest=ingest,
+        check=check,
+        enqueue=enqueue,
+        rates=rates,
+        depth=depth,
+        overdue=overdue,
+        min_severity=settings.queue_min_severity,
+        seconds=time.perf_counter() - started,
+    )

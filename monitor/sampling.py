@@ -65,14 +65,14 @@ class AdmissionPlan:
     """The outcome of :func:`admit` for one day.
 
     ``admitted`` are new queue items; ``eligible[s]`` / ``taken[s]`` count stratum ``s`` (existing
-    items included), so π = taken / eligible; ``capped`` counts records passed over for the
-    per-conversation cap; ``subsampled`` lists strata that did not fit the budget.
+    items included), so π = taken / eligible; ``capped[s]`` counts records of ``s`` passed over for
+    the per-conversation cap; ``subsampled`` lists strata that did not fit the budget.
     """
 
     admitted: list[Admission] = field(default_factory=list)
     eligible: Counter[str] = field(default_factory=Counter)
     taken: Counter[str] = field(default_factory=Counter)
-    capped: int = 0
+    capped: Counter[str] = field(default_factory=Counter)
     subsampled: list[str] = field(default_factory=list)
 
     def inclusion_prob(self, stratum: str) -> float:
@@ -139,7 +139,7 @@ def admit(
             if room <= 0:
                 break
             if per_conv[c.conv_id] >= per_conversation_cap:
-                plan.capped += 1
+                plan.capped[s] += 1
                 continue
             per_conv[c.conv_id] += 1
             plan.taken[s] += 1

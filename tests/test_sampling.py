@@ -69,7 +69,7 @@ def test_a_constructed_day_with_budget_cap_and_control() -> None:
     # high: 3 of conv A (cap) + 2 of B = 5 taken, 3 capped; medium: 13 of 30 (subsampled)
     assert +plan.taken == {"high": 5, "medium": 13, "control": 2}
     assert +plan.eligible == {"high": 8, "medium": 30, "control": 105}  # unary + drops zero counts
-    assert plan.capped == 3
+    assert plan.capped == {"high": 3}
     assert plan.subsampled == ["medium", "control"]  # high fitted the budget; it lost 3 to the cap only
     probs = {a.stratum: a.inclusion_prob for a in plan.admitted}
     assert probs == {"high": 5 / 8, "medium": 13 / 30, "control": 2 / 105}
@@ -82,7 +82,7 @@ def test_existing_items_keep_their_place_and_count_against_budget_and_cap() -> N
     # flagged room 5 - 2 control places - 2 existing = 1; cap leaves conv A one more item
     assert [a.stratum for a in plan.admitted] == ["high", "control"]
     assert +plan.taken == {"high": 3, "control": 1}
-    assert plan.capped == 0
+    assert +plan.capped == {}
 
 
 def test_stratum_follows_the_queue_threshold() -> None:

@@ -49,6 +49,7 @@ class Coverage:
     ran: int
     skipped: int
     rewrites: int
+    top_skip_reason: str | None = None
 
     @property
     def share_ran(self) -> float | None:
@@ -206,7 +207,8 @@ def list_findings(
 
 
 def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Coverage]:
-    """Per current check: rewrites it ran on, was skipped on, and the number of stored rewrites."""
+    """Per current check: rewrites it ran on, was skipped on (with the commonest reason), and the
+    number of stored rewrites."""
     rewrites = session.scalar(select(func.count()).where(Record.rewrite_event_id.is_not(None))) or 0
     counts = {
         (cid, ver, status): n
@@ -216,7 +218,22 @@ def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Cov
             .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status)
         )
     }
+    reasons: dict[tuple[str, int], str] = {}
+    for cid, ver, reason, _n in session.execute(
+        select(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason, func.count().label("n"))
+        .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks), CheckRun.status == "skipped")
+        .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason)
+        .order_by(func.count().desc())
+    ):
+        reasons.setdefault((cid, ver), reason)
     return [
-        Coverage(cid, ver, counts.get((cid, ver, "ran"), 0), counts.get((cid, ver, "skipped"), 0), rewrites)
+        Coverage(
+            cid,
+            ver,
+            counts.get((cid, ver, "ran"), 0),
+            counts.get((cid, ver, "skipped"), 0),
+            rewrites,
+            reasons.get((cid, ver)),
+        )
         for cid, ver in checks
     ]

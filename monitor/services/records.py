@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
@@ -112,3 +113,39 @@ def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[i
         peers = [peer for pid, peer in by_conv[conv_id] if pid != rec_id]
         out.append((rec_id, record_from_raw(rw_raw, ctx_of_record.get(rec_id), peers)))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class RecordView:
+    """Everything the review of one request reads, in artifact order (state, rewrite, retrieval, answer).
+
+    ``record`` is ``None`` when only a ctx_input was logged; ``hits`` and ``answer`` come from the
+    optional ``retrieve`` / ``answer`` events.
+    """
+
+    request_id: str
+    conv_id: str
+    record: RewriteRecord | None
+    context: ContextInput | None
+    hits: list[dict[str, Any]]
+    answer: dict[str, Any] | None
+
+
+def get_record_view(*, session: Session, request_id: str) -> RecordView | None:
+    """The stored artifacts of ``request_id`` (the rewrite's request id), or ``None`` if unknown."""
+    rec = session.scalars(select(Record).where(Record.request_id == request_id).order_by(Record.id)).first()
+    if rec is None:
+        return None
+    loaded = load_records(session=session, record_ids=[rec.id]) if rec.rewrite_event_id else []
+    record = loaded[0][1] if loaded else None
+    context = record.context if record is not None else None
+    if context is None and rec.ctx_event_id is not None:
+        context = context_from_raw(session.get_one(Event, rec.ctx_event_id).raw)
+    extras = {
+        e.kind: e.raw
+        for e in session.scalars(
+            select(Event).where(Event.kind.in_(("retrieve", "answer")), Event.request_id == request_id)
+        )
+    }
+    hits = sorted(extras.get("retrieve", {}).get("hits", []), key=lambda h: h.get("rank", 0))
+    return RecordView(request_id, rec.conv_id, record, context, hits, extras.get("answer"))

@@ -1,0 +1,143 @@
+"""Terminal rendering of one request's four artifacts in review order, with the checks' evidence.
+
+Order: chat state (what the rewriter received versus what the client showed), the transcript, the
+rewrite (added words highlighted by their character spans), retrieval, answer, then the findings.
+This is the one place that prints transcript text, because reading it is the point of ``show``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from monitor.record import transcript_digest
+from monitor.services.records import RecordView
+
+MESSAGE_CHARS = 600
+"""Longer messages are cut in the terminal view (the passages of some transcripts run to pages)."""
+
+
+def _state(view: RecordView) -> RenderableType:
+    ctx = view.context
+    if ctx is None:
+        return Panel("no ctx_input logged: the chat-state checks were skipped", title="1. chat state")
+    lines = Text()
+    seen, shown = ctx.n_messages, ctx.client_turn_count
+    lines.append(f"messages the rewriter received: {seen}")
+    if shown is None:
+        lines.append("   client-rendered turns: not logged\n")
+    elif shown > seen:
+        lines.append(f"   client showed {shown}: ", style="")
+        lines.append(f"the rewriter never saw {shown - seen} turns\n", style="bold red")
+    elif shown < seen:
+        lines.append(f"   client showed {shown}: ", style="")
+        lines.append(f"the rewriter saw {seen - shown} turns the user never saw\n", style="bold red")
+    else:
+        lines.append(f"   client showed {shown}\n")
+    lines.append(f"roles: user {ctx.roles.get('user', 0)}, assistant {ctx.roles.get('assistant', 0)}")
+    if ctx.roles.get("user", 0) and not ctx.roles.get("assistant", 0):
+        lines.append("  (no assistant turns)", style="yellow")
+    lines.append(f"\nmonotonic timestamps: {ctx.monotonic if ctx.monotonic is not None else 'not logged'}")
+    if ctx.digest is not None and ctx.messages is not None:
+        ok = transcript_digest(ctx.messages) == ctx.digest
+        lines.append(f"\ndigest {ctx.digest}: ")
+        lines.append(
+            "matches the messages" if ok else "DOES NOT match the messages", style="" if ok else "bold red"
+        )
+    return Panel(lines, title="1. chat state")
+
+
+def _transcript(view: RecordView, words: set[str]) -> RenderableType:
+    ctx = view.context
+    if ctx is None or ctx.messages is None:
+        return Panel("the message list was not logged", title="2. transcript")
+    table = Table.grid(padding=(0, 1))
+    for i, m in enumerate(ctx.messages):
+        body = (
+            m.content
+            if len(m.content) <= MESSAGE_CHARS
+            else m.content[:MESSAGE_CHARS] + f"… (+{len(m.content) - MESSAGE_CHARS} chars)"
+        )
+        text = Text(body)
+        for w in words:
+            text.highlight_words([w], style="bold magenta", case_sensitive=False)
+        table.add_row(Text(f"[{i}] {m.role}", style="cyan" if m.role == "user" else "green"), text)
+    return Panel(table, title=f"2. transcript ({len(ctx.messages)} messages, oldest first)")
+
+
+def _rewrite(view: RecordView, findings: Sequence[Any]) -> RenderableType:
+    rec = view.record
+    if rec is None:
+        return Panel("no rewrite logged for this request", title="3. rewrite")
+    query = Text(rec.query or "(empty query)")
+    for f in findings:
+        if f.kind != "added_content_word":
+            continue
+        style = {"high": "bold white on red", "medium": "black on yellow"}.get(f.severity, "underline")
+        for w in f.evidence.get("words", []):
+            if isinstance(w.get("start"), int) and isinstance(w.get("end"), int):
+                query.stylize(style, w["start"], w["end"])
+    body = Text()
+    body.append("latest: ", style="bold")
+    body.append(rec.latest + "\n")
+    body.append("query:  ", style="bold")
+    body.append(query)
+    if rec.resolved:
+        body.append(
+            "\nresolved: " + "; ".join(f"{r.surface} -> {r.antecedent} (turn {r.turn})" for r in rec.resolved)
+        )
+    if rec.dropped:
+        body.append("\ndropped: " + "; ".join(rec.dropped), style="yellow")
+    meta = ", ".join(x for x in (rec.model, rec.prompt_version) if x)
+    return Panel(body, title=f"3. rewrite ({meta})" if meta else "3. rewrite")
+
+
+def _retrieval(view: RecordView) -> RenderableType:
+    if not view.hits:
+        return Panel("not logged", title="4. retrieval")
+    table = Table("rank", "doc id", "score", "title")
+    for h in view.hits:
+        table.add_row(
+            str(h.get("rank")), str(h.get("doc_id")), str(h.get("score", "")), str(h.get("title") or "")
+        )
+    return Panel(table, title="4. retrieval")
+
+
+def _answer(view: RecordView) -> RenderableType:
+    if view.answer is None:
+        return Panel("not logged", title="5. answer")
+    cites = view.answer.get("citations") or []
+    return Panel(
+        Text(view.answer.get("text", "")) + Text(f"\ncitations: {cites}" if cites else ""), title="5. answer"
+    )
+
+
+def _findings(findings: Sequence[Any]) -> RenderableType:
+    if not findings:
+        return Panel("no findings", title="findings")
+    table = Table("severity", "kind", "words", "reason")
+    for f in findings:
+        table.add_row(f.severity, f.kind, ", ".join(f.words) or "-", f.reason)
+    return Panel(table, title="findings")
+
+
+def render_record(view: RecordView, findings: Sequence[Any]) -> list[RenderableType]:
+    """Rich renderables for ``show``: header, then the artifacts in review order, then the findings."""
+    words = {w for f in findings for w in f.words}
+    rec = view.record
+    header = Text(f"{view.request_id}  conversation {view.conv_id}", style="bold")
+    if rec is not None:
+        header.append(f"  turn {rec.turn}  {rec.ts.isoformat() if rec.ts else ''}", style="")
+    return [
+        header,
+        _state(view),
+        _transcript(view, words),
+        _rewrite(view, findings),
+        Group(_retrieval(view), _answer(view)),
+        _findings(findings),
+    ]

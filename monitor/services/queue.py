@@ -1,0 +1,464 @@
+"""The review queue: admission per day, claims with leases, verdicts, and listings.
+
+Claims are compare-and-set updates (``UPDATE ... WHERE id = :id AND <still claimable>``): on
+PostgreSQL a second concurrent claimer waits for the first to commit, re-reads the row, and matches
+nothing, so two reviewers can never hold the same item; on SQLite writes are serialised anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, tuple_, update
+from sqlalchemy.orm import Session
+
+from monitor.db import insert_ignore
+from monitor.errors import MonitorError
+from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
+from monitor.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
+
+ARTIFACTS = ("chat_state", "rewrite", "retrieval", "generation", "none")
+LABELS = (
+    "ok",
+    "fabricated_constraint",
+    "dropped_constraint",
+    "wrong_antecedent",
+    "unresolved_reference",
+    "over_carried",
+    "not_a_query",
+    "window_truncated",
+    "missing_assistant_turns",
+    "foreign_session",
+    "ranking",
+    "generation",
+    "false_alarm_synonym",
+)
+"""Verdict labels (issue 6's form). ``ok`` and ``false_alarm_synonym`` mean the rewrite was fine."""
+FINE_LABELS = ("ok", "false_alarm_synonym")
+
+
+class QueueError(MonitorError):
+    """A queue operation is not allowed (item claimed by someone else, unknown label, no such item)."""
+
+    exit_code = 6
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    """A queue item as plain data; ``overdue`` is computed against the ``now`` of the listing."""
+
+    id: int
+    request_id: str
+    conv_id: str
+    day: date
+    stratum: str
+    inclusion_prob: float
+    kinds: list[str]
+    words: list[str]
+    state: str
+    claimed_by: str | None
+    lease_expires_at: datetime | None
+    due_at: datetime
+    created_at: datetime
+    prompt_version: str | None
+    model: str | None
+    overdue: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueResult:
+    """What one admission added: items per stratum, records capped, strata subsampled, days seen."""
+
+    added: dict[str, int]
+    capped: int
+    subsampled: dict[str, list[str]]
+    days: list[date]
+
+
+def _naive(dt: datetime) -> datetime:
+    return dt.astimezone(UTC).replace(tzinfo=None) if dt.tzinfo else dt
+
+
+def _row(item: QueueItem, now: datetime) -> QueueRow:
+    return QueueRow(
+        id=item.id,
+        request_id=item.request_id,
+        conv_id=item.conv_id,
+        day=item.day,
+        stratum=item.stratum,
+        inclusion_prob=item.inclusion_prob,
+        kinds=list(item.kinds),
+        words=list(item.words),
+        state=item.state,
+        claimed_by=item.claimed_by,
+        lease_expires_at=item.lease_expires_at,
+        due_at=item.due_at,
+        created_at=item.created_at,
+        prompt_version=item.prompt_version,
+        model=item.model,
+        overdue=item.state in ("pending", "claimed") and item.due_at < _naive(now),
+    )
+
+
+def day_candidates(
+    *, session: Session, day: date, checks: Sequence[tuple[str, int]], min_severity: str
+) -> tuple[list[Candidate], dict[int, dict[str, Any]]]:
+    """The day's fully checked rewrites (UTC day of the rewrite's ``ts``) with their top severity.
+
+    Returns the candidates and, per record id, its meta for a queue item: request id, conversation,
+    model, prompt version, and the kinds and words of its findings at or above ``min_severity``.
+    """
+    start = datetime.combine(day, time.min)
+    end = start + timedelta(days=1)
+    current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
+    runs = select(CheckRun.record_id).where(current).group_by(CheckRun.record_id)
+    runs = runs.having(func.count() >= len(checks)).subquery()
+    rows = session.execute(
+        select(Record.id, Record.conv_id, Record.request_id, Record.model, Record.prompt_version)
+        .join(runs, runs.c.record_id == Record.id)
+        .where(Record.ts >= start, Record.ts < end, Record.rewrite_event_id.is_not(None))
+        .order_by(Record.id)
+    ).all()
+    meta: dict[int, dict[str, Any]] = {
+        r.id: {
+            "request_id": r.request_id,
+            "conv_id": r.conv_id,
+            "model": r.model,
+            "prompt_version": r.prompt_version,
+            "rank": None,
+            "kinds": [],
+            "words": [],
+        }
+        for r in rows
+    }
+    ids = list(meta)
+    for chunk_start in range(0, len(ids), 500):
+        chunk = ids[chunk_start : chunk_start + 500]
+        stmt = (
+            select(Finding.record_id, Finding.kind, Finding.severity_rank, Finding.words)
+            .where(Finding.record_id.in_(chunk), tuple_(Finding.check_id, Finding.check_version).in_(checks))
+            .order_by(Finding.record_id, Finding.severity_rank.desc(), Finding.id)
+        )
+        for rid, kind, rank, words in session.execute(stmt):
+            m = meta[rid]
+            m["rank"] = rank if m["rank"] is None else max(m["rank"], rank)
+            if rank >= SEVERITY_RANK[min_severity]:
+                if kind not in m["kinds"]:
+                    m["kinds"].append(kind)
+                m["words"].extend(w for w in words if w not in m["words"])
+    names = {v: k for k, v in SEVERITY_RANK.items()}
+    candidates = [
+        Candidate(rid, f"{m['conv_id']}/{m['request_id']}", m["conv_id"], names.get(m["rank"]))
+        for rid, m in meta.items()
+    ]
+    return candidates, meta
+
+
+def days_to_admit(*, session: Session) -> list[date]:
+    """UTC days of rewrites checked since the last admission (all checked days before the first one).
+
+    This is what makes admission catch up after a crash between checking and queueing, or after a
+    ``check`` run on its own.
+    """
+    last = session.scalar(select(func.max(QueueDay.updated_at)))
+    stmt = select(func.date(Record.ts)).distinct().join(CheckRun, CheckRun.record_id == Record.id)
+    if last is not None:
+        stmt = stmt.where(CheckRun.checked_at >= last)
+    out = []
+    for value in session.scalars(stmt.where(Record.ts.is_not(None))):
+        out.append(value if isinstance(value, date) else date.fromisoformat(str(value)))
+    return sorted(out)
+
+
+def enqueue_days(
+    *,
+    session: Session,
+    days: Sequence[date],
+    checks: Sequence[tuple[str, int]],
+    settings: Any,
+    now: datetime,
+) -> EnqueueResult:
+    """Admit each day's checked rewrites to the queue (see ``monitor.sampling.admit``); idempotent.
+
+    ``settings`` supplies ``sample_seed``, ``queue_budget``, ``queue_min_severity``, ``control_share``,
+    ``control_min``, ``per_conversation_cap``, ``check_rate`` and ``review_sla_hours``. The inclusion
+    probability of every item of a (day, stratum) is refreshed, since the day's population grows as
+    its rewrites arrive; it includes the check rate (π = check_rate × taken / eligible).
+    """
+    added: dict[str, int] = {}
+    capped = 0
+    subsampled: dict[str, list[str]] = {}
+    now_naive = _naive(now)
+    for day in sorted(set(days)):
+        candidates, meta = day_candidates(
+            session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
+        )
+        existing = session.execute(
+            select(QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum).where(QueueItem.day == day)
+        ).all()
+        plan = admit(
+            candidates,
+            seed=settings.sample_seed,
+            budget=settings.queue_budget,
+            min_severity=settings.queue_min_severity,
+            control_share=settings.control_share,
+            control_min=settings.control_min,
+            per_conversation_cap=settings.per_conversation_cap,
+            existing=[tuple(e) for e in existing],
+        )
+        due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
+        rows = []
+        for a in plan.admitted:
+            m = meta[a.record_id]
+            rows.append(
+                {
+                    "record_id": a.record_id,
+                    "request_id": m["request_id"],
+                    "conv_id": m["conv_id"],
+                    "day": day,
+                    "stratum": a.stratum,
+                    "priority": PRIORITY[a.stratum],
+                    "inclusion_prob": settings.check_rate * a.inclusion_prob,
+                    "kinds": m["kinds"] if a.stratum != "control" else [],
+                    "words": m["words"] if a.stratum != "control" else [],
+                    "model": m["model"],
+                    "prompt_version": m["prompt_version"],
+                    "state": "pending",
+                    "due_at": due,
+                    "created_at": now_naive,
+                }
+            )
+            added[a.stratum] = added.get(a.stratum, 0) + 1
+        if rows:
+            session.execute(insert_ignore(session, QueueItem, ["record_id"]), rows)
+        for stratum in set(plan.eligible) | set(plan.taken):
+            pi = settings.check_rate * plan.inclusion_prob(stratum)
+            session.execute(
+                update(QueueItem)
+                .where(QueueItem.day == day, QueueItem.stratum == stratum)
+                .values(inclusion_prob=pi)
+            )
+            values = {
+                "eligible": plan.eligible[stratum],
+                "taken": plan.taken[stratum],
+                "capped": plan.capped[stratum],
+                "subsampled": stratum in plan.subsampled,
+                # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
+                "updated_at": datetime.now(UTC).replace(tzinfo=None),
+            }
+            if session.get(QueueDay, (day, stratum)) is None:
+                session.add(QueueDay(day=day, stratum=stratum, **values))
+            else:
+                session.execute(
+                    update(QueueDay).where(QueueDay.day == day, QueueDay.stratum == stratum).values(**values)
+                )
+        capped += sum(plan.capped.values())
+        if plan.subsampled:
+            subsampled[day.isoformat()] = plan.subsampled
+        session.flush()
+    return EnqueueResult(added, capped, subsampled, sorted(set(days)))
+
+
+def _claimable(now: datetime) -> Any:
+    return or_(
+        QueueItem.state == "pending",
+        and_(QueueItem.state == "claimed", QueueItem.lease_expires_at < now),
+    )
+
+
+def _order() -> tuple[Any, ...]:
+    return (QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
+
+
+def claim_next(
+    *, session: Session, reviewer: str, now: datetime, lease: timedelta, kind: str | None = None
+) -> QueueRow | None:
+    """Claim the reviewer's next item (severity first, then age) and commit; ``None`` when none is left.
+
+    A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
+    """
+    now = _naive(now)
+    held = session.scalars(
+        select(QueueItem)
+        .where(
+            QueueItem.state == "claimed", QueueItem.claimed_by == reviewer, QueueItem.lease_expires_at >= now
+        )
+        .order_by(*_order())
+        .limit(1)
+    ).first()
+    if held is not None:
+        held.lease_expires_at = now + lease
+        session.commit()
+        return _row(held, now)
+    for _attempt in range(20):
+        # kinds is a JSON list: filtering it in Python keeps one query shape on SQLite and PostgreSQL.
+        stmt = select(QueueItem.id, QueueItem.kinds).where(_claimable(now)).order_by(*_order())
+        if kind is None:
+            stmt = stmt.limit(10)
+        ids = [i for i, kinds in session.execute(stmt) if kind is None or kind in kinds][:10]
+        if not ids:
+            return None
+        for item_id in ids:
+            if _try_claim(session, item_id, reviewer, now, lease):
+                return _row(session.get_one(QueueItem, item_id, populate_existing=True), now)
+    return None
+
+
+def _try_claim(session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> bool:
+    result = session.execute(
+        update(QueueItem)
+        .where(QueueItem.id == item_id, _claimable(now))
+        .values(state="claimed", claimed_by=reviewer, claimed_at=now, lease_expires_at=now + lease)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return result.rowcount == 1
+
+
+def claim(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> QueueRow:
+    """Claim one item by id (or renew one's own claim). Raises ``QueueError`` when someone else holds it."""
+    now = _naive(now)
+    item = session.get(QueueItem, item_id)
+    if item is None:
+        raise QueueError(f"no queue item {item_id}")
+    if (
+        item.state == "claimed"
+        and item.claimed_by == reviewer
+        and item.lease_expires_at
+        and item.lease_expires_at >= now
+    ):
+        item.lease_expires_at = now + lease
+        session.commit()
+        return _row(item, now)
+    if not _try_claim(session, item_id, reviewer, now, lease):
+        session.refresh(item)
+        raise QueueError(
+            f"queue item {item_id} is {item.state}"
+            + (f" by {item.claimed_by}" if item.state == "claimed" else "")
+        )
+    return _row(session.get_one(QueueItem, item_id, populate_existing=True), now)
+
+
+def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueItem:
+    item = session.get(QueueItem, item_id, populate_existing=True)
+    if item is None:
+        raise QueueError(f"no queue item {item_id}")
+    if item.state == "claimed" and item.claimed_by == reviewer:
+        if item.lease_expires_at is not None and item.lease_expires_at < now:
+            raise QueueError(
+                f"{reviewer}'s claim on queue item {item_id} expired at {item.lease_expires_at:%H:%M:%S}"
+            )
+        return item
+    who = f" by {item.claimed_by}" if item.state == "claimed" else ""
+    raise QueueError(f"queue item {item_id} is {item.state}{who}, not claimed by {reviewer}")
+
+
+def release(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
+    """Give a claimed item back to the queue. Raises ``QueueError`` unless ``reviewer`` holds it."""
+    item = _own(session, item_id, reviewer, _naive(now))
+    item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
+    session.commit()
+
+
+def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
+    """Mark a claimed item skipped (it leaves the queue without a verdict)."""
+    now = _naive(now)
+    item = _own(session, item_id, reviewer, now)
+    item.state, item.finished_at = "skipped", now
+    session.commit()
+
+
+def record_verdict(
+    *,
+    session: Session,
+    item_id: int,
+    reviewer: str,
+    label: str,
+    artifact: str,
+    now: datetime,
+    corrected_query: str | None = None,
+    must_include: Sequence[str] = (),
+    must_not_include: Sequence[str] = (),
+    note: str | None = None,
+    lease: timedelta = timedelta(minutes=10),
+) -> int:
+    """Record a verdict on a queue item and mark it done; returns the verdict id.
+
+    The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
+    ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
+    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise.
+    """
+    now = _naive(now)
+    if label not in LABELS:
+        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
+    if artifact not in ARTIFACTS:
+        raise QueueError(f"unknown artifact {artifact!r}; one of: {', '.join(ARTIFACTS)}")
+    if (label in FINE_LABELS) != (artifact == "none"):
+        raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
+    claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
+    item = _own(session, item_id, reviewer, now)
+    verdict = Verdict(
+        queue_item_id=item.id,
+        record_id=item.record_id,
+        request_id=item.request_id,
+        reviewer=reviewer,
+        artifact=artifact,
+        label=label,
+        corrected_query=corrected_query,
+        must_include=list(must_include),
+        must_not_include=list(must_not_include),
+        note=note,
+        created_at=now,
+    )
+    session.add(verdict)
+    item.state, item.finished_at = "done", now
+    session.commit()
+    return verdict.id
+
+
+def list_queue(
+    *,
+    session: Session,
+    now: datetime,
+    state: str | None = "pending",
+    kind: str | None = None,
+    limit: int | None = 50,
+) -> list[QueueRow]:
+    """Queue items in review order (severity, then age). ``state`` ``pending`` includes expired claims."""
+    now = _naive(now)
+    stmt = select(QueueItem).order_by(*_order())
+    if state == "pending":
+        stmt = stmt.where(_claimable(now))
+    elif state is not None:
+        stmt = stmt.where(QueueItem.state == state)
+    rows = [_row(i, now) for i in session.scalars(stmt) if kind is None or kind in i.kinds]
+    return rows[:limit] if limit is not None else rows
+
+
+def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
+    """``(open items, overdue open items)``; open means pending or claimed."""
+    now = _naive(now)
+    open_ = QueueItem.state.in_(("pending", "claimed"))
+    total = session.scalar(select(func.count()).where(open_)) or 0
+    overdue = session.scalar(select(func.count()).where(open_, QueueItem.due_at < now)) or 0
+    return int(total), int(overdue)
+
+
+__all__ = [
+    "ARTIFACTS",
+    "LABELS",
+    "EnqueueResult",
+    "QueueError",
+    "QueueRow",
+    "claim",
+    "claim_next",
+    "enqueue_days",
+    "list_queue",
+    "queue_depth",
+    "record_verdict",
+    "release",
+    "skip",
+]

@@ -1,0 +1,296 @@
+"""The review queue on a real store: admission with exact counts, claims and leases, verdicts,
+weighted estimates, and no double claim under two concurrent claimers on PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from monitor.checks import REGISTRY
+from monitor.config import Settings
+from monitor.db import make_engine, session_factory, upgrade
+from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record
+from monitor.services.queue import (
+    QueueError,
+    claim,
+    claim_next,
+    enqueue_days,
+    list_queue,
+    queue_depth,
+    record_verdict,
+    release,
+)
+from monitor.services.stats import latest_verdicts, precision_by_kind, whole_traffic_estimates
+from tests.conftest import PG_ADMIN_URL, REQUIRE_PG
+
+CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
+DAY = date(2024, 3, 4)
+NOW = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)
+LEASE = timedelta(minutes=10)
+RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+def checked_record(
+    session: Session,
+    conv: str,
+    req: str,
+    *,
+    severity: str | None,
+    kind: str = "added_content_word",
+    hour: int = 9,
+) -> int:
+    """A record fully checked at the current versions, with one finding of ``severity`` (or none)."""
+    rec = Record(
+        conv_id=conv,
+        request_id=req,
+        turn=2,
+        ts=datetime(2024, 3, 4, hour),
+        rewrite_event_id=_event(session, req),
+    )
+    session.add(rec)
+    session.flush()
+    run_ids = {}
+    for cid, ver in CHECKS:
+        run = CheckRun(
+            record_id=rec.id,
+            check_id=cid,
+            check_version=ver,
+            rules_hash="h",
+            status="ran",
+            skip_reason=None,
+            n_findings=0,
+            checked_at=datetime(2024, 3, 4, 10),
+        )
+        session.add(run)
+        session.flush()
+        run_ids[cid] = run.id
+    if severity is not None:
+        spec = next(s for s in REGISTRY.values() if kind in s.kinds)
+        session.add(
+            Finding(
+                check_run_id=run_ids[spec.id],
+                ordinal=0,
+                record_id=rec.id,
+                request_id=req,
+                kind=kind,
+                severity=severity,
+                severity_rank=RANK[severity],
+                reason="r",
+                words=[f"w-{req}"],
+                evidence={},
+                check_id=spec.id,
+                check_version=spec.version,
+                rules_hash="h",
+                created_at=datetime(2024, 3, 4, 10),
+            )
+        )
+    session.flush()
+    return rec.id
+
+
+def _event(session: Session, req: str) -> int:
+    from monitor.models import Event
+
+    ev = Event(
+        kind="rewrite",
+        event_key=uuid.uuid4().hex,
+        content_sha="x",
+        conv_id="c",
+        request_id=req,
+        turn=2,
+        ts=None,
+        source="t",
+        origin="t",
+        line_no=1,
+        raw={},
+        ingested_at=datetime(2024, 3, 4),
+    )
+    session.add(ev)
+    session.flush()
+    return ev.id
+
+
+def settings(**over: object) -> Settings:
+    return Settings(**over)  # type: ignore[arg-type]
+
+
+def constructed_day(session: Session) -> None:
+    # 4 high in conv A (cap 3), 6 medium in 6 conversations, 2 low, 10 clean
+    for i in range(4):
+        checked_record(session, "A", f"a{i}", severity="high")
+    for i in range(6):
+        checked_record(session, f"M{i}", f"m{i}", severity="medium")
+    for i in range(2):
+        checked_record(session, f"L{i}", f"l{i}", severity="low")
+    for i in range(10):
+        checked_record(session, f"C{i}", f"c{i}", severity=None)
+
+
+def test_admission_on_a_constructed_day(session: Session) -> None:
+    constructed_day(session)
+    result = enqueue_days(
+        session=session, days=[DAY], checks=CHECKS, settings=settings(queue_budget=8), now=NOW
+    )
+    # control places max(2, round(0.4)) = 2; flagged room 6: high 3 (cap took 1), medium 3 of 6
+    assert result.added == {"high": 3, "medium": 3, "control": 2}
+    assert result.capped == 1
+    days = {r.stratum: (r.eligible, r.taken, r.capped) for r in session.scalars(select(QueueDay))}
+    assert days == {"high": (4, 3, 1), "medium": (6, 3, 0), "control": (12, 2, 0), "low": (0, 0, 0)}
+    probs = dict(session.execute(select(QueueItem.stratum, QueueItem.inclusion_prob).distinct()).all())
+    assert probs == {"high": 3 / 4, "medium": 3 / 6, "control": 2 / 12}
+    # again: nothing new
+    again = enqueue_days(
+        session=session, days=[DAY], checks=CHECKS, settings=settings(queue_budget=8), now=NOW
+    )
+    assert again.added == {}
+    assert session.scalar(select(func.count()).select_from(QueueItem)) == 8
+    rows = list_queue(session=session, now=NOW, state="pending", limit=None)
+    assert [r.stratum for r in rows] == ["high"] * 3 + ["medium"] * 3 + ["control"] * 2
+    assert rows[0].due_at == datetime(2024, 3, 6, 0, 0) and not rows[0].overdue
+    assert queue_depth(session=session, now=datetime(2024, 3, 7, tzinfo=UTC)) == (8, 8)
+
+
+def test_claims_lease_release_and_verdict_rules(session: Session) -> None:
+    constructed_day(session)
+    enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=settings(queue_budget=8), now=NOW)
+    a = claim_next(session=session, reviewer="ann", now=NOW, lease=LEASE)
+    b = claim_next(session=session, reviewer="bob", now=NOW, lease=LEASE)
+    assert a is not None and b is not None and a.id != b.id
+    assert a.stratum == "high" and a.state == "claimed" and a.claimed_by == "ann"
+    # ann asking again gets her own item back, not a new one
+    assert claim_next(session=session, reviewer="ann", now=NOW + timedelta(minutes=1), lease=LEASE).id == a.id
+    with pytest.raises(QueueError, match="claimed by ann"):
+        claim(session=session, item_id=a.id, reviewer="bob", now=NOW + timedelta(minutes=2), lease=LEASE)
+    # after the lease (renewed at +1 min, so until +11 min) bob may take it, and ann's verdict is refused
+    later = NOW + timedelta(minutes=12)
+    assert claim(session=session, item_id=a.id, reviewer="bob", now=later, lease=LEASE).claimed_by == "bob"
+    with pytest.raises(QueueError, match="claimed by bob"):
+        record_verdict(session=session, item_id=a.id, reviewer="ann", label="ok", artifact="none", now=later)
+    with pytest.raises(QueueError, match="unknown label"):
+        record_verdict(session=session, item_id=a.id, reviewer="bob", label="meh", artifact="none", now=later)
+    with pytest.raises(QueueError, match="does not go with"):
+        record_verdict(
+            session=session, item_id=a.id, reviewer="bob", label="ok", artifact="rewrite", now=later
+        )
+    record_verdict(
+        session=session,
+        item_id=a.id,
+        reviewer="bob",
+        label="fabricated_constraint",
+        artifact="rewrite",
+        now=later,
+        must_not_include=["w-a0"],
+    )
+    # bob's own claim on b (taken at NOW) has expired too: he cannot release it, and cy may take it
+    with pytest.raises(QueueError, match="bob's claim on queue item .* expired at 12:10:00"):
+        release(session=session, item_id=b.id, reviewer="bob", now=later)
+    assert claim(session=session, item_id=b.id, reviewer="cy", now=later, lease=LEASE).claimed_by == "cy"
+    release(session=session, item_id=b.id, reviewer="cy", now=later)
+    assert [
+        r.state for r in list_queue(session=session, now=later, state=None, limit=None) if r.id == b.id
+    ] == ["pending"]
+    done = list_queue(session=session, now=later, state="done")
+    assert [(r.id, r.state) for r in done] == [(a.id, "done")]
+
+
+def test_weighted_estimate_matches_a_hand_computed_example(session: Session) -> None:
+    # One day. high: 4 eligible, all 4 admitted and reviewed, 3 bad. control: 20 eligible, 2 admitted,
+    # both reviewed as fine. Estimate = (4·3/4 + 20·0/2) / (4 + 20) = 3/24 = 0.125.
+    for i in range(4):
+        checked_record(session, f"H{i}", f"h{i}", severity="high")
+    for i in range(20):
+        checked_record(session, f"C{i}", f"c{i}", severity=None)
+    enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=settings(queue_budget=40), now=NOW)
+    items = list_queue(session=session, now=NOW, state="pending", limit=None)
+    assert (
+        sorted((r.stratum, r.inclusion_prob) for r in items) == [("control", 0.1)] * 2 + [("high", 1.0)] * 4
+    )
+    labels = iter(
+        [
+            ("fabricated_constraint", "rewrite"),
+            ("dropped_constraint", "rewrite"),
+            ("window_truncated", "chat_state"),
+            ("false_alarm_synonym", "none"),
+        ]
+    )
+    for r in items:
+        label, artifact = next(labels) if r.stratum == "high" else ("ok", "none")
+        record_verdict(session=session, item_id=r.id, reviewer="ann", label=label, artifact=artifact, now=NOW)
+    pairs = latest_verdicts(session=session)
+    est = {e.name: e for e in whole_traffic_estimates(pairs, session)}
+    assert est["bad_rewrite"].value == pytest.approx(3 / 24)
+    assert est["first_wrong:rewrite"].value == pytest.approx(2 / 24)
+    assert est["first_wrong:chat_state"].value == pytest.approx(1 / 24)
+    assert est["bad_rewrite"].coverage == 1.0
+    # high stratum fully reviewed (no finite-population variance); control p=0: the interval is a point
+    assert est["bad_rewrite"].ci == (pytest.approx(0.125), pytest.approx(0.125))
+    prec = precision_by_kind(pairs)
+    assert (prec["added_content_word"]["verdicts"], prec["added_content_word"]["confirmed"]) == (4, 3)
+
+
+@pytest.fixture
+def fresh_pg() -> str:
+    """A PostgreSQL database of its own (this test commits from several connections)."""
+    admin = create_engine(
+        make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
+    )
+    name = f"rm_claims_{uuid.uuid4().hex[:10]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        admin.dispose()
+        if REQUIRE_PG:
+            pytest.fail(f"PostgreSQL is required but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def test_two_concurrent_claimers_never_hold_the_same_item_on_postgresql(fresh_pg: str) -> None:
+    engine = make_engine(fresh_pg)
+    with session_factory(engine)() as s:
+        for i in range(30):
+            checked_record(s, f"K{i}", f"k{i}", severity="high" if i % 2 else "medium")
+        enqueue_days(
+            session=s,
+            days=[DAY],
+            checks=CHECKS,
+            settings=settings(queue_budget=40, per_conversation_cap=3),
+            now=NOW,
+        )
+        s.commit()
+        total = s.scalar(select(func.count()).select_from(QueueItem))
+    got: dict[str, list[int]] = {"ann": [], "bob": []}
+    start = threading.Barrier(2)
+
+    def reviewer(name: str) -> None:
+        with session_factory(engine)() as s:
+            start.wait()
+            while True:
+                # a distinct reviewer id per claim so "your own claim back" never short-circuits the race
+                row = claim_next(session=s, reviewer=f"{name}-{len(got[name])}", now=NOW, lease=LEASE)
+                if row is None:
+                    return
+                got[name].append(row.id)
+
+    threads = [threading.Thread(target=reviewer, args=(n,)) for n in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    engine.dispose()
+    claimed = got["ann"] + got["bob"]
+    assert len(claimed) == total == 30
+    assert len(set(claimed)) == len(claimed)  # no item claimed twice
+    assert got["ann"] and got["bob"]  # both really competed
