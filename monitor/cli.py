@@ -777,3 +777,7 @@ def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+# Commands of other areas register themselves on `app` (see monitor/commands/__init__.py).
+from monitor.commands import dashboard, review, worker  # noqa: E402, F401

@@ -70,6 +70,51 @@ class Settings(BaseSettings):
         default=24, gt=0, description="An item is due this long after its day ends."
     )
 
+    # worker (issue: scheduled worker, alerts, scale-out)
+    worker_interval_minutes: float = Field(default=5, gt=0, description="Minutes between worker cycles.")
+    daily_time: str = Field(default="06:00", pattern=r"^\d{2}:\d{2}$", description="Time of the daily job.")
+    timezone: str = Field(default="UTC", description="IANA zone of daily_time.")
+    retention_days: int = Field(default=30, ge=1, description="Transcripts older than this are deleted.")
+    log_json: bool = Field(default=False, description="Structured JSON logs.")
+    sentry_dsn: SecretStr | None = Field(
+        default=None, description="Sentry DSN; none: alerts go to log and table."
+    )
+    sentry_environment: str = Field(default="production", description="Sentry environment tag.")
+    alert_min_severity: Literal["low", "medium", "high"] = Field(
+        default="high", description="Findings at or above this count towards the fabrication rate."
+    )
+    alert_window_minutes: float = Field(default=60, gt=0, description="Alert window, in event time.")
+    alert_baseline_days: float = Field(default=7, gt=0, description="Trailing baseline before the window.")
+    alert_min_rewrites: int = Field(default=200, ge=1, description="Rewrites a window needs to alert.")
+    alert_min_flagged: int = Field(default=5, ge=1, description="Flagged rewrites a window needs to alert.")
+    alert_factor: float = Field(
+        default=1.0, ge=1, description="Alert when window lower bound > factor x baseline upper bound."
+    )
+    alert_ceiling: float | None = Field(
+        default=None, gt=0, le=1, description="Absolute rate that always alerts."
+    )
+    alert_cooldown_hours: float = Field(default=6, ge=0, description="No repeat alert per group within this.")
+    cron_monitor_slug: str = Field(default="rewrite-monitor-cycle", description="Sentry Crons monitor slug.")
+    # dashboard
+    reviewer_name: str | None = Field(
+        default=None, description="Reviewer identity when no login is configured."
+    )
+    dashboard_address: str = Field(default="127.0.0.1", description="Dashboard bind address.")
+    dashboard_port: int = Field(default=8501, ge=1, le=65535, description="Dashboard port.")
+    # replay
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "REWRITE_MONITOR_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "anthropic_api_key"
+        ),
+        description="API key for replay (ANTHROPIC_API_KEY).",
+    )
+    replay_model: str = Field(default="claude-sonnet-4-5", description="Model the replay rewriter calls.")
+    replay_max_tokens: int = Field(
+        default=512, ge=16, le=8192, description="max_tokens per replayed rewrite."
+    )
+    replay_timeout_seconds: float = Field(default=60, gt=0, description="Per-case timeout of a replay call.")
+
     @field_validator("database_url")
     @classmethod
     def _known_backend(cls, v: SecretStr) -> SecretStr:

@@ -8,6 +8,8 @@ Tables:
 - ``check_runs`` and ``findings``: which checks ran (or were skipped) on which record, and what they found.
 - ``queue_items``, ``queue_days`` and ``verdicts``: the review queue, its per-day sampling counts, and
   what reviewers decided.
+- ``leases``, ``source_cursors``, ``alerts``: the worker's locks, read positions and alerts.
+- ``alias_proposals``, ``regression_cases``: what verdicts produce for the rules and the eval set.
 - ``quarantine``: every rejected line with its origin, line number, reason and a truncated excerpt,
   unique on ``(origin, line_no, raw_sha)`` so re-ingesting a bad file adds no new rows.
 
@@ -254,3 +256,112 @@ class Verdict(Base):
     must_not_include: Mapped[list[str]] = mapped_column(Json)
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Lease(Base):
+    """A named, expiring lock held by one worker: ``leader`` for sampling and alerts, ``ingest:<path>``
+    for one source file. A holder renews before ``expires_at``; an expired lease may be taken over."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(1100), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(255))
+    acquired_at: Mapped[datetime] = mapped_column(DateTime)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class SourceCursor(Base):
+    """How far the worker has read one source file, committed with the events it covers.
+
+    ``file_id`` identifies the file (device:inode) to detect rotation; ``head_sha`` hashes its first
+    bytes to detect truncation or replacement; ``offset`` is the byte just after the last complete line
+    ``line_no``; ``completed`` marks a gzip file read in full.
+    """
+
+    __tablename__ = "source_cursors"
+
+    path: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    file_id: Mapped[str] = mapped_column(String(128))
+    head_sha: Mapped[str | None] = mapped_column(String(64))
+    offset: Mapped[int] = mapped_column(BigInteger)
+    line_no: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)
+    completed: Mapped[bool] = mapped_column(Boolean)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Alert(Base):
+    """An alert (or recovery) on the fabrication rate of one group (``overall`` or a prompt version).
+
+    Counts, rates and Wilson bounds of the window and the baseline are stored so the dashboard and the
+    cooldown logic need nothing else; ``context`` holds the full payload sent (no transcript text).
+    """
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    group_key: Mapped[str] = mapped_column(String(300), index=True)
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    window_start: Mapped[datetime] = mapped_column(DateTime)
+    window_end: Mapped[datetime] = mapped_column(DateTime)
+    window_rewrites: Mapped[int] = mapped_column(Integer)
+    window_flagged: Mapped[int] = mapped_column(Integer)
+    window_rate: Mapped[float] = mapped_column(Float)
+    baseline_rewrites: Mapped[int] = mapped_column(Integer)
+    baseline_flagged: Mapped[int] = mapped_column(Integer)
+    baseline_rate: Mapped[float | None] = mapped_column(Float)
+    delivered_to: Mapped[str] = mapped_column(String(16))
+    sentry_event_id: Mapped[str | None] = mapped_column(String(64))
+    context: Mapped[dict[str, Any]] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class AliasProposal(Base):
+    """A reviewer's proposed alias group (from a false alarm on a legitimate synonym).
+
+    Never applied automatically: ``rewrite-monitor rules proposals`` prints them as YAML for review.
+    """
+
+    __tablename__ = "alias_proposals"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    queue_item_id: Mapped[int | None] = mapped_column(ForeignKey("queue_items.id", ondelete="SET NULL"))
+    request_id: Mapped[str] = mapped_column(String(255))
+    proposer: Mapped[str] = mapped_column(String(255))
+    members: Mapped[list[str]] = mapped_column(Json)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class RegressionCase(Base):
+    """A labelled regression case built from a verdict: prefix (messages), follow-up (latest), gold label.
+
+    ``case_key`` (64 hex) = hash of (prefix digest, latest, label): the deduplication key. A re-review
+    adds ``version`` + 1 and stamps the older row's ``superseded_at``; nothing is overwritten.
+    """
+
+    __tablename__ = "regression_cases"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    case_key: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    superseded_at: Mapped[datetime | None] = mapped_column(DateTime)
+    verdict_id: Mapped[int] = mapped_column(ForeignKey("verdicts.id", ondelete="CASCADE"))
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    source_request_id: Mapped[str] = mapped_column(String(255))
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    latest: Mapped[str] = mapped_column(Text)
+    expected_query: Mapped[str | None] = mapped_column(Text)
+    must_include: Mapped[list[str]] = mapped_column(Json)
+    must_not_include: Mapped[list[str]] = mapped_column(Json)
+    label: Mapped[str] = mapped_column(String(32))
+    artifact: Mapped[str] = mapped_column(String(16))
+    reviewer: Mapped[str] = mapped_column(String(255))
+    verdict_at: Mapped[datetime] = mapped_column(DateTime)
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    model: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (UniqueConstraint("case_key", "version", name="uq_regression_cases_key_version"),)

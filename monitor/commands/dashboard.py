@@ -1,0 +1,1 @@
+"""CLI commands of the dashboard area (registered on monitor.cli.app)."""

@@ -1,0 +1,1 @@
+"""CLI commands of the review area (registered on monitor.cli.app)."""

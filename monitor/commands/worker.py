@@ -1,0 +1,1 @@
+"""CLI commands of the worker area (registered on monitor.cli.app)."""
