@@ -100,6 +100,8 @@ class QualifierKind(_Strict):
     """One qualifier kind. ``patterns`` are Python regexes; a named group ``value`` marks the value,
     otherwise the whole match is the value. ``values`` maps a canonical value to its other surface forms.
     ``persists: false`` marks values that constrain only the turn they are in (relative time: "today").
+    ``exclude`` lists lower-case words that disqualify a match holding any of them as a word (a month
+    or an event name caught by a capitalised-name pattern), so patterns stay readable.
     """
 
     kind: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
@@ -109,7 +111,16 @@ class QualifierKind(_Strict):
     applies_to: list[str] = []
     patterns: list[str] = Field(min_length=1)
     values: dict[str, list[str]] = {}
+    exclude: list[str] = []
     note: str | None = None
+
+    @field_validator("exclude")
+    @classmethod
+    def _lower_words(cls, v: list[str]) -> list[str]:
+        for w in v:
+            if w != w.lower() or not w or w != w.strip() or " " in w:
+                raise ValueError(f"exclude word {w!r} must be one lower-case word")
+        return v
 
     @field_validator("patterns")
     @classmethod
@@ -147,6 +158,7 @@ class CompiledKind:
     spec: QualifierKind
     regexes: tuple[re.Pattern[str], ...]
     canonical: dict[str, str]
+    exclude: frozenset[str] = frozenset()
 
     @property
     def kind(self) -> str:
@@ -191,7 +203,11 @@ def build_rules(
             canonical[cv] = cv
             for s in syns:
                 canonical[normalise_phrase(s)] = cv
-        kinds.append(CompiledKind(k, tuple(re.compile(p, flags) for p in k.patterns), canonical))
+        kinds.append(
+            CompiledKind(
+                k, tuple(re.compile(p, flags) for p in k.patterns), canonical, frozenset(k.exclude)
+            )
+        )
     payload = json.dumps(
         {
             "aliases": aliases.model_dump(),

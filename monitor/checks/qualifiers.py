@@ -4,11 +4,28 @@ A value of a constraining kind stated in a user turn (a user message or the late
 until a later user turn states another value of the same kind; kinds with ``persists: false`` (relative
 time) are live only in the turn that states them. Assistant turns never set a live value: the user
 did not say it. Selecting kinds never fire. Source of the rule: issue 3, section 2.
+
+A conflict means the query *replaces* the user's live value with another value of the kind (v2, the
+rules below; each keeps the issue's canonical cases 3 and 4 firing):
+
+- a user turn that mentions a value the query names states that value, even where no pattern cue
+  caught it ("How does Salt Lake City differ?" after "the climate in Utah"): the user moved on, so
+  that value is live and neither a conflict nor a drop;
+- a query that also keeps a live value is adding, not replacing ("How are keto and paleo different?",
+  a list copied from an answer): the added value is judged by ``added_content_word``, not here;
+- a value that contains the live value or is contained by it ("Southeast Africa" for "Africa")
+  narrows or widens it; it does not contradict it;
+- a value the user stated earlier and has since replaced is a stale value, a wrong antecedent
+  rather than a fabrication: severity low (the live value is missing from the query, so
+  ``dropped_qualifier`` already puts the item in the queue);
+- a value the user never stated (unsupported, or taken from an assistant turn as in canonical case 4)
+  contradicts the user's own latest statement of the kind: severity high.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.checks import register
@@ -16,7 +33,7 @@ from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
 from monitor.record import RewriteRecord
 from monitor.rules import CompiledKind, Rules, normalise_phrase
 
-VERSION = 1
+VERSION = 2
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -34,7 +51,8 @@ class QualifierMatch:
 
 def find_qualifiers(text: str, rules: Rules) -> list[QualifierMatch]:
     """Every qualifier value in ``text`` (all kinds), sorted by position; overlapping matches of one kind
-    keep the first. Spans are character offsets into ``text``."""
+    keep the first, and a match holding one of its kind's ``exclude`` words is dropped. Spans are
+    character offsets into ``text``."""
     out: list[QualifierMatch] = []
     for ck in rules.kinds:
         taken: list[tuple[int, int]] = []
@@ -45,6 +63,8 @@ def find_qualifiers(text: str, rules: Rules) -> list[QualifierMatch]:
                 else:
                     s, e = m.span()
                 if s == e or any(s < b and a < e for a, b in taken):
+                    continue
+                if ck.exclude and not ck.exclude.isdisjoint(_words(text[s:e]).split()):
                     continue
                 taken.append((s, e))
                 out.append(QualifierMatch(ck.kind, ck.canon(text[s:e]), text[s:e], s, e, ck.spec.constrains))
@@ -64,32 +84,65 @@ class LiveValue:
     end: int
 
 
-def live_values(record: RewriteRecord, rules: Rules) -> dict[str, list[LiveValue]]:
+def live_values(
+    record: RewriteRecord, rules: Rules, *, mentions: Sequence[QualifierMatch] = ()
+) -> dict[str, list[LiveValue]]:
     """Live constraining values by kind, from the user messages then ``latest`` (later user turns that
-    state a kind replace its values). Raises SkipCheck when no message list was logged."""
+    state a kind replace its values). ``mentions`` (the query's values) also count as stated in a user
+    turn that mentions them as words, cue or no cue. Raises SkipCheck when no message list was logged."""
+    live: dict[str, list[LiveValue]] = {}
+    for _, stated in _user_statements(record, rules, mentions):
+        live.update(stated)
+    return live
+
+
+def _user_statements(
+    record: RewriteRecord, rules: Rules, mentions: Sequence[QualifierMatch]
+) -> list[tuple[int | str, dict[str, list[LiveValue]]]]:
+    """Per user turn, in order (message index, then ``"latest"``): the constraining values it states.
+
+    A value is stated by a pattern match, or (for each of ``mentions``) by the turn holding one of the
+    value's spellings as words, case-insensitively: a user who typed "Salt Lake City" has said that
+    place even without the "in" that the pattern needs. Raises SkipCheck when no message list was logged.
+    """
     ctx = record.context
     if ctx is None:
         raise SkipCheck("no ctx_input logged for this request")
     if ctx.messages is None:
         raise SkipCheck("ctx_input has no message list (signals only)")
-    persists = {k.kind: k.spec.persists for k in rules.kinds}
-    live: dict[str, list[LiveValue]] = {}
+    kinds = {k.kind: k for k in rules.kinds}
     turns: list[tuple[int | str, str]] = [
         (i, m.content) for i, m in enumerate(ctx.messages) if m.role == "user"
     ]
     turns.append(("latest", record.latest))
+    out: list[tuple[int | str, dict[str, list[LiveValue]]]] = []
     for label, text in turns:
-        stated: dict[str, list[LiveValue]] = {}
-        for q in _user_qualifiers(text, rules):
-            if not q.constrains:
+        found = [q for q in _user_qualifiers(text, rules) if q.constrains]
+        for m in mentions:
+            if any(q.kind == m.kind and q.value == m.value for q in found):
                 continue
-            if label != "latest" and not persists[q.kind]:
+            span = _mention(text, kinds[m.kind].surfaces(m.value) + (normalise_phrase(m.text),))
+            if span is not None:
+                found.append(QualifierMatch(m.kind, m.value, text[span[0] : span[1]], *span, True))
+        stated: dict[str, list[LiveValue]] = {}
+        for q in sorted(found, key=lambda q: q.start):
+            if label != "latest" and not kinds[q.kind].spec.persists:
                 continue
             vals = stated.setdefault(q.kind, [])
             if all(v.value != q.value for v in vals):
                 vals.append(LiveValue(q.kind, q.value, q.text, label, q.start, q.end))
-        live.update(stated)
-    return live
+        out.append((label, stated))
+    return out
+
+
+def _mention(text: str, surfaces: Iterable[str]) -> tuple[int, int] | None:
+    """Span of the first of ``surfaces`` (normalised phrases) found in ``text`` as whole words."""
+    for s in surfaces:
+        rx = r"(?<!\w)" + r"[\s\-\u2013\u2014_]+".join(re.escape(w) for w in s.split()) + r"(?!\w)"
+        m = re.search(rx, text, re.IGNORECASE)
+        if m is not None:
+            return m.span()
+    return None
 
 
 def _user_qualifiers(text: str, rules: Rules) -> list[QualifierMatch]:
@@ -139,36 +192,73 @@ def _applies(kind: CompiledKind, texts: list[str]) -> str | None:
     return None
 
 
+def _nested(a: str, b: str) -> bool:
+    """Does one normalised value hold the other as a word sequence ("southeast africa" / "africa")?"""
+    return f" {a} " in f" {b} " or f" {b} " in f" {a} "
+
+
 @register("qualifiers", version=VERSION, kinds=("dropped_qualifier", "qualifier_conflict"))
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``dropped_qualifier``: a live constraining value (or a spelling/alias of it) is absent from the
     query and the kind applies to the question (severity high when ``record.dropped`` admits it, medium
-    when silent). ``qualifier_conflict`` (high): the query names another value of a kind that is live.
+    when silent). ``qualifier_conflict``: the query names another value of a live kind in place of the
+    live value; high when the user never stated it, low when it is a value the user has since replaced
+    (the module docstring gives each rule and why).
     """
-    live = live_values(record, rules)
+    query_quals = [q for q in find_qualifiers(record.query, rules) if q.constrains]
+    history = _user_statements(record, rules, query_quals)
+    live: dict[str, list[LiveValue]] = {}
+    ever: dict[tuple[str, str], LiveValue] = {}  # (kind, value) -> the user's last statement of it
+    for _, stated in history:
+        live.update(stated)
+        for vals in stated.values():
+            ever.update({(v.kind, v.value): v for v in vals})
     if not live:
         return []
     kinds = {k.kind: k for k in rules.kinds}
     query_norm = _words(record.query)
-    query_quals = [q for q in find_qualifiers(record.query, rules) if q.constrains]
     query_groups = _groups_of(record.query, rules)
+    received = record.context.messages if record.context is not None else None  # checked above
+    assistant_norm = _words(" \n ".join(m.content for m in received or () if m.role != "user"))
     admitted = [normalise_phrase(d) for d in record.dropped]
     out: list[Finding] = []
     for kind_name, values in live.items():
         ck = kinds[kind_name]
-        in_query = [q for q in query_quals if q.kind == kind_name]
-        live_set = {v.value for v in values}
-        for q in in_query:
-            if q.value in live_set:
-                continue
+        kept = {
+            v.value: _present(v.value, ck, query_norm, query_groups, _groups_of(v.text, rules))
+            for v in values
+        }
+        live_set = set(kept)
+        for q in (q for q in query_quals if q.kind == kind_name):
+            if q.value in live_set or any(kept.values()):
+                continue  # the query keeps the live value: an addition, not a replacement
+            if any(_nested(q.value, v) for v in live_set):
+                continue  # narrows or widens the live value
             lv = values[0]
+            earlier = ever.get((kind_name, q.value))
+            if earlier is not None:
+                severity, source = "low", "user_replaced"
+                why = (
+                    f"query reverts to {kind_name} '{q.value}' (stated by the user in "
+                    f"{_where(earlier.message_index)}), which the user replaced with '{lv.value}' "
+                    f"(stated in {_where(lv.message_index)})"
+                )
+            else:
+                in_assistant = any(_words(s) in assistant_norm for s in ck.surfaces(q.value))
+                severity, source = "high", "assistant" if in_assistant else "unsupported"
+                why = (
+                    f"query says {kind_name} '{q.value}' but the user's live {kind_name} is "
+                    f"'{lv.value}' (stated in {_where(lv.message_index)}); the user never said "
+                    f"'{q.value}'" + (" (only an assistant turn does)" if in_assistant else "")
+                )
             out.append(
                 Finding(
                     kind="qualifier_conflict",
-                    severity="high",
+                    severity=severity,
                     evidence={
                         "qualifier_kind": kind_name,
                         "query_value": q.value,
+                        "query_value_source": source,
                         "live_values": sorted(live_set),
                         "words": [{"text": q.text, "start": q.start, "end": q.end}],
                         "stated_at": [
@@ -176,8 +266,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
                             for v in values
                         ],
                     },
-                    reason=f"query says {kind_name} '{q.value}' but the user's live {kind_name} is "
-                    f"'{lv.value}' (stated in {_where(lv.message_index)})",
+                    reason=why,
                     check_id="qualifiers",
                     check_version=VERSION,
                 )
@@ -186,8 +275,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         if applies is None:
             continue
         for v in values:
-            v_groups = _groups_of(v.text, rules)
-            if _present(v.value, ck, query_norm, query_groups, v_groups):
+            if kept[v.value]:
                 continue
             admitted_it = any(v.value in d or normalise_phrase(v.text) in d for d in admitted)
             out.append(

@@ -77,41 +77,60 @@ def record_from_raw(
 def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[int, RewriteRecord]]:
     """The records with these ids that have a rewrite, as ``(record_id, RewriteRecord)`` by id.
 
-    Peers come from every record of the same conversations (one query for the whole batch).
+    ``peers`` are the conversation's requests at the same turn and at the nearest earlier turn: what
+    the cross-request checks compare with. Loading only those keeps the cost of a record independent of
+    how long its conversation is (every ctx_input carries the whole history, so loading all of them
+    would be quadratic in the conversation's length).
     """
     if not record_ids:
         return []
     ctx_ev = aliased(Event)
     rw_ev = aliased(Event)
     rows = session.execute(
-        select(Record.id, Record.conv_id, rw_ev.raw, ctx_ev.raw)
+        select(Record.id, Record.conv_id, Record.turn, rw_ev.raw, Record.ctx_event_id)
         .join(rw_ev, rw_ev.id == Record.rewrite_event_id)
         .outerjoin(ctx_ev, ctx_ev.id == Record.ctx_event_id)
         .where(Record.id.in_(record_ids))
         .order_by(Record.id)
     ).all()
-    conv_ids = {r[1] for r in rows}
-    peer_rows = session.execute(
-        select(Record.id, Record.conv_id, Record.request_id, Record.turn, Record.ts, Record.ctx_event_id)
-        .where(Record.conv_id.in_(conv_ids))
-        .order_by(Record.conv_id, Record.turn, Record.id)
-    ).all()
-    needed_ctx = {p.ctx_event_id for p in peer_rows if p.ctx_event_id is not None}
+    conv_ids = {r.conv_id for r in rows}
+    by_conv: dict[str, list[Any]] = defaultdict(list)
+    for start in range(0, len(conv_ids), 500):
+        chunk = list(conv_ids)[start : start + 500]
+        for p in session.execute(
+            select(
+                Record.id, Record.conv_id, Record.request_id, Record.turn, Record.ts, Record.ctx_event_id
+            ).where(Record.conv_id.in_(chunk))
+        ):
+            by_conv[p.conv_id].append(p)
+    peers_of: dict[int, list[Any]] = {}
+    needed_ctx = {r.ctx_event_id for r in rows if r.ctx_event_id is not None}
+    for r in rows:
+        others = [p for p in by_conv[r.conv_id] if p.id != r.id and p.turn <= r.turn]
+        earlier_turn = max((p.turn for p in others if p.turn < r.turn), default=None)
+        chosen = sorted((p for p in others if p.turn in (r.turn, earlier_turn)), key=lambda p: (p.turn, p.id))
+        peers_of[r.id] = chosen
+        needed_ctx.update(p.ctx_event_id for p in chosen if p.ctx_event_id is not None)
     contexts: dict[int, ContextInput] = {}
-    for chunk_start in range(0, len(needed_ctx), 500):
-        chunk = list(needed_ctx)[chunk_start : chunk_start + 500]
-        for eid, raw in session.execute(select(Event.id, Event.raw).where(Event.id.in_(chunk))):
+    needed = list(needed_ctx)
+    for start in range(0, len(needed), 500):
+        for eid, raw in session.execute(
+            select(Event.id, Event.raw).where(Event.id.in_(needed[start : start + 500]))
+        ):
             contexts[eid] = context_from_raw(raw)
-    by_conv: dict[str, list[tuple[int, Peer]]] = defaultdict(list)
-    for p in peer_rows:
-        ctx = contexts.get(p.ctx_event_id) if p.ctx_event_id is not None else None
-        ts = p.ts.replace(tzinfo=UTC) if p.ts is not None else None  # stored as naive UTC
-        by_conv[p.conv_id].append((p.id, Peer(p.request_id, p.turn, ts, ctx)))
-    ctx_of_record = {p.id: contexts.get(p.ctx_event_id) for p in peer_rows if p.ctx_event_id is not None}
     out = []
-    for rec_id, conv_id, rw_raw, _ctx_raw in rows:
-        peers = [peer for pid, peer in by_conv[conv_id] if pid != rec_id]
-        out.append((rec_id, record_from_raw(rw_raw, ctx_of_record.get(rec_id), peers)))
+    for r in rows:
+        peers = [
+            Peer(
+                p.request_id,
+                p.turn,
+                p.ts.replace(tzinfo=UTC) if p.ts is not None else None,  # stored as naive UTC
+                contexts.get(p.ctx_event_id) if p.ctx_event_id is not None else None,
+            )
+            for p in peers_of[r.id]
+        ]
+        ctx = contexts.get(r.ctx_event_id) if r.ctx_event_id is not None else None
+        out.append((r.id, record_from_raw(r.raw, ctx, peers)))
     return out
 
 

@@ -90,3 +90,90 @@ def test_relative_time_does_not_persist(rules):
     msgs = [("user", "What happened to the band later?"), ("assistant", "They split.")]
     rec = make_record(msgs, "Why?", "Why did the band split?")
     assert kinds(rec, rules) == []
+
+
+def places(text, rules):
+    return [(q.value, q.start, q.end) for q in find_qualifiers(text, rules) if q.kind == "place"]
+
+
+def test_place_needs_a_locative_cue_and_is_taken_whole(rules):
+    assert places("How was it received in the United States compared to the UK?", rules) == [
+        ("united states", 27, 40)
+    ]
+    assert places("What is the weather like near Salt Lake City?", rules) == [("salt lake city", 30, 44)]
+    assert places("Salt Lake City is big.", rules) == []
+
+
+def test_place_rejects_dates_possessors_events_titles_and_modifiers(rules):
+    for text in (
+        "He went there in February 1860.",
+        "What were the highlights in Weeb Ewbank's years?",
+        "They won in Super Bowl III.",
+        "What was his role in the Revolutionary War?",
+        "He served in Congress.",
+        "Who starred in Memoirs of a Geisha?",
+        "What happened in DeSean Jackson's season?",
+        "Is the image used in Biblical poetry?",
+    ):
+        assert places(text, rules) == [], text
+
+
+def test_alternate_country_name_is_the_same_place(rules):
+    msgs = [("user", "How was the album received in America?"), ("assistant", "Well.")]
+    rec = make_record(msgs, "And the single?", "How was the single received in the United States?")
+    assert kinds(rec, rules) == []
+
+
+def test_user_mention_without_cue_replaces_the_live_value(rules):
+    msgs = [
+        ("user", "What is the climate like in Utah?"),
+        ("user", "How does Salt Lake City differ?"),
+    ]
+    rec = make_record(msgs, "What did the games change?", "What did the games change in Salt Lake City?")
+    assert [
+        v.value for v in live_values(rec, rules, mentions=find_qualifiers(rec.query, rules))["place"]
+    ] == ["salt lake city"]
+    assert kinds(rec, rules) == []
+
+
+def test_query_keeping_the_live_value_adds_rather_than_conflicts(rules):
+    msgs = [("user", "What is the keto diet?"), ("user", "What is paleo?")]
+    rec = make_record(msgs, "How are they different?", "How are the keto diet and paleo diet different?")
+    assert kinds(rec, rules) == []
+
+
+def test_narrower_value_is_not_a_conflict(rules):
+    msgs = [("user", "What are the causes of stigma in Africa?"), ("assistant", "Tradition.")]
+    rec = make_record(msgs, "Which methods?", "Which traditional methods are used in Southeast Africa?")
+    assert kinds(rec, rules) == []
+
+
+def test_value_the_user_replaced_is_a_low_conflict(rules):
+    msgs = [
+        ("user", "What are the causes of stigma in Africa?"),
+        ("assistant", "Tradition."),
+        ("user", "Now, what about the causes in Asia?"),
+        ("assistant", "Family values."),
+    ]
+    rec = make_record(msgs, "What other factors?", "What other factors cause stigma in Africa?")
+    out = check(rec, rules)
+    assert [(f.kind, f.severity) for f in out] == [
+        ("qualifier_conflict", "low"),
+        ("dropped_qualifier", "medium"),
+    ]
+    assert out[0].evidence["query_value_source"] == "user_replaced"
+    assert out[0].evidence["live_values"] == ["asia"]
+
+
+def test_value_never_stated_by_the_user_is_a_high_conflict(rules):
+    rec = make_record(PLAN, "What is the rate limit?", "What is the rate limit on the free plan in staging?")
+    out = [f for f in check(rec, rules) if f.kind == "qualifier_conflict"]
+    assert [(f.severity, f.evidence["query_value"], f.evidence["query_value_source"]) for f in out] == [
+        ("high", "free", "unsupported")
+    ]
+
+
+def test_plant_based_is_a_spelling_of_vegan(rules):
+    msgs = [("user", "Which of the vegan milks is healthiest?"), ("assistant", "Soy.")]
+    rec = make_record(msgs, "And for baking?", "Which plant-based milk is best for baking?")
+    assert kinds(rec, rules) == []
