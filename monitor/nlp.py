@@ -153,12 +153,17 @@ class Analyzer:
             self._table = None
             self._nlp_full = nlp
         self.model = model or "blank:en+lookup"
+        from spacy.attrs import IDX, LENGTH, SPACY
+
         self._tokenizer = nlp.tokenizer
+        self._vocab = nlp.vocab
+        self._attrs = [IDX, LENGTH, SPACY]
         self._stop = frozenset(nlp.Defaults.stop_words)
         self._cache: OrderedDict[bytes, Analysis] = OrderedDict()
         self._cache_size = cache_size
         # A trained pipeline lemmatises in context, so its per-surface memo would be wrong: off there.
         self._lex_memo: dict[str, tuple[str, str, bool, bool, bool, bool, bool, bool]] = {}
+        self._contrib_memo: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -188,7 +193,10 @@ class Analyzer:
         return got
 
     def _lexeme_props(self, surface: str, t: Any) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
-        """Context-free properties of a token text (memoised per surface: vocabularies repeat)."""
+        """Context-free properties of a token text (memoised per surface: vocabularies repeat).
+
+        ``t`` is the spaCy ``Token`` (trained pipeline: its contextual lemma is used) or the ``Lexeme``.
+        """
         lower = surface.lower()
         if self._nlp_full is not None:
             key = t.lemma_.lower() or lower
@@ -210,69 +218,74 @@ class Analyzer:
             any(c.isdigit() for c in surface),
         )
 
+    def _contributions(self, tk: Tok) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """What one token adds to its text's ``vocab`` and ``stems``: a pure function of the token."""
+        words = [tk.key, tk.lower]
+        if not tk.lower.isalnum() and len(tk.lower) > 1:
+            # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
+            # parts are words the reader saw, so they support a query word too.
+            for part in _SPLIT_RE.split(tk.lower):
+                if part:
+                    words.append(part)
+                    words.append(self.lemma(part, part).lower() if self._nlp_full is None else part)
+        pairs: list[tuple[str, str]] = []
+        if tk.is_content:
+            for form in (tk.key, tk.lower):
+                if len(form) >= STEM_PREFIX and form.isalpha():
+                    pairs.append((form[:STEM_PREFIX], form))
+        return tuple(words), tuple(pairs)
+
     def _analyze(self, text: str) -> Analysis:
         norm = text.translate(_NORMALISE)
+        rows: list[tuple[str, int, bool, Any]]
         if self._nlp_full is not None:
-            doc = self._nlp_full(norm)
+            rows = [(t.text, t.idx, bool(t.whitespace_), t) for t in self._nlp_full(norm)]
         else:
-            doc = self._tokenizer(norm)
-        unit_of = _unit_index(norm, [(t.idx, t.idx + len(t.text)) for t in doc])
+            # Bulk attribute arrays instead of a Python Token object per token: the tokenizer keeps
+            # every token as an exact substring, so the text is a slice (halves the cost per text).
+            arr = self._tokenizer(norm).to_array(self._attrs)
+            rows = [(norm[i : i + n], i, bool(sp), None) for i, n, sp in arr.tolist()]
+        unit_of = _unit_index(norm, [(i, i + len(surface)) for surface, i, _ws, _t in rows])
         toks: list[Tok] = []
         units: list[Unit] = []
         prev_text = ""
         lex = self._lex_memo
-        for i, t in enumerate(doc):
-            surface = t.text
-            props = lex.get(surface) if self._nlp_full is None else None
+        vocab_of = self._vocab
+        for i, (surface, idx, ws, t) in enumerate(rows):
+            props = lex.get(surface) if t is None else None
             if props is None:
-                props = self._lexeme_props(surface, t)
-                if self._nlp_full is None and len(lex) < 500_000:
+                props = self._lexeme_props(surface, t if t is not None else vocab_of[surface])
+                if t is None and len(lex) < 500_000:
                     lex[surface] = props
             lower, key, is_space, is_punct, is_stop, has_alnum, is_content, has_digit = props
             sent_start = i == 0 or prev_text in _SENT_END or "\n" in prev_text
             mid_cap = (not sent_start) and surface[:1].isupper() and has_alnum and lower != "i"
+            end = idx + len(surface)
             u = unit_of[i]
             if u == len(units):
-                units.append(Unit(i, i, t.idx, t.idx + len(surface), surface))
+                units.append(Unit(i, i, idx, end, surface))
             else:
                 old = units[u]
-                units[u] = Unit(
-                    old.first, i, old.start, t.idx + len(surface), norm[old.start : t.idx + len(surface)]
-                )
+                units[u] = Unit(old.first, i, old.start, end, norm[old.start : end])
             toks.append(
-                Tok(
-                    surface,
-                    lower,
-                    key,
-                    t.idx,
-                    t.idx + len(surface),
-                    bool(t.whitespace_),
-                    is_stop,
-                    is_punct,
-                    is_content,
-                    has_digit,
-                    mid_cap,
-                    u,
-                )
+                Tok(surface, lower, key, idx, end, ws, is_stop, is_punct, is_content, has_digit, mid_cap, u)
             )
             if not is_space:
                 prev_text = surface
         vocab: set[str] = set()
         stems: dict[str, set[str]] = {}
-        for tk in toks:
-            vocab.add(tk.key)
-            vocab.add(tk.lower)
-            if not tk.lower.isalnum() and len(tk.lower) > 1:
-                # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
-                # parts are words the reader saw, so they support a query word too.
-                for part in _SPLIT_RE.split(tk.lower):
-                    if part:
-                        vocab.add(part)
-                        vocab.add(self.lemma(part, part).lower() if self._nlp_full is None else part)
-            if tk.is_content:
-                for form in (tk.key, tk.lower):
-                    if len(form) >= STEM_PREFIX and form.isalpha():
-                        stems.setdefault(form[:STEM_PREFIX], set()).add(form)
+        contrib_memo = self._contrib_memo
+        # Each distinct surface contributes the same strings wherever it occurs: once per text suffices.
+        for tk in {tk.text: tk for tk in toks}.values():
+            got = contrib_memo.get(tk.text) if self._nlp_full is None else None
+            if got is None:
+                got = self._contributions(tk)
+                if self._nlp_full is None and len(contrib_memo) < 500_000:
+                    contrib_memo[tk.text] = got
+            words, stem_pairs = got
+            vocab.update(words)
+            for prefix, form in stem_pairs:
+                stems.setdefault(prefix, set()).add(form)
         for un in units:
             if un.first != un.last:
                 vocab.add(un.text.lower())
