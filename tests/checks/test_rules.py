@@ -100,3 +100,19 @@ def test_duplicate_alias_member_across_groups(rules_copy: Path):
 
 def test_normalise_phrase():
     assert normalise_phrase("  Single-Tenant  Hosting ") == "single tenant hosting"
+
+
+def test_exclude_words_must_be_single_lower_case_words(rules_copy: Path):
+    (rules_copy / "qualifiers.yaml").write_text(
+        "version: 1\n"
+        "kinds:\n"
+        "  - kind: place\n"
+        "    constrains: true\n"
+        "    patterns:\n"
+        "      - '\\bin (?P<value>[A-Z]\\w+)'\n"
+        "    exclude: [january, Super Bowl]\n"
+    )
+    errors = validate_rules(rules_copy)
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{rules_copy}/qualifiers.yaml:7: kinds.0.exclude: ")
+    assert "exclude word 'Super Bowl' must be one lower-case word" in errors[0]
