@@ -76,7 +76,8 @@ class RewriteRecord:
     """One rewrite joined to its ``ctx_input`` (``context``; ``None`` when none was logged).
 
     ``peers`` holds the conversation's other requests at the same turn and at the nearest earlier
-    turn, ordered by turn (what the cross-request checks compare with), so those checks stay pure. ``extra`` keeps the rewrite event's unknown fields.
+    turn, ordered by turn (what the cross-request checks compare with), so those checks stay pure.
+    ``extra`` keeps the rewrite event's unknown fields.
     """
 
     conv_id: str
