@@ -25,7 +25,7 @@ from typing import Any
 
 from monitor.checks import register
 from monitor.checks.base import SEVERITY_RANK, Finding, alias_index, analyzer, transcript
-from monitor.checks.qualifiers import find_qualifiers
+from monitor.checks.qualifiers import qualifiers_in
 from monitor.checks.references import is_meta_text
 from monitor.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
 from monitor.record import RewriteRecord
@@ -256,7 +256,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if not q.tokens:
         return []
     supported, _ = _supported_tokens(q, tr, rules)
-    quals = find_qualifiers(q.text, rules)
+    quals = qualifiers_in(q.text, rules)
     meta = is_meta_text(record.query)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}

@@ -117,7 +117,7 @@ def _user_statements(
     turns.append(("latest", record.latest))
     out: list[tuple[int | str, dict[str, list[LiveValue]]]] = []
     for label, text in turns:
-        found = [q for q in _user_qualifiers(text, rules) if q.constrains]
+        found = [q for q in qualifiers_in(text, rules) if q.constrains]
         for m in mentions:
             if any(q.kind == m.kind and q.value == m.value for q in found):
                 continue
@@ -145,7 +145,9 @@ def _mention(text: str, surfaces: Iterable[str]) -> tuple[int, int] | None:
     return None
 
 
-def _user_qualifiers(text: str, rules: Rules) -> list[QualifierMatch]:
+def qualifiers_in(text: str, rules: Rules) -> list[QualifierMatch]:
+    """:func:`find_qualifiers`, memoised per ``Rules`` object: a query is read by two checks, and a
+    conversation's user turns by every later request of it."""
     memo = rules._memo.setdefault("qual_cache", {})
     got = memo.get(text)
     if got is None:
@@ -205,7 +207,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     live value; high when the user never stated it, low when it is a value the user has since replaced
     (the module docstring gives each rule and why).
     """
-    query_quals = [q for q in find_qualifiers(record.query, rules) if q.constrains]
+    query_quals = [q for q in qualifiers_in(record.query, rules) if q.constrains]
     history = _user_statements(record, rules, query_quals)
     live: dict[str, list[LiveValue]] = {}
     ever: dict[tuple[str, str], LiveValue] = {}  # (kind, value) -> the user's last statement of it
