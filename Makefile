@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint bench clean
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,9 @@ demo: $(BIN)/rewrite-monitor
 
 test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest
+
+bench: $(BIN)/rewrite-monitor
+	$(BIN)/python -m benchmarks.run
 
 lint: $(BIN)/rewrite-monitor
 	$(BIN)/ruff check monitor tests migrations benchmarks scripts
