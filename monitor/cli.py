@@ -39,7 +39,9 @@ app = typer.Typer(
     cls=_Group,
     help=(
         "Audit the query rewriter of a conversational RAG system.\n\n"
-        "Typical first run:  rewrite-monitor db upgrade && rewrite-monitor ingest logs/"
+        "First run:  rewrite-monitor db upgrade && rewrite-monitor run logs/\n\n"
+        "Every day:  rewrite-monitor run (or the worker), then review with rewrite-monitor queue / show / "
+        "review, or the dashboard. Every command has --help with an example."
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
