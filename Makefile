@@ -23,8 +23,8 @@ bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run
 
 lint: $(BIN)/rewrite-monitor
-	$(BIN)/ruff check monitor tests migrations benchmarks scripts
-	$(BIN)/ruff format --check monitor tests migrations benchmarks scripts
+	$(BIN)/ruff check monitor dashboard tests migrations benchmarks scripts
+	$(BIN)/ruff format --check monitor dashboard tests migrations benchmarks scripts
 
 clean:
 	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache

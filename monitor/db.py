@@ -47,13 +47,15 @@ def make_engine(url: str) -> Engine:
         raise StorageError(f"invalid database URL: {exc}") from exc
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
+    # hide_parameters: a database error must never echo bound values (queries, notes, transcripts)
+    # into logs or Sentry.
     if parsed.get_backend_name() == "sqlite":
-        engine = create_engine(parsed)
+        engine = create_engine(parsed, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_connect)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(parsed, pool_pre_ping=True)
+        return create_engine(parsed, pool_pre_ping=True, hide_parameters=True)
     raise StorageError(
         f"unsupported database backend {parsed.get_backend_name()!r}: use sqlite or postgresql"
     )

@@ -1,0 +1,241 @@
+"""The Item page's evidence as HTML fragments and plain values, in artifact order.
+
+Pure functions of a :class:`monitor.services.records.RecordView` and its findings (no Streamlit, no
+database), mirroring ``monitor.render`` (the terminal ``show``). Every piece of logged text is
+HTML-escaped before it is marked up: transcripts are untrusted input.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from monitor.record import ContextInput, transcript_digest
+
+ADDED_TITLE = "in no turn, in no alias group"
+"""Hover text of an added content word: why the check flagged it."""
+MISSING_SHOWN = 20
+"""At most this many missing-turn placeholders are drawn; a longer gap is summarised in one row."""
+
+CHAT_STATE_KINDS = (
+    "window_truncated",
+    "missing_assistant_turns",
+    "non_monotonic",
+    "digest_mismatch",
+    "roles_mismatch",
+    "session_mismatch",
+)
+
+STYLE = """<style>
+/* Drawn once per page (st.html); the fragments below only carry the classes. */
+.rm-msg {margin: 0 0 .4rem 0; padding: .3rem .6rem; border-left: 3px solid #9aa0a6;}
+.rm-user {border-color: #1a73e8;}
+.rm-assistant {border-color: #188038;}
+.rm-missing {border-color: #d93025; color: #d93025; font-style: italic;}
+.rm-role {font-weight: 600; margin-right: .4rem;}
+mark.rm-added {background: #f28b82; padding: 0 .15rem;}
+mark.rm-added-medium {background: #fdd663; padding: 0 .15rem;}
+mark.rm-word {background: #d7aefb; padding: 0 .15rem;}
+</style>"""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Characters ``start`` to ``end`` (Python slice) of one text, to mark with ``css`` and ``title``."""
+
+    start: int
+    end: int
+    css: str
+    title: str
+
+
+def mark(text: str, spans: Iterable[Span]) -> str:
+    """``text`` HTML-escaped, with each span wrapped in ``<mark class=... title=...>``.
+
+    Spans out of range are ignored; overlapping spans keep the first one that starts (by position).
+    """
+    out, pos = [], 0
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if s.start < pos or s.end > len(text) or s.start >= s.end:
+            continue
+        out.append(html.escape(text[pos : s.start]))
+        marked = html.escape(text[s.start : s.end])
+        out.append(f'<mark class="{s.css}" title="{html.escape(s.title)}">{marked}</mark>')
+        pos = s.end
+    out.append(html.escape(text[pos:]))
+    return "".join(out)
+
+
+def word_spans(text: str, words: Iterable[str], css: str = "rm-word", title: str = "") -> list[Span]:
+    """Spans of each of ``words`` where it occurs in ``text`` as a whole word, ignoring case."""
+    spans = []
+    for w in {w for w in words if w.strip()}:
+        for m in re.finditer(rf"(?<!\w){re.escape(w)}(?!\w)", text, flags=re.IGNORECASE):
+            spans.append(Span(m.start(), m.end(), css, title or f"a word the checks refer to: {w}"))
+    return spans
+
+
+# -- 1. chat state ---------------------------------------------------------------------------------
+def gap_message(ctx: ContextInput) -> str | None:
+    """The window gap in words, or ``None`` when the counts agree or the client count was not logged.
+
+    ``client_turn_count > n_messages``: "the rewriter never saw 7 turns" (the user saw more than the
+    rewriter); the reverse: "the rewriter saw 2 turns the user never saw".
+    """
+    shown, seen = ctx.client_turn_count, ctx.n_messages
+    if shown is None or shown == seen:
+        return None
+    if shown > seen:
+        gap = shown - seen
+        return f"the rewriter never saw {gap} turn{'s' if gap != 1 else ''}"
+    gap = seen - shown
+    return f"the rewriter saw {gap} turn{'s' if gap != 1 else ''} the user never saw"
+
+
+def digest_status(ctx: ContextInput) -> str:
+    """``matches``, ``DOES NOT match``, or why it cannot be checked (no digest or no message list)."""
+    if ctx.digest is None:
+        return "not logged"
+    if ctx.messages is None:
+        return f"{ctx.digest} (no message list to compare)"
+    ok = transcript_digest(ctx.messages) == ctx.digest
+    return f"{ctx.digest}: {'matches the messages' if ok else 'DOES NOT match the messages'}"
+
+
+def other_requests(findings: Sequence[Any]) -> list[str]:
+    """Request ids that session-mismatch findings point to (to link to), in order, without repeats."""
+    out: list[str] = []
+    for f in findings:
+        other = f.evidence.get("other_request_id") if f.kind == "session_mismatch" else None
+        if other and other not in out:
+            out.append(str(other))
+    return out
+
+
+# -- 2. transcript ---------------------------------------------------------------------------------
+def _message_spans(index: int, content: str, findings: Sequence[Any], words: set[str]) -> list[Span]:
+    spans = word_spans(content, words)
+    for f in findings:
+        stated = f.evidence.get("stated_at")
+        for loc in stated if isinstance(stated, list) else [stated] if isinstance(stated, dict) else []:
+            if loc.get("message_index") == index and isinstance(loc.get("start"), int):
+                spans.append(Span(loc["start"], loc["end"], "rm-word", f"{f.kind}: stated here"))
+    return spans
+
+
+def transcript_html(ctx: ContextInput | None, findings: Sequence[Any]) -> str:
+    """The messages the rewriter received, oldest first, role-labelled, with the words the findings
+    name highlighted; preceded by one row per turn the client showed but the rewriter never received.
+
+    The unseen turns are the oldest ones (a window keeps the latest), so they come first.
+    """
+    if ctx is None:
+        return "<p>no ctx_input logged: what the rewriter received is unknown</p>"
+    words = {w for f in findings for w in f.words}
+    rows: list[str] = []
+    unseen = max(0, (ctx.client_turn_count or 0) - ctx.n_messages)
+    for i in range(min(unseen, MISSING_SHOWN)):
+        rows.append(
+            f'<div class="rm-msg rm-missing">turn {i + 1}: missing (the client showed it, '
+            "the rewriter never received it)</div>"
+        )
+    if unseen > MISSING_SHOWN:
+        rows.append(f'<div class="rm-msg rm-missing">… {unseen - MISSING_SHOWN} more missing turns</div>')
+    if ctx.messages is None:
+        rows.append("<p>the message list was not logged (signals only)</p>")
+        return "\n".join(rows)
+    for i, m in enumerate(ctx.messages):
+        role = html.escape(m.role)
+        body = mark(m.content, _message_spans(i, m.content, findings, words))
+        rows.append(f'<div class="rm-msg rm-{role}"><span class="rm-role">[{i}] {role}</span>{body}</div>')
+    return "\n".join(rows)
+
+
+# -- 3. rewrite ------------------------------------------------------------------------------------
+def query_spans(findings: Sequence[Any]) -> list[Span]:
+    """Spans of the query to highlight: each added content word (hover: why it was flagged) and each
+    conflicting qualifier value."""
+    spans = []
+    for f in findings:
+        if f.kind not in ("added_content_word", "qualifier_conflict"):
+            continue
+        for w in f.evidence.get("words", []):
+            if not (isinstance(w.get("start"), int) and isinstance(w.get("end"), int)):
+                continue
+            if f.kind == "added_content_word":
+                css = "rm-added" if w.get("severity", f.severity) == "high" else "rm-added-medium"
+                title = ADDED_TITLE + (f" ({w['why']})" if w.get("why") else "")
+            else:
+                css, title = "rm-added", f"qualifier_conflict: {f.reason}"
+            spans.append(Span(w["start"], w["end"], css, title))
+    return spans
+
+
+def query_html(query: str, findings: Sequence[Any]) -> str:
+    """The logged query, escaped, with the added words marked."""
+    return f"<p>{mark(query, query_spans(findings))}</p>" if query else "<p>(empty query)</p>"
+
+
+def constraining_dropped(dropped: Sequence[str], findings: Sequence[Any]) -> list[tuple[str, bool]]:
+    """Each ``dropped`` entry with whether a live constraining qualifier was dropped with it (a
+    ``dropped_qualifier`` finding that the rewriter's own ``dropped`` lists)."""
+    values = [
+        str(v).casefold()
+        for f in findings
+        if f.kind == "dropped_qualifier"
+        for v in (f.evidence.get("value"), (f.evidence.get("stated_at") or {}).get("text"))
+        if v
+    ]
+    return [(d, any(v in d.casefold() for v in values)) for d in dropped]
+
+
+# -- verdict form prefills -------------------------------------------------------------------------
+def prefill_terms(findings: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """``(must_include, must_not_include)`` suggested by the findings, each in order without repeats.
+
+    Must include: live qualifiers the query dropped or contradicted, and intent words it lost. Must not
+    include: the added (fabricated) words and conflicting qualifier values.
+    """
+    include: list[str] = []
+    exclude: list[str] = []
+
+    def add(to: list[str], value: Any) -> None:
+        if isinstance(value, str) and value.strip() and value.casefold() not in {x.casefold() for x in to}:
+            to.append(value.strip())
+
+    for f in findings:
+        ev = f.evidence
+        if f.kind == "added_content_word":
+            for w in ev.get("words", []):
+                add(exclude, w.get("text"))
+        elif f.kind == "qualifier_conflict":
+            for w in ev.get("words", []):
+                add(exclude, w.get("text"))
+            for loc in ev.get("stated_at", []):
+                add(include, loc.get("text"))
+        elif f.kind == "dropped_qualifier":
+            add(include, (ev.get("stated_at") or {}).get("text") or ev.get("value"))
+        elif f.kind == "intent_dropped":
+            for w in ev.get("missing", []):
+                add(include, w if isinstance(w, str) else w.get("text"))
+    return include, exclude
+
+
+def split_terms(text: str) -> list[str]:
+    """Comma-separated terms from a form field: stripped, empty ones dropped, order kept."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def latest_html(latest: str, findings: Sequence[Any]) -> str:
+    """The latest user message, escaped, with the words the query lost (``intent_dropped``) marked."""
+    spans = [
+        Span(w["start"], w["end"], "rm-word", "intent_dropped: the query lacks this word")
+        for f in findings
+        if f.kind == "intent_dropped"
+        for w in f.evidence.get("missing", [])
+        if isinstance(w, dict) and w.get("message_index") == "latest" and isinstance(w.get("start"), int)
+    ]
+    return f"<p>{mark(latest, spans)}</p>"

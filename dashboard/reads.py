@@ -1,0 +1,221 @@
+"""Cached reads for the pages (``st.cache_data``): lists and statistics, never claims or verdicts.
+
+Each function takes the database URL as its first argument so two stores never share a cache entry,
+and returns plain data (dataclasses, DataFrames). Held in memory only (no ``persist``), so nothing
+read here reaches the disk. The ttl bounds how stale another reviewer's writes can look; this
+session's own writes clear the cache at once (``resources.reads_changed``). Claims are never cached:
+``claim_next`` always asks the database, which is what keeps two reviewers off the same item.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+from resources import engine
+
+from monitor.checks import REGISTRY
+from monitor.db import session_factory
+from monitor.sampling import SEVERITY_RANK
+from monitor.services.alerts import list_alerts
+from monitor.services.cases import CaseRow, list_cases
+from monitor.services.dashboard import (
+    FilterOptions,
+    QueueFilters,
+    QueuePage,
+    count_matching_cases,
+    filter_options,
+    list_open,
+    reviewer_throughput,
+)
+from monitor.services.queue import queue_depth
+from monitor.services.stats import finding_rates, latest_verdicts, precision_by_kind, whole_traffic_estimates
+
+QUEUE_TTL = 15
+"""Seconds a queue listing may lag other reviewers' claims (claiming itself never uses it)."""
+STATS_TTL = 300
+"""Seconds the Overview's rates and estimates may lag: they move by the day, not the second."""
+
+
+def current_checks() -> list[tuple[str, int]]:
+    """The registered ``(check_id, version)`` pairs: findings of older versions are not shown."""
+    return [(s.id, s.version) for s in REGISTRY.values()]
+
+
+def _session(url: str) -> Any:
+    return session_factory(engine(url))()
+
+
+@st.cache_data(ttl=QUEUE_TTL, show_spinner=False)
+def open_items(
+    url: str,
+    now: datetime,
+    min_severity: str,
+    kind: str | None,
+    stratum: str | None,
+    prompt_version: str | None,
+    model: str | None,
+    day_from: date | None,
+    day_to: date | None,
+    overdue_only: bool,
+    limit: int,
+    offset: int,
+) -> QueuePage:
+    """One page of open queue items with counts (``monitor.services.dashboard.list_open``).
+
+    ``now`` should be rounded (``bucket``) so reruns within the bucket hit the cache.
+    """
+    filters = QueueFilters(kind, stratum, prompt_version, model, day_from, day_to, overdue_only)
+    with _session(url) as session:
+        return list_open(
+            session=session,
+            now=now,
+            checks=current_checks(),
+            min_severity=min_severity,
+            filters=filters,
+            limit=limit,
+            offset=offset,
+        )
+
+
+@st.cache_data(ttl=STATS_TTL, show_spinner=False)
+def options(url: str) -> FilterOptions:
+    """The Queue page's filter choices."""
+    with _session(url) as session:
+        return filter_options(session=session)
+
+
+@st.cache_data(ttl=STATS_TTL, show_spinner=False)
+def overview(url: str, now: datetime, min_severity: str, since: date | None) -> dict[str, Any]:
+    """Everything the Overview page draws, as DataFrames and numbers.
+
+    Keys: ``by_day`` and ``by_prompt`` (columns group, kind, flagged, checked, per_1000, lo, hi: rates
+    per 1,000 checked rewrites with Wilson 95% bounds), ``depth``, ``overdue``, ``throughput`` (day,
+    reviewer, verdicts), ``precision`` (kind, verdicts, confirmed, precision, lo, hi), ``estimates``
+    (name, value, lo, hi, coverage, verdicts; shares in [0, 1]) and ``alerts``.
+    """
+    since_dt = datetime.combine(since, datetime.min.time()) if since else None
+    checks = current_checks()
+    with _session(url) as session:
+
+        def rates(by: str) -> pd.DataFrame:
+            rows = finding_rates(
+                session=session, checks=checks, min_rank=SEVERITY_RANK[min_severity], by=by, since=since_dt
+            )
+            return pd.DataFrame(
+                [
+                    {
+                        "group": r.group,
+                        "kind": r.kind,
+                        "flagged": r.flagged,
+                        "checked": r.checked,
+                        "per_1000": r.per_1000,
+                        "lo": r.ci_per_1000[0] if r.ci_per_1000 else None,
+                        "hi": r.ci_per_1000[1] if r.ci_per_1000 else None,
+                    }
+                    for r in rows
+                ],
+                columns=["group", "kind", "flagged", "checked", "per_1000", "lo", "hi"],
+            )
+
+        depth, overdue = queue_depth(session=session, now=now)
+        pairs = latest_verdicts(session=session, since=since)
+        precision = precision_by_kind(pairs)
+        estimates = whole_traffic_estimates(pairs, session)
+        throughput = reviewer_throughput(session=session, now=now, days=14)
+        alerts = list_alerts(session=session, since=since_dt, limit=50)
+        out = {
+            "by_day": rates("day"),
+            "by_prompt": rates("prompt_version"),
+            "depth": depth,
+            "overdue": overdue,
+            "throughput": pd.DataFrame(
+                [{"day": t.day, "reviewer": t.reviewer, "verdicts": t.verdicts} for t in throughput],
+                columns=["day", "reviewer", "verdicts"],
+            ),
+            "precision": pd.DataFrame(
+                [
+                    {
+                        "kind": kind,
+                        "verdicts": p["verdicts"],
+                        "confirmed": p["confirmed"],
+                        "precision": p["precision"],
+                        "lo": p["ci"][0] if p["ci"] else None,
+                        "hi": p["ci"][1] if p["ci"] else None,
+                    }
+                    for kind, p in precision.items()
+                ],
+                columns=["kind", "verdicts", "confirmed", "precision", "lo", "hi"],
+            ),
+            "estimates": pd.DataFrame(
+                [
+                    {
+                        "name": e.name,
+                        "value": e.value,
+                        "lo": e.ci[0] if e.ci else None,
+                        "hi": e.ci[1] if e.ci else None,
+                        "coverage": e.coverage,
+                        "verdicts": e.verdicts,
+                    }
+                    for e in estimates
+                ],
+                columns=["name", "value", "lo", "hi", "coverage", "verdicts"],
+            ),
+            "alerts": pd.DataFrame(
+                [
+                    {
+                        "raised": a.created_at,
+                        "group": a.group_key,
+                        "status": a.status,
+                        "window": f"{a.window_start:%Y-%m-%d %H:%M} to {a.window_end:%H:%M}",
+                        "flagged": a.window_flagged,
+                        "rewrites": a.window_rewrites,
+                        "rate": a.window_rate,
+                        "baseline": a.baseline_rate,
+                        "sent to": a.delivered_to,
+                    }
+                    for a in alerts
+                ],
+                columns=[
+                    "raised",
+                    "group",
+                    "status",
+                    "window",
+                    "flagged",
+                    "rewrites",
+                    "rate",
+                    "baseline",
+                    "sent to",
+                ],
+            ),
+        }
+    return out
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def cases(
+    url: str, label: str | None, since: date | None, include_superseded: bool, limit: int, offset: int
+) -> tuple[list[CaseRow], int]:
+    """One page of regression cases (newest verdict first) and how many match the filters."""
+    since_dt = datetime.combine(since, datetime.min.time()) if since else None
+    with _session(url) as session:
+        rows = list_cases(
+            session=session,
+            label=label,
+            since=since_dt,
+            include_superseded=include_superseded,
+            limit=limit,
+            offset=offset,
+        )
+        total = count_matching_cases(
+            session=session, label=label, since=since_dt, include_superseded=include_superseded
+        )
+    return rows, total
+
+
+def bucket(now: datetime, minutes: int = 1) -> datetime:
+    """``now`` cut to a multiple of ``minutes``: the cache key of reads that depend on the time
+    (overdue counts), so reruns within the bucket reuse the cached result."""
+    return now.replace(minute=now.minute - now.minute % minutes, second=0, microsecond=0)

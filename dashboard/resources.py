@@ -1,0 +1,132 @@
+"""What every page shares: the settings, the engine, a session, the reviewer's identity, the clock.
+
+Settings are built once per browser session from the same sources as the CLI (environment, the file
+in ``REWRITE_MONITOR_CONFIG``); ``rewrite-monitor dashboard`` passes the database URL that way. The
+engine is one per URL for the whole server (``st.cache_resource``), so sessions share its pool.
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import logging
+import os
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from monitor.config import Settings, load_settings
+from monitor.db import make_engine, require_current_schema, session_factory
+
+LOG = logging.getLogger("rewrite_monitor.dashboard")
+
+
+def settings() -> Settings:
+    """This browser session's settings (built on first use). Raises ``ConfigError`` when invalid."""
+    if "settings" not in st.session_state:
+        config = os.environ.get("REWRITE_MONITOR_CONFIG")
+        st.session_state["settings"] = load_settings(Path(config) if config else None)
+    return st.session_state["settings"]
+
+
+def database_url() -> str:
+    """The store's URL (a secret: it may hold a password; never shown or logged)."""
+    return settings().database_url.get_secret_value()
+
+
+@st.cache_resource(show_spinner=False)
+def engine(url: str) -> Engine:
+    """One engine per database URL for the server's life. Raises ``StorageError`` when the schema is
+    not at head (the page shows the message: run ``rewrite-monitor db upgrade``)."""
+    eng = make_engine(url)
+    require_current_schema(eng)
+    return eng
+
+
+@contextmanager
+def db() -> Iterator[Session]:
+    """A session on the store, closed on exit (services commit their own writes)."""
+    with session_factory(engine(database_url()))() as session:
+        yield session
+
+
+def now() -> datetime:
+    """The current time, timezone-aware UTC (claims, leases and overdue use it)."""
+    return datetime.now(UTC)
+
+
+def auth_configured() -> bool:
+    """True when Streamlit's OIDC login is configured (an ``[auth]`` section in secrets.toml).
+
+    Streamlit adds ``is_logged_in`` to ``st.user`` exactly when that section exists.
+    """
+    return "is_logged_in" in st.user
+
+
+def reviewer() -> str:
+    """The reviewer's name, which signs claims and verdicts.
+
+    With a login configured: the logged-in identity (email, else name, else subject); a visitor who
+    is not logged in gets a log-in button and the page stops there. Without one: ``reviewer_name``
+    from the settings, else the operating-system account running the server.
+    """
+    if auth_configured():
+        if not st.user.is_logged_in:
+            st.title("rewrite-monitor review")
+            st.button("Log in", on_click=st.login, type="primary")
+            st.stop()
+        return str(st.user.get("email") or st.user.get("name") or st.user.get("sub"))
+    return settings().reviewer_name or getpass.getuser()
+
+
+def flash(kind: str, message: str) -> None:
+    """Keep a message for the next page render (callbacks run before the page is drawn)."""
+    st.session_state["flash"] = (kind, message)
+
+
+def show_flash() -> None:
+    """Show, once, the message a callback left (``success``, ``error``, ``warning`` or ``info``)."""
+    kind, message = st.session_state.pop("flash", (None, None))
+    if kind is not None:
+        getattr(st, kind)(message)
+
+
+def reads_changed() -> None:
+    """Forget cached reads after this session wrote: the reviewer must see their own write at once.
+
+    Other reviewers' writes show up when the cache's ttl runs out (seconds; see ``reads``).
+    """
+    st.cache_data.clear()
+
+
+def log_failure(what: str, exc: BaseException) -> str:
+    """Log that ``what`` failed with the exception's type and innermost frame, never its message.
+
+    Streamlit's own handler would log the message, and messages can quote transcripts (a pydantic
+    error echoes its input; a database error its parameters). Returns the text to show the reviewer.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+    LOG.error("%s failed: %s at %s", what, type(exc).__name__, where)
+    return f"{what} failed ({type(exc).__name__}); the server log says where. Nothing was stored."
+
+
+def guarded(callback: Callable[..., None]) -> Callable[..., None]:
+    """Wrap an ``on_click`` callback so an unexpected error is logged without its message (see
+    :func:`log_failure`) and shown to the reviewer on the next render."""
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            callback(*args, **kwargs)
+        except Exception as exc:  # anything else is a bug: keep its text out of the log
+            flash("error", log_failure(callback.__name__.strip("_").replace("_", " ").capitalize(), exc))
+
+    return run

@@ -1,0 +1,321 @@
+"""Item page: one request's evidence in artifact order (chat state, transcript, rewrite, retrieval and
+answer, findings), then the verdict form. Writes (claim, verdict, skip, release, alias proposal) run
+in ``on_click`` callbacks through the queue service, which refuses a verdict on a claim someone else
+has taken over."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import artifacts
+import pandas as pd
+import reads
+import streamlit as st
+from resources import db, flash, guarded, now, reads_changed, settings, show_flash
+
+from monitor.services.checks import list_findings
+from monitor.services.dashboard import get_item, held_item, item_for_request, latest_verdict
+from monitor.services.proposals import ProposalError, clean_members, propose_alias
+from monitor.services.queue import (
+    ARTIFACTS,
+    FINE_LABELS,
+    LABELS,
+    QueueError,
+    claim,
+    claim_next,
+    record_verdict,
+    release,
+    skip,
+)
+from monitor.services.records import get_record_view
+
+ss = st.session_state
+
+
+# -- callbacks (every write of this page) -----------------------------------------------------------
+def _lease() -> timedelta:
+    return timedelta(minutes=settings().claim_lease_minutes)
+
+
+def _next_item() -> None:
+    """Claim the reviewer's next item, or return to the Queue page when none is left."""
+    with db() as session:
+        row = claim_next(session=session, reviewer=ss["reviewer"], now=now(), lease=_lease())
+    st.query_params.clear()
+    if row is None:
+        ss.pop("item_id", None)
+        ss["goto_queue"] = True
+    else:
+        ss["item_id"] = row.id
+
+
+@guarded
+def _claim(item_id: int) -> None:
+    try:
+        with db() as session:
+            claim(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now(), lease=_lease())
+    except QueueError as exc:
+        flash("error", f"Not claimed: {exc}.")
+        return
+    reads_changed()
+    ss["item_id"] = item_id
+
+
+@guarded
+def _submit(item_id: int, request_id: str) -> None:
+    label, artifact = ss.get(f"label_{item_id}"), ss.get(f"artifact_{item_id}")
+    if label is None:
+        flash("error", "Choose a label first.")
+        return
+    if artifact is None and label in FINE_LABELS:
+        artifact = "none"  # a fine rewrite has no wrong artifact: spare the reviewer a keystroke
+    if artifact is None:
+        flash("error", "Choose the first wrong artifact.")
+        return
+    members: list[str] = []
+    if label == "false_alarm_synonym" and ss.get(f"alias_{item_id}", "").strip():
+        members = clean_members(artifacts.split_terms(ss[f"alias_{item_id}"]))
+        if len(members) < 2:
+            flash("error", "An alias group needs at least two distinct members, separated by commas.")
+            return
+    try:
+        with db() as session:
+            verdict_id = record_verdict(
+                session=session,
+                item_id=item_id,
+                reviewer=ss["reviewer"],
+                label=label,
+                artifact=artifact,
+                now=now(),
+                corrected_query=ss.get(f"query_{item_id}", "").strip() or None,
+                must_include=artifacts.split_terms(ss.get(f"include_{item_id}", "")),
+                must_not_include=artifacts.split_terms(ss.get(f"exclude_{item_id}", "")),
+                note=ss.get(f"note_{item_id}", "").strip() or None,
+                lease=_lease(),
+            )
+            if members:
+                propose_alias(
+                    session=session,
+                    queue_item_id=item_id,
+                    proposer=ss["reviewer"],
+                    members=members,
+                    now=now(),
+                    note=f"false alarm on a synonym (verdict {verdict_id})",
+                )
+    except (QueueError, ProposalError) as exc:
+        flash("error", f"Verdict not stored: {exc}. Nothing was overwritten.")
+        reads_changed()
+        return
+    reads_changed()
+    alias = " and an alias proposal" if members else ""
+    flash("success", f"Stored verdict {label} ({artifact}){alias} for {request_id}.")
+    _next_item()
+
+
+@guarded
+def _skip(item_id: int) -> None:
+    try:
+        with db() as session:
+            skip(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
+    except QueueError as exc:
+        flash("error", f"Not skipped: {exc}.")
+        return
+    reads_changed()
+    flash("info", "Skipped.")
+    _next_item()
+
+
+@guarded
+def _release(item_id: int) -> None:
+    try:
+        with db() as session:
+            release(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
+    except QueueError as exc:
+        flash("error", f"Not released: {exc}.")
+        return
+    reads_changed()
+    flash("info", "Released: the item is back in the queue.")
+    ss.pop("item_id", None)
+    ss["goto_queue"] = True
+
+
+# -- the page ---------------------------------------------------------------------------------------
+if ss.pop("goto_queue", False):
+    st.switch_page("views/queue.py")
+show_flash()
+reviewer, at = ss["reviewer"], now()
+request = st.query_params.get("request")
+with db() as session:
+    if request:
+        item = item_for_request(session=session, request_id=request, now=at)
+    elif "item_id" in ss:
+        item = get_item(session=session, item_id=ss["item_id"], now=at)
+    else:
+        item = held_item(session=session, reviewer=reviewer, now=at)
+    request_id = request or (item.request_id if item else None)
+    if request_id is None:
+        st.info("No item open. Take the next one from the queue.")
+        st.page_link("views/queue.py", label="Go to the queue", icon=":material/inbox:")
+        st.stop()
+    view = get_record_view(session=session, request_id=request_id)
+    findings = list_findings(session=session, checks=reads.current_checks(), request_id=request_id)
+    verdict = latest_verdict(session=session, item_id=item.id) if item else None
+if view is None:
+    st.error(f"No request {request_id!r} in the store.")
+    st.stop()
+
+rec, ctx = view.record, view.context
+st.html(artifacts.STYLE)
+st.title(view.request_id)
+meta = [f"conversation {view.conv_id}"]
+if rec is not None:
+    meta += [
+        f"turn {rec.turn}",
+        f"{rec.ts:%Y-%m-%d %H:%M:%S} UTC" if rec.ts else "",
+        rec.model or "",
+        rec.prompt_version or "",
+    ]
+if item is not None:
+    meta += [f"queue item {item.id}", f"{item.stratum} stratum", f"π = {item.inclusion_prob:.3g}"]
+st.caption(" · ".join(m for m in meta if m))
+
+# 1. chat state
+st.subheader("1. Chat state")
+if ctx is None:
+    st.warning("No ctx_input logged: the chat-state checks were skipped.")
+else:
+    gap = artifacts.gap_message(ctx)
+    if gap:
+        st.error(gap, icon=":material/warning:")
+    with st.container(horizontal=True):
+        st.metric("Messages received", ctx.n_messages)
+        st.metric(
+            "Client showed", ctx.client_turn_count if ctx.client_turn_count is not None else "not logged"
+        )
+        st.metric("User turns", ctx.roles.get("user", 0))
+        st.metric("Assistant turns", ctx.roles.get("assistant", 0))
+        st.metric("Monotonic", {True: "yes", False: "no", None: "not logged"}[ctx.monotonic])
+    st.markdown(f"Digest: {artifacts.digest_status(ctx)}")
+    for f in findings:
+        if f.kind == "session_mismatch":
+            st.warning(f"session_mismatch: {f.reason}")
+    for other in artifacts.other_requests(findings):
+        st.page_link(
+            "views/item.py", label=f"Open the other request {other}", query_params={"request": other}
+        )
+
+# 2. transcript
+n_msgs = len(ctx.messages) if ctx is not None and ctx.messages is not None else 0
+st.subheader(f"2. Transcript ({n_msgs} messages received, oldest first)")
+st.html(artifacts.transcript_html(ctx, findings))
+
+# 3. rewrite
+st.subheader("3. Rewrite")
+if rec is None:
+    st.warning("No rewrite logged for this request.")
+else:
+    st.markdown("**Latest message**")
+    st.html(artifacts.latest_html(rec.latest, findings))
+    st.markdown("**Query**" + ("" if rec.rewritten else " (not rewritten: the latest message as is)"))
+    st.html(artifacts.query_html(rec.query, findings))
+    if rec.resolved:
+        st.markdown(
+            "**Resolved:** "
+            + "; ".join(
+                f"{r.surface} → {r.antecedent}" + (f" (turn {r.turn})" if r.turn is not None else "")
+                for r in rec.resolved
+            )
+        )
+    if rec.dropped:
+        st.markdown(
+            "**Dropped:** "
+            + "; ".join(
+                f"{d} :red-badge[constraining qualifier]" if flagged else d
+                for d, flagged in artifacts.constraining_dropped(rec.dropped, findings)
+            )
+        )
+
+# 4. retrieval and answer
+st.subheader("4. Retrieval and answer")
+if view.hits:
+    st.dataframe(
+        pd.DataFrame(
+            [{k: h.get(k) for k in ("rank", "doc_id", "score", "title")} for h in view.hits],
+            columns=["rank", "doc_id", "score", "title"],
+        ),
+        hide_index=True,
+    )
+else:
+    st.caption("Retrieval not logged.")
+if view.answer is not None:
+    st.markdown("**Answer**")
+    st.text(view.answer.get("text", ""))
+    if view.answer.get("citations"):
+        st.caption("citations: " + ", ".join(str(c) for c in view.answer["citations"]))
+else:
+    st.caption("Answer not logged.")
+
+# 5. findings
+st.subheader("Findings")
+if findings:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"severity": f.severity, "kind": f.kind, "words": ", ".join(f.words), "reason": f.reason}
+                for f in findings
+            ]
+        ),
+        hide_index=True,
+    )
+else:
+    st.caption("No findings (a control item, or the checks found nothing).")
+
+# verdict
+st.subheader("Verdict")
+mine = item is not None and item.state == "claimed" and item.claimed_by == reviewer
+if item is None:
+    st.info("This request is not in the review queue.")
+elif item.state == "done":
+    v = verdict
+    st.success(f"Reviewed by {v.reviewer}: {v.label} ({v.artifact})." if v else "Done.")
+elif item.state == "skipped":
+    st.info("Skipped by a reviewer.")
+elif (
+    not mine
+    and item.state == "claimed"
+    and item.lease_expires_at
+    and item.lease_expires_at >= at.replace(tzinfo=None)
+):
+    st.warning(f"Claimed by {item.claimed_by} until {item.lease_expires_at:%H:%M} UTC.")
+elif not mine:
+    st.button("Claim to review", type="primary", on_click=_claim, args=(item.id,))
+else:
+    if item.lease_expires_at and item.lease_expires_at < at.replace(tzinfo=None):
+        st.warning(
+            f"Your claim expired at {item.lease_expires_at:%H:%M} UTC; "
+            "submitting claims it again if nobody else has."
+        )
+    include, exclude = artifacts.prefill_terms(findings)
+    i = item.id
+    st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
+    label = st.radio("Label", LABELS, index=None, horizontal=True, key=f"label_{i}")
+    st.text_input("Corrected standalone query", value=rec.query if rec else "", key=f"query_{i}")
+    st.text_input("Must include (comma-separated)", value=", ".join(include), key=f"include_{i}")
+    st.text_input("Must not include (comma-separated)", value=", ".join(exclude), key=f"exclude_{i}")
+    st.text_area("Note", key=f"note_{i}", height=68)
+    if label == "false_alarm_synonym":
+        st.text_input(
+            "Propose alias (comma-separated members; stored for review, rules/ is never edited)",
+            value=", ".join(exclude),
+            key=f"alias_{i}",
+        )
+    with st.container(horizontal=True):
+        st.button(
+            "Submit and next",
+            type="primary",
+            shortcut="Ctrl+Enter",
+            on_click=_submit,
+            args=(i, view.request_id),
+        )
+        st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
+        st.button("Release", shortcut="Ctrl+Shift+L", on_click=_release, args=(i,))

@@ -1,0 +1,113 @@
+"""Overview page: finding rates per day and per prompt version with 95% interval bands, the queue's
+depth and overdue count, reviewer throughput, the checks' precision per kind from verdicts, the
+weighted estimate of bad rewrites in all traffic, and the alerts raised."""
+
+from __future__ import annotations
+
+import altair as alt
+import reads
+import streamlit as st
+from resources import database_url, now, settings
+
+st.title("Overview")
+s = settings()
+since = st.date_input("Since (UTC day; empty: all time)", value=None, key="ov_since")
+data = reads.overview(
+    database_url(), reads.bucket(now(), minutes=reads.STATS_TTL // 60), s.queue_min_severity, since
+)
+
+with st.container(horizontal=True):
+    st.metric("Open queue items", data["depth"])
+    st.metric("Overdue", data["overdue"])
+    st.metric("Verdicts, last 14 days", int(data["throughput"]["verdicts"].sum()))
+    bad = data["estimates"].iloc[0] if len(data["estimates"]) else None
+    if bad is not None and bad["value"] is not None and bad["value"] == bad["value"]:
+        st.metric(
+            "Bad rewrites in all traffic (weighted)",
+            f"{bad['value']:.1%}",
+            help=f"95% CI {bad['lo']:.1%}–{bad['hi']:.1%}; strata with verdicts cover "
+            f"{bad['coverage']:.0%} of the traffic ({int(bad['verdicts'])} verdicts)",
+        )
+    else:
+        st.metric("Bad rewrites in all traffic (weighted)", "no verdicts yet")
+
+kinds = sorted(set(data["by_day"]["kind"]))
+chosen = st.multiselect("Finding kinds", kinds, default=kinds[:4], key="ov_kinds")
+tooltip = [
+    "group",
+    "kind",
+    "flagged",
+    "checked",
+    alt.Tooltip("per_1000", format=".1f"),
+    alt.Tooltip("lo", format=".1f"),
+    alt.Tooltip("hi", format=".1f"),
+]
+
+st.subheader(f"Finding rate per 1,000 checked rewrites, per day ({s.queue_min_severity} and above)")
+by_day = data["by_day"][data["by_day"]["kind"].isin(chosen)]
+if by_day.empty:
+    st.caption("No findings yet.")
+else:
+    base = alt.Chart(by_day).encode(x=alt.X("group:T", title="day (UTC)"), color=alt.Color("kind:N"))
+    band = base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q", title="per 1,000 (95% band)"), y2="hi:Q")
+    line = base.mark_line(point=True).encode(y="per_1000:Q", tooltip=tooltip)
+    st.altair_chart(band + line)
+
+st.subheader("Finding rate per prompt version")
+by_prompt = data["by_prompt"][data["by_prompt"]["kind"].isin(chosen)]
+if by_prompt.empty:
+    st.caption("No findings yet.")
+else:
+    base = alt.Chart(by_prompt).encode(
+        x=alt.X("group:N", title="prompt version"), xOffset="kind:N", color=alt.Color("kind:N")
+    )
+    bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("lo:Q", title="per 1,000 (95% interval)"), y2="hi:Q")
+    points = base.mark_point(filled=True, size=60).encode(y="per_1000:Q", tooltip=tooltip)
+    st.altair_chart(bars + points)
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Reviewer throughput (verdicts per day)")
+    if data["throughput"].empty:
+        st.caption("No verdicts in the last 14 days.")
+    else:
+        st.altair_chart(
+            alt.Chart(data["throughput"])
+            .mark_bar()
+            .encode(
+                x=alt.X("day:T", title="day (UTC)"),
+                y="verdicts:Q",
+                color="reviewer:N",
+                tooltip=["day", "reviewer", "verdicts"],
+            )
+        )
+with right:
+    st.subheader("Checks' precision per kind (from verdicts)")
+    if data["precision"].empty:
+        st.caption("No verdicts yet.")
+    else:
+        st.dataframe(
+            data["precision"],
+            hide_index=True,
+            column_config={
+                "precision": st.column_config.NumberColumn(format="percent"),
+                "lo": st.column_config.NumberColumn("95% CI low", format="percent"),
+                "hi": st.column_config.NumberColumn("95% CI high", format="percent"),
+            },
+        )
+
+st.subheader("Whole-traffic estimates (Horvitz–Thompson over the sampled strata)")
+st.dataframe(
+    data["estimates"],
+    hide_index=True,
+    column_config={
+        c: st.column_config.NumberColumn(format="percent") for c in ("value", "lo", "hi", "coverage")
+    },
+)
+
+st.subheader("Alerts raised")
+if data["alerts"].empty:
+    st.caption("No alerts" + (f" since {since}" if since else "") + ".")
+else:
+    st.dataframe(data["alerts"], hide_index=True)
+st.caption(f"Figures are cached for up to {reads.STATS_TTL // 60} minutes.")

@@ -1,0 +1,155 @@
+"""Queue page: the reviewer's next item (claimed with the queue's lease), and the open items with
+filters and counts. Claiming happens only in the button's callback."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pandas as pd
+import reads
+import streamlit as st
+from resources import database_url, db, flash, guarded, now, reads_changed, settings, show_flash
+
+from monitor.services.dashboard import STRATA, held_item
+from monitor.services.queue import claim_next
+
+PAGE_SIZE = 50
+
+
+@guarded
+def _claim_next(kind: str | None) -> None:
+    s = settings()
+    with db() as session:
+        row = claim_next(
+            session=session,
+            reviewer=st.session_state["reviewer"],
+            now=now(),
+            lease=timedelta(minutes=s.claim_lease_minutes),
+            kind=kind,
+        )
+    reads_changed()
+    if row is None:
+        flash("info", "Nothing left to review" + (f" of kind {kind}" if kind else "") + ".")
+        return
+    st.session_state["item_id"] = row.id
+    st.session_state["goto_item"] = True
+
+
+def _page(delta: int) -> None:
+    st.session_state["queue_offset"] = max(0, st.session_state.get("queue_offset", 0) + delta)
+
+
+def _reset_offset() -> None:
+    st.session_state["queue_offset"] = 0
+
+
+st.title("Review queue")
+show_flash()
+url, s, reviewer = database_url(), settings(), st.session_state["reviewer"]
+opts = reads.options(url)
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    kind = st.selectbox(
+        "Finding kind", opts.kinds, index=None, placeholder="any", key="f_kind", on_change=_reset_offset
+    )
+    stratum = st.selectbox(
+        "Severity", STRATA, index=None, placeholder="any", key="f_stratum", on_change=_reset_offset
+    )
+    prompt_version = st.selectbox(
+        "Prompt version",
+        opts.prompt_versions,
+        index=None,
+        placeholder="any",
+        key="f_prompt",
+        on_change=_reset_offset,
+    )
+    model = st.selectbox(
+        "Model", opts.models, index=None, placeholder="any", key="f_model", on_change=_reset_offset
+    )
+    days = st.date_input(
+        "Day (UTC)",
+        value=(),
+        min_value=opts.first_day,
+        max_value=opts.last_day,
+        key="f_days",
+        on_change=_reset_offset,
+    )
+    overdue_only = st.checkbox("Overdue only", key="f_overdue", on_change=_reset_offset)
+
+with db() as session:
+    held = held_item(session=session, reviewer=reviewer, now=now())
+with st.container(border=True):
+    if held is not None:
+        st.markdown(
+            f"You hold **{held.request_id}** ({held.stratum}; {', '.join(held.kinds) or 'control'}) "
+            f"until {held.lease_expires_at:%H:%M} UTC."
+        )
+        if st.button("Continue reviewing", type="primary", shortcut="N"):
+            st.session_state["item_id"] = held.id
+            st.switch_page("views/item.py")
+    else:
+        st.markdown(
+            "**Review next** claims the most severe, oldest open item"
+            + (f" with a **{kind}** finding" if kind else "")
+            + f" for you for {s.claim_lease_minutes:g} minutes."
+        )
+        st.button("Review next", type="primary", shortcut="N", on_click=_claim_next, args=(kind,))
+if st.session_state.pop("goto_item", False):
+    st.switch_page("views/item.py")
+
+day_from, day_to = (tuple(days) + (None, None))[:2] if days else (None, None)
+offset = st.session_state.get("queue_offset", 0)
+page = reads.open_items(
+    url,
+    reads.bucket(now()),
+    s.queue_min_severity,
+    kind,
+    stratum,
+    prompt_version,
+    model,
+    day_from if isinstance(day_from, date) else None,
+    day_to if isinstance(day_to, date) else None,
+    overdue_only,
+    PAGE_SIZE,
+    offset,
+)
+
+with st.container(horizontal=True):
+    st.metric("Open items", page.total)
+    st.metric("Overdue", page.overdue)
+    for stratum_name in STRATA:
+        st.metric(stratum_name.capitalize(), page.by_stratum.get(stratum_name, 0))
+
+if not page.rows:
+    st.info("No open items match these filters.")
+else:
+    table = pd.DataFrame(
+        [
+            {
+                "request": f"item?request={r.request_id}",
+                "severity": r.stratum,
+                "kinds": ", ".join(r.kinds),
+                "flagged words": ", ".join(r.words),
+                "day": r.day,
+                "due (UTC)": r.due_at,
+                "overdue": r.overdue,
+                "claimed by": r.claimed_by if r.state == "claimed" else "",
+                "prompt version": r.prompt_version,
+                "model": r.model,
+            }
+            for r in page.rows
+        ]
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        column_config={
+            "request": st.column_config.LinkColumn("request", display_text=r"item\?request=(.*)"),
+            "due (UTC)": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+        },
+    )
+    first, last = offset + 1, offset + len(page.rows)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.button("Previous", disabled=offset == 0, on_click=_page, args=(-PAGE_SIZE,))
+        st.caption(f"items {first}–{last} of {page.total}")
+        st.button("Next", disabled=last >= page.total, on_click=_page, args=(PAGE_SIZE,))

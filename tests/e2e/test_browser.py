@@ -1,0 +1,185 @@
+"""End to end in a real browser: ``rewrite-monitor dashboard`` serves the seeded store, headless Chromium
+(Debian's ``chromium`` and ``chromium-driver``, installed by ``.ci/run``) opens the queue, takes the next
+item, submits a verdict with the keyboard shortcut, and the verdict is in the database.
+
+The Item page's screenshot is written to ``$REWRITE_MONITOR_TEST_ARTIFACTS/item-page.png`` (default:
+the test's temporary folder) so CI can keep it; ``docs/item-page.png`` is a copy of one such run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from monitor.db import make_engine, session_factory
+from monitor.models import QueueItem, Verdict
+from tests.test_dashboard import seed_store
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+REPO = Path(__file__).resolve().parents[2]
+
+try:
+    from selenium import webdriver
+except ImportError:
+    if os.environ.get("CI"):
+        pytest.fail("selenium is missing on CI (it is in the dev extra)", pytrace=False)
+    pytest.skip("selenium not installed (pip install -e '.[dev]')", allow_module_level=True)
+if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+    if os.environ.get("CI"):
+        pytest.fail("chromium and chromium-driver are missing on CI (.ci/run installs them)", pytrace=False)
+    pytest.skip("chromium / chromium-driver not installed", allow_module_level=True)
+
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+WAIT = 60  # seconds: the first page load imports pandas and altair in the server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``rewrite-monitor dashboard`` on a free port over a seeded store: yields (base URL, DB URL)."""
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    seed_store(db_url)
+    port = free_port()
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),  # no ~/.streamlit/secrets.toml of the machine: run without auth
+        "REWRITE_MONITOR_REVIEWER_NAME": "erin",
+    }
+    env.pop("REWRITE_MONITOR_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monitor", "--database-url", db_url, "dashboard", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
+                if resp.read() == b"ok":
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"dashboard did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
+        time.sleep(0.3)
+    try:
+        yield base, db_url
+    finally:
+        os.killpg(proc.pid, 15)  # the command and the streamlit server it started
+        proc.wait(timeout=20)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,2900",  # tall enough for the whole Item page in one picture
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(str(CHROMEDRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _button(label: str) -> tuple[str, str]:
+    return By.XPATH, f"//button[.//p[normalize-space()='{label}']]"
+
+
+def _radio_option(group: str, option: str) -> tuple[str, str]:
+    return (
+        By.XPATH,
+        f"//div[@data-testid='stRadio'][.//p[normalize-space()='{group}']]"
+        f"//label[.//p[normalize-space()='{option}']]",
+    )
+
+
+def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
+    server: tuple[str, str], browser: object, tmp_path: Path
+) -> None:
+    base, db_url = server
+    wait = WebDriverWait(browser, WAIT)
+    browser.get(base)
+    wait.until(ec.element_to_be_clickable(_button("Review next"))).click()
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "c1_2"))
+    added = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "mark.rm-added")))
+    assert (added.text, added.get_attribute("title")) == (
+        "enterprise",
+        "in no turn, in no alias group (plan_tier value)",
+    )
+    assert "the rewriter never saw 7 turns" in browser.find_element(By.TAG_NAME, "body").text
+    wait.until(ec.element_to_be_clickable(_radio_option("First wrong artifact", "rewrite"))).click()
+    wait.until(ec.element_to_be_clickable(_radio_option("Label", "fabricated_constraint"))).click()
+    note = browser.find_element(By.XPATH, "//textarea[@aria-label='Note']")
+    note.send_keys("the user never named a plan")
+    note.send_keys(Keys.TAB)  # leaving the field commits its value to the server
+    time.sleep(1)  # let the widget's rerun finish before the screenshot and the shortcut
+    # Streamlit scrolls inside its own containers: bring each back to the top for the picture
+    browser.execute_script("for (const el of document.querySelectorAll('*')) { el.scrollTop = 0; }")
+    shot = Path(os.environ.get("REWRITE_MONITOR_TEST_ARTIFACTS", tmp_path)) / "item-page.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(shot))
+    # Ctrl+Enter is the documented shortcut of "Submit and next"
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.CONTROL, Keys.ENTER)
+    stored = "Stored verdict fabricated_constraint (rewrite) for c1_2."
+    wait.until(
+        ec.presence_of_element_located(
+            (By.XPATH, f"//*[@data-testid='stAlert'][contains(normalize-space(), '{stored}')]")
+        )
+    )
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "c3_2"))
+    engine = make_engine(db_url)
+    try:
+        with session_factory(engine)() as session:
+            v = session.scalars(select(Verdict)).one()
+            assert (v.request_id, v.reviewer, v.artifact, v.label, v.note) == (
+                "c1_2",
+                "erin",
+                "rewrite",
+                "fabricated_constraint",
+                "the user never named a plan",
+            )
+            assert v.corrected_query == "What is the uptime SLA for the Dublin region on the enterprise plan?"
+            assert (v.must_include, v.must_not_include) == ([], ["enterprise", "plan"])
+            states = {i.request_id: (i.state, i.claimed_by) for i in session.scalars(select(QueueItem))}
+    finally:
+        engine.dispose()
+    # the next item was claimed for erin straight away
+    assert states == {"c1_2": ("done", "erin"), "c3_2": ("claimed", "erin"), "c2_2": ("pending", None)}
+    if os.environ.get("REWRITE_MONITOR_UPDATE_DOCS") == "1":
+        shutil.copy(shot, REPO / "docs" / "item-page.png")
