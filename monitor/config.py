@@ -109,11 +109,17 @@ class Settings(BaseSettings):
         ),
         description="API key for replay (ANTHROPIC_API_KEY).",
     )
-    replay_model: str = Field(default="claude-sonnet-4-5", description="Model the replay rewriter calls.")
+    replay_model: str = Field(default="claude-sonnet-5", description="Model the replay rewriter calls.")
     replay_max_tokens: int = Field(
         default=512, ge=16, le=8192, description="max_tokens per replayed rewrite."
     )
     replay_timeout_seconds: float = Field(default=60, gt=0, description="Per-case timeout of a replay call.")
+    replay_max_retries: int = Field(
+        default=4, ge=0, le=10, description="Retries (with backoff) of a replay call on 429/529/5xx."
+    )
+    replay_prices_file: Path | None = Field(
+        default=None, description="Price table of replay's cost line; default: monitor/prices.yaml."
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -38,6 +38,23 @@ LABELS = (
 )
 """Verdict labels (issue 6's form). ``ok`` and ``false_alarm_synonym`` mean the rewrite was fine."""
 FINE_LABELS = ("ok", "false_alarm_synonym")
+DEFAULT_ARTIFACT = {
+    **{label: "rewrite" for label in LABELS},
+    "ok": "none",
+    "false_alarm_synonym": "none",
+    "window_truncated": "chat_state",
+    "missing_assistant_turns": "chat_state",
+    "foreign_session": "chat_state",
+    "ranking": "retrieval",
+    "generation": "generation",
+}
+"""The first wrong artifact a label implies, for the terminal commands' default ``--artifact``."""
+MANUAL = "manual"
+"""Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
+daily sample. Their π is 0: they were not drawn, so ``stats`` leaves them out of the whole-traffic
+estimate (a stratum with π 0 has no population there), and admission leaves them out of the day's
+counts. They carry no finding kinds, so the checks' precision, estimated over sampled items, ignores them.
+"""
 
 
 class QueueError(MonitorError):
@@ -199,6 +216,11 @@ def enqueue_days(
         existing = session.execute(
             select(QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum).where(QueueItem.day == day)
         ).all()
+        # A manually added item was not drawn: it is neither eligible nor taken in its day's sample,
+        # so the sampled strata's π stay those of the random design.
+        manual = {e.record_id for e in existing if e.stratum == MANUAL}
+        existing = [e for e in existing if e.stratum != MANUAL]
+        candidates = [c for c in candidates if c.record_id not in manual]
         plan = admit(
             candidates,
             seed=settings.sample_seed,
@@ -371,6 +393,15 @@ def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> Non
     session.commit()
 
 
+def _validate(label: str, artifact: str) -> None:
+    if label not in LABELS:
+        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
+    if artifact not in ARTIFACTS:
+        raise QueueError(f"unknown artifact {artifact!r}; one of: {', '.join(ARTIFACTS)}")
+    if (label in FINE_LABELS) != (artifact == "none"):
+        raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
+
+
 def record_verdict(
     *,
     session: Session,
@@ -385,19 +416,20 @@ def record_verdict(
     note: str | None = None,
     lease: timedelta = timedelta(minutes=10),
 ) -> int:
-    """Record a verdict on a queue item and mark it done; returns the verdict id.
+    """Record a verdict on a queue item, mark it done and update its regression case; returns the
+    verdict id.
 
     The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
     ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
-    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise.
+    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise. Assertion terms
+    are stripped and blank ones dropped. The regression case (``monitor.services.cases.apply_verdict``)
+    is written in the same transaction as the verdict, so the eval set never lags the verdicts.
     """
+    # cases.py reads LABELS and FINE_LABELS from this module: import it here, not at the top.
+    from monitor.services.cases import apply_verdict
+
     now = _naive(now)
-    if label not in LABELS:
-        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
-    if artifact not in ARTIFACTS:
-        raise QueueError(f"unknown artifact {artifact!r}; one of: {', '.join(ARTIFACTS)}")
-    if (label in FINE_LABELS) != (artifact == "none"):
-        raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
+    _validate(label, artifact)
     claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
     item = _own(session, item_id, reviewer, now)
     verdict = Verdict(
@@ -407,16 +439,114 @@ def record_verdict(
         reviewer=reviewer,
         artifact=artifact,
         label=label,
-        corrected_query=corrected_query,
-        must_include=list(must_include),
-        must_not_include=list(must_not_include),
+        corrected_query=(corrected_query or "").strip() or None,
+        must_include=_terms(must_include),
+        must_not_include=_terms(must_not_include),
         note=note,
         created_at=now,
     )
     session.add(verdict)
     item.state, item.finished_at = "done", now
+    session.flush()
+    apply_verdict(session=session, verdict=verdict, now=now)
     session.commit()
     return verdict.id
+
+
+def _terms(terms: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for t in terms:
+        t = " ".join(t.split())
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+def verdict_for_request(
+    *,
+    session: Session,
+    request_id: str,
+    reviewer: str,
+    label: str,
+    artifact: str,
+    now: datetime,
+    corrected_query: str | None = None,
+    must_include: Sequence[str] = (),
+    must_not_include: Sequence[str] = (),
+    note: str | None = None,
+    lease: timedelta = timedelta(minutes=10),
+) -> int:
+    """Record a verdict on the rewrite of ``request_id``, queued or not; returns the verdict id.
+
+    A record already in the queue goes through :func:`record_verdict` (same claim rules); a finished
+    (done or skipped) item is reopened first, so this is how a re-review is recorded (appended: the
+    newest verdict of an item counts, and its case gets a new version). A record that is not queued is
+    first added as a :data:`MANUAL` item (π 0, no kinds, due at once; see there for how ``stats``
+    treats it), then verdicted. Raises ``QueueError`` for an unknown label or artifact, a
+    request id with no logged rewrite, or one shared by rewrites of several conversations.
+    """
+    now = _naive(now)
+    _validate(label, artifact)
+    records = session.execute(
+        select(Record.id, Record.conv_id, Record.ts)
+        .where(Record.request_id == request_id, Record.rewrite_event_id.is_not(None))
+        .order_by(Record.id)
+    ).all()
+    if not records:
+        raise QueueError(f"no logged rewrite with request id {request_id!r}")
+    if len(records) > 1:
+        convs = ", ".join(sorted({r.conv_id for r in records}))
+        raise QueueError(f"request id {request_id!r} names rewrites of several conversations: {convs}")
+    rec = records[0]
+    item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    if item_id is None:
+        model, prompt_version = session.execute(
+            select(Record.model, Record.prompt_version).where(Record.id == rec.id)
+        ).one()
+        row = {
+            "record_id": rec.id,
+            "request_id": request_id,
+            "conv_id": rec.conv_id,
+            "day": (rec.ts or now).date(),
+            "stratum": MANUAL,
+            "priority": PRIORITY["control"],
+            "inclusion_prob": 0.0,
+            "kinds": [],
+            "words": [],
+            "model": model,
+            "prompt_version": prompt_version,
+            "state": "pending",
+            "due_at": now,
+            "created_at": now,
+        }
+        # insert-or-ignore: a concurrent admission or verdict may have queued the record meanwhile
+        session.execute(insert_ignore(session, QueueItem, ["record_id"]), [row])
+        session.flush()
+        item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    else:
+        # A finished item is reopened for this re-review; compare-and-set, so of two concurrent
+        # re-reviewers one reopens and claims it and the other meets the usual claim refusal.
+        session.execute(
+            update(QueueItem)
+            .where(QueueItem.id == item_id, QueueItem.state.in_(("done", "skipped")))
+            .values(
+                state="pending", claimed_by=None, claimed_at=None, lease_expires_at=None, finished_at=None
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return record_verdict(
+        session=session,
+        item_id=int(item_id),  # type: ignore[arg-type]
+        reviewer=reviewer,
+        label=label,
+        artifact=artifact,
+        now=now,
+        corrected_query=corrected_query,
+        must_include=must_include,
+        must_not_include=must_not_include,
+        note=note,
+        lease=lease,
+    )
 
 
 def list_queue(
@@ -449,7 +579,10 @@ def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
 
 __all__ = [
     "ARTIFACTS",
+    "DEFAULT_ARTIFACT",
+    "FINE_LABELS",
     "LABELS",
+    "MANUAL",
     "EnqueueResult",
     "QueueError",
     "QueueRow",
@@ -461,4 +594,5 @@ __all__ = [
     "record_verdict",
     "release",
     "skip",
+    "verdict_for_request",
 ]

@@ -1,0 +1,143 @@
+"""Redaction of personal details: every kind, consistency within a case, assertions, and the limits."""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from monitor.redact import Redactor, luhn_ok, name_finder, redact_case
+
+FINDER = name_finder()
+
+
+def _redact(*texts: str) -> list[str]:
+    r = Redactor(FINDER)
+    r.learn_names(texts)
+    return r.redact_all(texts)
+
+
+def test_each_kind_becomes_a_numbered_placeholder() -> None:
+    assert _redact(
+        "Hi, my name is Dana Reyes. Email dana.reyes@example.com or call +44 20 7946 0958.",
+        "Card 4111 1111 1111 1111, server 10.0.0.12, db postgres://admin:s3cret@db.example.com:5432/app",
+        "Also (415) 555-0134, 020 7946 0958 and 2001:db8::1",
+    ) == [
+        "Hi, my name is <NAME_1>. Email <EMAIL_1> or call <PHONE_1>.",
+        "Card <CARD_1>, server <IP_1>, db postgres://<CREDENTIAL_1>@db.example.com:5432/app",
+        "Also <PHONE_2>, <PHONE_3> and <IP_2>",
+    ]
+
+
+def test_the_same_value_gets_the_same_placeholder_however_it_is_written() -> None:
+    # the email's case, the phone's separators and the card's grouping do not make a new placeholder
+    assert _redact(
+        "write to Ops@Example.com, 415-555-0134, 4111-1111-1111-1111",
+        "ops@example.com and (415) 555-0134 and 4111111111111111 and another: bo@example.org",
+    ) == [
+        "write to <EMAIL_1>, <PHONE_1>, <CARD_1>",
+        "<EMAIL_1> and <PHONE_1> and <CARD_1> and another: <EMAIL_2>",
+    ]
+
+
+def test_each_name_cue_finds_the_name_and_only_the_name() -> None:
+    assert _redact(
+        "Hello Sam, this is Priya Patel from Acme.",
+        "Dr. Watson asked; call me Lee; I'm Omar Haddad from billing; my name's Ana",
+    ) == [
+        "Hello <NAME_1>, this is <NAME_2> from Acme.",
+        "Dr. <NAME_3> asked; call me <NAME_4>; I'm <NAME_5> from billing; my name's <NAME_6>",
+    ]
+
+
+def test_a_name_introduced_later_is_replaced_earlier_too_and_by_its_parts() -> None:
+    assert _redact("Can Dana see the invoice?", "Sorry, my name is Dana Reyes.", "Reyes again") == [
+        "Can <NAME_1> see the invoice?",
+        "Sorry, my name is <NAME_1>.",
+        "<NAME_1> again",
+    ]
+
+
+def test_product_words_versions_dates_and_plain_numbers_are_left_alone() -> None:
+    text = (
+        "Enterprise plan on v3.2 and v1.2.3.4 in eu-west-1 Dublin since 2024-03-04 at 10:30:00, "
+        "order 1234567890123456, 99.9% uptime, port 5432"
+    )
+    assert _redact(text) == [text]
+    assert not luhn_ok("1234567890123456")
+    assert luhn_ok("4111111111111111")
+
+
+def test_known_limit_a_name_without_a_cue_is_not_found() -> None:
+    assert _redact("Send the report to Dana Reyes") == ["Send the report to Dana Reyes"]
+
+
+def _case(**over: object) -> dict[str, object]:
+    case: dict[str, object] = {
+        "id": "a" * 64,
+        "messages": [
+            {"role": "user", "content": "My name is Dana Reyes, I'm on the enterprise plan (dana@acme.io)."},
+            {"role": "assistant", "content": "Thanks Dana. Which region?"},
+        ],
+        "latest": "The invoice for dana@acme.io in Dublin",
+        "expected_query": "enterprise plan invoice for dana@acme.io in Dublin",
+        "must_include": ["dana@acme.io", "Dublin", "enterprise"],
+        "must_not_include": ["Dana Reyes", "free tier"],
+        "logged": {
+            "query": "invoice for dana@acme.io",
+            "rewritten": True,
+            "resolved": [{"surface": "The invoice", "antecedent": "Dana's invoice", "turn": 1}],
+            "dropped": ["enterprise"],
+        },
+        "reviewer": "alice",
+        "source_request_id": "c1_2",
+        "redacted": False,
+    }
+    case.update(over)
+    return case
+
+
+def test_a_case_is_redacted_consistently_and_assertions_only_where_they_are_personal() -> None:
+    got = redact_case(_case(), FINDER)
+    assert got["messages"] == [
+        {"role": "user", "content": "My name is <NAME_1>, I'm on the enterprise plan (<EMAIL_1>)."},
+        {"role": "assistant", "content": "Thanks <NAME_1>. Which region?"},
+    ]
+    assert got["latest"] == "The invoice for <EMAIL_1> in Dublin"
+    assert got["expected_query"] == "enterprise plan invoice for <EMAIL_1> in Dublin"
+    # the personal assertions are rewritten to the placeholder; "Dublin", "enterprise", "free tier" stay
+    assert got["must_include"] == ["<EMAIL_1>", "Dublin", "enterprise"]
+    assert got["must_not_include"] == ["<NAME_1>", "free tier"]
+    assert got["logged"] == {
+        "query": "invoice for <EMAIL_1>",
+        "rewritten": True,
+        "resolved": [{"surface": "The invoice", "antecedent": "<NAME_1>'s invoice", "turn": 1}],
+        "dropped": ["enterprise"],
+    }
+    # identity and source ids are kept; the input is not modified
+    assert (got["reviewer"], got["source_request_id"], got["id"], got["redacted"]) == (
+        "alice",
+        "c1_2",
+        "a" * 64,
+        True,
+    )
+    assert _case()["latest"] == "The invoice for dana@acme.io in Dublin"
+
+
+def test_numbering_restarts_for_each_case() -> None:
+    first = redact_case(_case(), FINDER)
+    second = redact_case(_case(latest="bo@x.org then dana@acme.io", messages=[]), FINDER)
+    assert first["latest"] == "The invoice for <EMAIL_1> in Dublin"
+    assert second["latest"] == "<EMAIL_1> then <EMAIL_2>"
+
+
+_plain = st.text(alphabet=string.ascii_letters + string.digits + " .,:@-+()/", max_size=80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_plain, min_size=1, max_size=4))
+def test_redacting_twice_changes_nothing_more(texts: list[str]) -> None:
+    # placeholders hold no personal detail, so a second pass (fresh map) finds nothing new to replace
+    once = _redact(*texts)
+    assert Redactor(None).redact_all(once) == once

@@ -1,0 +1,359 @@
+"""Verdicts become regression cases: the shared service functions, manual items, deduplication and
+versions, withdrawal, the idempotent sync, and the terminal commands (verdict, review)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+from typer.testing import CliRunner
+
+from monitor.cli import app
+from monitor.config import Settings
+from monitor.ingest import ingest_bytes
+from monitor.jobs import check_job
+from monitor.models import QueueDay, QueueItem, RegressionCase, Verdict
+from monitor.rules import load_rules
+from monitor.services.cases import count_cases, list_cases, sync_cases
+from monitor.services.queue import (
+    QueueError,
+    claim,
+    enqueue_days,
+    list_queue,
+    record_verdict,
+    verdict_for_request,
+)
+from monitor.services.stats import latest_verdicts, whole_traffic_estimates
+from tests.factories import ctx_input, log, rewrite
+
+NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
+LEASE = timedelta(minutes=10)
+MESSAGES = [
+    {"role": "user", "content": "Which EU regions support CMK?"},
+    {"role": "assistant", "content": "Frankfurt and Dublin."},
+]
+LATEST = "What's the uptime SLA on the second one?"
+CLEAN = "What is the uptime SLA for the Dublin region?"
+FABRICATED = "What is the uptime SLA for the Dublin region on the enterprise plan?"
+runner = CliRunner()
+
+
+def seed(session: Session, *queries: str, same_prefix: bool = False) -> list[str]:
+    """One conversation per query (request ``c<i>_2``), ingested and checked; returns the request ids.
+
+    With ``same_prefix`` every conversation received the same messages (the dedup case); otherwise
+    each has its own first question.
+    """
+    events = []
+    for i, q in enumerate(queries, 1):
+        conv, req = f"c{i}", f"c{i}_2"
+        msgs = [dict(m, ts="2024-03-04T08:00:00Z") for m in MESSAGES]
+        if not same_prefix:
+            msgs[0]["content"] = f"Which EU regions support CMK? (ticket {i})"
+        resolved = [{"surface": "the second one", "antecedent": "Dublin", "turn": 2}]
+        events += [ctx_input(conv, req, messages=msgs), rewrite(conv, req, query=q, resolved=resolved)]
+    ingest_bytes(session, log(*events))
+    check_job(session=session, rules=load_rules())
+    return [f"c{i}_2" for i in range(1, len(queries) + 1)]
+
+
+def verdict(session: Session, req: str, label: str = "fabricated_constraint", **kw: object) -> int:
+    args: dict[str, object] = {
+        "artifact": "none" if label in ("ok", "false_alarm_synonym") else "rewrite",
+        "reviewer": "alice",
+        "now": NOW,
+        "lease": LEASE,
+    }
+    args.update(kw)
+    return verdict_for_request(session=session, request_id=req, label=label, **args)  # type: ignore[arg-type]
+
+
+def test_a_request_not_in_the_queue_is_added_as_a_manual_item_and_verdicted(session: Session) -> None:
+    (req,) = seed(session, FABRICATED)
+    vid = verdict(
+        session,
+        req,
+        corrected_query=" What is the uptime SLA for Dublin? ",
+        must_include=["Dublin", " Dublin ", ""],
+        must_not_include=["enterprise"],
+        note="from ticket 4711",
+    )
+    item = session.scalars(select(QueueItem)).one()
+    assert (item.request_id, item.stratum, item.inclusion_prob, item.kinds, item.state) == (
+        req,
+        "manual",
+        0.0,
+        [],
+        "done",
+    )
+    assert (item.day, item.claimed_by, item.finished_at) == (
+        date(2024, 3, 4),
+        "alice",
+        datetime(2024, 3, 5, 9, 30),
+    )
+    v = session.get_one(Verdict, vid)
+    assert (v.corrected_query, v.must_include, v.must_not_include, v.note) == (
+        "What is the uptime SLA for Dublin?",
+        ["Dublin"],
+        ["enterprise"],
+        "from ticket 4711",
+    )
+    (case,) = list_cases(session=session)
+    assert case.version == 1 and not case.superseded and len(case.case_key) == 64
+    assert case.messages == [
+        {"role": "user", "content": "Which EU regions support CMK? (ticket 1)"},
+        {"role": "assistant", "content": "Frankfurt and Dublin."},
+    ]
+    assert (case.source_request_id, case.latest, case.expected_query) == (
+        req,
+        LATEST,
+        "What is the uptime SLA for Dublin?",
+    )
+    assert (case.must_include, case.must_not_include, case.label, case.artifact) == (
+        ["Dublin"],
+        ["enterprise"],
+        "fabricated_constraint",
+        "rewrite",
+    )
+    assert (case.reviewer, case.verdict_at, case.prompt_version, case.model, case.verdict_id) == (
+        "alice",
+        datetime(2024, 3, 5, 9, 30),
+        "ctx-v1",
+        "m1",
+        vid,
+    )
+
+
+def test_manual_items_stay_out_of_the_daily_sample_and_the_traffic_estimate(session: Session) -> None:
+    manual_req, other = seed(session, FABRICATED, CLEAN)
+    verdict(session, manual_req)
+    result = enqueue_days(
+        session=session,
+        days=[date(2024, 3, 4)],
+        checks=_checks(),
+        settings=Settings(),  # type: ignore[call-arg]
+        now=NOW,
+    )
+    # only the clean record was eligible: it is the day's control sample, π = 1/1
+    assert result.added == {"control": 1}
+    days = {(d.stratum, d.eligible, d.taken) for d in session.scalars(select(QueueDay))}
+    # the fabricated record has a high finding, yet the high stratum counts it neither eligible nor taken
+    assert days == {("control", 1, 1), ("high", 0, 0), ("medium", 0, 0), ("low", 0, 0)}
+    manual = session.scalars(select(QueueItem).where(QueueItem.request_id == manual_req)).one()
+    assert (manual.stratum, manual.inclusion_prob) == ("manual", 0.0)
+    # the manual verdict has no population behind it: the estimate covers no verdict yet
+    est = whole_traffic_estimates(latest_verdicts(session=session), session)[0]
+    assert (est.name, est.value, est.verdicts) == ("bad_rewrite", None, 0)
+    assert [r.request_id for r in list_queue(session=session, now=NOW)] == [other]
+
+
+def _checks() -> list[tuple[str, int]]:
+    from monitor.checks import REGISTRY
+
+    return [(s.id, s.version) for s in REGISTRY.values()]
+
+
+def test_a_queued_item_claimed_by_someone_else_is_refused_and_nothing_is_written(session: Session) -> None:
+    (req,) = seed(session, CLEAN)
+    enqueue_days(session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+    item = session.scalars(select(QueueItem)).one()
+    claim(session=session, item_id=item.id, reviewer="bob", now=NOW, lease=LEASE)
+    with pytest.raises(QueueError, match="claimed by bob"):
+        verdict(session, req, reviewer="alice")
+    assert session.scalar(select(func.count()).select_from(Verdict)) == 0
+    # bob holds it: his verdict goes through the queued item, not a new manual one
+    verdict(session, req, reviewer="bob", label="ok")
+    assert session.scalar(select(func.count()).select_from(QueueItem)) == 1
+
+
+def test_unknown_label_and_unknown_request_are_refused(session: Session) -> None:
+    (req,) = seed(session, CLEAN)
+    with pytest.raises(QueueError, match="unknown label 'wrong'"):
+        verdict(session, req, label="wrong")
+    with pytest.raises(QueueError, match="does not go with artifact 'rewrite'"):
+        verdict(session, req, label="ok", artifact="rewrite")
+    with pytest.raises(QueueError, match="no logged rewrite with request id 'nope'"):
+        verdict(session, "nope")
+    assert session.scalar(select(func.count()).select_from(QueueItem)) == 0
+
+
+def test_ok_on_a_clean_rewrite_makes_no_case_but_a_false_alarm_on_a_flagged_one_does(
+    session: Session,
+) -> None:
+    clean, flagged = seed(session, CLEAN, FABRICATED)
+    verdict(session, clean, label="ok")
+    assert count_cases(session=session) == 0
+    verdict(session, flagged, label="false_alarm_synonym", must_include=["enterprise"])
+    (case,) = list_cases(session=session)
+    # a negative case: the logged query is the gold one
+    assert (case.label, case.artifact, case.expected_query, case.must_include) == (
+        "false_alarm_synonym",
+        "none",
+        FABRICATED,
+        ["enterprise"],
+    )
+
+
+def test_same_prefix_latest_and_label_is_one_case(session: Session) -> None:
+    a, b, c = seed(session, FABRICATED, FABRICATED, FABRICATED, same_prefix=True)
+    verdict(session, a, must_include=["Dublin"])
+    verdict(session, b, must_include=["Dublin"], reviewer="bob")  # same gold: nothing new
+    assert [
+        (r.version, r.source_request_id) for r in list_cases(session=session, include_superseded=True)
+    ] == [(1, a)]
+    verdict(session, c, must_include=["Dublin", "uptime SLA"], now=NOW + timedelta(hours=1))
+    rows = list_cases(session=session, include_superseded=True, oldest_first=True)
+    assert [(r.version, r.superseded, r.source_request_id, r.must_include) for r in rows] == [
+        (1, True, a, ["Dublin"]),
+        (2, False, c, ["Dublin", "uptime SLA"]),
+    ]
+    assert len({r.case_key for r in rows}) == 1
+
+
+def test_a_re_review_supersedes_never_overwrites_and_a_change_of_mind_withdraws(session: Session) -> None:
+    (req,) = seed(session, FABRICATED)
+    verdict(session, req, corrected_query="uptime SLA Dublin")
+    later = NOW + timedelta(days=1)
+    verdict(session, req, corrected_query="Dublin uptime SLA", now=later)
+    rows = list_cases(session=session, include_superseded=True, oldest_first=True)
+    assert [(r.version, r.superseded, r.expected_query) for r in rows] == [
+        (1, True, "uptime SLA Dublin"),
+        (2, False, "Dublin uptime SLA"),
+    ]
+    old = session.scalars(select(RegressionCase).where(RegressionCase.version == 1)).one()
+    assert old.superseded_at == datetime(2024, 3, 6, 9, 30)
+    # the third review says the rewrite was over-carried, not fabricated: the fabricated case is
+    # withdrawn and a case under the new label starts at version 1
+    verdict(session, req, label="over_carried", now=later + timedelta(hours=1))
+    current = list_cases(session=session)
+    assert [(r.label, r.version) for r in current] == [("over_carried", 1)]
+    assert count_cases(session=session, include_superseded=True) == 3
+
+
+def test_sync_applies_only_verdicts_without_a_case_and_is_idempotent(session: Session) -> None:
+    a, b = seed(session, FABRICATED, CLEAN)
+    verdict(session, a, must_include=["Dublin"])
+    verdict(session, b, label="ok")
+    # as if the verdicts had been stored before cases existed
+    session.execute(delete(RegressionCase))
+    assert sync_cases(session=session, now=NOW) == 2  # both looked at; the clean ok makes no case
+    assert [r.source_request_id for r in list_cases(session=session)] == [a]
+    assert sync_cases(session=session, now=NOW) == 1  # only the ok verdict (it never has a case row)
+    assert count_cases(session=session, include_superseded=True) == 1
+
+
+def test_record_verdict_keeps_the_dashboard_keyword_signature(session: Session) -> None:
+    (req,) = seed(session, FABRICATED)
+    enqueue_days(session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+    item = session.scalars(select(QueueItem)).one()
+    vid = record_verdict(
+        session=session,
+        item_id=item.id,
+        reviewer="carol",
+        label="fabricated_constraint",
+        artifact="rewrite",
+        now=NOW,
+        corrected_query="uptime SLA for Dublin",
+        must_include=("Dublin",),
+        must_not_include=("enterprise", "plan"),
+        note=None,
+        lease=LEASE,
+    )
+    (case,) = list_cases(session=session)
+    assert (case.verdict_id, case.reviewer, case.must_not_include, item.request_id) == (
+        vid,
+        "carol",
+        ["enterprise", "plan"],
+        req,
+    )
+
+
+# -- the terminal commands ---------------------------------------------------------------------
+@pytest.fixture
+def cli_db(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
+    from monitor.db import make_engine, session_factory
+
+    engine = make_engine(url)
+    with session_factory(engine)() as s:
+        seed(s, FABRICATED, CLEAN)
+        s.commit()
+    engine.dispose()
+    return url
+
+
+def _cases(url: str) -> list[tuple[str, str, str | None, list[str], list[str], str]]:
+    from monitor.db import make_engine, session_factory
+
+    engine = make_engine(url)
+    with session_factory(engine)() as s:
+        rows = list_cases(session=s, oldest_first=True)
+    engine.dispose()
+    return [
+        (r.source_request_id, r.label, r.expected_query, r.must_include, r.must_not_include, r.reviewer)
+        for r in rows
+    ]
+
+
+def test_verdict_command_records_through_the_service_function(cli_db: str) -> None:
+    args = ["--database-url", cli_db, "verdict", "c1_2", "--label", "fabricated_constraint"]
+    args += [
+        "--query",
+        "uptime SLA of Dublin",
+        "--must-include",
+        "Dublin",
+        "--must-not-include",
+        "enterprise",
+    ]
+    result = runner.invoke(app, [*args, "--reviewer", "dana"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "verdict 1 recorded on c1_2: fabricated_constraint\n"
+    assert _cases(cli_db) == [
+        ("c1_2", "fabricated_constraint", "uptime SLA of Dublin", ["Dublin"], ["enterprise"], "dana")
+    ]
+    bad = runner.invoke(app, ["--database-url", cli_db, "verdict", "c1_2", "--label", "nonsense"])
+    assert bad.exit_code == 6
+    assert "unknown label 'nonsense'" in bad.output
+
+
+def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from monitor.db import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+        s.commit()
+    engine.dispose()
+    # item 1 (the flagged one, first in review order): "f", then the corrected query, the prefilled
+    # must-include (Enter keeps the empty default) and the prefilled must-not-include (Enter keeps
+    # "enterprise, plan"); item 2 (control): "o".
+    keys = "f" + "uptime SLA of Dublin\n" + "\n" + "\n" + "o"
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
+    assert result.exit_code == 0, result.output
+    assert "the queue is empty" in result.output
+    assert "What's the uptime SLA on the second one?" in result.output  # the artifacts were shown
+    assert _cases(cli_db) == [
+        ("c1_2", "fabricated_constraint", "uptime SLA of Dublin", [], ["enterprise", "plan"], "rita")
+    ]
+    assert "2 verdicts, 0 skipped" in result.output
+
+
+def test_review_quit_releases_the_item(cli_db: str) -> None:
+    runner.invoke(app, ["--database-url", cli_db, "verdict", "c2_2", "--label", "ok", "--reviewer", "sam"])
+    from monitor.db import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+        s.commit()
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="zq")
+    assert result.exit_code == 0, result.output
+    with session_factory(engine)() as s:
+        states = sorted((i.request_id, i.state, i.claimed_by) for i in s.scalars(select(QueueItem)))
+    engine.dispose()
+    # "z" is no key: ignored; "q" gives c1_2 back; c2_2 keeps its manual verdict by sam
+    assert states == [("c1_2", "pending", None), ("c2_2", "done", "sam")]
