@@ -158,13 +158,18 @@ def discover(paths: Iterable[str | Path]) -> list[Source]:
     return out
 
 
-def read_lines(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None) -> Iterator[RawLine]:
+def read_lines(
+    stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None, *, first_line_no: int = 1
+) -> Iterator[RawLine]:
     """Split a binary stream into lines of at most ``max_bytes`` (newline excluded).
 
     A longer line is yielded once with ``too_long=True`` and its first ``max_bytes`` bytes; the rest
     of it is read and discarded in chunks. A final line without a newline has ``complete=False``.
+    Lines are numbered from ``first_line_no`` (a reader resuming at a cursor passes the next line's
+    number, so stored line numbers stay those of the whole file). ``RawLine.size`` counts every byte
+    consumed, newline included, so summing sizes gives the byte offset after a line.
     """
-    line_no = 0
+    line_no = first_line_no - 1
     while True:
         chunk = stream.readline(max_bytes + 1)
         if not chunk:
@@ -228,10 +233,24 @@ class Ingestor:
         self.batch_size = batch_size
 
     # -- classification -------------------------------------------------------------------------
-    def run(self, origin: str, lines: Iterable[RawLine], max_bytes: int) -> None:
-        """Consume ``lines`` from ``origin``, committing every ``batch_size`` lines."""
+    def run(
+        self,
+        origin: str,
+        lines: Iterable[RawLine],
+        max_bytes: int,
+        *,
+        before_commit: Callable[[RawLine], None] | None = None,
+    ) -> None:
+        """Consume ``lines`` from ``origin``, committing every ``batch_size`` lines.
+
+        ``before_commit(last_line)`` runs inside each batch's transaction, just before its commit,
+        with the last line the batch covers (blank lines included): the worker stores its read
+        cursor there, so the cursor and the events it covers commit together or not at all.
+        """
         batch: list[_Pending] = []
+        last: RawLine | None = None
         for line in lines:
+            last = line
             self.summary.lines_read += 1
             pending = self._parse(line, max_bytes)
             if pending is None:
@@ -239,10 +258,11 @@ class Ingestor:
                 continue
             batch.append(pending)
             if len(batch) >= self.batch_size:
-                self._flush(origin, batch)
-                batch = []
-        if batch:
-            self._flush(origin, batch)
+                self._flush(origin, batch, last, before_commit)
+                batch, last = [], None
+        if batch or (last is not None and before_commit is not None):
+            # Trailing blank lines alone still move the cursor past them.
+            self._flush(origin, batch, last, before_commit)
 
     @staticmethod
     def _parse(line: RawLine, max_bytes: int) -> _Pending | None:
@@ -260,7 +280,19 @@ class Ingestor:
         return _Pending(line, parse_line(text, complete=line.complete), text)
 
     # -- storage ----------------------------------------------------------------------------------
-    def _flush(self, origin: str, batch: list[_Pending]) -> None:
+    def _flush(
+        self,
+        origin: str,
+        batch: list[_Pending],
+        last: RawLine | None = None,
+        before_commit: Callable[[RawLine], None] | None = None,
+    ) -> None:
+        self._write(origin, batch)
+        if before_commit is not None and last is not None:
+            before_commit(last)
+        self.session.commit()
+
+    def _write(self, origin: str, batch: list[_Pending]) -> None:
         good = [p for p in batch if isinstance(p.result, ParsedEvent)]
         rejects: list[tuple[_Pending, LineError]] = [
             (p, p.result) for p in batch if isinstance(p.result, LineError)
@@ -312,7 +344,6 @@ class Ingestor:
                     Quarantine.line_no.in_([ev_line for ev_line, _ in inserted.values()]),
                 )
             )
-        self.session.commit()
 
     def _insert_events(
         self, origin: str, rows: list[tuple[_Pending, ParsedEvent]], now: datetime

@@ -6,17 +6,20 @@ none prints. Transcript text never goes to logs from here.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from monitor.services.checks import clear_runs, coverage, store_outcomes, unchecked_record_ids
 from monitor.services.records import load_records
+
+_log = logging.getLogger("monitor.alerts")
 
 
 @dataclass
@@ -68,13 +71,17 @@ def check_job(
     check_rate: float = 1.0,
     batch_size: int = 500,
     on_batch: Callable[[int], None] | None = None,
+    claim: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> CheckSummary:
     """Run every registered check over the records not yet checked at the current versions.
 
     With ``recheck``, the current versions' runs and findings are deleted first and every record is
     checked again. With ``check_rate`` < 1 only records whose draw is below the rate are checked.
     ``summary.days`` collects the UTC days of the rewrites checked (for queue admission). Commits once
-    per batch, so an interrupted run keeps what it finished.
+    per batch, so an interrupted run keeps what it finished. ``claim`` locks each batch's records
+    (``FOR UPDATE SKIP LOCKED`` on PostgreSQL) so several workers check disjoint batches; ``stop()``
+    is asked between batches (a worker shutting down finishes the batch in hand, then returns).
     """
     from monitor.checks import REGISTRY, run_checks
 
@@ -85,9 +92,14 @@ def check_job(
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
     after = 0
-    while True:
+    while not (stop and stop()):
         ids = unchecked_record_ids(
-            session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
+            session=session,
+            checks=checks,
+            after_id=after,
+            limit=batch_size,
+            check_rate=check_rate,
+            claim=claim,
         )
         if not ids:
             break
@@ -224,3 +236,254 @@ def run_job(
         min_severity=settings.queue_min_severity,
         seconds=time.perf_counter() - started,
     )
+
+
+# -- the worker's jobs (scheduled by monitor.scheduler, runnable by name: `worker run JOB`) --------------
+ADMISSION_LOOKBACK = timedelta(hours=1)
+"""How far back the leader looks for checked days to admit. Another worker's check batch may commit
+after an admission although its ``checked_at`` (set when the batch started) is older; re-admitting
+the days checked in the last hour (idempotent) catches it."""
+
+
+@dataclass
+class CycleSummary:
+    """One worker cycle: what was read per file, checked, admitted, and alerted.
+
+    ``leader`` says whether this worker held the leader lock (only the leader admits and alerts).
+    """
+
+    ingest: Any
+    files: dict[str, str]
+    check: CheckSummary
+    leader: bool
+    enqueue: Any = None
+    alerts: list[Any] = field(default_factory=list)
+    stopped: bool = False
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+
+    def log_fields(self) -> dict[str, Any]:
+        """Counts only (no text), for the structured log."""
+        ing = self.ingest
+        return {
+            "files": len(self.files),
+            "files_read": sum(1 for a in self.files.values() if a not in ("unchanged", "locked")),
+            "lines": ing.lines_read,
+            "stored": ing.stored,
+            "rejected": ing.rejected_total,
+            "source_errors": len(ing.source_errors),
+            "checked": self.check.records,
+            "leader": self.leader,
+            "queued": sum(self.enqueue.added.values()) if self.enqueue else 0,
+            "alerts": [f"{d.action}:{d.group.group_key}" for d in self.alerts if d.action],
+            "stopped": self.stopped,
+            "phase_seconds": self.phase_seconds,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "phase_seconds": self.phase_seconds,
+            "ingest": self.ingest.as_dict(),
+            "files": self.files,
+            "check": self.check.as_dict(),
+            "leader": self.leader,
+            "queue_added": self.enqueue.added if self.enqueue else {},
+            "alerts": [
+                {"group": d.group.group_key, "action": d.action, "reason": d.reason}
+                for d in self.alerts
+                if d.action
+            ],
+            "stopped": self.stopped,
+        }
+
+
+def cycle_job(ctx: Any) -> CycleSummary:
+    """The worker's cycle: read the configured sources on from their cursors, check what is
+    unchecked, then, if this worker is the leader, admit the days touched to the queue and evaluate
+    the alerts. ``ctx`` is a ``monitor.worker.runtime.WorkerContext``.
+
+    Several workers on PostgreSQL share the work: each file is read by one worker at a time (advisory
+    lock ``ingest:<path>``), check batches are claimed ``FOR UPDATE SKIP LOCKED``, and admission and
+    alerts run under the ``leader`` lock (skipped by the others).
+    """
+    from monitor.services.checks import checked_days_since
+    from monitor.services.leases import heartbeat
+    from monitor.worker.tail import Tailer, expand_sources
+
+    settings = ctx.settings
+    with ctx.session() as session:
+        tailer = Tailer(
+            session,
+            source_name=settings.source_name,
+            batch_size=settings.batch_size,
+            max_line_bytes=settings.max_line_bytes,
+            sample_seed=settings.sample_seed,
+            try_lock=lambda origin: ctx.locks.try_lock(f"ingest:{origin}"),
+            unlock=lambda origin: ctx.locks.unlock(f"ingest:{origin}"),
+            stop=ctx.stopping,
+        )
+        t0 = time.perf_counter()
+        report = tailer.run(expand_sources(settings.sources), order_key=ctx.holder)
+        t1 = time.perf_counter()
+        check = check_job(
+            session=session, rules=ctx.rules, check_rate=settings.check_rate, claim=True, stop=ctx.stopping
+        )
+        summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
+        summary.phase_seconds = {"ingest": round(t1 - t0, 3), "check": round(time.perf_counter() - t1, 3)}
+        now = ctx.clock()
+        heartbeat(session=session, name=f"worker:{ctx.holder}", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)
+        session.commit()
+        if ctx.stopping() or not ctx.locks.try_lock("leader"):
+            return summary
+        try:
+            summary.leader = True
+            heartbeat(session=session, name="leader", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)
+            days = check.days | set(checked_days_since(session=session, since=now - ADMISSION_LOOKBACK))
+            t2 = time.perf_counter()
+            summary.enqueue = enqueue_job(session=session, settings=settings, days=days, now=now)
+            t3 = time.perf_counter()
+            summary.alerts = evaluate_alerts(ctx, session)
+            summary.phase_seconds["enqueue"] = round(t3 - t2, 3)
+            summary.phase_seconds["alerts"] = round(time.perf_counter() - t3, 3)
+        finally:
+            ctx.locks.unlock("leader")
+    return summary
+
+
+def evaluate_alerts(ctx: Any, session: Session) -> list[Any]:
+    """Decide and deliver the fabrication-rate alerts (``monitor.alerts``) and commit; returns every
+    group's decision. The caller holds the leader lock.
+
+    Delivery is at-least-once: Sentry (when configured) first, then the ``alerts`` row and the log
+    line, so a crash in between re-sends the alert on the next cycle rather than losing it.
+    """
+    from monitor import alerts as rules
+    from monitor.checks import REGISTRY
+    from monitor.sampling import SEVERITY_RANK
+    from monitor.services.alerts import alert_history, group_windows, newest_checked_ts, store_alert
+
+    settings = ctx.settings
+    policy = rules.Policy.from_settings(settings)
+    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    newest = newest_checked_ts(session=session, checks=checks, kinds=rules.FABRICATION_KINDS)
+    if newest is None:
+        return []
+    b_start, w_start, w_end = rules.windows(
+        newest, settings.alert_window_minutes, settings.alert_baseline_days
+    )
+    groups = group_windows(
+        session=session,
+        checks=checks,
+        kinds=rules.FABRICATION_KINDS,
+        min_rank=SEVERITY_RANK[policy.min_severity],
+        baseline_start=b_start,
+        window_start=w_start,
+        window_end=w_end,
+    )
+    history = alert_history(session=session)
+    now = ctx.clock()
+    decisions = []
+    no_history = rules.History(None, False)
+    for g in groups:
+        d = rules.decide(g, policy, history.get(g.group_key, no_history), now)
+        decisions.append(d)
+        if d.action not in ("alert", "recovered"):
+            continue
+        payload = rules.context(d, policy)
+        event_id = None
+        if ctx.sentry:
+            from monitor.sentry import send_alert
+
+            event_id = send_alert(d, policy)
+        store_alert(
+            session=session,
+            decision=d,
+            context=payload,
+            delivered_to="sentry" if event_id else "log",
+            sentry_event_id=event_id,
+            now=now,
+        )
+        level = logging.ERROR if d.action == "alert" else logging.INFO
+        _log.log(
+            level,
+            rules.message(d),
+            extra={"fields": {**rules.tags(d), **payload, "sentry_event_id": event_id}},
+        )
+    session.commit()
+    return decisions
+
+
+def alerts_job(ctx: Any) -> Any:
+    """Evaluate the alerts once, under the leader lock (skipped, returning ``[]``, when another worker
+    leads right now)."""
+    if not ctx.locks.try_lock("leader"):
+        return []
+    try:
+        with ctx.session() as session:
+            return evaluate_alerts(ctx, session)
+    finally:
+        ctx.locks.unlock("leader")
+
+
+@dataclass
+class DailySummary:
+    """The daily job: the queue's state for ``day`` and what retention removed."""
+
+    day: date
+    queue: dict[str, Any]
+    retention: Any
+
+    def log_fields(self) -> dict[str, Any]:
+        return {"day": self.day.isoformat(), **self.queue, **self.retention.as_dict()}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"day": self.day.isoformat(), "queue": self.queue, "retention": self.retention.as_dict()}
+
+
+def retention_job(ctx: Any) -> Any:
+    """Remove transcripts older than ``retention_days`` (``monitor.services.retention``)."""
+    from monitor.services.retention import apply_retention
+
+    now = ctx.clock()
+    with ctx.session() as session:
+        return apply_retention(
+            session=session, cutoff=now - timedelta(days=ctx.settings.retention_days), now=now
+        )
+
+
+def queue_summary(session: Session, day: date, now: datetime) -> dict[str, Any]:
+    """The queue for the daily log: open and overdue items, and ``day``'s items per stratum and state."""
+    from monitor.services.queue import list_queue, queue_depth
+
+    depth, overdue = queue_depth(session=session, now=now)
+    items = [r for r in list_queue(session=session, now=now, state=None, limit=None) if r.day == day]
+    by_stratum = Counter(r.stratum for r in items)
+    by_state = Counter(r.state for r in items)
+    return {
+        "open": depth,
+        "overdue": overdue,
+        "day_items": len(items),
+        "day_by_stratum": dict(sorted(by_stratum.items())),
+        "day_by_state": dict(sorted(by_state.items())),
+    }
+
+
+def daily_job(ctx: Any) -> DailySummary:
+    """Write the queue summary of the day before ``now`` (in ``timezone``) to the log, then apply
+    retention. The log line is written by the caller (``run_job``) from ``log_fields``."""
+    from zoneinfo import ZoneInfo
+
+    now = ctx.clock()
+    local = now.replace(tzinfo=UTC).astimezone(ZoneInfo(ctx.settings.timezone))
+    day = local.date() - timedelta(days=1)
+    with ctx.session() as session:
+        queue = queue_summary(session, day, now)
+    return DailySummary(day, queue, retention_job(ctx))
+
+
+WORKER_JOBS: dict[str, Callable[[Any], Any]] = {
+    "cycle": cycle_job,
+    "daily": daily_job,
+    "alerts": alerts_job,
+    "retention": retention_job,
+}
+"""Jobs by name, for the scheduler and ``rewrite-monitor worker run JOB``."""

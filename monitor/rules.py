@@ -204,9 +204,7 @@ def build_rules(
             for s in syns:
                 canonical[normalise_phrase(s)] = cv
         kinds.append(
-            CompiledKind(
-                k, tuple(re.compile(p, flags) for p in k.patterns), canonical, frozenset(k.exclude)
-            )
+            CompiledKind(k, tuple(re.compile(p, flags) for p in k.patterns), canonical, frozenset(k.exclude))
         )
     payload = json.dumps(
         {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, tuple_
@@ -63,26 +63,70 @@ def unchecked_record_ids(
     after_id: int,
     limit: int,
     check_rate: float = 1.0,
+    claim: bool = False,
 ) -> list[int]:
     """Ids (ascending, above ``after_id``) of records with a rewrite lacking a run of some current check.
 
     ``checks`` is the list of ``(check_id, version)`` currently registered; with ``check_rate`` < 1
-    only records whose ``check_draw`` is below the rate are returned.
+    only records whose ``check_draw`` is below the rate are returned. With ``claim`` on PostgreSQL
+    the rows are locked ``FOR UPDATE SKIP LOCKED`` until the caller's transaction ends, so concurrent
+    checkers take disjoint batches (on SQLite, one writer at a time, it changes nothing).
     """
-    runs = (
-        select(func.count())
-        .where(CheckRun.record_id == Record.id, tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
-        .scalar_subquery()
-    )
+    # Candidates are read by primary-key range, then their runs counted for that range only: two
+    # index range scans per batch whatever the planner knows (a correlated count per record became a
+    # scan of check_runs per record on a fresh PostgreSQL table without statistics).
+    scan = max(limit, 1000)
+    current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
+    pg_claim = claim and session.get_bind().dialect.name == "postgresql"
+
+    def unfinished(ids: list[int]) -> list[int]:
+        full = {
+            rid
+            for rid, n in session.execute(
+                select(CheckRun.record_id, func.count())
+                .where(current, CheckRun.record_id >= ids[0], CheckRun.record_id <= ids[-1])
+                .group_by(CheckRun.record_id)
+            )
+            if n >= len(checks)
+        }
+        return [i for i in ids if i not in full]
+
+    after = after_id
+    while True:
+        window = select(Record.id).where(Record.rewrite_event_id.is_not(None), Record.id > after)
+        if check_rate < 1.0:
+            window = window.where(Record.check_draw < check_rate)
+        candidates = list(session.scalars(window.order_by(Record.id).limit(scan)))
+        if not candidates:
+            return []
+        ids = unfinished(candidates)[:limit]
+        if ids and pg_claim:
+            locked = list(
+                session.scalars(
+                    select(Record.id)
+                    .where(Record.id.in_(ids))
+                    .order_by(Record.id)
+                    .with_for_update(skip_locked=True, of=Record)
+                )
+            )
+            # Another checker may have committed some of them between the count and the lock; a new
+            # statement sees its commit, and nobody else can check them while we hold them.
+            ids = unfinished(locked) if locked else []
+        if ids:
+            return ids
+        after = candidates[-1]
+
+
+def checked_days_since(*, session: Session, since: datetime) -> list[date]:
+    """UTC days (of the rewrites' ``ts``) of records with a check run stored at or after ``since``."""
     stmt = (
-        select(Record.id)
-        .where(Record.rewrite_event_id.is_not(None), Record.id > after_id, runs < len(checks))
-        .order_by(Record.id)
-        .limit(limit)
+        select(func.date(Record.ts))
+        .distinct()
+        .join(CheckRun, CheckRun.record_id == Record.id)
+        .where(CheckRun.checked_at >= since, Record.ts.is_not(None))
     )
-    if check_rate < 1.0:
-        stmt = stmt.where(Record.check_draw < check_rate)
-    return list(session.scalars(stmt))
+    out = [v if isinstance(v, date) else date.fromisoformat(str(v)) for v in session.scalars(stmt)]
+    return sorted(out)
 
 
 def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:

@@ -1,0 +1,204 @@
+"""The worker process: what a job needs (:class:`WorkerContext`), running one job by name, and the
+foreground loop with graceful shutdown.
+
+Shutdown: SIGTERM or SIGINT sets the context's stop flag. A running job polls it between lines
+(ingest) and between batches (check), commits the batch in hand, and returns; the scheduler is then
+shut down waiting for it, locks and leases are released, and Sentry is flushed. A second signal does
+not interrupt the batch either: kill with SIGKILL to abandon it (its transaction rolls back and the
+next start re-reads from the committed cursor).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from monitor.worker.locks import Locks, WorkerError, locks_for
+
+log = logging.getLogger("monitor.worker")
+
+
+def utcnow() -> datetime:
+    """Wall-clock now, naive UTC (how the store keeps times)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass
+class WorkerContext:
+    """Everything a worker job needs, built once per process by :func:`open_worker`.
+
+    ``holder`` names this process in locks and leases (``host:pid``); ``clock`` gives wall-clock
+    naive UTC (tests pass a fixed one); ``sentry`` says whether alerts and check-ins go to Sentry.
+    """
+
+    settings: Any
+    engine: Engine
+    rules: Any
+    locks: Locks
+    holder: str
+    sentry: bool = False
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    clock: Callable[[], datetime] = utcnow
+
+    def stopping(self) -> bool:
+        """Whether a shutdown was requested."""
+        return self.stop_event.is_set()
+
+    def session(self) -> Session:
+        """A new session (the caller closes it; values stay loaded after commit)."""
+        from monitor.db import session_factory
+
+        return session_factory(self.engine)()
+
+    @property
+    def lease_ttl(self) -> timedelta:
+        """How long a lease row promises the holder is alive: three cycle intervals."""
+        return timedelta(minutes=3 * self.settings.worker_interval_minutes)
+
+    def close(self) -> None:
+        """Release this worker's lease row and locks, flush Sentry, dispose of the engine."""
+        from monitor.services.leases import release
+
+        try:
+            with self.session() as s:
+                release(session=s, name=f"worker:{self.holder}", holder=self.holder)
+                release(session=s, name="leader", holder=self.holder)
+                s.commit()
+        finally:
+            self.locks.close()
+            if self.sentry:
+                from monitor.sentry import close_sentry
+
+                close_sentry()
+            self.engine.dispose()
+
+
+def open_worker(settings: Any, *, sentry_transport: Any = None, holder: str | None = None) -> WorkerContext:
+    """Build the worker context: engine (schema at head), rules, NLP pipeline, locks and Sentry.
+
+    Raises ``StorageError`` (database unreachable or not migrated), ``RulesError``, ``ConfigError``,
+    and ``WorkerError`` when another worker holds a SQLite store.
+    """
+    from monitor.db import make_engine, require_current_schema
+    from monitor.nlp import use_model
+    from monitor.rules import load_rules
+    from monitor.sentry import init_sentry
+
+    rules = load_rules(settings.rules_dir)
+    use_model(settings.spacy_model)
+    engine = make_engine(settings.database_url.get_secret_value())
+    require_current_schema(engine)
+    holder = holder or f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        locks = locks_for(engine, holder)
+    except BaseException:
+        engine.dispose()
+        raise
+    sentry = init_sentry(settings, transport=sentry_transport)
+    return WorkerContext(
+        settings=settings, engine=engine, rules=rules, locks=locks, holder=holder, sentry=sentry
+    )
+
+
+def run_job(ctx: WorkerContext, name: str) -> Any:
+    """Run the job ``name`` (``cycle``, ``daily``, ``alerts``, ``retention``) once and return its summary.
+
+    The cycle checks in with Sentry Crons when Sentry is on. Raises ``WorkerError`` for an unknown name;
+    a job's own errors propagate (the scheduler wrapper logs and reports them).
+    """
+    from monitor.jobs import WORKER_JOBS
+    from monitor.sentry import cron_checkin
+
+    job = WORKER_JOBS.get(name)
+    if job is None:
+        raise WorkerError(f"unknown job {name!r}: choose one of {', '.join(sorted(WORKER_JOBS))}")
+    started = time.perf_counter()
+    if name == "cycle":
+        with cron_checkin(ctx.settings, ctx.sentry):
+            summary = job(ctx)
+    else:
+        summary = job(ctx)
+    fields = summary.log_fields() if hasattr(summary, "log_fields") else {}
+    log.info(
+        f"{name} done",
+        extra={"fields": {"job": name, "seconds": round(time.perf_counter() - started, 3), **fields}},
+    )
+    return summary
+
+
+def _scheduled(ctx: WorkerContext) -> Callable[[str], None]:
+    def run(name: str) -> None:
+        if ctx.stopping():
+            return
+        try:
+            run_job(ctx, name)
+        except Exception as exc:
+            # The scheduler must survive a failed cycle (database restarting, file unreadable): log the
+            # error type (messages can quote input) and report it; the next cycle retries.
+            from monitor.errors import MonitorError
+
+            detail = str(exc) if isinstance(exc, MonitorError) else type(exc).__name__
+            log.error(f"{name} failed", exc_info=True, extra={"fields": {"job": name, "error": detail}})
+            if ctx.sentry:
+                import sentry_sdk
+
+                sentry_sdk.capture_exception(exc)
+
+    return run
+
+
+def run_forever(ctx: WorkerContext, *, install_signals: bool = True) -> None:
+    """Run the scheduler (cycle every ``worker_interval_minutes``, the first at once; daily at
+    ``daily_time`` in ``timezone``) until SIGTERM/SIGINT or ``ctx.stop_event``; then shut down
+    gracefully (see the module doc)."""
+    from monitor.scheduler import build_scheduler
+
+    if install_signals:
+
+        def on_signal(signum: int, _frame: Any) -> None:
+            log.info("shutdown requested", extra={"fields": {"signal": signal.Signals(signum).name}})
+            ctx.stop_event.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+    # A cycle longer than the interval makes APScheduler warn at every skipped run; coalescing them is
+    # the intent, so only its errors are logged.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    scheduler = build_scheduler(ctx.settings, _scheduled(ctx))
+    scheduler.start()
+    log.info(
+        "worker started",
+        extra={
+            "fields": {
+                "holder": ctx.holder,
+                "backend": ctx.engine.dialect.name,
+                "interval_minutes": ctx.settings.worker_interval_minutes,
+                "daily_time": ctx.settings.daily_time,
+                "timezone": ctx.settings.timezone,
+                "sources": len(ctx.settings.sources),
+                "sentry": ctx.sentry,
+            }
+        },
+    )
+    if not ctx.settings.sources:
+        log.warning("no sources configured: cycles will only check, admit and alert (set `sources`)")
+    try:
+        while not ctx.stop_event.wait(0.5):
+            pass
+    finally:
+        scheduler.shutdown(wait=True)
+        log.info("worker stopped", extra={"fields": {"holder": ctx.holder}})
+
+
+__all__ = ["WorkerContext", "WorkerError", "open_worker", "run_forever", "run_job", "utcnow"]

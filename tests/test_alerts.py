@@ -1,0 +1,474 @@
+"""Fabrication-rate alerts on synthetic streams: a 1% -> 6% jump for one prompt version alerts once,
+for it (and overall) only; 1% -> 1.67% on 300 rewrites does not; cooldown and recovery; the exact
+Sentry payload the real sentry-sdk builds (captured at its transport); the scrubber.
+
+Wilson 95% bounds below are (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), z = 1.959964,
+rounded to 6 decimals as in the payload: 20/2000 -> [0.006483, 0.015396], 36/600 -> [0.043651,
+0.081947], 6/600 -> [0.004591, 0.021644], 5/300 -> [0.007139, 0.038415], 60/6000 -> [0.007777,
+0.012850], 48/1800 -> [0.020172, 0.035177].
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from datetime import datetime, timedelta
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+from sentry_sdk.transport import Transport
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from monitor import alerts as rules
+from monitor.checks import REGISTRY
+from monitor.config import Settings
+from monitor.jobs import evaluate_alerts
+from monitor.models import Alert, CheckRun, Event, Finding, Record
+from monitor.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
+from monitor.services.alerts import list_alerts
+
+CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
+FAB = [(s.id, s.version) for s in REGISTRY.values() if set(s.kinds) & set(rules.FABRICATION_KINDS)]
+KIND_CHECK = {k: (s.id, s.version) for s in REGISTRY.values() for k in s.kinds}
+_ids = itertools.count(10_000_000)
+
+T0 = datetime(2024, 3, 11, 9, 0)  # start of the spike window (event time)
+VERSIONS = ("ctx-v5", "ctx-v6", "ctx-v7")
+
+
+def add_rewrites(
+    session: Session,
+    *,
+    version: str,
+    start: datetime,
+    span: timedelta,
+    n: int,
+    flagged: int,
+    severity: str = "high",
+    kind: str = "added_content_word",
+    model: str = "m1",
+) -> None:
+    """``n`` checked rewrites of ``version`` spread evenly over ``(start, start + span]``, the first
+    ``flagged`` of them (in id order, spread over the span) with one ``kind`` finding of ``severity``.
+
+    Rows get explicit ids from a private range, so bulk inserts need no RETURNING.
+    """
+    events, records, runs, findings = [], [], [], []
+    every = n // flagged if flagged else 0
+    for i in range(n):
+        rid = next(_ids)
+        ts = start + span * (i + 1) / n
+        req = f"{version}-{rid}"
+        events.append(
+            {
+                "id": rid,
+                "kind": "rewrite",
+                "event_key": f"k{rid}",
+                "content_sha": "s",
+                "conv_id": f"c{rid}",
+                "request_id": req,
+                "turn": 2,
+                "ts": ts,
+                "source": "t",
+                "origin": "t",
+                "line_no": 1,
+                "raw": {},
+                "ingested_at": ts,
+            }
+        )
+        records.append(
+            {
+                "id": rid,
+                "conv_id": f"c{rid}",
+                "request_id": req,
+                "turn": 2,
+                "ts": ts,
+                "rewrite_event_id": rid,
+                "model": model,
+                "prompt_version": version,
+            }
+        )
+        run_ids = {}
+        for cid, ver in FAB:
+            run_id = next(_ids)
+            run_ids[cid] = run_id
+            runs.append(
+                {
+                    "id": run_id,
+                    "record_id": rid,
+                    "check_id": cid,
+                    "check_version": ver,
+                    "rules_hash": "h",
+                    "status": "ran",
+                    "n_findings": 0,
+                    "checked_at": ts,
+                }
+            )
+        if flagged and i % every == 0 and i // every < flagged:
+            cid, ver = KIND_CHECK[kind]
+            findings.append(
+                {
+                    "id": next(_ids),
+                    "check_run_id": run_ids[cid],
+                    "ordinal": 0,
+                    "record_id": rid,
+                    "request_id": req,
+                    "kind": kind,
+                    "severity": severity,
+                    "severity_rank": {"low": 0, "medium": 1, "high": 2}[severity],
+                    "reason": "r",
+                    "words": ["w"],
+                    "evidence": {},
+                    "check_id": cid,
+                    "check_version": ver,
+                    "rules_hash": "h",
+                    "created_at": ts,
+                }
+            )
+    session.execute(insert(Event), events)
+    session.execute(insert(Record), records)
+    session.execute(insert(CheckRun), runs)
+    if findings:
+        session.execute(insert(Finding), findings)
+    session.flush()
+
+
+def baseline(session: Session, versions: tuple[str, ...] = VERSIONS) -> None:
+    """7 days before the window: 2,000 rewrites a version at 1% (20 flagged)."""
+    for v in versions:
+        add_rewrites(
+            session, version=v, start=T0 - timedelta(days=7), span=timedelta(days=7), n=2000, flagged=20
+        )
+
+
+def ctx(now: datetime, **over: Any) -> SimpleNamespace:
+    settings = Settings(**over)
+    return SimpleNamespace(settings=settings, sentry=False, clock=lambda: now)
+
+
+def decisions(session: Session, c: SimpleNamespace) -> dict[str, tuple[str | None, str | None]]:
+    return {d.group.group_key: (d.action, d.reason) for d in evaluate_alerts(c, session)}
+
+
+def stored(session: Session) -> list[tuple[str, str]]:
+    return [(a.group_key, a.status) for a in session.scalars(select(Alert).order_by(Alert.id))]
+
+
+# -- the decision rule, pure ---------------------------------------------------------------------------
+def group(w: tuple[int, int], b: tuple[int, int]) -> rules.GroupWindow:
+    return rules.GroupWindow(
+        "prompt_version:v",
+        "v",
+        rules.Counts(*w),
+        rules.Counts(*b),
+        T0,
+        T0 + timedelta(hours=1),
+        T0 - timedelta(days=7),
+        {"m1": w[0]},
+    )
+
+
+def test_spike_rule_compares_window_lower_bound_with_baseline_upper_bound() -> None:
+    policy = rules.Policy()
+    # 36/600: lower bound 0.043651 > 0.015396, the upper bound of 20/2000.
+    assert rules.spike_reason(group((600, 36), (2000, 20)), policy) == "spike"
+    # 6/600: lower bound 0.004591 < 0.015396.
+    assert rules.spike_reason(group((600, 6), (2000, 20)), policy) is None
+    # A factor of 3 asks for > 0.046188: 0.043651 is not enough.
+    assert rules.spike_reason(group((600, 36), (2000, 20)), rules.Policy(factor=3.0)) is None
+
+
+def test_minimums_gate_every_alert() -> None:
+    assert rules.spike_reason(group((199, 40), (2000, 20)), rules.Policy()) is None  # < 200 rewrites
+    assert rules.spike_reason(group((600, 4), (2000, 0)), rules.Policy()) is None  # < 5 flagged
+
+
+def test_ceiling_alerts_without_a_baseline() -> None:
+    assert rules.spike_reason(group((300, 30), (0, 0)), rules.Policy()) is None
+    assert rules.spike_reason(group((300, 30), (0, 0)), rules.Policy(ceiling=0.10)) == "ceiling"
+    assert rules.spike_reason(group((300, 29), (0, 0)), rules.Policy(ceiling=0.10)) is None
+
+
+# -- synthetic streams on a real store -------------------------------------------------------------------
+def test_jump_from_1_to_6_percent_alerts_once_for_that_version_only(session: Session) -> None:
+    baseline(session)
+    hour = timedelta(hours=1)
+    add_rewrites(session, version="ctx-v5", start=T0, span=hour, n=600, flagged=6)
+    add_rewrites(session, version="ctx-v6", start=T0, span=hour, n=600, flagged=6)
+    add_rewrites(session, version="ctx-v7", start=T0, span=hour, n=600, flagged=36)
+    now = T0 + hour
+    assert decisions(session, ctx(now)) == {
+        # overall: 48/1800, lower bound 0.020172 > 0.012850 (60/6000): the jump shows in the total too
+        "overall": ("alert", "spike"),
+        "prompt_version:ctx-v5": (None, None),
+        "prompt_version:ctx-v6": (None, None),
+        "prompt_version:ctx-v7": ("alert", "spike"),
+    }
+    # Five minutes later the same window is still a spike: inside the cooldown, nothing is sent.
+    later = decisions(session, ctx(now + timedelta(minutes=5)))
+    assert later["prompt_version:ctx-v7"] == ("suppressed", "spike")
+    assert stored(session) == [("overall", "alert"), ("prompt_version:ctx-v7", "alert")]
+    row = session.scalars(select(Alert).where(Alert.group_key == "prompt_version:ctx-v7")).one()
+    assert (row.window_rewrites, row.window_flagged, row.window_rate) == (600, 36, 0.06)
+    assert (row.baseline_rewrites, row.baseline_flagged, row.baseline_rate) == (2000, 20, 0.01)
+    assert row.delivered_to == "log" and row.sentry_event_id is None
+    assert row.context["window_ci95"] == [0.043651, 0.081947]
+    assert row.context["baseline_ci95"] == [0.006483, 0.015396]
+
+
+def test_jump_from_1_to_1_5_percent_on_300_rewrites_does_not_alert(session: Session) -> None:
+    baseline(session, ("ctx-v5",))
+    add_rewrites(session, version="ctx-v5", start=T0, span=timedelta(hours=1), n=300, flagged=5)
+    # 5/300 = 1.67%: lower bound 0.007139 < 0.015396.
+    assert decisions(session, ctx(T0 + timedelta(hours=1))) == {
+        "overall": (None, None),
+        "prompt_version:ctx-v5": (None, None),
+    }
+    assert stored(session) == []
+
+
+def test_medium_findings_do_not_count_at_the_default_high_threshold(session: Session) -> None:
+    baseline(session, ("ctx-v5",))
+    add_rewrites(
+        session, version="ctx-v5", start=T0, span=timedelta(hours=1), n=600, flagged=36, severity="medium"
+    )
+    assert decisions(session, ctx(T0 + timedelta(hours=1)))["prompt_version:ctx-v5"] == (None, None)
+    assert decisions(session, ctx(T0 + timedelta(hours=1), alert_min_severity="medium"))[
+        "prompt_version:ctx-v5"
+    ] == ("alert", "spike")
+
+
+def test_cooldown_then_realert_then_recovery(session: Session) -> None:
+    baseline(session, ("ctx-v7",))
+    hour = timedelta(hours=1)
+    add_rewrites(session, version="ctx-v7", start=T0, span=hour, n=600, flagged=36)
+    wall = datetime(2024, 3, 11, 10, 0)
+    assert decisions(session, ctx(wall))["prompt_version:ctx-v7"] == ("alert", "spike")
+    # Still spiking 5 h 59 min later: suppressed; at 6 h: alerts again (one page per cooldown).
+    assert decisions(session, ctx(wall + timedelta(hours=5, minutes=59)))["prompt_version:ctx-v7"] == (
+        "suppressed",
+        "spike",
+    )
+    assert decisions(session, ctx(wall + timedelta(hours=6)))["prompt_version:ctx-v7"] == ("alert", "spike")
+    # The next hour of events is back at 1% (6/600 <= 0.015396): one recovery, then silence.
+    add_rewrites(session, version="ctx-v7", start=T0 + hour, span=hour, n=600, flagged=6)
+    assert decisions(session, ctx(wall + timedelta(hours=7)))["prompt_version:ctx-v7"] == (
+        "recovered",
+        "recovered",
+    )
+    assert decisions(session, ctx(wall + timedelta(hours=8)))["prompt_version:ctx-v7"] == (None, None)
+    assert stored(session) == [
+        ("overall", "alert"),
+        ("prompt_version:ctx-v7", "alert"),
+        ("overall", "alert"),
+        ("prompt_version:ctx-v7", "alert"),
+        ("overall", "recovered"),
+        ("prompt_version:ctx-v7", "recovered"),
+    ]
+    assert [a.status for a in list_alerts(session=session, limit=2)] == ["recovered", "recovered"]
+
+
+def test_a_new_spike_inside_the_cooldown_after_a_recovery_stays_quiet(session: Session) -> None:
+    hist = rules.History(last_alert_at=T0, recovered=True)
+    d = rules.decide(group((600, 36), (2000, 20)), rules.Policy(), hist, T0 + timedelta(hours=2))
+    assert (d.action, d.reason) == ("suppressed", "spike")
+
+
+def test_no_dsn_alerts_go_to_the_log(session: Session, caplog: pytest.LogCaptureFixture) -> None:
+    baseline(session, ("ctx-v7",))
+    add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36)
+    with caplog.at_level(logging.INFO, logger="monitor.alerts"):
+        decisions(session, ctx(T0 + timedelta(hours=1)))
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert messages == [
+        ("ERROR", "fabrication rate spike: all prompt versions"),
+        ("ERROR", "fabrication rate spike: prompt_version ctx-v7"),
+    ]
+    fields = caplog.records[1].fields  # type: ignore[attr-defined]
+    assert (fields["window_flagged"], fields["window_rewrites"], fields["sentry_event_id"]) == (36, 600, None)
+
+
+# -- Sentry: what the real SDK would send -----------------------------------------------------------------
+class CapturingTransport(Transport):
+    """Keeps every envelope the SDK hands to its transport; nothing goes on the network."""
+
+    def __init__(self, options: dict[str, Any] | None = None):
+        super().__init__(options)
+        self.envelopes: list[Any] = []
+
+    def capture_envelope(self, envelope: Any) -> None:
+        self.envelopes.append(envelope)
+
+    def events(self) -> list[dict[str, Any]]:
+        return [e.get_event() for e in self.envelopes if e.get_event() is not None]
+
+    def checkins(self) -> list[dict[str, Any]]:
+        return [i.payload.json for e in self.envelopes for i in e.items if i.type == "check_in"]
+
+
+@pytest.fixture
+def sentry() -> Any:
+    transport = CapturingTransport()
+    settings = Settings(
+        sentry_dsn=SecretStr("https://public@o1.ingest.example.invalid/1"), sentry_environment="test"
+    )
+    assert init_sentry(settings, transport=transport)
+    yield SimpleNamespace(transport=transport, settings=settings)
+    close_sentry()
+
+
+def test_sentry_client_sends_no_default_pii(sentry: Any) -> None:
+    import sentry_sdk
+
+    client = sentry_sdk.get_client()
+    assert client.is_active()
+    assert client.should_send_default_pii() is False
+    assert client.options["include_local_variables"] is False
+    assert client.options["before_send"] is scrub_event
+
+
+def test_sentry_alert_payload(session: Session, sentry: Any) -> None:
+    baseline(session, ("ctx-v7",))
+    add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36, model="m-7")
+    c = ctx(T0 + timedelta(hours=1))
+    c.sentry = True
+    evaluate_alerts(c, session)
+    events = sentry.transport.events()
+    assert [e["message"] for e in events] == [
+        "fabrication rate spike: all prompt versions",
+        "fabrication rate spike: prompt_version ctx-v7",
+    ]
+    ev = events[1]
+    assert ev["level"] == "error"
+    assert ev["fingerprint"] == ["fabrication_rate", "ctx-v7"]
+    assert ev["environment"] == "test"
+    assert ev["tags"] == {
+        "alert_kind": "fabrication_rate",
+        "check_kind": "added_content_word,qualifier_conflict",
+        "prompt_version": "ctx-v7",
+        "model": "m-7",
+        "reason": "spike",
+        "group": "prompt_version:ctx-v7",
+    }
+    block = ev["contexts"]["fabrication_rate"]
+    ids = block.pop("flagged_request_ids")
+    assert block == {
+        "group": "prompt_version:ctx-v7",
+        "prompt_version": "ctx-v7",
+        "reason": "spike",
+        "finding_kinds": ["added_content_word", "qualifier_conflict"],
+        "min_severity": "high",
+        "window_start": "2024-03-11T09:00:00.000001",
+        "window_end": "2024-03-11T10:00:00.000001",
+        "window_rewrites": 600,
+        "window_flagged": 36,
+        "window_rate": 0.06,
+        "window_ci95": [0.043651, 0.081947],
+        "baseline_start": "2024-03-04T09:00:00.000001",
+        "baseline_rewrites": 2000,
+        "baseline_flagged": 20,
+        "baseline_rate": 0.01,
+        "baseline_ci95": [0.006483, 0.015396],
+        "factor": 1.0,
+        "ceiling": None,
+        "models": {"m-7": 600},
+    }
+    # The newest 20 flagged requests; ids only.
+    assert len(ids) == 20 and all(i.startswith("ctx-v7-") for i in ids)
+    row = session.scalars(select(Alert).where(Alert.group_key == "prompt_version:ctx-v7")).one()
+    assert row.delivered_to == "sentry" and row.sentry_event_id == ev["event_id"]
+
+
+def test_windows_end_one_microsecond_after_the_newest_rewrite() -> None:
+    # The newest rewrite is in the window; the window's first microsecond is not in the baseline.
+    assert rules.windows(datetime(2024, 3, 11, 10, 0), 60, 7) == (
+        datetime(2024, 3, 4, 9, 0, 0, 1),
+        datetime(2024, 3, 11, 9, 0, 0, 1),
+        datetime(2024, 3, 11, 10, 0, 0, 1),
+    )
+
+
+def test_cron_checkins(sentry: Any) -> None:
+    settings = Settings(
+        sentry_dsn=SecretStr("https://public@o1.ingest.example.invalid/1"),
+        cron_monitor_slug="rm-cycle",
+        worker_interval_minutes=5,
+    )
+    with cron_checkin(settings, True):
+        pass
+    with pytest.raises(RuntimeError), cron_checkin(settings, True):
+        raise RuntimeError("boom")
+    checkins = sentry.transport.checkins()
+    assert [(c["monitor_slug"], c["status"]) for c in checkins] == [
+        ("rm-cycle", "in_progress"),
+        ("rm-cycle", "ok"),
+        ("rm-cycle", "in_progress"),
+        ("rm-cycle", "error"),
+    ]
+    assert checkins[0]["monitor_config"] == {
+        "schedule": {"type": "interval", "value": 5, "unit": "minute"},
+        "checkin_margin": 5,
+        "max_runtime": 30,
+        "timezone": "UTC",
+    }
+    assert checkins[1]["check_in_id"] == checkins[0]["check_in_id"]
+    assert checkins[3]["check_in_id"] == checkins[2]["check_in_id"] != checkins[0]["check_in_id"]
+
+
+def test_scrubber_drops_transcript_fields_and_redacts_email_and_name() -> None:
+    event = {
+        "message": "reply sent to jane.doe@example.com",
+        "level": "error",
+        "extra": {
+            "request_id": "r-42",
+            "latest": "Can Jane Doe (jane.doe@example.com) get the enterprise SLA?",
+            "query": "enterprise SLA for Jane Doe",
+            "messages": [{"role": "user", "content": "I am Jane Doe"}],
+            "n_messages": 3,
+        },
+        "contexts": {"fabrication_rate": {"window_flagged": 36, "flagged_request_ids": ["r-42"]}},
+        "user": {"id": "worker-1", "email": "jane.doe@example.com", "username": "Jane Doe"},
+        "request": {"data": "Jane Doe"},
+        "breadcrumbs": {"values": [{"message": "mail jane.doe@example.com", "data": {"text": "Jane Doe"}}]},
+        "exception": {
+            "values": [
+                {
+                    "type": "ValueError",
+                    "value": "bad input 'Jane Doe'",
+                    "stacktrace": {"frames": [{"vars": {"q": "Jane"}}]},
+                },
+                {"type": "StorageError", "value": "cannot reach the database"},
+            ]
+        },
+    }
+    assert scrub_event(event, {}) == {
+        "message": "reply sent to [email]",
+        "level": "error",
+        "extra": {"request_id": "r-42", "n_messages": 3},
+        "contexts": {"fabrication_rate": {"window_flagged": 36, "flagged_request_ids": ["r-42"]}},
+        "user": {"id": "worker-1"},
+        "breadcrumbs": {"values": [{"message": "mail [email]", "data": {}}]},
+        "exception": {
+            "values": [
+                {"type": "ValueError", "value": "[scrubbed]", "stacktrace": {"frames": [{}]}},
+                {"type": "StorageError", "value": "cannot reach the database"},
+            ]
+        },
+    }
+
+
+def test_scrubber_runs_inside_the_real_sdk(sentry: Any) -> None:
+    import sentry_sdk
+
+    with sentry_sdk.new_scope() as scope:
+        scope.set_extra("latest", "Ask Jane Doe at jane.doe@example.com")
+        scope.set_extra("request_id", "r-7")
+        sentry_sdk.capture_message("question from jane.doe@example.com")
+    (ev,) = sentry.transport.events()
+    assert ev["message"] == "question from [email]"
+    # sys.argv comes from the SDK's Argv integration: the worker's command line, no transcript.
+    assert {k: v for k, v in ev["extra"].items() if k != "sys.argv"} == {"request_id": "r-7"}
+    assert "Jane" not in repr(ev) and "example.com" not in repr(ev)

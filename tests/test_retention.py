@@ -1,0 +1,81 @@
+"""Retention: old transcripts leave the store, except those a queue item, verdict or eval case needs."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.ingest import ingest_bytes
+from monitor.models import Event, Quarantine, QueueItem, Record
+from monitor.services.retention import REMOVED_EXCERPT, apply_retention
+from tests.factories import ctx_input, log, rewrite
+
+CUTOFF = datetime(2024, 3, 10)
+NOW = datetime(2024, 4, 9)
+
+
+def ctx_raw(session: Session, req: str) -> dict:
+    return session.scalars(select(Event.raw).where(Event.kind == "ctx_input", Event.request_id == req)).one()
+
+
+def test_old_transcripts_are_removed_unless_referenced(session: Session) -> None:
+    old = "2024-03-04T08:01:31Z"
+    new = "2024-03-20T08:01:31Z"
+    ingest_bytes(
+        session,
+        log(
+            ctx_input("a", "a_2", ts=old),
+            rewrite("a", "a_2", ts=old),
+            ctx_input("b", "b_2", ts=old),
+            rewrite("b", "b_2", ts=old),
+            ctx_input("c", "c_2", ts=new),
+            rewrite("c", "c_2", ts=new),
+        )
+        + b"{not json\n",
+        origin="app.jsonl",
+    )
+    session.execute(
+        Quarantine.__table__.update().values(created_at=datetime(2024, 3, 5))  # the reject is old too
+    )
+    rec_b = session.scalars(select(Record.id).where(Record.request_id == "b_2")).one()
+    session.add(
+        QueueItem(
+            record_id=rec_b,
+            request_id="b_2",
+            conv_id="b",
+            day=date(2024, 3, 4),
+            stratum="high",
+            priority=3,
+            inclusion_prob=1.0,
+            kinds=[],
+            words=[],
+            state="pending",
+            due_at=NOW,
+            created_at=NOW,
+        )
+    )
+    session.flush()
+    result = apply_retention(session=session, cutoff=CUTOFF, now=NOW)
+    assert (result.transcripts_removed, result.transcripts_kept_referenced, result.excerpts_removed) == (
+        1,
+        1,
+        1,
+    )
+    a = ctx_raw(session, "a_2")
+    assert "messages" not in a and a["retention"] == {"messages_removed_at": "2024-04-09T00:00:00"}
+    assert (a["n_messages"], a["roles"], a["digest"]) == (
+        2,
+        {"user": 1, "assistant": 1},
+        ctx_input()["digest"],
+    )
+    assert len(ctx_raw(session, "b_2")["messages"]) == 2  # in the queue: kept
+    assert len(ctx_raw(session, "c_2")["messages"]) == 2  # newer than the cutoff
+    assert session.scalars(select(Quarantine.raw_excerpt)).one() == REMOVED_EXCERPT
+    # Rewrites are untouched; a second pass changes nothing.
+    assert session.scalars(
+        select(Event.raw["query"]).where(Event.request_id == "a_2", Event.kind == "rewrite")
+    ).one()
+    again = apply_retention(session=session, cutoff=CUTOFF, now=NOW)
+    assert (again.transcripts_removed, again.excerpts_removed) == (0, 0)

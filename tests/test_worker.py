@@ -1,0 +1,324 @@
+"""The worker as a process: SIGKILL at random points while a log grows loses and duplicates nothing;
+SIGTERM shuts down cleanly; a second worker on a SQLite store is refused; the scheduler's triggers;
+logs carry no transcript text.
+
+``stream_lines`` generates realistic, short traffic (used by ``test_scaleout`` too).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.engine import make_url
+from typer.testing import CliRunner
+
+from monitor.checks import REGISTRY
+from monitor.cli import app
+from monitor.config import Settings
+from monitor.db import make_engine, session_factory, upgrade
+from monitor.logging import JsonFormatter, configure_logging
+from monitor.models import CheckRun, Event, Quarantine, Record
+from monitor.scheduler import build_scheduler
+from monitor.services.cursors import get_cursor
+from monitor.worker.locks import SqliteWorkerLock, WorkerError
+from tests.conftest import PG_ADMIN_URL, REPO, REQUIRE_PG
+from tests.factories import ctx_input, line, rewrite
+
+TOPICS = [
+    ("Which EU regions support customer-managed keys?", "Frankfurt and Dublin.", "uptime SLA", "Dublin"),
+    ("What plans include SSO?", "Business and Enterprise.", "price", "Business plan"),
+    ("Which Postgres versions are supported?", "14, 15 and 16.", "end of life", "Postgres 14"),
+    ("Where can I store backups?", "In S3 or GCS buckets.", "retention limit", "S3 backups"),
+]
+
+
+def stream_lines(
+    n_conversations: int, turns: int = 3, *, seed: int = 7, day: str = "2024-03-04"
+) -> list[bytes]:
+    """``2 * n_conversations * turns`` log lines: per turn a ``ctx_input`` (the messages so far) and its
+    ``rewrite``, conversations interleaved in time. About 1 rewrite in 12 adds a word the user never
+    said ("enterprise"), so the checks find something; versions ctx-v1/ctx-v2 alternate."""
+    rng = random.Random(seed)
+    start = datetime.fromisoformat(day)
+    out: list[bytes] = []
+    for t in range(1, turns + 1):
+        for c in range(n_conversations):
+            q, a, follow, ante = TOPICS[c % len(TOPICS)]
+            conv = f"conv{c}"
+            ts = start + timedelta(seconds=c * 7 + t * 60)
+            stamp = ts.isoformat() + "Z"
+            msgs = []
+            for k in range(t):
+                msgs.append({"role": "user", "content": q if k == 0 else f"And the {follow}?", "ts": stamp})
+                msgs.append({"role": "assistant", "content": a, "ts": stamp})
+            req = f"{conv}_{t}"
+            out.append(
+                line(
+                    ctx_input(
+                        conv,
+                        req,
+                        t + 1,
+                        ts=stamp,
+                        n_messages=len(msgs),
+                        roles={"user": t, "assistant": t},
+                        client_turn_count=len(msgs),
+                        first_ts=stamp,
+                        last_ts=stamp,
+                        messages=msgs,
+                    )
+                )
+            )
+            fabricated = rng.random() < 1 / 12
+            query = f"What is the {follow} for {ante}" + (" enterprise" if fabricated else "") + "?"
+            out.append(
+                line(
+                    rewrite(
+                        conv,
+                        req,
+                        t + 1,
+                        ts=stamp,
+                        latest=f"What's the {follow} on that?",
+                        query=query,
+                        resolved=[],
+                        prompt_version=f"ctx-v{1 + c % 2}",
+                    )
+                )
+            )
+    return out
+
+
+# -- databases the worker processes share -------------------------------------------------------------
+def fresh_database(kind: str, tmp_path: Path) -> Iterator[str]:
+    """A new, migrated database of ``kind`` (``sqlite`` file or a new PostgreSQL database)."""
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'worker.db'}"
+        upgrade(url)
+        yield url
+        return
+    admin = create_engine(
+        make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg"),
+        isolation_level="AUTOCOMMIT",
+        connect_args={"connect_timeout": 5},
+    )
+    name = f"rm_worker_{uuid.uuid4().hex[:10]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        admin.dispose()
+        if REQUIRE_PG:
+            pytest.fail(f"PostgreSQL is required but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def worker_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from fresh_database(request.param, tmp_path)
+
+
+def worker_env(url: str, sources: list[str], **settings: Any) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "REWRITE_MONITOR_DATABASE_URL": url,
+            "REWRITE_MONITOR_SOURCES": json.dumps(sources),
+            "REWRITE_MONITOR_LOG_JSON": "true",
+            "PYTHONPATH": str(REPO),
+        }
+    )
+    for k, v in settings.items():
+        env[f"REWRITE_MONITOR_{k.upper()}"] = str(v)
+    env.pop("REWRITE_MONITOR_SENTRY_DSN", None)
+    return env
+
+
+def start_worker(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
+    with log.open("ab") as fh:
+        return subprocess.Popen(
+            [sys.executable, "-m", "monitor", "worker", *args], env=env, stdout=fh, stderr=fh, cwd=REPO
+        )
+
+
+def count(url: str, stmt: Any) -> int:
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as s:
+            return int(s.scalar(stmt) or 0)
+    finally:
+        engine.dispose()
+
+
+class Writer(threading.Thread):
+    """Appends ``lines`` to ``path`` in small bursts, often splitting a line across two writes (a
+    producer caught mid-line), for about ``seconds``."""
+
+    def __init__(self, path: Path, lines: list[bytes], seconds: float, seed: int = 1):
+        super().__init__(daemon=True)
+        self.path, self.lines, self.seconds = path, lines, seconds
+        self.rng = random.Random(seed)
+        self.written = 0
+
+    def run(self) -> None:
+        pause = self.seconds / max(1, len(self.lines) // 20)
+        with self.path.open("ab", buffering=0) as fh:
+            i = 0
+            while i < len(self.lines):
+                burst = self.lines[i : i + self.rng.randint(1, 40)]
+                data = b"".join(burst)
+                cut = self.rng.randint(1, len(data) - 1)
+                fh.write(data[:cut])
+                time.sleep(pause / 4)  # a reader may see the half-written line now
+                fh.write(data[cut:])
+                i += len(burst)
+                self.written = i
+                time.sleep(pause)
+
+
+# -- crash safety ----------------------------------------------------------------------------------------
+def test_sigkill_at_random_points_loses_and_duplicates_nothing(worker_db: str, tmp_path: Path) -> None:
+    lines = stream_lines(60, turns=4)  # 480 lines
+    log_file = tmp_path / "app.jsonl"
+    log_file.touch()
+    env = worker_env(worker_db, [str(log_file)], worker_interval_minutes=0.005, batch_size=7)
+    writer = Writer(log_file, lines, seconds=8)
+    rng = random.Random(20240304)
+    worker_log = tmp_path / "worker.log"
+    writer.start()
+    kills, partial_seen = 0, 0
+    while writer.is_alive() or kills < 4:
+        proc = start_worker(env, worker_log)
+        time.sleep(rng.uniform(1.5, 4.0))  # start-up takes ~1.5 s, so this lands inside cycles
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        kills += 1
+        stored = count(worker_db, select(func.count()).select_from(Event))
+        partial_seen += 0 < stored < len(lines)
+    writer.join()
+    # A last, complete cycle after the crashes.
+    done = subprocess.run(
+        [sys.executable, "-m", "monitor", "worker", "run", "cycle", "--json"],
+        env=env,
+        capture_output=True,
+        cwd=REPO,
+        check=True,
+    )
+    assert json.loads(done.stdout)["ingest"]["rejected_total"] == 0
+    assert partial_seen >= 1, "no kill landed while the log was only partly stored"
+    engine = make_engine(worker_db)
+    with session_factory(engine)() as s:
+        got = s.execute(select(Event.line_no).where(Event.origin == str(log_file)).order_by(Event.line_no))
+        assert [n for (n,) in got] == list(range(1, len(lines) + 1))  # every line once, none twice
+        assert s.scalar(select(func.count()).select_from(Quarantine)) == 0
+        cur = get_cursor(session=s, path=str(log_file))
+        assert cur is not None and (cur.line_no, cur.offset) == (len(lines), log_file.stat().st_size)
+        assert s.scalar(select(func.count()).select_from(Record)) == len(lines) // 2
+        assert s.scalar(select(func.count()).where(Record.ctx_event_id.is_(None))) == 0
+        runs = s.scalar(select(func.count()).select_from(CheckRun))
+        assert runs == len(lines) // 2 * len(REGISTRY)  # every record checked once (unique key)
+    engine.dispose()
+
+
+# -- shutdown, refusal, scheduler, logs --------------------------------------------------------------------
+def test_sigterm_finishes_the_cycle_and_exits_cleanly(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    upgrade(url)
+    src = tmp_path / "app.jsonl"
+    lines = stream_lines(20, turns=2)
+    src.write_bytes(b"".join(lines))
+    log = tmp_path / "worker.log"
+    proc = start_worker(worker_env(url, [str(src)], worker_interval_minutes=0.01), log)
+    try:
+        deadline = time.monotonic() + 120
+        while b'"cycle done"' not in log.read_bytes():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records = [json.loads(x) for x in log.read_text().splitlines() if x.startswith("{")]
+    events = [r["event"] for r in records]
+    assert events[0] == "worker started" and events[-2:] == ["shutdown requested", "worker stopped"]
+    first = next(r for r in records if r["event"] == "cycle done")
+    assert (first["stored"], first["checked"], first["leader"]) == (80, 40, True)
+    # No transcript text in the logs: no message, latest or query of the input appears.
+    texts = {t for q, a, f, _ in TOPICS for t in (q, a, f"What's the {f} on that?")}
+    assert not [t for t in texts if t in log.read_text()]
+    assert count(url, select(func.count()).select_from(Event)) == 80
+
+
+def test_a_second_worker_on_sqlite_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    upgrade(url)
+    guard = SqliteWorkerLock(str(tmp_path / "w.db"), "first")
+    try:
+        with pytest.raises(WorkerError, match=r"another worker \(pid \d+, holder first\) is running"):
+            SqliteWorkerLock(str(tmp_path / "w.db"), "second")
+        result = CliRunner().invoke(app, ["--database-url", url, "worker", "run", "cycle"])
+        assert result.exit_code == 7
+        assert "SQLite supports one worker: stop that one, or use PostgreSQL to run several" in result.output
+    finally:
+        guard.close()
+    SqliteWorkerLock(str(tmp_path / "w.db"), "third").close()  # free again
+
+
+def test_scheduler_maps_job_ids_to_triggers() -> None:
+    calls: list[str] = []
+    s = build_scheduler(
+        Settings(worker_interval_minutes=5, daily_time="06:30", timezone="Europe/Berlin"), calls.append
+    )
+    jobs = {j.id: j for j in s.get_jobs()}
+    assert set(jobs) == {"cycle", "daily"}
+    cycle, daily = jobs["cycle"], jobs["daily"]
+    assert (cycle.coalesce, cycle.max_instances, cycle.misfire_grace_time) == (True, 1, 300)
+    assert cycle.trigger.interval == timedelta(minutes=5) and cycle.args == ("cycle",)
+    assert (daily.coalesce, daily.max_instances, daily.misfire_grace_time) == (True, 1, 6 * 3600)
+    assert (
+        str(daily.trigger) == "cron[hour='6', minute='30']" and str(daily.trigger.timezone) == "Europe/Berlin"
+    )
+
+
+def test_log_formatter_drops_transcript_fields() -> None:
+    import io
+    import logging
+
+    buf = io.StringIO()
+    handler = configure_logging(json_output=True, stream=buf)
+    try:
+        logging.getLogger("monitor.worker").info(
+            "cycle done",
+            extra={"fields": {"stored": 3, "query": "secret q", "nested": {"messages": ["m"], "n": 1}}},
+        )
+    finally:
+        logging.getLogger("monitor").removeHandler(handler)
+    rec = json.loads(buf.getvalue())
+    assert {k: v for k, v in rec.items() if k != "ts"} == {
+        "level": "info",
+        "logger": "monitor.worker",
+        "event": "cycle done",
+        "stored": 3,
+        "nested": {"n": 1},
+    }
+    assert isinstance(JsonFormatter(), logging.Formatter)
