@@ -2,12 +2,16 @@
 
 ::
 
-    MonitorError                 base: anything the tool reports to its operator
-    ├── ConfigError              settings or the config file are invalid
-    ├── RulesError               a rules/*.yaml file is invalid (message: ``file:line: reason``)
-    ├── IngestError              a source cannot be read at all (one bad line never raises)
-    ├── StorageError             the database is unreachable or its schema is not at head
-    └── ReplayError              the rewriter could not be replayed
+    MonitorError                 base: anything the tool reports to its operator       exit code
+    ├── ConfigError              settings or the config file are invalid                   2
+    ├── RulesError               a rules/*.yaml file is invalid (``file:line: reason``)     2
+    ├── LabelError               a label file for ``evaluate`` is invalid (file:line)      2
+    ├── ProposalError            an alias proposal is not acceptable                      2
+    ├── IngestError              a source cannot be read at all (one bad line never raises) 3
+    ├── StorageError             the database is unreachable or its schema is not at head   4
+    ├── ReplayError              the rewriter could not be replayed                        5
+    ├── QueueError               a queue operation is refused (claimed by someone else...)  6
+    └── WorkerError              a worker cannot start (another holds a SQLite store...)    7
 
 Library code raises these and never prints or exits; ``monitor.cli`` maps them to exit codes.
 """
@@ -47,3 +51,27 @@ class ReplayError(MonitorError):
     """Replaying a regression case through the rewriter failed."""
 
     exit_code = 5
+
+
+class LabelError(MonitorError):
+    """A label file is unreadable or a line lacks ``request_id``; the message names file and line."""
+
+    exit_code = 2
+
+
+class ProposalError(MonitorError):
+    """An alias proposal is not acceptable (fewer than two distinct members, unknown queue item)."""
+
+    exit_code = 2
+
+
+class QueueError(MonitorError):
+    """A queue operation is not allowed (item claimed by someone else, unknown label, no such item)."""
+
+    exit_code = 6
+
+
+class WorkerError(MonitorError):
+    """A worker cannot start or run: another worker holds a SQLite store, or a job name is unknown."""
+
+    exit_code = 7

@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
-from monitor.errors import MonitorError
+from monitor.errors import LabelError
 from monitor.models import CheckRun, Finding, Record
 
 LABEL_KINDS = (
@@ -64,12 +64,6 @@ LLM_STRATUM_POOLS: dict[str, int] = {
 }
 """Pool size of each sampling stratum of ``llm_word_labels.jsonl`` (source: ``../shared/data/README.md``,
 "Selection"). Weight of an item = pool size / items of its stratum in the file."""
-
-
-class LabelError(MonitorError):
-    """A label file is unreadable or a line lacks ``request_id``; the message names file and line."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,14 +17,8 @@ import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.errors import MonitorError
+from monitor.errors import ProposalError
 from monitor.models import AliasProposal, QueueItem
-
-
-class ProposalError(MonitorError):
-    """An alias proposal is not acceptable (fewer than two distinct members, unknown queue item)."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)

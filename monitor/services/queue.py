@@ -16,7 +16,7 @@ from sqlalchemy import and_, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.db import insert_ignore
-from monitor.errors import MonitorError
+from monitor.errors import QueueError
 from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 from monitor.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
 
@@ -55,12 +55,6 @@ daily sample. Their π is 0: they were not drawn, so ``stats`` leaves them out o
 estimate (a stratum with π 0 has no population there), and admission leaves them out of the day's
 counts. They carry no finding kinds, so the checks' precision, estimated over sampled items, ignores them.
 """
-
-
-class QueueError(MonitorError):
-    """A queue operation is not allowed (item claimed by someone else, unknown label, no such item)."""
-
-    exit_code = 6
 
 
 @dataclass(frozen=True, slots=True)

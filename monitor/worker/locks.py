@@ -22,13 +22,7 @@ from typing import IO, Protocol
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from monitor.errors import MonitorError
-
-
-class WorkerError(MonitorError):
-    """A worker cannot start or run: another worker holds a SQLite store, or a job name is unknown."""
-
-    exit_code = 7
+from monitor.errors import WorkerError
 
 
 class Locks(Protocol):
