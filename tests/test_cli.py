@@ -180,3 +180,11 @@ def test_a_missing_spacy_model_fails_at_start_up(cli_db: str, monkeypatch: pytes
     result = runner.invoke(app, ["--database-url", cli_db, "check"])
     assert result.exit_code == 2
     assert "spacy_model 'xx_no_such_pipeline' cannot be loaded" in result.stderr
+
+
+def test_every_setting_is_in_the_readme_configuration_table() -> None:
+    from monitor.config import Settings
+
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("## Configuration") : readme.index("## Command reference")]
+    assert [n for n in Settings.model_fields if f"| `{n}` |" not in table] == []
