@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,15 @@ def _pg_admin_engine() -> Engine:
     return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """URL of a fresh, empty PostgreSQL database for this test session (dropped afterwards)."""
+@contextmanager
+def throwaway_pg_database(prefix: str, *, migrate: bool = False) -> Iterator[str]:
+    """A new PostgreSQL database on the test server, dropped on exit (migrated to head if asked).
+
+    Skips when the server is unreachable, or fails the test when ``REWRITE_MONITOR_REQUIRE_PG=1``.
+    Tests that commit from several connections or processes use one of their own.
+    """
     admin = _pg_admin_engine()
-    name = f"rm_test_{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     try:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
@@ -47,10 +52,22 @@ def pg_url() -> Iterator[str]:
         if REQUIRE_PG:
             pytest.fail(f"PostgreSQL is required (REWRITE_MONITOR_REQUIRE_PG=1) but unreachable: {exc}")
         pytest.skip(f"PostgreSQL unreachable: {exc}")
-    yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        if migrate:
+            upgrade(url)
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """URL of a fresh, empty PostgreSQL database for this test session (dropped afterwards)."""
+    with throwaway_pg_database("rm_test") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.checks import REGISTRY
 from monitor.config import Settings
-from monitor.db import make_engine, session_factory, upgrade
+from monitor.db import make_engine, session_factory
 from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record
 from monitor.services.queue import (
     QueueError,
@@ -27,7 +27,7 @@ from monitor.services.queue import (
     release,
 )
 from monitor.services.stats import latest_verdicts, precision_by_kind, whole_traffic_estimates
-from tests.conftest import PG_ADMIN_URL, REQUIRE_PG
+from tests.conftest import throwaway_pg_database
 
 CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
 DAY = date(2024, 3, 4)
@@ -235,26 +235,10 @@ def test_weighted_estimate_matches_a_hand_computed_example(session: Session) -> 
 
 
 @pytest.fixture
-def fresh_pg() -> str:
-    """A PostgreSQL database of its own (this test commits from several connections)."""
-    admin = create_engine(
-        make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
-    )
-    name = f"rm_claims_{uuid.uuid4().hex[:10]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:
-        admin.dispose()
-        if REQUIRE_PG:
-            pytest.fail(f"PostgreSQL is required but unreachable: {exc}")
-        pytest.skip(f"PostgreSQL unreachable: {exc}")
-    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+def fresh_pg() -> Iterator[str]:
+    """A migrated PostgreSQL database of its own (this test commits from several connections)."""
+    with throwaway_pg_database("rm_claims", migrate=True) as url:
+        yield url
 
 
 def test_two_concurrent_claimers_never_hold_the_same_item_on_postgresql(fresh_pg: str) -> None:

@@ -15,15 +15,13 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from monitor.checks import REGISTRY
@@ -35,7 +33,7 @@ from monitor.models import CheckRun, Event, Quarantine, Record
 from monitor.scheduler import build_scheduler
 from monitor.services.cursors import get_cursor
 from monitor.worker.locks import SqliteWorkerLock, WorkerError
-from tests.conftest import PG_ADMIN_URL, REPO, REQUIRE_PG
+from tests.conftest import REPO, throwaway_pg_database
 from tests.factories import ctx_input, line, rewrite
 
 TOPICS = [
@@ -109,26 +107,8 @@ def fresh_database(kind: str, tmp_path: Path) -> Iterator[str]:
         upgrade(url)
         yield url
         return
-    admin = create_engine(
-        make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg"),
-        isolation_level="AUTOCOMMIT",
-        connect_args={"connect_timeout": 5},
-    )
-    name = f"rm_worker_{uuid.uuid4().hex[:10]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:
-        admin.dispose()
-        if REQUIRE_PG:
-            pytest.fail(f"PostgreSQL is required but unreachable: {exc}")
-        pytest.skip(f"PostgreSQL unreachable: {exc}")
-    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with throwaway_pg_database("rm_worker", migrate=True) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
