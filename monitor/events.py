@@ -73,7 +73,8 @@ Timestamp = Annotated[
     ),
 ]
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1, max_length=255)]
-Count = Annotated[StrictInt, Field(ge=0)]
+INT32_MAX = 2**31 - 1
+Count = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]  # stored in 32-bit INTEGER columns
 
 
 class _Event(BaseModel):
@@ -103,7 +104,7 @@ class ResolvedIn(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
     surface: StrictStr
     antecedent: StrictStr
-    turn: StrictInt | None = None
+    turn: Annotated[StrictInt, Field(ge=-INT32_MAX, le=INT32_MAX)] | None = None
 
 
 class CtxInputEvent(_Event):
@@ -187,6 +188,7 @@ Reason = Literal[
     "wrong_type",
     "unknown_event",
     "duplicate_event",
+    "unsupported_text",
 ]
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 
@@ -250,9 +252,45 @@ def _describe(exc: ValidationError) -> LineError:
 
 
 def canonical_sha(obj: dict[str, Any]) -> str:
-    """sha256 hex of ``obj`` serialised with sorted keys and no whitespace (stable across producers)."""
+    """sha256 hex of ``obj`` serialised with sorted keys and no whitespace (stable across producers).
+
+    Raises ``UnicodeEncodeError`` when a string holds a lone surrogate (see :func:`unsupported_text`).
+    """
     blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def unsupported_text(obj: Any, path: str = "") -> LineError | None:
+    """The first string in ``obj`` that no store or tokenizer can take, as an ``unsupported_text`` error.
+
+    JSON may escape a NUL character (``\\u0000``, which PostgreSQL text and JSONB refuse) or a lone
+    UTF-16 surrogate (``\\ud800``, which is not Unicode text and cannot be encoded as UTF-8); such a
+    line is quarantined rather than stored, so it can never wedge a later step. Keys count too.
+    """
+    if isinstance(obj, str):
+        where = (path or "(value)").encode("utf-8", "backslashreplace").decode().replace("\x00", "\\u0000")
+        if "\x00" in obj:
+            return LineError("unsupported_text", f"field '{where}' holds a NUL character (\\u0000)")
+        if not obj.isascii():
+            try:
+                obj.encode("utf-8")
+            except UnicodeEncodeError:
+                return LineError(
+                    "unsupported_text", f"field '{where}' holds a lone surrogate (not Unicode text)"
+                )
+        return None
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            sub = f"{path}.{k}" if path else str(k)
+            found = unsupported_text(k, sub) or unsupported_text(v, sub)
+            if found:
+                return found
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            found = unsupported_text(v, f"{path}.{i}" if path else str(i))
+            if found:
+                return found
+    return None
 
 
 def event_key(kind: str, conv_id: str | None, request_id: str) -> str:
@@ -288,9 +326,15 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
         return _describe(exc)
     except RecursionError:
         return LineError("wrong_type", "event nested too deeply")
+    if "\\u0000" in text or "\\ud" in text.lower():  # cheap pre-test: only escapes can carry these
+        found = unsupported_text(obj)
+        if found is not None:
+            return found
     try:
         sha = canonical_sha(obj)
-    except (ValueError, RecursionError) as exc:  # e.g. lone surrogates from \ud800 escapes
+    except UnicodeEncodeError:
+        return unsupported_text(obj) or LineError("unsupported_text", "text that is not valid Unicode")
+    except (ValueError, RecursionError) as exc:
         return LineError("invalid_json", f"JSON cannot be stored: {exc}")
     key = event_key(name, getattr(model, "conv_id", None), model.request_id)  # type: ignore[attr-defined]
     return ParsedEvent(kind=name, data=model, raw=obj, event_key=key, content_sha=sha)

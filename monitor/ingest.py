@@ -317,7 +317,7 @@ class Ingestor:
                 if prior is None:
                     seen[ev.event_key] = (ev.content_sha, origin, p.line.line_no)
                     stored_rows.append((p, ev))
-                elif prior[1] == origin and prior[2] == p.line.line_no:
+                elif prior[1] == origin and prior[2] == p.line.line_no and prior[0] == ev.content_sha:
                     self.summary.already_stored += 1
                 else:
                     same = "is identical to" if prior[0] == ev.content_sha else "conflicts with"

@@ -97,3 +97,32 @@ def test_wrong_type_names_the_field(field: str, value: object, where: str) -> No
     assert isinstance(result, LineError)
     assert result.reason == ("missing_field" if where.endswith("antecedent") else "wrong_type")
     assert f"'{where}'" in result.detail
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason", "detail"),
+    [
+        ("query", "a\u0000b", "unsupported_text", "field 'query' holds a NUL character (\\u0000)"),
+        (
+            "latest",
+            "x\ud800y",
+            "unsupported_text",
+            "field 'latest' holds a lone surrogate (not Unicode text)",
+        ),
+        (
+            "filters",
+            {"k\u0000": "v"},
+            "unsupported_text",
+            "field 'filters.k\\u0000' holds a NUL character (\\u0000)",
+        ),
+        ("turn", 10**30, "wrong_type", "field 'turn': Input should be less than or equal to 2147483647"),
+    ],
+)
+def test_text_and_numbers_no_store_can_take_are_refused(
+    field: str, value: object, reason: str, detail: str
+) -> None:
+    # Valid JSON that PostgreSQL (NUL), UTF-8 (lone surrogate) or a 32-bit column (huge int) cannot take.
+    result = parse_line(json.dumps(rewrite(**{field: value})))
+    assert isinstance(result, LineError)
+    assert result.reason == reason
+    assert result.detail.startswith(detail)

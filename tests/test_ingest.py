@@ -190,3 +190,27 @@ def test_giant_line_over_one_mebibyte_is_quarantined(session: Session) -> None:
     summary = ingest_bytes(session, big + log(ctx_input(), rewrite(req="c1_9", turn=9)))
     assert dict(summary.rejected) == {"line_too_long": 1}
     assert summary.stored == 2
+
+
+def test_unstorable_lines_are_quarantined_and_the_rest_stored(session: Session) -> None:
+    # Regression: on PostgreSQL a NUL in a string failed the whole batch, and a lone surrogate stored on
+    # SQLite made every later check crash in the tokenizer.
+    data = log(
+        ctx_input(),
+        rewrite(query="a\u0000b"),
+        rewrite(req="c1_3", turn=3, latest="x\ud800y"),
+        rewrite(req="c1_4", turn=10**30),
+        rewrite(req="c1_5", turn=5),
+    )
+    summary = ingest_bytes(session, data)
+    assert dict(summary.rejected) == {"unsupported_text": 2, "wrong_type": 1}
+    assert summary.stored == 2
+    assert quarantined(session) == [(2, "unsupported_text"), (3, "unsupported_text"), (4, "wrong_type")]
+
+
+def test_a_line_edited_in_place_is_a_conflict_not_a_reingest(session: Session) -> None:
+    ingest_bytes(session, log(ctx_input(), rewrite()), origin="a.log")
+    summary = ingest_bytes(session, log(ctx_input(), rewrite(query="edited after the fact")), origin="a.log")
+    assert (summary.already_stored, summary.stored, dict(summary.rejected)) == (1, 0, {"duplicate_event": 1})
+    detail = session.scalar(select(Quarantine.detail))
+    assert detail == "rewrite 'c1_2' conflicts with the event from a.log:2"
