@@ -249,17 +249,23 @@ class Ingestor:
         """
         batch: list[_Pending] = []
         last: RawLine | None = None
-        for line in lines:
-            last = line
-            self.summary.lines_read += 1
-            pending = self._parse(line, max_bytes)
-            if pending is None:
-                self.summary.blank += 1
-                continue
-            batch.append(pending)
-            if len(batch) >= self.batch_size:
+        try:
+            for line in lines:
+                last = line
+                self.summary.lines_read += 1
+                pending = self._parse(line, max_bytes)
+                if pending is None:
+                    self.summary.blank += 1
+                    continue
+                batch.append(pending)
+                if len(batch) >= self.batch_size:
+                    self._flush(origin, batch, last, before_commit)
+                    batch, last = [], None
+        except (OSError, EOFError, zlib.error):
+            # The stream broke part-way (a corrupt or cut .gz): keep every line decoded before it.
+            if batch:
                 self._flush(origin, batch, last, before_commit)
-                batch, last = [], None
+            raise
         if batch or (last is not None and before_commit is not None):
             # Trailing blank lines alone still move the cursor past them.
             self._flush(origin, batch, last, before_commit)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -178,9 +179,20 @@ def test_corrupt_gzip_keeps_earlier_sources_and_reports_the_error(session: Sessi
     good = tmp_path / "a.jsonl"
     good.write_bytes(log(ctx_input(), rewrite()))
     bad = tmp_path / "b.jsonl.gz"
-    bad.write_bytes(gzip.compress(log(ctx_input(req="c1_3", turn=3)))[:-12])  # cut trailer
+    # 40 events whose queries are hashes (so the stream does not compress to nothing), cut at half:
+    # gzip decodes 11 whole lines before the cut (counted by reading the same bytes with GzipFile).
+    events = [
+        e
+        for t in range(3, 23)
+        for e in (
+            ctx_input(req=f"c1_{t}", turn=t),
+            rewrite(req=f"c1_{t}", turn=t, query=hashlib.sha256(str(t).encode()).hexdigest()),
+        )
+    ]
+    whole = gzip.compress(log(*events), mtime=0)
+    bad.write_bytes(whole[: len(whole) // 2])
     summary = ingest_sources(session, discover([good, bad]))
-    assert summary.stored == 2
+    assert (summary.stored, summary.lines_read, summary.rejected_total) == (2 + 11, 2 + 11, 0)
     assert [o for o, _ in summary.source_errors] == [str(bad.resolve())]
     assert "read failed part-way" in summary.source_errors[0][1]
 
