@@ -328,10 +328,10 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
         enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
         s.commit()
     engine.dispose()
-    # item 1 (the flagged one, first in review order): "f", then the corrected query, the prefilled
-    # must-include (Enter keeps the empty default) and the prefilled must-not-include (Enter keeps
-    # "enterprise, plan"); item 2 (control): "o".
-    keys = "f" + "uptime SLA of Dublin\n" + "\n" + "\n" + "o"
+    # Piped input, one answer per line. Item 1 (the flagged one, first in review order): "f", then the
+    # corrected query, the prefilled must-include (an empty line keeps the empty default) and the
+    # prefilled must-not-include (an empty line keeps "enterprise, plan"); item 2 (control): "o".
+    keys = "f\n" + "uptime SLA of Dublin\n" + "\n" + "\n" + "o\n"
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
     assert result.exit_code == 0, result.output
     assert "the queue is empty" in result.output
@@ -350,10 +350,16 @@ def test_review_quit_releases_the_item(cli_db: str) -> None:
     with session_factory(engine)() as s:
         enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
         s.commit()
-    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="zq")
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="z\nq\n")
     assert result.exit_code == 0, result.output
     with session_factory(engine)() as s:
         states = sorted((i.request_id, i.state, i.claimed_by) for i in s.scalars(select(QueueItem)))
     engine.dispose()
     # "z" is no key: ignored; "q" gives c1_2 back; c2_2 keeps its manual verdict by sam
     assert states == [("c1_2", "pending", None), ("c2_2", "done", "sam")]
+    # Regression: piped input that simply ends (no "q") quits and releases too, never a traceback.
+    ended = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="")
+    assert ended.exit_code == 0, ended.output
+    with session_factory(engine)() as s:
+        assert s.scalar(select(QueueItem.state).where(QueueItem.request_id == "c1_2")) == "pending"
+    engine.dispose()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import json
+import sys
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -170,9 +171,14 @@ def review_loop(
             for block in render_record(view, findings):
                 show(block)
         show(legend)
-        key = ""
-        while key not in LABEL_KEYS and key not in ("s", "q"):
-            key = (read_key() or "q").lower()
+        try:
+            key = ""
+            while key not in LABEL_KEYS and key not in ("s", "q"):
+                key = (read_key() or "q").lower()
+        except BaseException:
+            # Ctrl-C or a broken input must not leave the item locked for the whole lease.
+            release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            raise
         if key == "q":
             release(session=session, item_id=row.id, reviewer=reviewer, now=now())
             return done
@@ -186,11 +192,15 @@ def review_loop(
             medium = [f for f in findings if f.severity in ("medium", "high")]
             pre_not = [w for f in medium if f.kind in MUST_NOT_KINDS for w in f.words]
             pre_must = [w for f in medium if f.kind in MUST_KINDS for w in f.words]
-            corrected = read_line("corrected query (Enter: none)", "").strip() or None
-            must = _terms(read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must))))
-            must_not = _terms(
-                read_line("must not include, comma-separated", ", ".join(dict.fromkeys(pre_not)))
-            )
+            try:
+                corrected = read_line("corrected query (Enter: none)", "").strip() or None
+                must = _terms(read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must))))
+                must_not = _terms(
+                    read_line("must not include, comma-separated", ", ".join(dict.fromkeys(pre_not)))
+                )
+            except BaseException:
+                release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+                raise
         vid = record_verdict(
             session=session,
             item_id=row.id,
@@ -207,6 +217,22 @@ def review_loop(
         show(f"verdict {vid}: {label}")
 
 
+def _read_key() -> str:
+    """One key: from the terminal, or the first character of the next line of piped input (end: quit)."""
+    if sys.stdin.isatty():
+        return typer.getchar()
+    line = sys.stdin.readline()
+    return line.strip()[:1] if line else "q"
+
+
+def _read_line(prompt: str, default: str) -> str:
+    """A line: prompted on a terminal; from piped input otherwise (an empty line keeps the default)."""
+    if sys.stdin.isatty():
+        return str(typer.prompt(prompt, default=default, show_default=bool(default)))
+    line = sys.stdin.readline()
+    return line.rstrip("\n") or default if line else default
+
+
 @app.command("review")
 def review_cmd(
     ctx: typer.Context,
@@ -217,7 +243,8 @@ def review_cmd(
 ) -> None:
     """Walk the pending review queue in the terminal: the four artifacts, then one key for the label
     (o ok, f fabricated_constraint, d dropped_constraint, ...; s skip, q quit); a wrong rewrite also
-    asks for the corrected query and the terms, prefilled from the findings.
+    asks for the corrected query and the terms, prefilled from the findings. Piped input works too:
+    one key per line, then one line per answer (an empty line keeps the prefilled value).
 
     Example: rewrite-monitor review --kind added_content_word
     """
@@ -229,10 +256,8 @@ def review_cmd(
             reviewer=_reviewer(state, reviewer),
             lease=_lease(state),
             kind=kind,
-            read_key=lambda: typer.getchar(),
-            read_line=lambda prompt, default: typer.prompt(
-                prompt, default=default, show_default=bool(default)
-            ),
+            read_key=_read_key,
+            read_line=_read_line,
             show=_say,
             now=lambda: datetime.now(UTC),
         )
