@@ -29,6 +29,12 @@ class _Group(typer.core.TyperGroup):
         except MonitorError as exc:
             err.print(f"error: {exc}", style="red", markup=False, highlight=False)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:
+            # A path the operator gave cannot be read or written (missing folder, a directory, no
+            # permission): one line naming it, exit 3 like an unreadable source, never a traceback.
+            where = f": {exc.filename}" if exc.filename else ""
+            err.print(f"error: {exc.strerror or exc}{where}", style="red", markup=False, highlight=False)
+            raise typer.Exit(3) from None
 
 
 err = Console(stderr=True, soft_wrap=True)
@@ -103,6 +109,17 @@ def _engine(state: State, *, require_schema: bool = True) -> Any:
 
 
 # -- db ------------------------------------------------------------------------------------------
+def _migrate(fn: Any, url: str, revision: str) -> None:
+    from alembic.util.exc import CommandError
+
+    from monitor.errors import ConfigError
+
+    try:
+        fn(url, revision)
+    except CommandError as exc:  # an unknown or ambiguous revision name
+        raise ConfigError(f"migration: {exc}") from exc
+
+
 @db_app.command("upgrade")
 def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> None:
     """Apply migrations (creates the schema on a new database).
@@ -113,7 +130,7 @@ def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> No
     from monitor.db import upgrade
 
     state: State = ctx.obj
-    upgrade(state.url, revision)
+    _migrate(upgrade, state.url, revision)
     err.print(f"database {masked_url(state.url)} is at {revision}")
 
 
@@ -125,7 +142,7 @@ def db_downgrade(ctx: typer.Context, revision: str = typer.Argument(..., help="e
     """
     from monitor.db import downgrade
 
-    downgrade(ctx.obj.url, revision)
+    _migrate(downgrade, ctx.obj.url, revision)
     err.print(f"downgraded to {revision}")
 
 

@@ -16,6 +16,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -121,6 +122,27 @@ class Settings(BaseSettings):
         default=None, description="Price table of replay's cost line; default: monitor/prices.yaml."
     )
 
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {v!r}; use an IANA name such as 'Europe/Dublin' or 'UTC'"
+            ) from None
+        return v
+
+    @field_validator("daily_time")
+    @classmethod
+    def _clock_time(cls, v: str) -> str:
+        hours, minutes = (int(x) for x in v.split(":"))
+        if hours > 23 or minutes > 59:
+            raise ValueError(f"{v!r} is not a time of day (HH:MM, 00:00 to 23:59)")
+        return v
+
     @field_validator("database_url")
     @classmethod
     def _known_backend(cls, v: SecretStr) -> SecretStr:
@@ -168,6 +190,10 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         cls = _FileSettings
     try:
         return cls(**clean)
+    except SettingsError as exc:  # a complex value (e.g. sources) that is not valid JSON
+        raise ConfigError(
+            f"invalid configuration: {exc}; lists are given as JSON, e.g. '[\"logs/*.jsonl\"]'"
+        ) from exc
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']} (got {err.get('input')!r})"

@@ -188,3 +188,31 @@ def test_every_setting_is_in_the_readme_configuration_table() -> None:
     readme = (REPO / "README.md").read_text()
     table = readme[readme.index("## Configuration") : readme.index("## Command reference")]
     assert [n for n in Settings.model_fields if f"| `{n}` |" not in table] == []
+
+
+@pytest.mark.parametrize(
+    ("env", "value", "message"),
+    [
+        ("REWRITE_MONITOR_SOURCES", "notjson", "lists are given as JSON"),
+        ("REWRITE_MONITOR_TIMEZONE", "Mars/Base", "unknown time zone 'Mars/Base'"),
+        ("REWRITE_MONITOR_DAILY_TIME", "25:99", "'25:99' is not a time of day"),
+    ],
+)
+def test_invalid_settings_are_one_line_errors(
+    monkeypatch: pytest.MonkeyPatch, env: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(env, value)
+    result = runner.invoke(app, ["config", "show"])
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_unwritable_paths_and_unknown_revisions_are_one_line_errors(cli_db: str, tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    blocked = runner.invoke(app, ["schema", "export", str(not_a_dir)])
+    assert blocked.exit_code == 3
+    assert blocked.stderr == f"error: File exists: {not_a_dir}\n"
+    bogus = runner.invoke(app, ["--database-url", cli_db, "db", "upgrade", "bogusrev"])
+    assert bogus.exit_code == 2
+    assert "error: migration: Can't locate revision identified by 'bogusrev'" in bogus.stderr
