@@ -94,8 +94,24 @@ def _tags(note: str) -> set[str]:
     return {t.strip("[]") for t in note.split() if t.startswith("[") and t.endswith("]")}
 
 
+ITEM_LABEL_FIELDS = (
+    "fabricated",
+    "dropped_constraint",
+    "wrong_antecedent",
+    "unresolved",
+    "intent_drift",
+    "ok",
+)
+
+
 def parse_label_line(obj: dict[str, Any]) -> LabelItem:
-    """Turn one label object (either format) into a :class:`LabelItem`."""
+    """Turn one label object (either format) into a :class:`LabelItem`.
+
+    Raises ``KeyError`` when the object carries no label at all (a log event, say): counting it
+    as a clean item would make every false-alarm rate look plausible and be wrong.
+    """
+    if "candidates" not in obj and not any(f in obj for f in ITEM_LABEL_FIELDS):
+        raise KeyError(f"no label fields ({', '.join(ITEM_LABEL_FIELDS)} or candidates)")
     truth: dict[str, bool] = {}
     words: dict[str, list[str]] = {}
     if "candidates" in obj:  # word-level LLM labels

@@ -65,7 +65,11 @@ class AliasesFile(_Strict):
     @model_validator(mode="after")
     def _unique(self) -> AliasesFile:
         seen: dict[str, str] = {}
+        names: set[str] = set()
         for gi, g in enumerate(self.groups):
+            if g.name in names:
+                raise LocatedValueError(f"group name {g.name!r} is used twice", ("groups", gi, "name"))
+            names.add(g.name)
             for mi, m in enumerate(g.members):
                 k = normalise_phrase(m)
                 if k in seen and seen[k] != g.name:

@@ -121,3 +121,12 @@ def test_evaluate_counts_confusion_from_labels(session: Session, rules, tmp_path
     assert (fab["tp"], fab["fp"], fab["fn"], fab["tn"]) == (1, 1, 0, 0)
     assert fab["precision"] == 0.5 and fab["recall"] == 1.0 and fab["false_alarm_rate"] == 1.0
     assert result.missing["labels.jsonl"] == ["zz_9"]
+
+
+def test_a_log_file_is_not_accepted_as_labels(tmp_path: Path) -> None:
+    from monitor.errors import LabelError
+
+    logs = tmp_path / "events.jsonl"
+    logs.write_text(json.dumps({"event": "rewrite", "request_id": "r1", "query": "q"}) + "\n")
+    with pytest.raises(LabelError, match=r"events.jsonl:1: not a label object .*no label fields"):
+        read_labels(logs)

@@ -116,3 +116,17 @@ def test_exclude_words_must_be_single_lower_case_words(rules_copy: Path):
     assert len(errors) == 1
     assert errors[0].startswith(f"{rules_copy}/qualifiers.yaml:7: kinds.0.exclude: ")
     assert "exclude word 'Super Bowl' must be one lower-case word" in errors[0]
+
+
+def test_a_group_name_used_twice_is_reported_at_its_second_use(rules_copy: Path):
+    (rules_copy / "aliases.yaml").write_text(
+        "version: 1\n"
+        "groups:\n"
+        "  - name: eu-west\n"
+        "    members: [Dublin, eu-west-1]\n"
+        "  - name: eu-west\n"
+        "    members: [Frankfurt, eu-central-1]\n"
+    )
+    with pytest.raises(RulesError) as exc:
+        load_rules(rules_copy)
+    assert str(exc.value) == f"{rules_copy}/aliases.yaml:5: groups.1.name: group name 'eu-west' is used twice"
