@@ -42,8 +42,20 @@ class Finding:
 
     @property
     def words(self) -> list[str]:
-        """The query words this finding is about (``evidence["words"][*]["text"]``), possibly empty."""
-        return [w["text"] for w in self.evidence.get("words", [])]
+        """The words this finding is about, as a reviewer needs them.
+
+        The query words it flags (``evidence["words"][*]["text"]``); for a finding about something
+        missing from the query, the missing words instead (``evidence["missing"][*]["text"]``, or the
+        ``evidence["stated_at"]["text"]`` of a dropped qualifier). Possibly empty.
+        """
+        flagged = [w["text"] for w in self.evidence.get("words", [])]
+        if flagged:
+            return flagged
+        missing = self.evidence.get("missing")
+        if isinstance(missing, list) and missing:  # some checks keep a count under this key
+            return [w["text"] for w in missing if isinstance(w, dict) and "text" in w]
+        stated = self.evidence.get("stated_at")
+        return [stated["text"]] if isinstance(stated, dict) and stated.get("text") else []
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-serialisable) with every field plus ``words``."""

@@ -20,7 +20,7 @@ from monitor.nlp import alias_matches, shared_stem
 from monitor.record import RewriteRecord
 from monitor.rules import Rules
 
-VERSION = 1
+VERSION = 2
 
 
 @register("intent_dropped", version=VERSION, kinds=("intent_dropped",))

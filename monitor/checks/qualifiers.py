@@ -33,7 +33,7 @@ from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
 from monitor.record import RewriteRecord
 from monitor.rules import CompiledKind, Rules, normalise_phrase
 
-VERSION = 2
+VERSION = 3
 _NON_WORD = re.compile(r"[^\w]+")
 
 

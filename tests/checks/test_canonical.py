@@ -75,7 +75,7 @@ def test_case3_free_tier_invented_against_enterprise_plan(rules):
     assert summary(out) == [
         ("added_content_word", "high", ("free", "tier")),
         ("qualifier_conflict", "high", ("free",)),
-        ("dropped_qualifier", "medium", ()),
+        ("dropped_qualifier", "medium", ("enterprise",)),
     ]
     added, conflict, dropped = out.findings
     assert added.evidence["span"] == {"text": "free tier", "start": 57, "end": 66}
@@ -99,7 +99,10 @@ def test_case4_free_tier_in_assistant_turn_still_conflicts(rules):
         )
     ]
     out = run(make_record(billing, RATE_LIMIT, FREE_TIER_QUERY, turn=3), rules)
-    assert summary(out) == [("qualifier_conflict", "high", ("free",)), ("dropped_qualifier", "medium", ())]
+    assert summary(out) == [
+        ("qualifier_conflict", "high", ("free",)),
+        ("dropped_qualifier", "medium", ("enterprise",)),
+    ]
 
 
 def test_case5_truncated_window_and_kept_ordinal(rules):

@@ -15,7 +15,7 @@ from .conftest import make_record
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
         ("added_content_word.v1", "added_words", ("added_content_word",)),
-        ("qualifiers.v2", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("qualifiers.v3", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
         ("non_monotonic.v1", "chat_state", ("non_monotonic",)),
@@ -25,7 +25,7 @@ def test_registry_listing():
         ("unresolved_reference.v1", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v1", "references", ("not_a_query",)),
-        ("intent_dropped.v1", "intent", ("intent_dropped",)),
+        ("intent_dropped.v2", "intent", ("intent_dropped",)),
     ]
 
 
