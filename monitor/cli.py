@@ -255,6 +255,52 @@ def ingest(
         raise typer.Exit(1)
 
 
+@app.command("quarantine")
+def quarantine_cmd(
+    ctx: typer.Context,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Only this reason (e.g. wrong_type).")
+    ] = None,
+    origin: Annotated[
+        str | None, typer.Option("--origin", help="Only lines of this file (as stored).")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N lines.")] = 50,
+    excerpt: Annotated[bool, typer.Option("--excerpt", help="Also print the start of each line.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """The rejected log lines: file, line number, reason and what exactly was wrong.
+
+    Excerpts can hold personal data, so they are printed only with --excerpt.
+
+    Example: rewrite-monitor quarantine --reason missing_field --limit 20
+    """
+    from monitor.db import session_factory
+    from monitor.events import REASONS
+    from monitor.services.quarantine import list_quarantine
+
+    if reason is not None and reason not in REASONS:
+        raise typer.BadParameter(f"must be one of {', '.join(REASONS)}", param_hint="--reason")
+    engine = _engine(ctx.obj)
+    with session_factory(engine)() as session:
+        rows, counts = list_quarantine(
+            session=session, reason=reason, origin=origin, limit=limit, with_excerpt=excerpt
+        )
+    if as_json:
+        for r in rows:
+            item = {"origin": r.origin, "line": r.line_no, "reason": r.reason, "detail": r.detail}
+            if excerpt:
+                item["excerpt"] = r.excerpt
+            typer.echo(json.dumps(item, ensure_ascii=False))
+        return
+    table = Table("file", "line", "reason", "detail", *(["excerpt"] if excerpt else []))
+    for r in rows:
+        extra = [(r.excerpt or "")[:120]] if excerpt else []
+        table.add_row(r.origin, str(r.line_no), r.reason, r.detail, *extra)
+    out.print(table)
+    total = ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+    err.print(f"{len(rows)} shown; in the store by reason: {total}", markup=False)
+
+
 def _print_ingest_summary(s: dict[str, Any]) -> None:
     table = Table(title="ingest summary", show_header=False)
     table.add_row("sources", str(len(s["sources"])))
@@ -274,7 +320,7 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
     for e in s["source_errors"]:
         err.print(f"[red]error[/]: {e['source']}: {e['error']}")
     if s["rejected_total"]:
-        err.print("rejected lines are in the quarantine table with their line number and reason")
+        err.print("see them with: rewrite-monitor quarantine (file, line, reason, detail)")
 
 
 # -- checks --------------------------------------------------------------------------------------

@@ -216,3 +216,24 @@ def test_unwritable_paths_and_unknown_revisions_are_one_line_errors(cli_db: str,
     bogus = runner.invoke(app, ["--database-url", cli_db, "db", "upgrade", "bogusrev"])
     assert bogus.exit_code == 2
     assert "error: migration: Can't locate revision identified by 'bogusrev'" in bogus.stderr
+
+
+def test_quarantine_lists_rejected_lines_without_their_text_unless_asked(cli_db: str) -> None:
+    data = log(ctx_input()) + b'{"event": "rewrite", "conv_id": "c1"}\n' + b"[1]\n"
+    assert runner.invoke(app, ["--database-url", cli_db, "ingest", "-"], input=data).exit_code == 0
+    result = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = sorted(
+        (r["line"], r["reason"], r["detail"][:30]) for r in map(json.loads, result.stdout.splitlines())
+    )
+    assert rows == [
+        (2, "missing_field", "field 'request_id' is required"),
+        (3, "not_an_object", "a log line must be a JSON object"),
+    ]
+    assert "excerpt" not in result.stdout
+    only = runner.invoke(
+        app, ["--database-url", cli_db, "quarantine", "--reason", "not_an_object", "--excerpt", "--json"]
+    )
+    assert [json.loads(x)["excerpt"] for x in only.stdout.splitlines()] == ["[1]"]
+    bad = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--reason", "nope"])
+    assert bad.exit_code == 2
