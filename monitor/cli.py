@@ -7,6 +7,7 @@ nothing below prints transcript text except ``show``-like commands that exist to
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,7 +40,7 @@ class _Group(typer.core.TyperGroup):
 
 err = Console(stderr=True, soft_wrap=True)
 # Piped output gets a wide fixed width so tables stay readable in files and CI logs.
-out = Console(width=None if sys.stdout.isatty() else 160)
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
 
 app = typer.Typer(
     cls=_Group,
@@ -100,8 +101,18 @@ def _root(
 
 
 def _engine(state: State, *, require_schema: bool = True) -> Any:
-    from monitor.db import make_engine, require_current_schema
+    from sqlalchemy.engine import make_url
 
+    from monitor.db import make_engine, require_current_schema
+    from monitor.errors import StorageError
+
+    url = make_url(state.url)
+    if require_schema and url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        # Connecting would create an empty file; a missing store is a mistake worth naming instead.
+        if not Path(url.database).exists():
+            raise StorageError(
+                f"no database file {url.database}: run `rewrite-monitor db upgrade` to create it"
+            )
     engine = make_engine(state.url)
     if require_schema:
         require_current_schema(engine)
@@ -135,11 +146,19 @@ def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> No
 
 
 @db_app.command("downgrade")
-def db_downgrade(ctx: typer.Context, revision: str = typer.Argument(..., help="e.g. base, or -1")) -> None:
-    """Revert migrations; `base` drops every table (and its data).
+def db_downgrade(
+    ctx: typer.Context,
+    revision: str = typer.Argument(..., help="e.g. base, or -1"),
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask before dropping every table.")] = False,
+) -> None:
+    """Revert migrations; `base` drops every table (and its data), so it asks first unless --yes.
 
-    Example: rewrite-monitor db downgrade base
+    Example: rewrite-monitor db downgrade base --yes
     """
+    if revision == "base" and not yes:
+        from monitor.config import masked_url
+
+        typer.confirm(f"drop every table of {masked_url(ctx.obj.url)}?", abort=True, err=True)
     from monitor.db import downgrade
 
     _migrate(downgrade, ctx.obj.url, revision)
@@ -308,6 +327,7 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
     kinds = ", ".join(f"{k} {v}" for k, v in s["stored_by_kind"].items())
     table.add_row("events stored", f"{s['stored']}" + (f"  ({kinds})" if kinds else ""))
     table.add_row("already stored (re-ingest)", str(s["already_stored"]))
+    table.add_row("blank lines", str(s["blank"]))
     table.add_row("rewrites joined to ctx_input", str(s["joined"]))
     table.add_row("duplicates", str(s["duplicates"]))
     table.add_row("rejected", str(s["rejected_total"]))
@@ -324,6 +344,18 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
 
 
 # -- checks --------------------------------------------------------------------------------------
+def known_kind(kind: str | None) -> str | None:
+    """``kind`` if a registered check emits it; raises ``typer.BadParameter`` listing the kinds."""
+    from monitor.checks import REGISTRY
+
+    kinds = sorted({k for spec in REGISTRY.values() for k in spec.kinds})
+    if kind is not None and kind not in kinds:
+        raise typer.BadParameter(
+            f"unknown finding kind {kind!r}; one of: {', '.join(kinds)}", param_hint="--kind"
+        )
+    return kind
+
+
 def _current_checks() -> list[tuple[str, int]]:
     from monitor.checks import REGISTRY
 
@@ -417,7 +449,7 @@ def findings(
     request_id: Annotated[str | None, typer.Option("--request-id", help="Only this request.")] = None,
     kind: Annotated[str | None, typer.Option("--kind", help="Only this finding kind.")] = None,
     min_severity: Annotated[str, typer.Option("--min-severity", help="low, medium or high.")] = "low",
-    limit: Annotated[int | None, typer.Option("--limit", help="At most N findings.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N findings.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List stored findings of the current checker versions, most severe first.
@@ -429,6 +461,7 @@ def findings(
 
     if min_severity not in SEVERITY_RANK:
         raise typer.BadParameter("must be low, medium or high", param_hint="--min-severity")
+    known_kind(kind)
     engine = _engine(ctx.obj)
     with session_factory(engine)() as session:
         rows = list_findings(
@@ -657,7 +690,7 @@ def queue_cmd(
         str | None, typer.Option("--state", help="pending, claimed, done, skipped or all.")
     ] = "pending",
     kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most N items.")] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N items.")] = 50,
 ) -> None:
     """The review queue in review order (severity, then age), with the flagged words.
 
@@ -670,6 +703,7 @@ def queue_cmd(
 
     if state not in ("pending", "claimed", "done", "skipped", "all"):
         raise typer.BadParameter("must be pending, claimed, done, skipped or all", param_hint="--state")
+    known_kind(kind)
     engine = _engine(ctx.obj)
     now = datetime.now(UTC)
     with session_factory(engine)() as session:

@@ -122,7 +122,8 @@ def require_current_schema(engine: Engine) -> None:
         raise StorageError(f"cannot reach the database: {exc.orig}") from exc
     head = head_revision()
     if rev != head:
-        where = engine.url.render_as_string(hide_password=True)
+        # Show the URL as the operator wrote it, not with the driver make_engine picked.
+        where = engine.url.set(drivername=engine.url.get_backend_name()).render_as_string(hide_password=True)
         state = "has no schema" if rev is None else f"is at revision {rev}, not {head}"
         raise StorageError(f"database {where} {state}: run `rewrite-monitor db upgrade`")
 

@@ -52,6 +52,7 @@ def test_unreadable_source_exits_3_and_names_it(cli_db: str, tmp_path: Path) -> 
 
 
 def test_ingest_without_schema_tells_to_upgrade(tmp_path: Path) -> None:
+    (tmp_path / "empty.db").write_bytes(b"")  # a database with no tables (an empty SQLite file)
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     result = runner.invoke(app, ["--database-url", url, "ingest", "-"], input=b"")
     assert result.exit_code == 4
@@ -234,3 +235,22 @@ def test_quarantine_lists_rejected_lines_without_their_text_unless_asked(cli_db:
     assert [json.loads(x)["excerpt"] for x in only.stdout.splitlines()] == ["[1]"]
     bad = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--reason", "nope"])
     assert bad.exit_code == 2
+
+
+def test_small_usage_errors_are_caught_before_any_work(cli_db: str, tmp_path: Path) -> None:
+    kind = runner.invoke(app, ["--database-url", cli_db, "queue", "--kind", "bogus"])
+    assert kind.exit_code == 2 and "unknown finding kind 'bogus'" in kind.output
+    limit = runner.invoke(app, ["--database-url", cli_db, "findings", "--limit", "0"])
+    assert limit.exit_code == 2
+    label = runner.invoke(
+        app, ["--database-url", cli_db, "export", "--out", str(tmp_path / "e.jsonl"), "--label", "nonsense"]
+    )
+    assert label.exit_code == 2 and "unknown label 'nonsense'" in label.output
+    missing = tmp_path / "nowhere.db"
+    result = runner.invoke(app, ["--database-url", f"sqlite:///{missing}", "queue"])
+    assert result.exit_code == 4
+    assert f"no database file {missing}: run `rewrite-monitor db upgrade`" in result.stderr
+    assert not missing.exists()  # nothing was created by asking
+    refused = runner.invoke(app, ["--database-url", cli_db, "db", "downgrade", "base"], input="n\n")
+    assert refused.exit_code == 1  # aborted: the tables are still there
+    assert runner.invoke(app, ["--database-url", cli_db, "queue"]).exit_code == 0

@@ -83,7 +83,15 @@ def _terms(text: str) -> list[str]:
 def verdict_cmd(
     ctx: typer.Context,
     request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
-    label: Annotated[str, typer.Option("--label", help="ok, fabricated_constraint, dropped_constraint, ...")],
+    label: Annotated[
+        str,
+        typer.Option(
+            "--label",
+            help="ok, fabricated_constraint, dropped_constraint, wrong_antecedent, unresolved_reference, "
+            "over_carried, not_a_query, window_truncated, missing_assistant_turns, foreign_session, ranking, "
+            "generation or false_alarm_synonym.",
+        ),
+    ],
     artifact: Annotated[
         str | None,
         typer.Option("--artifact", help="First wrong artifact; default: the one the label implies."),
@@ -285,9 +293,14 @@ def export_cmd(
     """
     from monitor.export import FORMATS, export_cases
     from monitor.redact import name_finder
+    from monitor.services.queue import LABELS
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
+    if label is not None and label not in LABELS:
+        raise typer.BadParameter(
+            f"unknown label {label!r}; one of: {', '.join(LABELS)}", param_hint="--label"
+        )
     since_dt = None
     if since is not None:
         try:
