@@ -258,15 +258,17 @@ def _load_file(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        cause = (err.get("ctx") or {}).get("error")
-        if isinstance(cause, LocatedValueError):
-            loc = loc + cause.loc
-        line = _line_of(root, loc)
-        where = ".".join(str(p) for p in loc) or "<top>"
-        msg = err["msg"].removeprefix("Value error, ")
-        raise RulesError(f"{label}:{line}: {where}: {msg}") from None
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, LocatedValueError):
+                loc = loc + cause.loc
+            where = ".".join(str(p) for p in loc) or "<top>"
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append(f"{label}:{_line_of(root, loc)}: {where}: {msg}")
+        # Every problem of the file at once, one per line: fixing them should take one round.
+        raise RulesError("\n".join(problems)) from None
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int:
@@ -311,7 +313,7 @@ def load_rules(directory: Path | None = None) -> Rules:
 def validate_rules(directory: Path | None = None) -> list[str]:
     """Validate every rules file in ``directory``; return the error messages (empty when valid).
 
-    Unlike :func:`load_rules` this checks all three files and reports each file's first error.
+    Unlike :func:`load_rules` this checks all three files; each problem is one ``file:line: reason``.
     """
     d = Path(directory) if directory is not None else RULES_DIR
     errors = []
@@ -319,5 +321,5 @@ def validate_rules(directory: Path | None = None) -> list[str]:
         try:
             _load_file(d / name, model)
         except RulesError as exc:
-            errors.append(str(exc))
+            errors.extend(str(exc).splitlines())
     return errors

@@ -130,3 +130,12 @@ def test_a_group_name_used_twice_is_reported_at_its_second_use(rules_copy: Path)
     with pytest.raises(RulesError) as exc:
         load_rules(rules_copy)
     assert str(exc.value) == f"{rules_copy}/aliases.yaml:5: groups.1.name: group name 'eu-west' is used twice"
+
+
+def test_every_problem_of_a_file_is_reported_at_once(rules_copy: Path):
+    (rules_copy / "neutral.yaml").write_text("version: 1\nneutral: [5]\nframing: [career]\nsurprise: 1\n")
+    errors = validate_rules(rules_copy)
+    assert errors == [
+        f"{rules_copy}/neutral.yaml:2: neutral.0: Input should be a valid string",
+        f"{rules_copy}/neutral.yaml:4: surprise: Extra inputs are not permitted",
+    ]
