@@ -275,9 +275,19 @@ def test_auth_is_configured_by_an_auth_table_in_a_secrets_file(tmp_path: Path) -
         tmp_path / n for n in ("missing.toml", "plain.toml", "auth.toml", "bad.toml")
     )
     plain.write_text('api = "x"\n')
-    auth.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    auth.write_text(
+        '[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\ncookie_secret = "s"\n'
+        '[auth.company]\nclient_id = "id"\nclient_secret = "x"\n'
+        'server_metadata_url = "https://id.example/.well-known/openid-configuration"\n'
+    )
     broken.write_text("[auth\n")
     assert auth_configured([missing, plain]) is False
     assert auth_configured([plain, auth]) is True
+    # Regression: an empty or partial [auth] table is no login and must not unlock a non-local address.
+    empty = tmp_path / "empty.toml"
+    empty.write_text("[auth]\n")
+    partial = tmp_path / "partial.toml"
+    partial.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    assert auth_configured([empty, partial]) is False
     with pytest.raises(ConfigError, match="bad.toml: invalid TOML"):
         auth_configured([broken])

@@ -30,7 +30,7 @@ def secrets_files(cwd: Path) -> list[Path]:
 
 
 def auth_configured(files: list[Path]) -> bool:
-    """True when any of ``files`` has an ``[auth]`` table (Streamlit's OIDC login, ``st.login``).
+    """True when any of ``files`` has a complete ``[auth]`` table (Streamlit's OIDC login, ``st.login``).
 
     Raises ``ConfigError`` naming the file when one exists but is not valid TOML.
     """
@@ -41,9 +41,20 @@ def auth_configured(files: list[Path]) -> bool:
             data = tomllib.loads(f.read_text())
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{f}: invalid TOML: {exc}") from exc
-        if isinstance(data.get("auth"), dict):
+        auth = data.get("auth")
+        if isinstance(auth, dict) and _complete(auth):
             return True
     return False
+
+
+def _complete(auth: dict[str, object]) -> bool:
+    """An ``[auth]`` table ``st.login`` can use: redirect URI, cookie secret, and a client id either
+    directly or in a named provider table. An empty or partial table must not count as a login, or it
+    would unlock a non-local address with no working authentication."""
+    if not (auth.get("redirect_uri") and auth.get("cookie_secret")):
+        return False
+    providers = [auth, *(v for v in auth.values() if isinstance(v, dict))]
+    return any(p.get("client_id") and p.get("server_metadata_url") for p in providers)
 
 
 def _is_loopback(address: str) -> bool:
