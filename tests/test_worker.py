@@ -302,3 +302,13 @@ def test_log_formatter_drops_transcript_fields() -> None:
         "nested": {"n": 1},
     }
     assert isinstance(JsonFormatter(), logging.Formatter)
+
+
+def test_worker_run_prints_a_human_summary_and_json_on_request(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    upgrade(url)
+    alerts = CliRunner().invoke(app, ["--database-url", url, "worker", "run", "alerts"])
+    assert alerts.exit_code == 0, alerts.output
+    assert alerts.stdout == "alerts: no alert or recovery\n"
+    as_json = CliRunner().invoke(app, ["--database-url", url, "worker", "run", "alerts", "--json"])
+    assert json.loads(as_json.stdout) == []

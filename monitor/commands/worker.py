@@ -75,7 +75,39 @@ def worker_run(
     if as_json:
         out.print_json(json.dumps(result, default=str))
     else:
-        out.print(json.dumps(result, indent=2, default=str), markup=False, highlight=False)
+        _print_summary(job, result)
+
+
+def _compact(value: Any) -> str:
+    """One readable line for a summary part: non-empty ``key value`` pairs, nested parts as JSON."""
+    if isinstance(value, dict):
+        parts = [
+            f"{k} {json.dumps(v, default=str) if isinstance(v, dict | list) else v}"
+            for k, v in value.items()
+            if v not in (None, {}, [], "")
+        ]
+        text = ", ".join(parts) or "-"
+    elif isinstance(value, list):
+        text = ", ".join(str(v) for v in value) or "-"
+    else:
+        text = str(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _print_summary(job: str, result: Any) -> None:
+    """A human table of a job's summary (``--json`` prints the full structure)."""
+    if isinstance(result, list):
+        if not result:
+            out.print(f"{job}: no alert or recovery")
+            return
+        table = Table("group", "action", "reason", title=f"worker job {job}")
+        for d in result:
+            table.add_row(str(d["group"]), str(d["action"]), str(d["reason"]))
+    else:
+        table = Table("part", "summary", title=f"worker job {job} (full detail: --json)")
+        for key, value in (result or {}).items():
+            table.add_row(str(key), _compact(value))
+    out.print(table, markup=False, highlight=False)
 
 
 def _as_dict(summary: Any) -> Any:
