@@ -34,7 +34,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from monitor.checks import REGISTRY
+from monitor.checks import current_versions
 from monitor.config import load_settings
 from monitor.db import make_engine, session_factory, upgrade
 from monitor.models import CheckRun, Event, Finding, Record
@@ -59,7 +59,7 @@ def seed(url: str, n_records: int, days: int) -> None:
     upgrade(url)
     engine = make_engine(url)
     rng = random.Random(7)
-    checks = [(s.id, s.version) for s in REGISTRY.values()]
+    checks = current_versions()
     per_day = max(1, n_records // days)
     now = datetime(2024, 1, 1) + timedelta(days=days + 2)
     with session_factory(engine)() as session:

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 from resources import engine
 
-from monitor.checks import REGISTRY
+from monitor.checks import current_versions
 from monitor.db import session_factory
 from monitor.sampling import SEVERITY_RANK
 from monitor.services.alerts import list_alerts
@@ -41,7 +41,7 @@ STATS_TTL = 300
 
 def current_checks() -> list[tuple[str, int]]:
     """The registered ``(check_id, version)`` pairs: findings of older versions are not shown."""
-    return [(s.id, s.version) for s in REGISTRY.values()]
+    return current_versions()
 
 
 def _session(url: str) -> Any:

@@ -357,9 +357,9 @@ def known_kind(kind: str | None) -> str | None:
 
 
 def _current_checks() -> list[tuple[str, int]]:
-    from monitor.checks import REGISTRY
+    from monitor.checks import current_versions
 
-    return [(spec.id, spec.version) for spec in REGISTRY.values()]
+    return current_versions()
 
 
 @rules_app.command("validate")

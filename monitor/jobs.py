@@ -83,9 +83,9 @@ def check_job(
     (``FOR UPDATE SKIP LOCKED`` on PostgreSQL) so several workers check disjoint batches; ``stop()``
     is asked between batches (a worker shutting down finishes the batch in hand, then returns).
     """
-    from monitor.checks import REGISTRY, run_checks
+    from monitor.checks import current_versions, run_checks
 
-    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    checks = current_versions()
     summary = CheckSummary()
     started = time.perf_counter()
     if recheck:
@@ -175,10 +175,10 @@ class RunSummary:
 def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) -> Any:
     """Admit to the review queue the given days, plus every day checked since the last admission, and
     commit (idempotent)."""
-    from monitor.checks import REGISTRY
+    from monitor.checks import current_versions
     from monitor.services.queue import days_to_admit, enqueue_days
 
-    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    checks = current_versions()
     days = set(days) | set(days_to_admit(session=session))
     result = enqueue_days(session=session, days=sorted(days), checks=checks, settings=settings, now=now)
     session.commit()
@@ -201,7 +201,7 @@ def run_job(
 
     ``now`` defaults to the current time (it sets queue timestamps and what is overdue).
     """
-    from monitor.checks import REGISTRY
+    from monitor.checks import current_versions
     from monitor.ingest import ingest_sources
     from monitor.sampling import SEVERITY_RANK
     from monitor.services.queue import queue_depth
@@ -223,7 +223,7 @@ def run_job(
         )
     check = check_job(session=session, rules=rules, check_rate=settings.check_rate, on_batch=on_batch)
     enqueue = enqueue_job(session=session, settings=settings, days=check.days, now=now)
-    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    checks = current_versions()
     rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])
     depth, overdue = queue_depth(session=session, now=now)
     return RunSummary(
@@ -357,13 +357,13 @@ def evaluate_alerts(ctx: Any, session: Session) -> list[Any]:
     line, so a crash in between re-sends the alert on the next cycle rather than losing it.
     """
     from monitor import alerts as rules
-    from monitor.checks import REGISTRY
+    from monitor.checks import current_versions
     from monitor.sampling import SEVERITY_RANK
     from monitor.services.alerts import alert_history, group_windows, newest_checked_ts, store_alert
 
     settings = ctx.settings
     policy = rules.Policy.from_settings(settings)
-    checks = [(spec.id, spec.version) for spec in REGISTRY.values()]
+    checks = current_versions()
     newest = newest_checked_ts(session=session, checks=checks, kinds=rules.FABRICATION_KINDS)
     if newest is None:
         return []

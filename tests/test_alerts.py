@@ -23,14 +23,14 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from monitor import alerts as rules
-from monitor.checks import REGISTRY
+from monitor.checks import REGISTRY, current_versions
 from monitor.config import Settings
 from monitor.jobs import evaluate_alerts
 from monitor.models import Alert, CheckRun, Event, Finding, Record
 from monitor.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
 from monitor.services.alerts import list_alerts
 
-CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
+CHECKS = current_versions()
 FAB = [(s.id, s.version) for s in REGISTRY.values() if set(s.kinds) & set(rules.FABRICATION_KINDS)]
 KIND_CHECK = {k: (s.id, s.version) for s in REGISTRY.values() for k in s.kinds}
 _ids = itertools.count(10_000_000)

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.checks import REGISTRY
+from monitor.checks import REGISTRY, current_versions
 from monitor.evaluate import evaluate, read_labels, wilson
 from monitor.ingest import ingest_bytes
 from monitor.jobs import check_job
@@ -19,7 +19,7 @@ from monitor.services.checks import list_findings
 from monitor.services.records import load_records
 from tests.factories import ctx_input, log, rewrite
 
-CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
+CHECKS = current_versions()
 
 
 @pytest.fixture(scope="module")

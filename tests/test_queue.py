@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.checks import REGISTRY
+from monitor.checks import REGISTRY, current_versions
 from monitor.config import Settings
 from monitor.db import make_engine, session_factory
 from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record
@@ -29,7 +29,7 @@ from monitor.services.queue import (
 from monitor.services.stats import latest_verdicts, precision_by_kind, whole_traffic_estimates
 from tests.conftest import throwaway_pg_database
 
-CHECKS = [(s.id, s.version) for s in REGISTRY.values()]
+CHECKS = current_versions()
 DAY = date(2024, 3, 4)
 NOW = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=10)

@@ -65,6 +65,15 @@ def register(check_id: str, *, version: int, kinds: Iterable[str]) -> Callable[[
     return deco
 
 
+def current_versions() -> list[tuple[str, int]]:
+    """``(check_id, version)`` of every registered check, in registry order.
+
+    This is what "checked at the current versions" means everywhere: stored runs and findings of
+    other versions are history, and a record lacking a run of one of these is unchecked.
+    """
+    return [(spec.id, spec.version) for spec in REGISTRY.values()]
+
+
 def run_family(record: RewriteRecord, rules: Rules, family: str) -> list[Finding]:
     """Findings of every check of one family module that ran (skips are dropped; use run_checks for them)."""
     out: list[Finding] = []

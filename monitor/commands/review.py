@@ -56,9 +56,9 @@ def _session(state: State) -> Any:
 
 
 def _current_checks() -> list[tuple[str, int]]:
-    from monitor.checks import REGISTRY
+    from monitor.checks import current_versions
 
-    return [(spec.id, spec.version) for spec in REGISTRY.values()]
+    return current_versions()
 
 
 def _reviewer(state: State, given: str | None) -> str:

@@ -104,9 +104,9 @@ def case_key(messages: Sequence[dict[str, str]], latest: str, label: str) -> str
 
 
 def _current_checks() -> list[tuple[str, int]]:
-    from monitor.checks import REGISTRY
+    from monitor.checks import current_versions
 
-    return [(s.id, s.version) for s in REGISTRY.values()]
+    return current_versions()
 
 
 def is_hard(*, session: Session, record_id: int) -> bool:
