@@ -239,10 +239,6 @@ def run_job(
 
 
 # -- the worker's jobs (scheduled by monitor.scheduler, runnable by name: `worker run JOB`) --------------
-ADMISSION_LOOKBACK = timedelta(hours=1)
-"""How far back the leader looks for checked days to admit. Another worker's check batch may commit
-after an admission although its ``checked_at`` (set when the batch started) is older; re-admitting
-the days checked in the last hour (idempotent) catches it."""
 
 
 @dataclass
@@ -305,7 +301,6 @@ def cycle_job(ctx: Any) -> CycleSummary:
     lock ``ingest:<path>``), check batches are claimed ``FOR UPDATE SKIP LOCKED``, and admission and
     alerts run under the ``leader`` lock (skipped by the others).
     """
-    from monitor.services.checks import checked_days_since
     from monitor.services.leases import heartbeat
     from monitor.worker.tail import Tailer, expand_sources
 
@@ -337,7 +332,7 @@ def cycle_job(ctx: Any) -> CycleSummary:
         try:
             summary.leader = True
             heartbeat(session=session, name="leader", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)
-            days = check.days | set(checked_days_since(session=session, since=now - ADMISSION_LOOKBACK))
+            days = check.days  # enqueue_job adds every day checked since the last admission
             t2 = time.perf_counter()
             summary.enqueue = enqueue_job(session=session, settings=settings, days=days, now=now)
             t3 = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, tuple_
@@ -115,18 +115,6 @@ def unchecked_record_ids(
         if ids:
             return ids
         after = candidates[-1]
-
-
-def checked_days_since(*, session: Session, since: datetime) -> list[date]:
-    """UTC days (of the rewrites' ``ts``) of records with a check run stored at or after ``since``."""
-    stmt = (
-        select(func.date(Record.ts))
-        .distinct()
-        .join(CheckRun, CheckRun.record_id == Record.id)
-        .where(CheckRun.checked_at >= since, Record.ts.is_not(None))
-    )
-    out = [v if isinstance(v, date) else date.fromisoformat(str(v)) for v in session.scalars(stmt)]
-    return sorted(out)
 
 
 def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:

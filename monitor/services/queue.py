@@ -168,16 +168,23 @@ def day_candidates(
     return candidates, meta
 
 
-def days_to_admit(*, session: Session) -> list[date]:
-    """UTC days of rewrites checked since the last admission (all checked days before the first one).
+ADMISSION_LOOKBACK = timedelta(hours=1)
+"""How far before the last admission :func:`days_to_admit` looks. A concurrent worker's check batch
+may commit after an admission although its ``checked_at`` (set when the batch started) is older;
+re-admitting those days (idempotent) catches it."""
 
-    This is what makes admission catch up after a crash between checking and queueing, or after a
-    ``check`` run on its own.
+
+def days_to_admit(*, session: Session) -> list[date]:
+    """UTC days of rewrites checked since the last admission, less :data:`ADMISSION_LOOKBACK` (all
+    checked days before the first admission).
+
+    This is what makes admission catch up after a crash between checking and queueing, after a
+    ``check`` run on its own, and after another worker's late commit.
     """
     last = session.scalar(select(func.max(QueueDay.updated_at)))
     stmt = select(func.date(Record.ts)).distinct().join(CheckRun, CheckRun.record_id == Record.id)
     if last is not None:
-        stmt = stmt.where(CheckRun.checked_at >= last)
+        stmt = stmt.where(CheckRun.checked_at >= last - ADMISSION_LOOKBACK)
     out = []
     for value in session.scalars(stmt.where(Record.ts.is_not(None))):
         out.append(value if isinstance(value, date) else date.fromisoformat(str(value)))
