@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
@@ -149,3 +150,15 @@ def insert_ignore(session: Session, model: type[Any], conflict: list[str]) -> An
     dialect = session.get_bind().dialect.name
     ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
     return ins.on_conflict_do_nothing(index_elements=conflict)
+
+
+@overload
+def naive_utc(dt: datetime) -> datetime: ...
+@overload
+def naive_utc(dt: None) -> None: ...
+def naive_utc(dt: datetime | None) -> datetime | None:
+    """``dt`` as the store keeps time: naive UTC (an aware value is converted; a naive one is taken
+    as UTC already; ``None`` stays ``None``)."""
+    if dt is None or dt.tzinfo is None:
+        return dt
+    return dt.astimezone(UTC).replace(tzinfo=None)

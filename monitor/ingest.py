@@ -30,7 +30,7 @@ from typing import IO, Any
 from sqlalchemy import Select, delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from monitor.db import insert_ignore
+from monitor.db import insert_ignore, naive_utc
 from monitor.errors import IngestError
 from monitor.events import LineError, ParsedEvent, parse_line
 from monitor.models import CheckRun, Event, Quarantine, Record
@@ -200,10 +200,6 @@ def read_lines(
         yield RawLine(line_no, head, complete, too_long=True, size=size)
 
 
-def _naive_utc(ts: datetime | None) -> datetime | None:
-    return ts.astimezone(UTC).replace(tzinfo=None) if ts is not None else None
-
-
 @dataclass
 class _Pending:
     line: RawLine
@@ -365,7 +361,7 @@ class Ingestor:
                 "conv_id": getattr(ev.data, "conv_id", None),
                 "request_id": ev.data.request_id,  # type: ignore[attr-defined]
                 "turn": getattr(ev.data, "turn", None),
-                "ts": _naive_utc(getattr(ev.data, "ts", None)),
+                "ts": naive_utc(getattr(ev.data, "ts", None)),
                 "source": self.source_name,
                 "origin": origin,
                 "line_no": p.line.line_no,
@@ -407,7 +403,7 @@ class Ingestor:
             if match is None:
                 rec = Record(conv_id=data.conv_id, request_id=data.request_id, turn=data.turn)
                 setattr(rec, slot, eid)
-                rec.ts = _naive_utc(data.ts)
+                rec.ts = naive_utc(data.ts)
                 if ev.kind == "rewrite":
                     rec.model, rec.prompt_version = data.model, data.prompt_version
                     rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
@@ -418,7 +414,7 @@ class Ingestor:
             setattr(rec, slot, eid)
             rec.join_method = method
             if ev.kind == "rewrite":
-                rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, _naive_utc(data.ts)
+                rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, naive_utc(data.ts)
                 rec.model, rec.prompt_version = data.model, data.prompt_version
                 rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
             open_records.remove(rec)

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import exists, func, select, tuple_
 from sqlalchemy.orm import Session
 
+from monitor.db import naive_utc
 from monitor.models import Finding, QueueItem, RegressionCase, Verdict
 from monitor.sampling import SEVERITY_RANK
-from monitor.services.queue import QueueRow
-from monitor.services.queue import _row as _queue_row  # the one QueueItem -> QueueRow conversion
+from monitor.services.queue import QueueRow, queue_row, review_order
 
 STRATA = ("high", "medium", "low", "control")
 """Queue strata, most severe first: an item's stratum is the severity of its worst finding."""
-
-
-def _naive(dt: datetime) -> datetime:
-    return dt.astimezone(UTC).replace(tzinfo=None) if dt.tzinfo else dt
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +120,11 @@ def list_open(
     """
     if filters.stratum is not None and filters.stratum not in STRATA:
         raise ValueError(f"unknown stratum {filters.stratum!r}; one of: {', '.join(STRATA)}")
-    now = _naive(now)
+    now = naive_utc(now)
     conds = _where(filters, now, checks, SEVERITY_RANK[min_severity])
-    order = (QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
+    order = review_order()
     items = session.scalars(select(QueueItem).where(*conds).order_by(*order).limit(limit).offset(offset))
-    rows = [_queue_row(i, now) for i in items]
+    rows = [queue_row(i, now) for i in items]
     by_stratum = {
         s: int(n)
         for s, n in session.execute(
@@ -169,22 +165,22 @@ def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | N
 
     Read-only: unlike ``claim_next`` it neither claims nor renews.
     """
-    now = _naive(now)
+    now = naive_utc(now)
     item = session.scalars(
         select(QueueItem)
         .where(
             QueueItem.state == "claimed", QueueItem.claimed_by == reviewer, QueueItem.lease_expires_at >= now
         )
-        .order_by(QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
+        .order_by(*review_order())
         .limit(1)
     ).first()
-    return _queue_row(item, now) if item is not None else None
+    return queue_row(item, now) if item is not None else None
 
 
 def get_item(*, session: Session, item_id: int, now: datetime) -> QueueRow | None:
     """Queue item ``item_id`` as plain data (re-read from the database), or ``None`` when unknown."""
     item = session.get(QueueItem, item_id, populate_existing=True)
-    return _queue_row(item, _naive(now)) if item is not None else None
+    return queue_row(item, naive_utc(now)) if item is not None else None
 
 
 def item_for_request(*, session: Session, request_id: str, now: datetime) -> QueueRow | None:
@@ -192,7 +188,7 @@ def item_for_request(*, session: Session, request_id: str, now: datetime) -> Que
     item = session.scalars(
         select(QueueItem).where(QueueItem.request_id == request_id).order_by(QueueItem.id).limit(1)
     ).first()
-    return _queue_row(item, _naive(now)) if item is not None else None
+    return queue_row(item, naive_utc(now)) if item is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +241,7 @@ class Throughput:
 
 def reviewer_throughput(*, session: Session, now: datetime, days: int = 14) -> list[Throughput]:
     """Verdicts per UTC day and reviewer over the last ``days`` days up to ``now``, oldest day first."""
-    since = _naive(now) - timedelta(days=days)
+    since = naive_utc(now) - timedelta(days=days)
     day = func.date(Verdict.created_at)
     stmt = (
         select(day, Verdict.reviewer, func.count())

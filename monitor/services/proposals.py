@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from monitor.db import naive_utc
 from monitor.errors import ProposalError
 from monitor.models import AliasProposal, QueueItem
 
@@ -72,7 +73,7 @@ def propose_alias(
         proposer=proposer,
         members=clean,
         note=note or None,
-        created_at=now.astimezone(UTC).replace(tzinfo=None) if now.tzinfo else now,
+        created_at=naive_utc(now),
     )
     session.add(proposal)
     session.commit()

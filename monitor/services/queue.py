@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from monitor.db import insert_ignore
+from monitor.db import insert_ignore, naive_utc
 from monitor.errors import QueueError
 from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 from monitor.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
@@ -89,11 +89,8 @@ class EnqueueResult:
     days: list[date]
 
 
-def _naive(dt: datetime) -> datetime:
-    return dt.astimezone(UTC).replace(tzinfo=None) if dt.tzinfo else dt
-
-
-def _row(item: QueueItem, now: datetime) -> QueueRow:
+def queue_row(item: QueueItem, now: datetime) -> QueueRow:
+    """The one ``QueueItem`` -> :class:`QueueRow` conversion (``overdue`` judged at ``now``)."""
     return QueueRow(
         id=item.id,
         request_id=item.request_id,
@@ -110,7 +107,7 @@ def _row(item: QueueItem, now: datetime) -> QueueRow:
         created_at=item.created_at,
         prompt_version=item.prompt_version,
         model=item.model,
-        overdue=item.state in ("pending", "claimed") and item.due_at < _naive(now),
+        overdue=item.state in ("pending", "claimed") and item.due_at < naive_utc(now),
     )
 
 
@@ -209,7 +206,7 @@ def enqueue_days(
     added: dict[str, int] = {}
     capped = 0
     subsampled: dict[str, list[str]] = {}
-    now_naive = _naive(now)
+    now_naive = naive_utc(now)
     for day in sorted(set(days)):
         candidates, meta = day_candidates(
             session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
@@ -292,7 +289,8 @@ def _claimable(now: datetime) -> Any:
     )
 
 
-def _order() -> tuple[Any, ...]:
+def review_order() -> tuple[Any, ...]:
+    """The queue's review order: severity (priority), then the oldest day, then arrival."""
     return (QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
 
 
@@ -303,22 +301,22 @@ def claim_next(
 
     A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
     """
-    now = _naive(now)
+    now = naive_utc(now)
     held = session.scalars(
         select(QueueItem)
         .where(
             QueueItem.state == "claimed", QueueItem.claimed_by == reviewer, QueueItem.lease_expires_at >= now
         )
-        .order_by(*_order())
+        .order_by(*review_order())
         .limit(1)
     ).first()
     if held is not None:
         held.lease_expires_at = now + lease
         session.commit()
-        return _row(held, now)
+        return queue_row(held, now)
     for _attempt in range(20):
         # kinds is a JSON list: filtering it in Python keeps one query shape on SQLite and PostgreSQL.
-        stmt = select(QueueItem.id, QueueItem.kinds).where(_claimable(now)).order_by(*_order())
+        stmt = select(QueueItem.id, QueueItem.kinds).where(_claimable(now)).order_by(*review_order())
         if kind is None:
             stmt = stmt.limit(10)
         ids = [i for i, kinds in session.execute(stmt) if kind is None or kind in kinds][:10]
@@ -326,7 +324,7 @@ def claim_next(
             return None
         for item_id in ids:
             if _try_claim(session, item_id, reviewer, now, lease):
-                return _row(session.get_one(QueueItem, item_id, populate_existing=True), now)
+                return queue_row(session.get_one(QueueItem, item_id, populate_existing=True), now)
     return None
 
 
@@ -343,7 +341,7 @@ def _try_claim(session: Session, item_id: int, reviewer: str, now: datetime, lea
 
 def claim(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> QueueRow:
     """Claim one item by id (or renew one's own claim). Raises ``QueueError`` when someone else holds it."""
-    now = _naive(now)
+    now = naive_utc(now)
     item = session.get(QueueItem, item_id)
     if item is None:
         raise QueueError(f"no queue item {item_id}")
@@ -355,14 +353,14 @@ def claim(*, session: Session, item_id: int, reviewer: str, now: datetime, lease
     ):
         item.lease_expires_at = now + lease
         session.commit()
-        return _row(item, now)
+        return queue_row(item, now)
     if not _try_claim(session, item_id, reviewer, now, lease):
         session.refresh(item)
         raise QueueError(
             f"queue item {item_id} is {item.state}"
             + (f" by {item.claimed_by}" if item.state == "claimed" else "")
         )
-    return _row(session.get_one(QueueItem, item_id, populate_existing=True), now)
+    return queue_row(session.get_one(QueueItem, item_id, populate_existing=True), now)
 
 
 def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueItem:
@@ -381,14 +379,14 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
 
 def release(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Give a claimed item back to the queue. Raises ``QueueError`` unless ``reviewer`` holds it."""
-    item = _own(session, item_id, reviewer, _naive(now))
+    item = _own(session, item_id, reviewer, naive_utc(now))
     item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
     session.commit()
 
 
 def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Mark a claimed item skipped (it leaves the queue without a verdict)."""
-    now = _naive(now)
+    now = naive_utc(now)
     item = _own(session, item_id, reviewer, now)
     item.state, item.finished_at = "skipped", now
     session.commit()
@@ -429,7 +427,7 @@ def record_verdict(
     # cases.py reads LABELS and FINE_LABELS from this module: import it here, not at the top.
     from monitor.services.cases import apply_verdict
 
-    now = _naive(now)
+    now = naive_utc(now)
     _validate(label, artifact)
     claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
     item = _own(session, item_id, reviewer, now)
@@ -486,7 +484,7 @@ def verdict_for_request(
     treats it), then verdicted. Raises ``QueueError`` for an unknown label or artifact, a
     request id with no logged rewrite, or one shared by rewrites of several conversations.
     """
-    now = _naive(now)
+    now = naive_utc(now)
     _validate(label, artifact)
     records = session.execute(
         select(Record.id, Record.conv_id, Record.ts)
@@ -559,19 +557,19 @@ def list_queue(
     limit: int | None = 50,
 ) -> list[QueueRow]:
     """Queue items in review order (severity, then age). ``state`` ``pending`` includes expired claims."""
-    now = _naive(now)
-    stmt = select(QueueItem).order_by(*_order())
+    now = naive_utc(now)
+    stmt = select(QueueItem).order_by(*review_order())
     if state == "pending":
         stmt = stmt.where(_claimable(now))
     elif state is not None:
         stmt = stmt.where(QueueItem.state == state)
-    rows = [_row(i, now) for i in session.scalars(stmt) if kind is None or kind in i.kinds]
+    rows = [queue_row(i, now) for i in session.scalars(stmt) if kind is None or kind in i.kinds]
     return rows[:limit] if limit is not None else rows
 
 
 def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
     """``(open items, overdue open items)``; open means pending or claimed."""
-    now = _naive(now)
+    now = naive_utc(now)
     open_ = QueueItem.state.in_(("pending", "claimed"))
     total = session.scalar(select(func.count()).where(open_)) or 0
     overdue = session.scalar(select(func.count()).where(open_, QueueItem.due_at < now)) or 0
