@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from monitor.checks.base import FABRICATION_KINDS
 from monitor.record import ContextInput, transcript_digest
 
 ADDED_TITLE = "in no turn, in no alias group"
@@ -160,7 +161,7 @@ def query_spans(findings: Sequence[Any]) -> list[Span]:
     conflicting qualifier value."""
     spans = []
     for f in findings:
-        if f.kind not in ("added_content_word", "qualifier_conflict"):
+        if f.kind not in FABRICATION_KINDS:
             continue
         for w in f.evidence.get("words", []):
             if not (isinstance(w.get("start"), int) and isinstance(w.get("end"), int)):

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from monitor.checks.base import FABRICATION_KINDS
 from monitor.evaluate import wilson
 
-FABRICATION_KINDS = ("added_content_word", "qualifier_conflict")
 ALERT_KIND = "fabrication_rate"
 OVERALL = "overall"
 ALL_VERSIONS = "(all)"

@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
+from monitor.checks.base import FABRICATION_KINDS
 from monitor.errors import LabelError
 from monitor.models import CheckRun, Finding, Record
 
@@ -41,7 +42,7 @@ LABEL_KINDS = (
 
 PREDICTORS: dict[str, tuple[str, ...]] = {
     # qualifier_conflict is the fabrication the added-word check misses (issue 3, section 2).
-    "fabricated": ("added_content_word", "qualifier_conflict"),
+    "fabricated": FABRICATION_KINDS,
     "dropped_constraint": ("dropped_qualifier", "intent_dropped"),
     "unresolved": ("unresolved_reference",),
     "wrong_antecedent": ("antecedent_not_in_input",),

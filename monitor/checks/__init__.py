@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from monitor.checks.base import (
+    FABRICATION_KINDS,
     CheckOutcome,
     CheckStatus,
     Finding,
@@ -117,8 +118,10 @@ REGISTRY.clear()
 REGISTRY.update((s.id, s) for s in _ordered)
 
 __all__ = [
+    "FABRICATION_KINDS",
     "FAMILIES",
     "REGISTRY",
+    "current_versions",
     "CheckOutcome",
     "CheckSpec",
     "CheckStatus",
