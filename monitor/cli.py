@@ -100,6 +100,14 @@ def _root(
     ctx.obj = State(config, database_url)
 
 
+def _progress(label: Any, *columns: Any, quiet: bool) -> Progress:
+    """A transient progress bar on stderr: ``label``, a bar, then ``columns``. Shown only on a terminal
+    and not with ``--json`` (``quiet``), so pipes and scripts get clean output."""
+    return Progress(
+        label, BarColumn(), *columns, console=err, disable=quiet or not err.is_terminal, transient=True
+    )
+
+
 def _engine(state: State, *, require_schema: bool = True) -> Any:
     from sqlalchemy.engine import make_url
 
@@ -239,16 +247,12 @@ def ingest(
     sources = discover(paths)
     sizes = [s.size for s in sources]
     total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
-    show_progress = err.is_terminal and not as_json
     with (
-        Progress(
+        _progress(
             TextColumn("[bold]ingest[/] {task.description}"),
-            BarColumn(),
             DownloadColumn(),
             TimeRemainingColumn(),
-            console=err,
-            disable=not show_progress,
-            transient=True,
+            quiet=as_json,
         ) as progress,
         session_factory(engine)() as session,
     ):
@@ -407,13 +411,8 @@ def check(
     use_model(state.settings.spacy_model)
     engine = _engine(state)
     with (
-        Progress(
-            TextColumn("[bold]check[/]"),
-            BarColumn(),
-            TextColumn("{task.completed} rewrites"),
-            console=err,
-            disable=not err.is_terminal or as_json,
-            transient=True,
+        _progress(
+            TextColumn("[bold]check[/]"), TextColumn("{task.completed} rewrites"), quiet=as_json
         ) as progress,
         session_factory(engine)() as session,
     ):
@@ -603,13 +602,8 @@ def run(
     engine = _engine(state)
     sources = _sources(paths, settings)
     with (
-        Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed:,.0f}"),
-            console=err,
-            disable=not err.is_terminal or as_json,
-            transient=True,
+        _progress(
+            TextColumn("[bold]{task.description}"), TextColumn("{task.completed:,.0f}"), quiet=as_json
         ) as progress,
         session_factory(engine)() as session,
     ):
