@@ -240,7 +240,11 @@ def test_sigterm_finishes_the_cycle_and_exits_cleanly(tmp_path: Path) -> None:
             proc.wait()
     records = [json.loads(x) for x in log.read_text().splitlines() if x.startswith("{")]
     events = [r["event"] for r in records]
-    assert events[0] == "worker started" and events[-2:] == ["shutdown requested", "worker stopped"]
+    assert events[0] == "worker started" and events[-1] == "worker stopped"
+    # The signal may land between cycles or during one (cycles run back to back at this interval). Either
+    # way the in-flight cycle, and only it, finishes after the request; no new one starts.
+    after = events[events.index("shutdown requested") + 1 : -1]
+    assert after in ([], ["cycle done"]), events
     first = next(r for r in records if r["event"] == "cycle done")
     assert (first["stored"], first["checked"], first["leader"]) == (80, 40, True)
     # No transcript text in the logs: no message, latest or query of the input appears.
