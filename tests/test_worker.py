@@ -186,8 +186,15 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(worker_db: str, t
     writer.start()
     kills, partial_seen = 0, 0
     while writer.is_alive() or kills < 4:
+        started_before = worker_log.read_bytes().count(b'"worker started"') if worker_log.exists() else 0
         proc = start_worker(env, worker_log)
-        time.sleep(rng.uniform(1.5, 4.0))  # start-up takes ~1.5 s, so this lands inside cycles
+        # Start-up (imports, spaCy) takes ~1.5 s on an idle machine and far longer on a loaded one: wait
+        # for it, so the kill lands inside cycles rather than in the imports.
+        deadline = time.monotonic() + 120
+        while worker_log.read_bytes().count(b'"worker started"') == started_before:
+            assert time.monotonic() < deadline and proc.poll() is None, worker_log.read_text()
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 2.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         kills += 1
