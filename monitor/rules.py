@@ -252,6 +252,12 @@ def _load_file(path: Path, model: type[BaseModel]) -> BaseModel:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
         problem = getattr(exc, "problem", None) or str(exc)
+        # PyYAML marks where it noticed the fault, often the line after an unclosed bracket or quote;
+        # the construct it was parsing (``context_mark``) is where the edit usually belongs.
+        began = getattr(exc, "context_mark", None)
+        context = getattr(exc, "context", None)
+        if began is not None and context and began.line + 1 != line:
+            problem += f" ({context} that starts at line {began.line + 1})"
         raise RulesError(f"{label}:{line}: invalid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise RulesError(f"{label}:1: expected a mapping at the top level")

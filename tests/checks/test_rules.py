@@ -86,6 +86,17 @@ def test_invalid_yaml_and_missing_file(rules_copy: Path):
     assert errors[1].startswith(f"{rules_copy}/neutral.yaml:0: cannot read")
 
 
+def test_unclosed_bracket_names_where_the_construct_began(rules_copy: Path):
+    # PyYAML notices the missing "]" on line 5; the bracket to close is on line 4.
+    (rules_copy / "aliases.yaml").write_text(
+        "version: 1\ngroups:\n  - name: a\n    members: [Dublin, eu-west-1\n  - name: b\n    members: [x]\n"
+    )
+    assert validate_rules(rules_copy) == [
+        f"{rules_copy}/aliases.yaml:5: invalid YAML: expected ',' or ']', but got ':' "
+        "(while parsing a flow sequence that starts at line 4)"
+    ]
+
+
 def test_duplicate_alias_member_across_groups(rules_copy: Path):
     (rules_copy / "aliases.yaml").write_text(
         "version: 1\ngroups:\n  - name: a\n    members: [Dublin, eu-west-1]\n"
