@@ -31,7 +31,12 @@ from monitor.services.dashboard import (
     reviewer_throughput,
 )
 from monitor.services.queue import queue_depth
-from monitor.services.stats import finding_rates, latest_verdicts, precision_by_kind, whole_traffic_estimates
+from monitor.services.stats import (
+    finding_rates_by,
+    latest_verdicts,
+    precision_by_kind,
+    whole_traffic_estimates,
+)
 
 QUEUE_TTL = 15
 """Seconds a queue listing may lag other reviewers' claims (claiming itself never uses it)."""
@@ -99,11 +104,16 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
     since_dt = datetime.combine(since, datetime.min.time()) if since else None
     checks = current_checks()
     with _session(url) as session:
+        grouped = finding_rates_by(
+            session=session,
+            checks=checks,
+            min_rank=SEVERITY_RANK[min_severity],
+            groupings=("day", "prompt_version"),
+            since=since_dt,
+        )
 
         def rates(by: str) -> pd.DataFrame:
-            rows = finding_rates(
-                session=session, checks=checks, min_rank=SEVERITY_RANK[min_severity], by=by, since=since_dt
-            )
+            rows = grouped[by]
             return pd.DataFrame(
                 [
                     {

@@ -91,15 +91,35 @@ def finding_rates(
     since: datetime | None = None,
 ) -> list[KindRate]:
     """Per group and finding kind: rewrites flagged at ``severity_rank >= min_rank`` among those fully
-    checked at the current versions. Kinds with no finding in a group are absent."""
+    checked at the current versions. Kinds with no finding in a group are absent.
+
+    ``by``: ``None`` (one group, ``all``) or one of :data:`GROUPS`; raises ``ValueError`` otherwise.
+    """
+    one = finding_rates_by(session=session, checks=checks, min_rank=min_rank, groupings=(by,), since=since)
+    return one[by]
+
+
+def finding_rates_by(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    min_rank: int,
+    groupings: Sequence[str | None],
+    since: datetime | None = None,
+) -> dict[str | None, list[KindRate]]:
+    """:func:`finding_rates` for several groupings (e.g. ``("day", "prompt_version")``) from one pass.
+
+    Both queries group by every requested column at once and the rates of each grouping are summed
+    from those cells: a record lies in exactly one cell, so its distinct counts add up. The costly
+    part, finding the fully checked records among all check runs, then runs twice instead of twice
+    per grouping (the Overview page draws two groupings).
+    """
+    columns = {by: _group_column(by).label(f"g{i}") for i, by in enumerate(groupings)}
     checked = _fully_checked(checks)
-    group = _group_column(by).label("g")
-    base = select(group, func.count()).select_from(Record).join(checked, checked.c.record_id == Record.id)
-    if since is not None:
-        base = base.where(Record.ts >= since)
-    totals = {str(g): n for g, n in session.execute(base.group_by(group))}
+    keys = list(columns.values())
+    base = select(*keys, func.count()).select_from(Record).join(checked, checked.c.record_id == Record.id)
     flagged_stmt = (
-        select(group, Finding.kind, func.count(distinct(Finding.record_id)))
+        select(*keys, Finding.kind, func.count(distinct(Finding.record_id)))
         .select_from(Record)
         .join(checked, checked.c.record_id == Record.id)
         .join(Finding, Finding.record_id == Record.id)
@@ -107,12 +127,25 @@ def finding_rates(
             Finding.severity_rank >= min_rank,
             tuple_(Finding.check_id, Finding.check_version).in_(checks),
         )
-        .group_by(group, Finding.kind)
+        .group_by(*keys, Finding.kind)
     )
     if since is not None:
+        base = base.where(Record.ts >= since)
         flagged_stmt = flagged_stmt.where(Record.ts >= since)
-    rows = [KindRate(str(g), kind, n, totals.get(str(g), 0)) for g, kind, n in session.execute(flagged_stmt)]
-    return sorted(rows, key=lambda r: (r.group, r.kind))
+    width = len(keys)
+    totals: dict[tuple[int, str], int] = defaultdict(int)
+    for row in session.execute(base.group_by(*keys)):
+        for i in range(width):
+            totals[(i, str(row[i]))] += row[width]
+    flagged: dict[tuple[int, str, str], int] = defaultdict(int)
+    for row in session.execute(flagged_stmt):
+        for i in range(width):
+            flagged[(i, str(row[i]), row[width])] += row[width + 1]
+    out: dict[str | None, list[KindRate]] = {}
+    for i, by in enumerate(columns):
+        rows = [KindRate(g, kind, n, totals[(i, g)]) for (j, g, kind), n in flagged.items() if j == i]
+        out[by] = sorted(rows, key=lambda r: (r.group, r.kind))
+    return out
 
 
 def latest_verdicts(*, session: Session, since: date | None = None) -> list[tuple[QueueItem, Verdict]]:
