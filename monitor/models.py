@@ -108,6 +108,7 @@ class Record(Base):
     __table_args__ = (
         Index("ix_records_conv_request", "conv_id", "request_id"),
         Index("ix_records_conv_turn", "conv_id", "turn"),
+        Index("ix_records_ts", "ts"),
     )
 
 
@@ -151,6 +152,7 @@ class CheckRun(Base):
     __table_args__ = (
         UniqueConstraint("record_id", "check_id", "check_version", name="uq_check_runs_record_check"),
         Index("ix_check_runs_check", "check_id", "check_version", "status"),
+        Index("ix_check_runs_checked_at", "checked_at"),
     )
 
 

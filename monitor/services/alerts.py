@@ -71,21 +71,37 @@ def _fabrication_checks(checks: Sequence[tuple[str, int]], kinds: Sequence[str])
     )
 
 
-def _counted(fab_checks: list[tuple[str, int]]) -> Any:
-    """Records on which every fabrication check ran (skipped ones are not counted, see module doc)."""
-    return (
-        select(CheckRun.record_id)
-        .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(fab_checks), CheckRun.status == "ran")
-        .group_by(CheckRun.record_id)
-        .having(func.count() >= len(fab_checks))
+def _fully_ran(fab_checks: list[tuple[str, int]]) -> Any:
+    """Condition on ``Record``: every fabrication check ran on it (skipped ones are not counted, see
+    module doc). Correlated, so a query bounded by ``Record.ts`` reads only its window's runs."""
+    # The check-id condition sits in FILTER, not WHERE, so the only index-usable condition is the
+    # record id: with stale statistics PostgreSQL otherwise probed the check-id index for every record.
+    ran = (
+        select(
+            func.count().filter(
+                tuple_(CheckRun.check_id, CheckRun.check_version).in_(fab_checks), CheckRun.status == "ran"
+            )
+        )
+        .where(CheckRun.record_id == Record.id)
+        .scalar_subquery()
     )
+    return ran >= len(fab_checks)
 
 
-def _flagged(fab_checks: list[tuple[str, int]], kinds: Sequence[str], min_rank: int) -> Any:
-    return select(Finding.record_id).where(
-        Finding.kind.in_(kinds),
-        Finding.severity_rank >= min_rank,
-        tuple_(Finding.check_id, Finding.check_version).in_(fab_checks),
+def _flagged(
+    fab_checks: list[tuple[str, int]], kinds: Sequence[str], min_rank: int, start: datetime, end: datetime
+) -> Any:
+    """Condition on ``Record``: it has a fabrication finding at ``min_rank`` or above. The findings are
+    read once, only for the records of ``[start, end)`` (event time); a correlated form let SQLite
+    scan every finding of those kinds per record."""
+    in_range = select(Record.id).where(Record.ts >= start, Record.ts < end)
+    return Record.id.in_(
+        select(Finding.record_id).where(
+            Finding.record_id.in_(in_range),
+            Finding.kind.in_(kinds),
+            Finding.severity_rank >= min_rank,
+            tuple_(Finding.check_id, Finding.check_version).in_(fab_checks),
+        )
     )
 
 
@@ -96,8 +112,13 @@ def newest_checked_ts(
     fab = _fabrication_checks(checks, kinds)
     if not fab:
         return None
-    stmt = select(func.max(Record.ts)).where(
-        Record.id.in_(_counted(fab)), Record.rewrite_event_id.is_not(None)
+    # Newest first on the ts index, stopping at the first fully checked rewrite: a cycle reads a few
+    # rows rather than every check run in the store.
+    stmt = (
+        select(Record.ts)
+        .where(Record.rewrite_event_id.is_not(None), Record.ts.is_not(None), _fully_ran(fab))
+        .order_by(Record.ts.desc())
+        .limit(1)
     )
     return session.scalar(stmt)
 
@@ -123,12 +144,13 @@ def group_windows(
     if not fab:
         return []
     version = func.coalesce(Record.prompt_version, NO_VERSION).label("v")
-    flagged = Record.id.in_(_flagged(fab, kinds, min_rank))
+    flagged = _flagged(fab, kinds, min_rank, baseline_start, window_end)
+    counted = _fully_ran(fab)
     in_window = Record.ts >= window_start
     base = (
         select(Record.id, Record.ts, Record.request_id, Record.model, version, flagged.label("f"))
         .where(
-            Record.id.in_(_counted(fab)),
+            counted,
             Record.rewrite_event_id.is_not(None),
             Record.ts >= baseline_start,
             Record.ts < window_end,
@@ -148,7 +170,7 @@ def group_windows(
     for v, model, n in session.execute(
         # Grouped on the raw columns: PostgreSQL cannot match two coalesce() with separate parameters.
         select(Record.prompt_version, Record.model, func.count())
-        .where(Record.id.in_(_counted(fab)), Record.ts >= window_start, Record.ts < window_end)
+        .where(counted, Record.ts >= window_start, Record.ts < window_end)
         .group_by(Record.prompt_version, Record.model)
     ):
         per = models.setdefault(v if v is not None else NO_VERSION, {})
@@ -157,7 +179,7 @@ def group_windows(
     flagged_ids: dict[str, list[str]] = {}
     for v, req in session.execute(
         select(version, Record.request_id)
-        .where(Record.id.in_(_counted(fab)), flagged, in_window, Record.ts < window_end)
+        .where(counted, flagged, in_window, Record.ts < window_end)
         .order_by(Record.ts.desc(), Record.id.desc())
     ):
         flagged_ids.setdefault(v, []).append(req)
@@ -178,7 +200,7 @@ def group_windows(
         req
         for _v, req in session.execute(
             select(version, Record.request_id)
-            .where(Record.id.in_(_counted(fab)), flagged, in_window, Record.ts < window_end)
+            .where(counted, flagged, in_window, Record.ts < window_end)
             .order_by(Record.ts.desc(), Record.id.desc())
             .limit(max_request_ids)
         )

@@ -122,12 +122,20 @@ def day_candidates(
     start = datetime.combine(day, time.min)
     end = start + timedelta(days=1)
     current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
-    runs = select(CheckRun.record_id).where(current).group_by(CheckRun.record_id)
-    runs = runs.having(func.count() >= len(checks)).subquery()
+    in_day = (Record.ts >= start, Record.ts < end)
+    # The day bound inside the subquery keeps the cost to the day's runs, not the whole store's.
+    runs = (
+        select(CheckRun.record_id)
+        .join(Record, Record.id == CheckRun.record_id)
+        .where(current, *in_day)
+        .group_by(CheckRun.record_id)
+        .having(func.count() >= len(checks))
+        .subquery()
+    )
     rows = session.execute(
         select(Record.id, Record.conv_id, Record.request_id, Record.model, Record.prompt_version)
         .join(runs, runs.c.record_id == Record.id)
-        .where(Record.ts >= start, Record.ts < end, Record.rewrite_event_id.is_not(None))
+        .where(*in_day, Record.rewrite_event_id.is_not(None))
         .order_by(Record.id)
     ).all()
     meta: dict[int, dict[str, Any]] = {

@@ -61,15 +61,13 @@ class Estimate:
     verdicts: int
 
 
-def _fully_checked(checks: Sequence[tuple[str, int]]) -> Any:
+def _fully_checked(checks: Sequence[tuple[str, int]], since: datetime | None = None) -> Any:
     current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
-    return (
-        select(CheckRun.record_id)
-        .where(current)
-        .group_by(CheckRun.record_id)
-        .having(func.count() >= len(checks))
-        .subquery()
-    )
+    stmt = select(CheckRun.record_id).where(current)
+    if since is not None:
+        # Bounding the runs by their record's time keeps a --since read to that window's runs.
+        stmt = stmt.join(Record, Record.id == CheckRun.record_id).where(Record.ts >= since)
+    return stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks)).subquery()
 
 
 def _group_column(by: str | None) -> Any:
@@ -115,7 +113,7 @@ def finding_rates_by(
     per grouping (the Overview page draws two groupings).
     """
     columns = {by: _group_column(by).label(f"g{i}") for i, by in enumerate(groupings)}
-    checked = _fully_checked(checks)
+    checked = _fully_checked(checks, since)
     keys = list(columns.values())
     base = select(*keys, func.count()).select_from(Record).join(checked, checked.c.record_id == Record.id)
     flagged_stmt = (
