@@ -76,9 +76,10 @@ class AdmissionPlan:
     subsampled: list[str] = field(default_factory=list)
 
     def inclusion_prob(self, stratum: str) -> float:
-        """π of stratum ``s``: taken / eligible (1.0 for an empty stratum)."""
+        """π of stratum ``s``: taken / eligible (1.0 for an empty stratum), at most 1.0: an item kept
+        while its rewrite awaits a re-check is taken without being eligible."""
         n, big_n = self.taken[stratum], self.eligible[stratum]
-        return n / big_n if big_n else 1.0
+        return min(1.0, n / big_n) if big_n else 1.0
 
 
 def stratum_of(severity: str | None, min_severity: str) -> str:
@@ -108,8 +109,9 @@ def admit(
     """Choose the day's queue items.
 
     ``candidates`` are the day's checked rewrites (including those already queued); ``existing`` are
-    ``(record_id, conv_id, stratum)`` of the day's items already in the queue: they keep their place
-    and count against the budget and the cap. Deterministic: the same inputs give the same plan.
+    ``(record_id, conv_id, stratum)`` of the day's items that must keep their place (the queue passes
+    the items a reviewer has touched; see ``monitor.services.queue.enqueue_days``): they count against
+    the budget and the cap. Deterministic: the same inputs give the same plan.
     """
     plan = AdmissionPlan()
     existing = list(existing)

@@ -44,13 +44,14 @@ def checked_record(
     severity: str | None,
     kind: str = "added_content_word",
     hour: int = 9,
+    day: date = date(2024, 3, 4),
 ) -> int:
     """A record fully checked at the current versions, with one finding of ``severity`` (or none)."""
     rec = Record(
         conv_id=conv,
         request_id=req,
         turn=2,
-        ts=datetime(2024, 3, 4, hour),
+        ts=datetime.combine(day, datetime.min.time()).replace(hour=hour),
         rewrite_event_id=_event(session, req),
     )
     session.add(rec)
@@ -154,6 +155,85 @@ def test_admission_on_a_constructed_day(session: Session) -> None:
     assert [r.stratum for r in rows] == ["high"] * 3 + ["medium"] * 3 + ["control"] * 2
     assert rows[0].due_at == datetime(2024, 3, 6, 0, 0) and not rows[0].overdue
     assert queue_depth(session=session, now=datetime(2024, 3, 7, tzinfo=UTC)) == (8, 8)
+
+
+def medium_and_clean(session: Session, day: date) -> None:
+    for i in range(6):
+        checked_record(session, f"M{i}", f"m{i}", severity="medium", day=day)
+    for i in range(10):
+        checked_record(session, f"C{i}", f"c{i}", severity=None, day=day)
+
+
+def late_highs(session: Session, day: date) -> None:
+    for i in range(4):
+        checked_record(session, f"H{i}", f"h{i}", severity="high", day=day, hour=20)
+
+
+def pending_items(session: Session, day: date) -> set[tuple[str, str]]:
+    return set(
+        session.execute(
+            select(QueueItem.request_id, QueueItem.stratum).where(
+                QueueItem.day == day, QueueItem.state == "pending"
+            )
+        ).all()
+    )
+
+
+def test_a_day_arriving_in_parts_is_queued_as_if_it_came_at_once(session: Session) -> None:
+    # budget 8: control max(2, round(0.4)) = 2, flagged 6
+    budget = settings(queue_budget=8)
+    medium_and_clean(session, DAY)
+    first = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    assert first.added == {"medium": 6, "control": 2} and first.withdrawn == {}
+    late_highs(session, DAY)  # four high findings arrive in the evening
+    second = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    # high 4 of 4 first; medium keeps the 2 smallest draws of 6, the other 4 are withdrawn
+    assert second.added == {"high": 4} and second.withdrawn == {"medium": 4}
+
+    whole = DAY + timedelta(days=1)  # the same rewrites (same keys, so the same draws) at once
+    medium_and_clean(session, whole)
+    late_highs(session, whole)
+    at_once = enqueue_days(session=session, days=[whole], checks=CHECKS, settings=budget, now=NOW)
+    assert at_once.added == {"high": 4, "medium": 2, "control": 2}
+    assert pending_items(session, DAY) == pending_items(session, whole)
+    assert len(pending_items(session, DAY)) == 8
+    probs = {
+        (d, s): p
+        for d, s, p in session.execute(
+            select(QueueItem.day, QueueItem.stratum, QueueItem.inclusion_prob)
+            .where(QueueItem.state == "pending")
+            .distinct()
+        )
+    }
+    assert probs == {
+        (d, s): p for d in (DAY, whole) for s, p in (("high", 1.0), ("medium", 2 / 6), ("control", 2 / 10))
+    }
+    again = enqueue_days(session=session, days=[DAY, whole], checks=CHECKS, settings=budget, now=NOW)
+    assert (again.added, again.withdrawn) == ({}, {})
+    days = {(r.day, r.stratum): (r.eligible, r.taken, r.capped) for r in session.scalars(select(QueueDay))}
+    assert days[(DAY, "medium")] == days[(whole, "medium")] == (6, 2, 0)
+
+
+def test_an_item_a_reviewer_holds_keeps_its_place_when_the_day_is_re_planned(session: Session) -> None:
+    budget = settings(queue_budget=8)
+    medium_and_clean(session, DAY)
+    enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    held = claim_next(session=session, reviewer="ann", now=NOW, lease=LEASE)
+    assert held is not None and held.stratum == "medium"
+    late_highs(session, DAY)
+    result = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    # the held item counts against the budget: flagged room 6 - 1 = 5 -> high 4, one more medium
+    assert result.added == {"high": 4} and result.withdrawn == {"medium": 4}
+    states = dict(
+        session.execute(
+            select(QueueItem.state, func.count())
+            .where(QueueItem.stratum == "medium")
+            .group_by(QueueItem.state)
+        ).all()
+    )
+    assert states == {"claimed": 1, "pending": 1, "withdrawn": 4}
+    item = session.get(QueueItem, held.id)
+    assert item is not None and (item.state, item.claimed_by) == ("claimed", "ann")
 
 
 def test_claims_lease_release_and_verdict_rules(session: Session) -> None:

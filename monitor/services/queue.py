@@ -8,7 +8,7 @@ nothing, so two reviewers can never hold the same item; on SQLite writes are ser
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -81,12 +81,14 @@ class QueueRow:
 
 @dataclass(frozen=True, slots=True)
 class EnqueueResult:
-    """What one admission added: items per stratum, records capped, strata subsampled, days seen."""
+    """What one admission did: items added (or re-admitted) per stratum, records capped, strata
+    subsampled, days seen, and pending items withdrawn per stratum (a re-plan displaced them)."""
 
     added: dict[str, int]
     capped: int
     subsampled: dict[str, list[str]]
     days: list[date]
+    withdrawn: dict[str, int] = field(default_factory=dict)
 
 
 def queue_row(item: QueueItem, now: datetime) -> QueueRow:
@@ -196,6 +198,10 @@ def days_to_admit(*, session: Session) -> list[date]:
     return sorted(out)
 
 
+WITHDRAWN = "withdrawn"
+"""State of a pending item a later admission of its day no longer selects (see :func:`enqueue_days`)."""
+
+
 def enqueue_days(
     *,
     session: Session,
@@ -207,11 +213,19 @@ def enqueue_days(
     """Admit each day's checked rewrites to the queue (see ``monitor.sampling.admit``); idempotent.
 
     ``settings`` supplies ``sample_seed``, ``queue_budget``, ``queue_min_severity``, ``control_share``,
-    ``control_min``, ``per_conversation_cap``, ``check_rate`` and ``review_sla_hours``. The inclusion
-    probability of every item of a (day, stratum) is refreshed, since the day's population grows as
-    its rewrites arrive; it includes the check rate (π = check_rate × taken / eligible).
+    ``control_min``, ``per_conversation_cap``, ``check_rate`` and ``review_sla_hours``.
+
+    A day's rewrites arrive over many cycles, so each admission re-plans the whole day from all its
+    checked rewrites. Items a reviewer has touched (claimed, done, skipped, or with a verdict) keep
+    their place and count against the budget and the cap; untouched pending items are re-decided with
+    the rest. One the new plan leaves out becomes ``withdrawn`` (a high finding that arrived late
+    displaces a medium one, a smaller draw displaces a larger one); a withdrawn item the plan selects
+    again is pending again. The queue therefore ends as a one-shot admission of the whole day would
+    make it, whatever the order of arrival, and π (check_rate × taken / eligible, refreshed for every
+    item of a (day, stratum)) describes a simple random sample within each stratum.
     """
     added: dict[str, int] = {}
+    withdrawn: dict[str, int] = {}
     capped = 0
     subsampled: dict[str, list[str]] = {}
     now_naive = naive_utc(now)
@@ -220,13 +234,32 @@ def enqueue_days(
             session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
         )
         existing = session.execute(
-            select(QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum).where(QueueItem.day == day)
+            select(
+                QueueItem.id, QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum, QueueItem.state
+            ).where(QueueItem.day == day)
         ).all()
+        reviewed = set(
+            session.scalars(
+                select(Verdict.queue_item_id)
+                .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
+                .where(QueueItem.day == day)
+                .distinct()
+            )
+        )
         # A manually added item was not drawn: it is neither eligible nor taken in its day's sample,
         # so the sampled strata's π stay those of the random design.
         manual = {e.record_id for e in existing if e.stratum == MANUAL}
-        existing = [e for e in existing if e.stratum != MANUAL]
+        sampled = [e for e in existing if e.stratum != MANUAL]
         candidates = [c for c in candidates if c.record_id not in manual]
+        present = {c.record_id for c in candidates}
+        # Re-decided: untouched items whose rewrite is among the day's fully checked ones. One awaiting a
+        # re-check at new check versions keeps its place meanwhile rather than flickering out and back.
+        undecided = {
+            e.record_id: e
+            for e in sampled
+            if e.state in ("pending", WITHDRAWN) and e.id not in reviewed and e.record_id in present
+        }
+        touched = [e for e in sampled if e.record_id not in undecided and e.state != WITHDRAWN]
         plan = admit(
             candidates,
             seed=settings.sample_seed,
@@ -235,38 +268,63 @@ def enqueue_days(
             control_share=settings.control_share,
             control_min=settings.control_min,
             per_conversation_cap=settings.per_conversation_cap,
-            existing=[tuple(e) for e in existing],
+            existing=[(e.record_id, e.conv_id, e.stratum) for e in touched],
         )
         due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
+        chosen = {a.record_id: a for a in plan.admitted}
         rows = []
         for a in plan.admitted:
             m = meta[a.record_id]
-            rows.append(
-                {
-                    "record_id": a.record_id,
-                    "request_id": m["request_id"],
-                    "conv_id": m["conv_id"],
-                    "day": day,
-                    "stratum": a.stratum,
-                    "priority": PRIORITY[a.stratum],
-                    "inclusion_prob": settings.check_rate * a.inclusion_prob,
-                    "kinds": m["kinds"] if a.stratum != "control" else [],
-                    "words": m["words"] if a.stratum != "control" else [],
-                    "model": m["model"],
-                    "prompt_version": m["prompt_version"],
-                    "state": "pending",
-                    "due_at": due,
-                    "created_at": now_naive,
-                }
-            )
-            added[a.stratum] = added.get(a.stratum, 0) + 1
+            fields = {
+                "stratum": a.stratum,
+                "priority": PRIORITY[a.stratum],
+                "kinds": m["kinds"] if a.stratum != "control" else [],
+                "words": m["words"] if a.stratum != "control" else [],
+            }
+            old = undecided.get(a.record_id)
+            if old is None:
+                rows.append(
+                    {
+                        "record_id": a.record_id,
+                        "request_id": m["request_id"],
+                        "conv_id": m["conv_id"],
+                        "day": day,
+                        "inclusion_prob": settings.check_rate * a.inclusion_prob,
+                        "model": m["model"],
+                        "prompt_version": m["prompt_version"],
+                        "state": "pending",
+                        "due_at": due,
+                        "created_at": now_naive,
+                        **fields,
+                    }
+                )
+            elif old.state == WITHDRAWN or old.stratum != a.stratum:
+                # Only an item still untouched is changed: a reviewer may have claimed it meanwhile.
+                session.execute(
+                    update(QueueItem)
+                    .where(QueueItem.id == old.id, QueueItem.state == old.state)
+                    .values(state="pending", finished_at=None, **fields)
+                )
+            else:
+                continue  # still selected, unchanged
+            if old is None or old.state == WITHDRAWN:
+                added[a.stratum] = added.get(a.stratum, 0) + 1
         if rows:
             session.execute(insert_ignore(session, QueueItem, ["record_id"]), rows)
+        for rid, old in undecided.items():
+            if old.state == "pending" and rid not in chosen:
+                gone = session.execute(
+                    update(QueueItem)
+                    .where(QueueItem.id == old.id, QueueItem.state == "pending")
+                    .values(state=WITHDRAWN, finished_at=now_naive)
+                ).rowcount
+                if gone:
+                    withdrawn[old.stratum] = withdrawn.get(old.stratum, 0) + 1
         for stratum in set(plan.eligible) | set(plan.taken):
             pi = settings.check_rate * plan.inclusion_prob(stratum)
             session.execute(
                 update(QueueItem)
-                .where(QueueItem.day == day, QueueItem.stratum == stratum)
+                .where(QueueItem.day == day, QueueItem.stratum == stratum, QueueItem.state != WITHDRAWN)
                 .values(inclusion_prob=pi)
             )
             values = {
@@ -287,7 +345,7 @@ def enqueue_days(
         if plan.subsampled:
             subsampled[day.isoformat()] = plan.subsampled
         session.flush()
-    return EnqueueResult(added, capped, subsampled, sorted(set(days)))
+    return EnqueueResult(added, capped, subsampled, sorted(set(days)), withdrawn)
 
 
 def _claimable(now: datetime) -> Any:
