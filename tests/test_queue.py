@@ -308,8 +308,10 @@ def test_weighted_estimate_matches_a_hand_computed_example(session: Session) -> 
     assert est["first_wrong:rewrite"].value == pytest.approx(2 / 24)
     assert est["first_wrong:chat_state"].value == pytest.approx(1 / 24)
     assert est["bad_rewrite"].coverage == 1.0
-    # high stratum fully reviewed (no finite-population variance); control p=0: the interval is a point
-    assert est["bad_rewrite"].ci == (pytest.approx(0.125), pytest.approx(0.125))
+    # high stratum fully reviewed: no finite-population variance. Control: N = 2 / 0.1 = 20, v = 2, no bad
+    # verdict; Agresti–Coull centre p = (0 + z²/2) / (2 + z²) = 0.32880, variance N²(1 - v/N)p(1-p)/v
+    # = 400 · 0.9 · 0.22070 / 2 = 39.725, half-width z · √39.725 / 24 = 0.51472: [0, 0.63972]
+    assert est["bad_rewrite"].ci == (0.0, pytest.approx(0.63972, abs=1e-5))
     prec = precision_by_kind(pairs)
     assert (prec["added_content_word"]["verdicts"], prec["added_content_word"]["confirmed"]) == (4, 3)
 

@@ -5,9 +5,12 @@ Estimation: each (day, stratum) is a stratum of a stratified random sample. Its 
 ``N = taken / π`` (π from the queue items, which already includes the check rate). With ``v``
 verdicts of which ``b`` are bad, the estimated share of bad rewrites is ``Σ N·(b/v) / Σ N`` over the
 strata that have verdicts (the Horvitz–Thompson / post-stratified estimator), with variance
-``Σ N²·(1 − v/N)·s²/v / (Σ N)²`` where ``s² = p(1−p)·v/(v−1)`` (Cochran, *Sampling Techniques*, 3rd
-ed., §5.3). ``coverage`` is the share of the population in strata that have verdicts: the estimate
-speaks only for them.
+``Σ N²·(1 − v/N)·p̃(1−p̃)/v / (Σ N)²`` (Cochran, *Sampling Techniques*, 3rd ed., §5.3) where
+``p̃ = (b + z²/2) / (v + z²)`` is the Agresti–Coull centre (Agresti & Coull 1998, "Approximate is
+better than exact"): with the plain ``b/v`` a stratum of three fine verdicts would claim a zero-width
+interval. The 95% interval is the estimate ± z·√variance, clipped to [0, 1]. ``coverage`` is the
+share of the population in strata that have verdicts: the estimate speaks only for them. Withdrawn
+queue items (displaced by a later admission of their day) are not part of any sample.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from sqlalchemy.orm import Session
 
 from monitor.evaluate import wilson
 from monitor.models import CheckRun, Finding, QueueItem, Record, Verdict
-from monitor.services.queue import FINE_LABELS
+from monitor.services.queue import FINE_LABELS, WITHDRAWN
 
 GROUPS = ("prompt_version", "model", "day")
+Z = 1.959964
+"""The normal quantile of a two-sided 95% interval."""
 BAD_ARTIFACTS = ("chat_state", "rewrite")
 """A verdict whose first wrong artifact is the chat state or the rewrite means the rewrite was bad."""
 
@@ -178,9 +183,9 @@ def whole_traffic_estimates(pairs: Sequence[tuple[QueueItem, Verdict]], session:
     """Estimated whole-traffic share of bad rewrites, and of each first-wrong artifact (see module doc)."""
     population: dict[tuple[date, str], float] = {}
     for day, stratum, taken, pi in session.execute(
-        select(QueueItem.day, QueueItem.stratum, func.count(), func.max(QueueItem.inclusion_prob)).group_by(
-            QueueItem.day, QueueItem.stratum
-        )
+        select(QueueItem.day, QueueItem.stratum, func.count(), func.max(QueueItem.inclusion_prob))
+        .where(QueueItem.state != WITHDRAWN)
+        .group_by(QueueItem.day, QueueItem.stratum)
     ):
         population[(day, stratum)] = taken / pi if pi else 0.0
     by_stratum: dict[tuple[date, str], list[Verdict]] = defaultdict(list)
@@ -194,16 +199,17 @@ def whole_traffic_estimates(pairs: Sequence[tuple[QueueItem, Verdict]], session:
             n_pop, v = population.get(key, 0.0), len(verdicts)
             if not v or not n_pop:
                 continue
-            p = sum(1 for x in verdicts if is_bad(x)) / v
+            bad = sum(1 for x in verdicts if is_bad(x))
             covered += n_pop
-            num += n_pop * p
-            if v > 1:
-                s2 = p * (1 - p) * v / (v - 1)
-                var += n_pop * n_pop * max(0.0, 1 - v / n_pop) * s2 / v
+            num += n_pop * bad / v
+            # The Agresti–Coull centre in place of bad/v: a stratum whose few verdicts are all fine
+            # (or all bad), or that has one verdict, is not certain; a fully reviewed one is.
+            p_adj = (bad + Z * Z / 2) / (v + Z * Z)
+            var += n_pop * n_pop * max(0.0, 1 - v / n_pop) * p_adj * (1 - p_adj) / v
         if not covered:
             return Estimate(name, None, None, 0.0, 0)
         value = num / covered
-        half = 1.959964 * math.sqrt(var) / covered
+        half = Z * math.sqrt(var) / covered
         return Estimate(
             name,
             value,
