@@ -20,6 +20,7 @@ from monitor.services.checks import clear_runs, coverage, store_outcomes, unchec
 from monitor.services.records import load_records
 
 _log = logging.getLogger("monitor.alerts")
+_worker_log = logging.getLogger("monitor.worker")
 
 
 @dataclass
@@ -256,6 +257,7 @@ class CycleSummary:
     alerts: list[Any] = field(default_factory=list)
     stopped: bool = False
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    sources_waiting: list[str] = field(default_factory=list)
 
     def log_fields(self) -> dict[str, Any]:
         """Counts only (no text), for the structured log."""
@@ -267,9 +269,11 @@ class CycleSummary:
             "stored": ing.stored,
             "rejected": ing.rejected_total,
             "source_errors": len(ing.source_errors),
+            "sources_waiting": len(self.sources_waiting),
             "checked": self.check.records,
             "leader": self.leader,
             "queued": sum(self.enqueue.added.values()) if self.enqueue else 0,
+            "withdrawn": sum(self.enqueue.withdrawn.values()) if self.enqueue else 0,
             "alerts": [f"{d.action}:{d.group.group_key}" for d in self.alerts if d.action],
             "stopped": self.stopped,
             "phase_seconds": self.phase_seconds,
@@ -282,7 +286,9 @@ class CycleSummary:
             "files": self.files,
             "check": self.check.as_dict(),
             "leader": self.leader,
+            "sources_waiting": self.sources_waiting,
             "queue_added": self.enqueue.added if self.enqueue else {},
+            "queue_withdrawn": self.enqueue.withdrawn if self.enqueue else {},
             "alerts": [
                 {"group": d.group.group_key, "action": d.action, "reason": d.reason}
                 for d in self.alerts
@@ -290,6 +296,9 @@ class CycleSummary:
             ],
             "stopped": self.stopped,
         }
+
+
+_WARNED_WAITING: set[str] = set()
 
 
 def cycle_job(ctx: Any) -> CycleSummary:
@@ -302,7 +311,7 @@ def cycle_job(ctx: Any) -> CycleSummary:
     alerts run under the ``leader`` lock (skipped by the others).
     """
     from monitor.services.leases import heartbeat
-    from monitor.worker.tail import Tailer, expand_sources
+    from monitor.worker.tail import Tailer, expand_sources, unmatched_sources
 
     settings = ctx.settings
     with ctx.session() as session:
@@ -323,6 +332,15 @@ def cycle_job(ctx: Any) -> CycleSummary:
             session=session, rules=ctx.rules, check_rate=settings.check_rate, claim=True, stop=ctx.stopping
         )
         summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
+        summary.sources_waiting = unmatched_sources(settings.sources)
+        for pattern in summary.sources_waiting:
+            if pattern not in _WARNED_WAITING:
+                # Once per process and source: at one cycle a minute a repeated warning drowns the log.
+                _WARNED_WAITING.add(pattern)
+                _worker_log.warning(
+                    "source names no log file yet: waiting for it (check the path if it should exist)",
+                    extra={"fields": {"source": pattern}},
+                )
         summary.phase_seconds = {"ingest": round(t1 - t0, 3), "check": round(time.perf_counter() - t1, 3)}
         now = ctx.clock()
         heartbeat(session=session, name=f"worker:{ctx.holder}", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)

@@ -84,6 +84,13 @@ def expand_sources(patterns: list[str]) -> list[Path]:
     return sorted(found)
 
 
+def unmatched_sources(patterns: list[str]) -> list[str]:
+    """The configured paths and globs that name no log file yet (see :func:`expand_sources`), in
+    configuration order: a typo looks exactly like a source that has not appeared, so the worker
+    says which ones it is waiting for."""
+    return [p for p in patterns if not expand_sources([p])]
+
+
 def file_id(st: os.stat_result) -> str:
     """``"<device>:<inode>"``: what stays the same when a file is renamed, and changes on rotation."""
     return f"{st.st_dev}:{st.st_ino}"
@@ -106,14 +113,16 @@ def head_sha(path: Path, nbytes: int) -> str | None:
 def gzip_complete(path: Path) -> bool:
     """Whether the gzip stream decompresses to its end-of-stream marker (its trailer is written).
 
-    A file still being compressed raises ``EOFError`` in :mod:`gzip`; a corrupt one raises too.
-    Both are read on a later pass, once they read cleanly.
+    A file still being compressed ends early (``EOFError`` in :mod:`gzip`): ``False``, read on a later
+    pass. A file that is not gzip at all, or whose data is corrupt (bad header, CRC or length
+    mismatch), cannot become readable by waiting: ``gzip.BadGzipFile`` / ``zlib.error`` propagate, and
+    the pass reports the file as a source error every cycle until someone replaces it.
     """
     try:
         with gzip.open(path, "rb") as fh:
             while fh.read(1 << 20):
                 pass
-    except (EOFError, OSError, zlib.error):
+    except EOFError:
         return False
     return True
 
@@ -324,4 +333,13 @@ class Tailer:
                 self.session.commit()
 
 
-__all__ = ["HEAD_BYTES", "TailReport", "Tailer", "expand_sources", "file_id", "gzip_complete", "head_sha"]
+__all__ = [
+    "HEAD_BYTES",
+    "TailReport",
+    "Tailer",
+    "expand_sources",
+    "file_id",
+    "gzip_complete",
+    "head_sha",
+    "unmatched_sources",
+]

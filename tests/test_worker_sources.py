@@ -1,0 +1,62 @@
+"""What a worker cycle says about sources it cannot read: a path naming no file yet, and a ``.gz`` file
+that is not gzip (it can never become readable by waiting, unlike one still being written)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from monitor.cli import app
+from monitor.db import upgrade
+from monitor.worker.tail import gzip_complete, unmatched_sources
+
+
+def cycle(url: str, sources: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:
+    """One cycle through the CLI: its JSON summary and its log (stderr)."""
+    monkeypatch.setenv("REWRITE_MONITOR_SOURCES", json.dumps(sources))
+    result = CliRunner().invoke(app, ["--database-url", url, "worker", "run", "cycle", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), result.stderr
+
+
+def test_a_missing_source_is_named_and_a_non_gzip_file_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    upgrade(url)
+    bad = tmp_path / "app.jsonl.gz"
+    bad.write_bytes(b"plain text, not gzip\n")
+    missing = str(tmp_path / "typo" / "app.jsonl")
+    first, log = cycle(url, [missing, str(bad)], monkeypatch)
+    assert first["sources_waiting"] == [missing]
+    assert first["files"] == {str(bad): "error"}
+    assert first["ingest"]["source_errors"] == [
+        {"source": str(bad), "error": "read failed: Not a gzipped file (b'pl')"}
+    ]
+    waiting = [x for x in log.splitlines() if "source names no log file yet" in x]
+    assert len(waiting) == 1 and f'source="{missing}"' in waiting[0]
+    # the next cycle reports the same, without a second warning for the same source in this process
+    second, log = cycle(url, [missing, str(bad)], monkeypatch)
+    assert second["sources_waiting"] == [missing] and second["files"] == {str(bad): "error"}
+    assert "source names no log file yet" not in log
+
+
+def test_a_gzip_still_being_written_is_incomplete_not_an_error(tmp_path: Path) -> None:
+    whole = gzip.compress(b'{"event": "x"}\n' * 1000)
+    growing = tmp_path / "growing.jsonl.gz"
+    growing.write_bytes(whole[: len(whole) // 2])
+    assert gzip_complete(growing) is False
+    growing.write_bytes(whole)
+    assert gzip_complete(growing) is True
+
+
+def test_unmatched_sources_keeps_configuration_order(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_text("")
+    (tmp_path / "empty").mkdir()
+    patterns = [str(tmp_path / "nope-*.jsonl"), str(tmp_path / "logs"), str(tmp_path / "empty")]
+    assert unmatched_sources(patterns) == [patterns[0], patterns[2]]
