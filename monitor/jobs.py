@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from monitor.services.checks import clear_runs, coverage, store_outcomes, unchecked_record_ids
@@ -21,6 +22,8 @@ from monitor.services.records import load_records
 
 _log = logging.getLogger("monitor.alerts")
 _worker_log = logging.getLogger("monitor.worker")
+ADMISSION_LOCK = "rewrite-monitor:admission"
+"""Name of the PostgreSQL advisory lock that serialises queue admissions (see :func:`enqueue_job`)."""
 
 
 @dataclass
@@ -180,6 +183,10 @@ def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) ->
     from monitor.services.queue import days_to_admit, enqueue_days
 
     checks = current_versions()
+    if session.get_bind().dialect.name == "postgresql":
+        # Admissions re-plan whole days: two at once (concurrent `run`s, a `run` beside the worker's
+        # leader) would each withdraw what the other adds. Serialised until this transaction commits.
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": ADMISSION_LOCK})
     days = set(days) | set(days_to_admit(session=session))
     result = enqueue_days(session=session, days=sorted(days), checks=checks, settings=settings, now=now)
     session.commit()
@@ -222,7 +229,10 @@ def run_job(
             on_bytes=on_bytes,
             on_source=on_source,
         )
-    check = check_job(session=session, rules=rules, check_rate=settings.check_rate, on_batch=on_batch)
+    # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
+    check = check_job(
+        session=session, rules=rules, check_rate=settings.check_rate, on_batch=on_batch, claim=True
+    )
     enqueue = enqueue_job(session=session, settings=settings, days=check.days, now=now)
     checks = current_versions()
     rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])
