@@ -71,6 +71,13 @@ class QueueError(MonitorError):
     exit_code = 6
 
 
+class AmbiguousRequestError(MonitorError):
+    """A request id names rewrites of several conversations; the message lists them (pick one with
+    ``--conv``). Request ids are meant to be unique, but the store keys requests by conversation."""
+
+    exit_code = 2
+
+
 class WorkerError(MonitorError):
     """A worker cannot start or run: another worker holds a SQLite store, or a job name is unknown."""
 

@@ -13,6 +13,7 @@ import reads
 import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
+from monitor.errors import AmbiguousRequestError
 from monitor.services.checks import list_findings
 from monitor.services.dashboard import get_item, held_item, item_for_request, latest_verdict
 from monitor.services.proposals import ProposalError, clean_members, propose_alias
@@ -157,8 +158,15 @@ with db() as session:
         st.info("No item open. Take the next one from the queue.")
         st.page_link("views/queue.py", label="Go to the queue", icon=":material/inbox:")
         st.stop()
-    view = get_record_view(session=session, request_id=request_id)
-    findings = list_findings(session=session, checks=reads.current_checks(), request_id=request_id)
+    conv_id = item.conv_id if item else None
+    try:
+        view = get_record_view(session=session, request_id=request_id, conv_id=conv_id)
+    except AmbiguousRequestError as exc:
+        st.error(str(exc).replace("choose one with --conv", "open it from the queue"))
+        st.stop()
+    findings = list_findings(
+        session=session, checks=reads.current_checks(), request_id=request_id, conv_id=conv_id
+    )
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
 if view is None:
     st.error(f"No request {request_id!r} in the store.")

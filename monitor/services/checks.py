@@ -205,8 +205,12 @@ def list_findings(
     kind: str | None = None,
     min_severity: str = "low",
     limit: int | None = None,
+    conv_id: str | None = None,
 ) -> list[FindingRow]:
-    """Stored findings of the current check versions, most severe first, then by record and order."""
+    """Stored findings of the current check versions, most severe first, then by record and order.
+
+    ``request_id``, ``kind`` and ``conv_id`` narrow them (``conv_id`` tells apart rewrites of two
+    conversations logged with one request id)."""
     stmt = (
         select(Finding, Record.conv_id)
         .join(Record, Record.id == Finding.record_id)
@@ -220,6 +224,8 @@ def list_findings(
         stmt = stmt.where(Finding.request_id == request_id)
     if kind is not None:
         stmt = stmt.where(Finding.kind == kind)
+    if conv_id is not None:
+        stmt = stmt.where(Record.conv_id == conv_id)
     if limit is not None:
         stmt = stmt.limit(limit)
     return [

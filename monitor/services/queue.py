@@ -16,7 +16,7 @@ from sqlalchemy import and_, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.db import insert_ignore, naive_utc
-from monitor.errors import QueueError
+from monitor.errors import AmbiguousRequestError, QueueError
 from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 from monitor.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
 
@@ -540,28 +540,36 @@ def verdict_for_request(
     must_not_include: Sequence[str] = (),
     note: str | None = None,
     lease: timedelta = timedelta(minutes=10),
+    conv_id: str | None = None,
 ) -> int:
-    """Record a verdict on the rewrite of ``request_id``, queued or not; returns the verdict id.
+    """Record a verdict on the rewrite of ``request_id`` (in ``conv_id``, when given), queued or not;
+    returns the verdict id.
 
     A record already in the queue goes through :func:`record_verdict` (same claim rules); a finished
     (done or skipped) item is reopened first, so this is how a re-review is recorded (appended: the
     newest verdict of an item counts, and its case gets a new version). A record that is not queued is
     first added as a :data:`MANUAL` item (π 0, no kinds, due at once; see there for how ``stats``
     treats it), then verdicted. Raises ``QueueError`` for an unknown label or artifact, a
-    request id with no logged rewrite, or one shared by rewrites of several conversations.
+    request id with no logged rewrite (in ``conv_id``, when given), and ``AmbiguousRequestError`` for
+    one shared by rewrites of several conversations when ``conv_id`` does not pick one.
     """
     now = naive_utc(now)
     _validate(label, artifact)
-    records = session.execute(
-        select(Record.id, Record.conv_id, Record.ts)
-        .where(Record.request_id == request_id, Record.rewrite_event_id.is_not(None))
-        .order_by(Record.id)
-    ).all()
+    stmt = select(Record.id, Record.conv_id, Record.ts).where(
+        Record.request_id == request_id, Record.rewrite_event_id.is_not(None)
+    )
+    if conv_id is not None:
+        stmt = stmt.where(Record.conv_id == conv_id)
+    records = session.execute(stmt.order_by(Record.id)).all()
     if not records:
-        raise QueueError(f"no logged rewrite with request id {request_id!r}")
+        where = f" in conversation {conv_id!r}" if conv_id is not None else ""
+        raise QueueError(f"no logged rewrite with request id {request_id!r}{where}")
     if len(records) > 1:
         convs = ", ".join(sorted({r.conv_id for r in records}))
-        raise QueueError(f"request id {request_id!r} names rewrites of several conversations: {convs}")
+        raise AmbiguousRequestError(
+            f"request id {request_id!r} names rewrites of several conversations ({convs}): "
+            "choose one with --conv"
+        )
     rec = records[0]
     item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
     if item_id is None:

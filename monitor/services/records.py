@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased
 
+from monitor.errors import AmbiguousRequestError
 from monitor.events import CtxInputEvent, RewriteEvent
 from monitor.models import Event, Record
 from monitor.record import ContextInput, Message, Peer, Resolution, RewriteRecord
@@ -150,11 +151,26 @@ class RecordView:
     answer: dict[str, Any] | None
 
 
-def get_record_view(*, session: Session, request_id: str) -> RecordView | None:
-    """The stored artifacts of ``request_id`` (the rewrite's request id), or ``None`` if unknown."""
-    rec = session.scalars(select(Record).where(Record.request_id == request_id).order_by(Record.id)).first()
-    if rec is None:
+def get_record_view(*, session: Session, request_id: str, conv_id: str | None = None) -> RecordView | None:
+    """The stored artifacts of ``request_id`` (the rewrite's request id) in conversation ``conv_id``,
+    or ``None`` if unknown.
+
+    Without ``conv_id`` the request id must name one conversation: raises ``AmbiguousRequestError``
+    (listing them) when it names several.
+    """
+    stmt = select(Record).where(Record.request_id == request_id)
+    if conv_id is not None:
+        stmt = stmt.where(Record.conv_id == conv_id)
+    found = list(session.scalars(stmt.order_by(Record.id)))
+    if not found:
         return None
+    convs = sorted({r.conv_id for r in found})
+    if len(convs) > 1:
+        raise AmbiguousRequestError(
+            f"request id {request_id!r} names rewrites of several conversations ({', '.join(convs)}): "
+            "choose one with --conv"
+        )
+    rec = found[0]
     loaded = load_records(session=session, record_ids=[rec.id]) if rec.rewrite_event_id else []
     record = loaded[0][1] if loaded else None
     context = record.context if record is not None else None
@@ -163,7 +179,11 @@ def get_record_view(*, session: Session, request_id: str) -> RecordView | None:
     extras = {
         e.kind: e.raw
         for e in session.scalars(
-            select(Event).where(Event.kind.in_(("retrieve", "answer")), Event.request_id == request_id)
+            select(Event).where(
+                Event.kind.in_(("retrieve", "answer")),
+                Event.request_id == request_id,
+                or_(Event.conv_id == rec.conv_id, Event.conv_id.is_(None)),
+            )
         )
     }
     hits = sorted(extras.get("retrieve", {}).get("hits", []), key=lambda h: h.get("rank", 0))

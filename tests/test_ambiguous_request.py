@@ -1,0 +1,85 @@
+"""One request id logged in two conversations: the services refuse to guess and take ``conv_id``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.errors import AmbiguousRequestError
+from monitor.ingest import ingest_bytes
+from monitor.jobs import check_job
+from monitor.models import QueueItem, Verdict
+from monitor.rules import load_rules
+from monitor.services.checks import list_findings
+from monitor.services.queue import verdict_for_request
+from monitor.services.records import get_record_view
+from tests.factories import ctx_input, log, rewrite
+
+INVENTED = "What is the uptime SLA for the Dublin region on the enterprise plan?"
+
+
+def seed(session: Session) -> None:
+    """Request ``same_2`` in convA (a clean rewrite) and in convB (adds "enterprise")."""
+    data = log(
+        ctx_input("convA", "same_2"),
+        rewrite("convA", "same_2"),
+        ctx_input("convB", "same_2"),
+        rewrite("convB", "same_2", query=INVENTED),
+    )
+    assert ingest_bytes(session, data).stored == 4
+    check_job(session=session, rules=load_rules())
+
+
+def test_a_shared_request_id_is_refused_without_a_conversation(session: Session) -> None:
+    seed(session)
+    with pytest.raises(
+        AmbiguousRequestError, match=r"'same_2' names rewrites of several conversations \(convA, convB\)"
+    ):
+        get_record_view(session=session, request_id="same_2")
+    b = get_record_view(session=session, request_id="same_2", conv_id="convB")
+    assert b is not None and b.conv_id == "convB" and b.record is not None and b.record.query == INVENTED
+    assert get_record_view(session=session, request_id="same_2", conv_id="convC") is None
+    words = {
+        f.conv_id: f.words
+        for f in list_findings(
+            session=session, checks=_checks(), request_id="same_2", kind="added_content_word"
+        )
+    }
+    assert set(words) == {"convB"}
+    assert (
+        list_findings(
+            session=session, checks=_checks(), request_id="same_2", conv_id="convA", kind="added_content_word"
+        )
+        == []
+    )
+
+
+def test_a_verdict_names_its_conversation(session: Session) -> None:
+    seed(session)
+    now = datetime(2024, 3, 5, 9, tzinfo=UTC)
+    with pytest.raises(AmbiguousRequestError, match="choose one with --conv"):
+        verdict_for_request(
+            session=session, request_id="same_2", reviewer="ann", label="ok", artifact="none", now=now
+        )
+    vid = verdict_for_request(
+        session=session,
+        request_id="same_2",
+        conv_id="convB",
+        reviewer="ann",
+        label="fabricated_constraint",
+        artifact="rewrite",
+        now=now,
+    )
+    item = session.scalars(
+        select(QueueItem).join(Verdict, Verdict.queue_item_id == QueueItem.id).where(Verdict.id == vid)
+    ).one()
+    assert (item.conv_id, item.request_id) == ("convB", "same_2")
+
+
+def _checks() -> list[tuple[str, int]]:
+    from monitor.checks import current_versions
+
+    return current_versions()
