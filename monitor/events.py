@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -37,27 +38,33 @@ stdlib ``logging`` with ``extra=`` through a JSON formatter (``msg``)."""
 EPOCH_MS_THRESHOLD = 1e11
 
 
+class TimestampError(ValueError):
+    """A value that is not a log timestamp. The message never quotes the value: it ends up in the
+    quarantine detail, which is kept and shown without ``--excerpt``, and a bad ``ts`` can hold text."""
+
+
 def parse_ts(value: Any) -> datetime:
     """Parse a log timestamp into an aware UTC datetime.
 
     Accepts ISO-8601 text (``2024-03-04T08:00:00Z``, ``...+02:00``, naive = UTC) and epoch
-    seconds or milliseconds (int or float; booleans are refused). Raises ``ValueError``.
+    seconds or milliseconds (int or float; booleans are refused). Raises ``TimestampError`` (a
+    ``ValueError``) whose message names the problem, never the value.
     """
     if isinstance(value, bool):
-        raise ValueError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds, not a boolean")
+        raise TimestampError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds")
     if isinstance(value, int | float):
         seconds = value / 1000.0 if abs(value) > EPOCH_MS_THRESHOLD else float(value)
         try:
             return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError) as exc:
-            raise ValueError(f"epoch timestamp out of range: {value}") from exc
+            raise TimestampError("epoch timestamp out of range") from exc
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip())
         except ValueError as exc:
-            raise ValueError(f"not an ISO-8601 timestamp: {value[:40]!r}") from exc
+            raise TimestampError("not an ISO-8601 timestamp") from exc
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    raise ValueError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds")
+    raise TimestampError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds")
 
 
 Timestamp = Annotated[
@@ -216,10 +223,60 @@ class LineError:
     detail: str
 
 
+# Quarantine details are kept for ever and shown without --excerpt, so they carry no text of the
+# line: no values, and only names that look like field or event names. A key or an event name under
+# ``message`` is producer-chosen and can be free text (an email address, a sentence); such a name is
+# replaced by ``*`` in a field path and described by its length as an event name.
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,39}")
+"""What an event name quoted in a detail looks like (a free-text ``message`` does not)."""
+_KEY_RE = re.compile(r"[^\s@]{1,40}")
+_KEY_HAS_LETTER_RE = re.compile(r"[A-Za-z_]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value with its article: ``an object``, ``an array``, ``a string``,
+    ``an integer``, ``a number``, ``a boolean`` or ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a value"
+
+
+def _key_label(key: Any) -> str:
+    """A path component safe to show: list indices and name-like keys as they are, other keys ``*``."""
+    if isinstance(key, int):
+        return str(key)
+    text = _CONTROL_RE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", str(key).encode("utf-8", "backslashreplace").decode()
+    )
+    if _KEY_RE.fullmatch(text) and _KEY_HAS_LETTER_RE.search(text):
+        return text
+    return "*"
+
+
+def field_path(parts: Any) -> str:
+    """A dotted field path (``messages.0.content``) built from keys and indices, with keys that may be
+    text rather than names shown as ``*`` (see :func:`_key_label`)."""
+    return ".".join(_key_label(p) for p in parts)
+
+
 def event_name(obj: dict[str, Any]) -> str | LineError:
     """The event name of a decoded line, looked up under ``event``, ``message`` then ``msg``.
 
-    Returns a ``LineError`` (``missing_field`` or ``unknown_event``) when no known name is found.
+    Returns a ``LineError`` (``missing_field`` or ``unknown_event``) when no known name is found; its
+    detail quotes a name only when it looks like one (a ``message`` is often a free-text log message).
     """
     seen: list[str] = []
     for key in EVENT_NAME_KEYS:
@@ -227,11 +284,28 @@ def event_name(obj: dict[str, Any]) -> str | LineError:
         if isinstance(value, str):
             if value in EVENT_MODELS:
                 return value
-            seen.append(f"{key}={value[:60]!r}")
+            if NAME_RE.fullmatch(value):
+                seen.append(f"{key}={value!r}")
+            else:
+                seen.append(f"{key}: a {len(value)}-character text, not shown")
     if seen:
         known = ", ".join(EVENT_MODELS)
         return LineError("unknown_event", f"unknown event name ({'; '.join(seen)}); known: {known}")
     return LineError("missing_field", "no event name: expected a string under 'event', 'message' or 'msg'")
+
+
+def _problem(err: Any) -> str:
+    """What is wrong with one field, from a pydantic error, without the value.
+
+    Pydantic's own messages state the expectation only ("Input should be a valid string"); a
+    validator's ``ValueError`` may quote its input, so only :class:`TimestampError` messages are used.
+    """
+    if err["type"] in ("value_error", "assertion_error"):
+        cause = (err.get("ctx") or {}).get("error")
+        problem = str(cause) if isinstance(cause, TimestampError) else "invalid value"
+    else:
+        problem = err["msg"]
+    return f"{problem}, got {json_type(err.get('input'))}"
 
 
 def _describe(exc: ValidationError) -> LineError:
@@ -241,12 +315,11 @@ def _describe(exc: ValidationError) -> LineError:
     reason = "missing_field" if missing else "wrong_type"
     parts = []
     for err in [first, *[e for e in errors if e is not first]][:3]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(event)"
+        loc = field_path(err["loc"]) or "(event)"
         if err["type"] == "missing":
             parts.append(f"field '{loc}' is required")
         else:
-            got = json.dumps(err.get("input"), default=str)
-            parts.append(f"field '{loc}': {err['msg']} (got {got[:60]})")
+            parts.append(f"field '{loc}': {_problem(err)}")
     more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
     return LineError(reason, "; ".join(parts) + more)
 
@@ -268,7 +341,7 @@ def unsupported_text(obj: Any, path: str = "") -> LineError | None:
     line is quarantined rather than stored, so it can never wedge a later step. Keys count too.
     """
     if isinstance(obj, str):
-        where = (path or "(value)").encode("utf-8", "backslashreplace").decode().replace("\x00", "\\u0000")
+        where = path or "(value)"
         if "\x00" in obj:
             return LineError("unsupported_text", f"field '{where}' holds a NUL character (\\u0000)")
         if not obj.isascii():
@@ -281,7 +354,7 @@ def unsupported_text(obj: Any, path: str = "") -> LineError | None:
         return None
     if isinstance(obj, dict):
         for k, v in obj.items():
-            sub = f"{path}.{k}" if path else str(k)
+            sub = f"{path}.{_key_label(k)}" if path else _key_label(k)
             found = unsupported_text(k, sub) or unsupported_text(v, sub)
             if found:
                 return found
@@ -313,6 +386,9 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
                 "truncated_line", f"last line has no newline and is not complete JSON: {exc.msg}"
             )
         return LineError("invalid_json", f"invalid JSON at column {exc.colno}: {exc.msg}")
+    except ValueError:
+        # Python refuses integers of more than 4,300 digits (sys.int_info.str_digits_check_threshold).
+        return LineError("invalid_json", "invalid JSON: a number has too many digits")
     except RecursionError:
         return LineError("invalid_json", "invalid JSON: nested too deeply")
     if not isinstance(obj, dict):

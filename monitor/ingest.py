@@ -1,7 +1,9 @@
 """Ingest log sources into the store, losing nothing and counting nothing twice.
 
 Sources are files (plain or ``.gz``), directories (read recursively in sorted path order) and ``-``
-for standard input. Every line ends up in exactly one place:
+for standard input; a path to a pipe or device (``<(zcat f.gz)``, ``/dev/stdin``) is refused, as it has
+no identity a re-run could recognise: such a stream goes through ``-``. Every line ends up in exactly
+one place:
 
 - stored in ``events`` (and joined into ``records``), or
 - already stored (the same event from the same origin and line: a re-ingest adds nothing), or
@@ -18,6 +20,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import stat
 import sys
 import zlib
 from collections import Counter
@@ -129,10 +132,32 @@ class Source:
             raise IngestError(f"{self.origin}: cannot open: {exc.strerror or exc}") from exc
 
 
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_file(p: Path, mode: int) -> IngestError:
+    """The refusal of a path that exists but is neither a regular file nor a directory."""
+    kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    # A pipe or device (`<(zcat f.gz)`, /dev/stdin) reads once and has no stable identity: its path
+    # (/dev/fd/63) names a different stream on every run, so a re-run could not tell its lines from
+    # new ones (stored events are known by origin and line number). `-` is that one-shot stream.
+    return IngestError(
+        f"{p}: not a regular file or directory ({kind}): pipe it to `rewrite-monitor ingest -` "
+        "instead, e.g. `zcat logs.jsonl.gz | rewrite-monitor ingest -`"
+    )
+
+
 def discover(paths: Iterable[str | Path]) -> list[Source]:
     """Expand paths into sources: directories recursively (sorted, hidden entries skipped).
 
-    Raises ``IngestError`` for a path that does not exist or a directory with no log files.
+    Raises ``IngestError`` for a path that does not exist or cannot be looked at, a path that is not a
+    regular file or directory (a pipe such as ``<(zcat f.gz)``, a device such as ``/dev/null``: read
+    those through ``-``), and a directory with no log files.
     """
     out: list[Source] = []
     for raw in paths:
@@ -140,7 +165,14 @@ def discover(paths: Iterable[str | Path]) -> list[Source]:
             out.append(Source("-", None))
             continue
         p = Path(raw)
-        if p.is_dir():
+        try:
+            mode = p.stat().st_mode  # follows symlinks, like opening would
+        except FileNotFoundError:
+            broken = " (a symbolic link to a missing target)" if p.is_symlink() else ""
+            raise IngestError(f"{p}: no such file or directory{broken}") from None
+        except OSError as exc:
+            raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(mode):
             found = sorted(
                 f
                 for f in p.rglob("*")
@@ -151,10 +183,10 @@ def discover(paths: Iterable[str | Path]) -> list[Source]:
             if not found:
                 raise IngestError(f"{p}: directory holds no log files ({', '.join(LOG_SUFFIXES)})")
             out.extend(Source(str(f.resolve()), f.resolve()) for f in found)
-        elif p.is_file():
+        elif stat.S_ISREG(mode):
             out.append(Source(str(p.resolve()), p.resolve()))
         else:
-            raise IngestError(f"{p}: no such file or directory")
+            raise _not_a_file(p, mode)
     return out
 
 
@@ -509,12 +541,28 @@ def ingest_sources(
             ingestor.run(src.origin, read_lines(stream, max_line_bytes, on_bytes), max_line_bytes)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             session.rollback()
-            summary.source_errors.append((src.origin, f"read failed part-way: {exc}"))
+            summary.source_errors.append((src.origin, f"read failed part-way: {read_failure(exc)}"))
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
     summary.unjoined_ctx, summary.unjoined_rewrites = unjoined_counts(session)
     return summary
+
+
+def read_failure(exc: BaseException) -> str:
+    """Why a stream broke, without any of its bytes (gzip quotes a bad header's first bytes).
+
+    Shared by ``ingest`` and the worker's tailing, so both say the same about one fault.
+    """
+    if isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file"):
+        return "not a gzip stream (bad header)"
+    if isinstance(exc, gzip.BadGzipFile):
+        return str(exc)  # CRC or length mismatch: checksums and sizes, never data
+    if isinstance(exc, EOFError):
+        return "the compressed stream ends early (cut or still being written)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)  # zlib.error: "Error -3 while decompressing data: ..." names the fault only
 
 
 def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kwargs: Any) -> IngestSummary:

@@ -35,7 +35,7 @@ def test_a_missing_source_is_named_and_a_non_gzip_file_is_an_error(
     assert first["sources_waiting"] == [missing]
     assert first["files"] == {str(bad): "error"}
     assert first["ingest"]["source_errors"] == [
-        {"source": str(bad), "error": "read failed: Not a gzipped file (b'pl')"}
+        {"source": str(bad), "error": "read failed: not a gzip stream (bad header)"}
     ]
     waiting = [x for x in log.splitlines() if "source names no log file yet" in x]
     assert len(waiting) == 1 and f'source="{missing}"' in waiting[0]

@@ -70,8 +70,16 @@ def _lease(state: State) -> timedelta:
 
 
 def _say(renderable: Any) -> None:
-    """Print without Rich markup: ids, labels and queries may hold brackets (``[over_carried]``)."""
-    out.print(renderable, markup=False, highlight=False)
+    """Print without Rich markup: ids, labels and queries may hold brackets (``[over_carried]``).
+
+    A string also has its control characters escaped (``monitor.render.visible``): request ids and
+    replayed queries come from logs and a model, and an escape sequence in them must not reach the
+    terminal. Renderables from ``monitor.render`` are already made safe there.
+    """
+    from monitor.render import visible
+
+    safe = visible(renderable) if isinstance(renderable, str) else renderable
+    out.print(safe, markup=False, highlight=False)
 
 
 def _terms(text: str) -> list[str]:

@@ -8,6 +8,9 @@ What is removed (chosen so every stored finding, rate, queue item and verdict ke
   skipped, never as passed. The event's ``raw`` gets ``"retention": {"messages_removed_at": ...}``.
 - the ``raw_excerpt`` of ``quarantine`` rows created before the cutoff (the first 2,000 characters
   of a rejected line can hold a transcript); reason, detail and line number stay.
+- whatever quarantine details stored by older versions quoted from the rejected line (a wrong-typed
+  value, a free-text ``message``), of rows of any age: such a detail is rewritten to name the field
+  only (``monitor.services.quarantine.scrub_detail``). Current details never quote a line.
 
 What is kept: the rewrite events (the query is the artifact under audit, a few words long), and
 every transcript of a record attached to a queue item, a verdict or a regression case, however old:
@@ -25,6 +28,7 @@ from sqlalchemy import and_, func, or_, select, union, update
 from sqlalchemy.orm import Session
 
 from monitor.models import Event, Quarantine, QueueItem, Record, RegressionCase, Verdict
+from monitor.services.quarantine import scrub_stored_details
 
 REMOVED_EXCERPT = "[removed by retention]"
 
@@ -32,18 +36,21 @@ REMOVED_EXCERPT = "[removed by retention]"
 @dataclass(frozen=True, slots=True)
 class RetentionResult:
     """Transcripts removed, transcripts kept because something refers to them, quarantine excerpts
-    removed (counts of rows), and the cutoff applied (naive UTC)."""
+    removed, old quarantine details scrubbed of quoted values (counts of rows), and the cutoff
+    applied (naive UTC)."""
 
     transcripts_removed: int
     transcripts_kept_referenced: int
     excerpts_removed: int
     cutoff: datetime
+    details_scrubbed: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "transcripts_removed": self.transcripts_removed,
             "transcripts_kept_referenced": self.transcripts_kept_referenced,
             "excerpts_removed": self.excerpts_removed,
+            "details_scrubbed": self.details_scrubbed,
             "cutoff": self.cutoff.isoformat(),
         }
 
@@ -99,7 +106,8 @@ def apply_retention(
         .values(raw_excerpt=REMOVED_EXCERPT)
     )
     session.commit()
-    return RetentionResult(removed, int(kept), int(result.rowcount or 0), cutoff)
+    scrubbed = scrub_stored_details(session=session, batch_size=batch_size)
+    return RetentionResult(removed, int(kept), int(result.rowcount or 0), cutoff, scrubbed)
 
 
 __all__ = ["REMOVED_EXCERPT", "RetentionResult", "apply_retention"]

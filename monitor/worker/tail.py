@@ -41,7 +41,15 @@ from typing import IO, Any
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest import LOG_SUFFIXES, Ingestor, IngestSummary, RawLine, read_lines, unjoined_counts
+from monitor.ingest import (
+    LOG_SUFFIXES,
+    Ingestor,
+    IngestSummary,
+    RawLine,
+    read_failure,
+    read_lines,
+    unjoined_counts,
+)
 from monitor.services.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
 
 log = logging.getLogger("monitor.worker.tail")
@@ -211,9 +219,10 @@ class Tailer:
                 self.report.actions[origin] = self._file(path)
             except (OSError, EOFError, zlib.error) as exc:
                 self.session.rollback()
+                reason = read_failure(exc)
                 self.report.actions[origin] = "error"
-                self.report.ingest.source_errors.append((origin, f"read failed: {exc}"))
-                log.warning("source read failed", extra={"fields": {"origin": origin, "error": str(exc)}})
+                self.report.ingest.source_errors.append((origin, f"read failed: {reason}"))
+                log.warning("source read failed", extra={"fields": {"origin": origin, "error": reason}})
             finally:
                 self.unlock(origin)
         self.report.ingest.unjoined_ctx, self.report.ingest.unjoined_rewrites = unjoined_counts(self.session)
