@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -28,14 +28,45 @@ class _Group(typer.core.TyperGroup):
         try:
             return super().invoke(ctx)
         except MonitorError as exc:
-            err.print(f"error: {exc}", style="red", markup=False, highlight=False)
-            raise typer.Exit(exc.exit_code) from None
+            _fail(str(exc), exc.exit_code)
         except OSError as exc:
             # A path the operator gave cannot be read or written (missing folder, a directory, no
             # permission): one line naming it, exit 3 like an unreadable source, never a traceback.
             where = f": {exc.filename}" if exc.filename else ""
-            err.print(f"error: {exc.strerror or exc}{where}", style="red", markup=False, highlight=False)
-            raise typer.Exit(3) from None
+            _fail(f"{exc.strerror or exc}{where}", 3)
+        except UnicodeDecodeError as exc:
+            # Readers of operator files name the file and line themselves (labels, rules, eval sets);
+            # this is the net for any other (a --config file, a --prompt): still one line. Exit 5 for
+            # replay (its inputs), 2 for every other command (invalid input).
+            code = 5 if ctx.invoked_subcommand == "replay" else 2
+            _fail(f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})", code)
+        except Exception as exc:
+            storage = _storage_error(exc, ctx.obj)
+            if storage is None:
+                raise
+            _fail(str(storage), storage.exit_code)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    err.print(f"error: {message}", style="red", markup=False, highlight=False)
+    raise typer.Exit(code) from None
+
+
+def _storage_error(exc: Exception, state: Any) -> MonitorError | None:
+    """A database error escaping any command as the one-line ``StorageError`` (exit 4) naming the URL,
+    password hidden (``monitor.db.storage_error``); ``None`` for any other exception."""
+    # sqlalchemy is imported lazily by the commands that use it; an exception cannot come from it
+    # when it was never imported.
+    sa_exc = sys.modules.get("sqlalchemy.exc")
+    if sa_exc is None or not isinstance(exc, sa_exc.OperationalError):
+        return None
+    from monitor.db import storage_error
+
+    try:
+        url = state.url
+    except Exception:  # settings that fail to load would have failed before any database call
+        url = "<unknown URL>"
+    return storage_error(exc, url)
 
 
 err = Console(stderr=True, soft_wrap=True)
@@ -108,69 +139,122 @@ def _progress(label: Any, *columns: Any, quiet: bool) -> Progress:
     )
 
 
-def _engine(state: State, *, require_schema: bool = True) -> Any:
+def _engine(state: State, *, require_schema: bool = True, writes: bool = False) -> Any:
+    """The engine of the configured store; ``writes`` for commands that write (SQLite transactions
+    then take the write lock at BEGIN, so a concurrent writer waits instead of failing). Raises
+    ``StorageError`` for a missing SQLite file or folder, an unreachable database or an old schema."""
     from sqlalchemy.engine import make_url
 
-    from monitor.db import make_engine, require_current_schema
+    from monitor.db import display_url, make_engine, require_current_schema
     from monitor.errors import StorageError
 
     url = make_url(state.url)
     if require_schema and url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         # Connecting would create an empty file; a missing store is a mistake worth naming instead.
-        if not Path(url.database).exists():
+        path = Path(url.database)
+        if not path.parent.is_dir():
+            where = display_url(state.url)
+            raise StorageError(f"cannot reach the database {where}: the folder {path.parent} does not exist")
+        if not path.exists():
             raise StorageError(
                 f"no database file {url.database}: run `rewrite-monitor db upgrade` to create it"
             )
-    engine = make_engine(state.url)
+    engine = make_engine(state.url, immediate=writes)
     if require_schema:
         require_current_schema(engine)
     return engine
 
 
-# -- db ------------------------------------------------------------------------------------------
-def _migrate(fn: Any, url: str, revision: str) -> None:
-    from alembic.util.exc import CommandError
+def _interactive() -> bool:
+    """Whether a person can answer a question (stdin and stderr are terminals); a test may patch it."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
+
+# -- db ------------------------------------------------------------------------------------------
+def _migration_error(exc: Exception) -> MonitorError:
     from monitor.errors import ConfigError
 
-    try:
-        fn(url, revision)
-    except CommandError as exc:  # an unknown or ambiguous revision name
-        raise ConfigError(f"migration: {exc}") from exc
+    # An unknown or ambiguous revision name: invalid input (exit 2), in alembic's words.
+    return ConfigError(f"migration: {exc}")
 
 
 @db_app.command("upgrade")
-def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> None:
-    """Apply migrations (creates the schema on a new database).
+def db_upgrade(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision; default: the newest (head).")] = "head",
+) -> None:
+    """Apply migrations (creates the schema on a new database); says what changed.
+
+    Prints "upgraded URL from none to 0005 (head)" when it migrated, "URL is already at head (0005)"
+    otherwise (the password in URL hidden).
 
     Example: rewrite-monitor db upgrade
     """
-    from monitor.config import masked_url
-    from monitor.db import upgrade
+    from alembic.util.exc import CommandError
+
+    from monitor.db import display_url, head_revision, upgrade
 
     state: State = ctx.obj
-    _migrate(upgrade, state.url, revision)
-    err.print(f"database {masked_url(state.url)} is at {revision}")
+    try:
+        before, after = upgrade(state.url, revision)
+    except CommandError as exc:
+        raise _migration_error(exc) from exc
+    where = display_url(state.url)
+    head = head_revision()
+    at = f"head ({after})" if after == head else (after or "base")
+    if before == after:
+        err.print(f"{where} is already at {at}", markup=False, highlight=False)
+    else:
+        to = f"{after} (head)" if after == head else (after or "base")
+        err.print(f"upgraded {where} from {before or 'none'} to {to}", markup=False, highlight=False)
 
 
-@db_app.command("downgrade")
+@db_app.command(
+    "downgrade",
+    # "-1" (one step down) would otherwise be taken for an unknown option; unknown options are
+    # handed to REVISION instead (a mistyped --yes is then refused as an unknown revision).
+    context_settings={"ignore_unknown_options": True},
+)
 def db_downgrade(
     ctx: typer.Context,
-    revision: str = typer.Argument(..., help="e.g. base, or -1"),
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask before dropping every table.")] = False,
+    revision: Annotated[
+        str, typer.Argument(help="Target revision: an id (0003), base (no schema), or -N (N steps down: -1).")
+    ],
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Drop without asking (required when not on a terminal).")
+    ] = False,
 ) -> None:
-    """Revert migrations; `base` drops every table (and its data), so it asks first unless --yes.
+    """Revert migrations. A downgrade that drops tables or columns (and their rows) first names them
+    with their row counts and asks; without a terminal it is refused (exit 2) unless --yes is given.
 
-    Example: rewrite-monitor db downgrade base --yes
+    Examples: rewrite-monitor db downgrade -1;  rewrite-monitor db downgrade base --yes
     """
-    if revision == "base" and not yes:
-        from monitor.config import masked_url
+    from alembic.util.exc import CommandError
 
-        typer.confirm(f"drop every table of {masked_url(ctx.obj.url)}?", abort=True, err=True)
-    from monitor.db import downgrade
+    from monitor.db import display_url, downgrade, downgrade_plan
+    from monitor.errors import ConfigError
 
-    _migrate(downgrade, ctx.obj.url, revision)
-    err.print(f"downgraded to {revision}")
+    url: str = ctx.obj.url
+    where = display_url(url)
+    plan = downgrade_plan(url, revision)
+    if not plan.steps:
+        at = plan.current or "base"
+        err.print(f"{where} is at {at}: nothing to downgrade", markup=False, highlight=False)
+        return
+    to = plan.target or "base"
+    if plan.drops_data and not yes:
+        drops = f"it drops {plan.describe()} of {where} (from {plan.current} to {to})"
+        if not _interactive():
+            raise ConfigError(f"refusing to downgrade without --yes: {drops}")
+        if not typer.confirm(f"downgrade? {drops}", default=False, err=True):
+            err.print("not downgraded: nothing was changed", markup=False, highlight=False)
+            raise typer.Exit(2)
+    try:
+        downgrade(url, revision)
+    except CommandError as exc:
+        raise _migration_error(exc) from exc
+    done = f"downgraded {where} from {plan.current} to {to}; dropped {plan.describe()}"
+    err.print(done, markup=False, highlight=False)
 
 
 @db_app.command("current")
@@ -182,7 +266,10 @@ def db_current(ctx: typer.Context) -> None:
     from monitor.db import current_revision, head_revision
 
     engine = _engine(ctx.obj, require_schema=False)
-    out.print(f"current: {current_revision(engine) or '(empty)'}  head: {head_revision()}")
+    try:
+        out.print(f"current: {current_revision(engine) or '(empty)'}  head: {head_revision()}")
+    finally:
+        engine.dispose()
 
 
 # -- config / schema -----------------------------------------------------------------------------
@@ -243,7 +330,7 @@ def ingest(
 
     state: State = ctx.obj
     settings = state.settings
-    engine = _engine(state)
+    engine = _engine(state, writes=True)
     sources = discover(paths)
     sizes = [s.size for s in sources]
     total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
@@ -315,11 +402,9 @@ def quarantine_cmd(
                 item["excerpt"] = r.excerpt
             typer.echo(json.dumps(item, ensure_ascii=False))
         return
-    table = Table("file", "line", "reason", "detail", *(["excerpt"] if excerpt else []))
-    for r in rows:
-        extra = [(r.excerpt or "")[:120]] if excerpt else []
-        table.add_row(r.origin, str(r.line_no), r.reason, r.detail, *extra)
-    out.print(table)
+    from monitor.render import quarantine_table
+
+    out.print(quarantine_table(rows, excerpt=excerpt))
     total = ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
     err.print(f"{len(rows)} shown; in the store by reason: {total}", markup=False)
 
@@ -342,7 +427,8 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
     )
     out.print(table)
     for e in s["source_errors"]:
-        err.print(f"[red]error[/]: {e['source']}: {e['error']}")
+        err.print("error", style="red", end="")
+        err.print(f": {e['source']}: {e['error']}", markup=False, highlight=False)
     if s["rejected_total"]:
         err.print("see them with: rewrite-monitor quarantine (file, line, reason, detail)")
 
@@ -409,7 +495,7 @@ def check(
     state: State = ctx.obj
     rules = load_rules(state.settings.rules_dir)
     use_model(state.settings.spacy_model)
-    engine = _engine(state)
+    engine = _engine(state, writes=True)
     with (
         _progress(
             TextColumn("[bold]check[/]"), TextColumn("{task.completed} rewrites"), quiet=as_json
@@ -599,7 +685,7 @@ def run(
     settings = state.settings
     rules = load_rules(settings.rules_dir)
     use_model(settings.spacy_model)
-    engine = _engine(state)
+    engine = _engine(state, writes=True)
     sources = _sources(paths, settings)
     with (
         _progress(
@@ -663,8 +749,10 @@ def _print_run_summary(r: dict[str, Any]) -> None:
         )
     q = r["queue"]
     added = ", ".join(f"{s} {n}" for s, n in q["added"].items()) or "nothing"
+    withdrawn = sum(q.get("withdrawn", {}).values())
+    gone = f"; withdrew {withdrawn} displaced by a re-plan of their day" if withdrawn else ""
     out.print(
-        f"queue: added {added}; {q['capped']} passed over by the per-conversation cap; "
+        f"queue: added {added}{gone}; {q['capped']} passed over by the per-conversation cap; "
         f"depth {q['depth']}, overdue {q['overdue']}"
     )
     if q["subsampled"]:
@@ -681,29 +769,37 @@ def _print_run_summary(r: dict[str, Any]) -> None:
 def queue_cmd(
     ctx: typer.Context,
     state: Annotated[
-        str | None, typer.Option("--state", help="pending, claimed, done, skipped or all.")
+        str | None, typer.Option("--state", help="pending, claimed, done, skipped, withdrawn or all.")
     ] = "pending",
     kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most N items.")] = 50,
 ) -> None:
     """The review queue in review order (severity, then age), with the flagged words.
 
+    The last line (stderr) counts what is shown, what matches, and the queue depth:
+    "showing 20 of 64 pending items; queue depth: 64 open (pending or claimed), 64 overdue".
+
     Example: rewrite-monitor queue --state pending --kind added_content_word --limit 20
     """
     from datetime import UTC, datetime
 
     from monitor.db import session_factory
-    from monitor.services.queue import list_queue
+    from monitor.services.queue import list_queue, queue_depth
 
-    if state not in ("pending", "claimed", "done", "skipped", "all"):
-        raise typer.BadParameter("must be pending, claimed, done, skipped or all", param_hint="--state")
+    if state not in ("pending", "claimed", "done", "skipped", "withdrawn", "all"):
+        raise typer.BadParameter(
+            "must be pending, claimed, done, skipped, withdrawn or all", param_hint="--state"
+        )
     known_kind(kind)
     engine = _engine(ctx.obj)
     now = datetime.now(UTC)
     with session_factory(engine)() as session:
-        rows = list_queue(
-            session=session, now=now, state=None if state == "all" else state, kind=kind, limit=limit
+        # Every match, to say how many --limit left out (list_queue reads them all to filter by kind).
+        matching = list_queue(
+            session=session, now=now, state=None if state == "all" else state, kind=kind, limit=None
         )
+        depth, overdue = queue_depth(session=session, now=now)
+    rows = matching[:limit]
     table = Table("id", "request", "stratum", "kinds", "words", "state", "due", "π")
     for r in rows:
         due = r.due_at.strftime("%Y-%m-%d %H:%M") + (" OVERDUE" if r.overdue else "")
@@ -719,17 +815,30 @@ def queue_cmd(
             f"{r.inclusion_prob:.3f}",
         )
     out.print(table)
-    err.print(f"{len(rows)} items")
+    which = "items in any state" if state == "all" else f"{state} items"
+    if kind is not None:
+        which += f" with {kind}"
+    err.print(
+        f"showing {len(rows):,} of {len(matching):,} {which}; "
+        f"queue depth: {depth:,} open (pending or claimed), {overdue:,} overdue",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command("show")
 def show(
-    ctx: typer.Context, request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")]
+    ctx: typer.Context,
+    request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
+    conv: Annotated[
+        str | None,
+        typer.Option("--conv", help="The conversation, when the request id was logged in several."),
+    ] = None,
 ) -> None:
     """The four artifacts of one request in review order: state, transcript and rewrite, retrieval,
     answer; then the findings.
 
-    Example: rewrite-monitor show cast2020-81_2
+    Example: rewrite-monitor show cast2020-90_3
     """
     from monitor.db import session_factory
     from monitor.render import render_record
@@ -738,11 +847,14 @@ def show(
 
     engine = _engine(ctx.obj)
     with session_factory(engine)() as session:
-        view = get_record_view(session=session, request_id=request_id)
+        view = get_record_view(session=session, request_id=request_id, conv_id=conv)
         if view is None:
-            err.print(f"no request {request_id!r} in the store", style="red", markup=False)
+            where = f" in conversation {conv!r}" if conv is not None else ""
+            err.print(f"no request {request_id!r}{where} in the store", style="red", markup=False)
             raise typer.Exit(1)
-        found = list_findings(session=session, checks=_current_checks(), request_id=request_id)
+        found = list_findings(
+            session=session, checks=_current_checks(), request_id=request_id, conv_id=view.conv_id
+        )
     for block in render_record(view, found):
         out.print(block)
 

@@ -82,3 +82,12 @@ class WorkerError(MonitorError):
     """A worker cannot start or run: another worker holds a SQLite store, or a job name is unknown."""
 
     exit_code = 7
+
+
+def utf8_fault(exc: UnicodeDecodeError) -> tuple[int, str]:
+    """``(line, "not UTF-8 text (byte 0x.. at column N)")`` for ``exc`` raised by decoding a whole
+    file's bytes (``exc.object``); callers prefix the file name: ``labels.jsonl:3: not UTF-8 text
+    (byte 0xe9 at column 12)``. Lines and columns count from 1; columns in bytes."""
+    raw, at = exc.object, exc.start
+    line, column = raw.count(b"\n", 0, at) + 1, at - raw.rfind(b"\n", 0, at)
+    return line, f"not UTF-8 text (byte 0x{raw[at]:02x} at column {column})"

@@ -28,7 +28,7 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.checks.base import FABRICATION_KINDS
-from monitor.errors import LabelError
+from monitor.errors import LabelError, utf8_fault
 from monitor.models import CheckRun, Finding, Record
 
 LABEL_KINDS = (
@@ -137,11 +137,17 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
 
 
 def read_labels(path: Path) -> list[LabelItem]:
-    """Read a label file (JSON Lines). Raises :class:`LabelError` naming the file and line."""
+    """Read a label file (JSON Lines). Raises :class:`LabelError` naming the file and line (also for
+    bytes that are not UTF-8: ``labels.jsonl:3: not UTF-8 text (byte 0xe9 at column 12)``)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # Decoded whole (not read_text): the error then holds every byte before the bad one, so its line
+        # can be named.
+        lines = path.read_bytes().decode("utf-8").splitlines()
     except OSError as exc:
         raise LabelError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        line, reason = utf8_fault(exc)
+        raise LabelError(f"{path}:{line}: {reason}") from None
     items = []
     for n, text in enumerate(lines, 1):
         if not text.strip():

@@ -167,6 +167,7 @@ class RunSummary:
             },
             "queue": {
                 "added": self.enqueue.added,
+                "withdrawn": self.enqueue.withdrawn,
                 "capped": self.enqueue.capped,
                 "subsampled": self.enqueue.subsampled,
                 "days": [d.isoformat() for d in self.enqueue.days],

@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from monitor.errors import ReplayError
+from monitor.errors import ReplayError, utf8_fault
 
 PROMPT_PATH = Path(__file__).resolve().parent / "prompts" / "contextualizer.md"
 PRICES_PATH = Path(__file__).resolve().parent / "prices.yaml"
@@ -116,21 +116,33 @@ class CaseResult:
         return asdict(self)
 
 
-def load_cases(path: Path) -> list[dict[str, Any]]:
+def read_text(path: Path, what: str = "") -> str:
+    """The UTF-8 text of ``path``. Raises ``ReplayError``: ``cannot read [what ]path: reason``, or
+    ``path:line: not UTF-8 text (byte 0x.. at column N)``."""
+    try:
+        # Decoded whole (not read_text): a decode error then holds every byte before the bad one, so
+        # its line can be named.
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ReplayError(f"cannot read {what}{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line, reason = utf8_fault(exc)
+        raise ReplayError(f"{path}:{line}: {reason}") from None
+
+
+def load_cases(path: Path, *, allow_empty: bool = False) -> list[dict[str, Any]]:
     """Read an exported eval set (JSON Lines) and validate every line against the case schema.
 
-    Raises ``ReplayError`` as ``path:line: reason`` for an unreadable file, bad JSON or a case that
-    does not match the schema.
+    Raises ``ReplayError`` as ``path:line: reason`` for an unreadable or non-UTF-8 file, bad JSON or a
+    case that does not match the schema, and ``no regression cases in PATH: nothing to replay`` for a
+    file without a case unless ``allow_empty`` (an empty export must not pass a CI gate silently).
     """
     import jsonschema
 
     from monitor.export import SCHEMA_PATH
 
-    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    lines = read_text(path).splitlines()
     cases = []
     for no, line in enumerate(lines, 1):
         if not line.strip():
@@ -144,6 +156,8 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
             where = "/".join(map(str, error.path)) or "case"
             raise ReplayError(f"{path}:{no}: {where}: {error.message}")
         cases.append(case)
+    if not cases and not allow_empty:
+        raise ReplayError(f"no regression cases in {path}: nothing to replay")
     return cases
 
 
@@ -240,20 +254,26 @@ def evaluate_logged(cases: Iterable[dict[str, Any]], rules: Any) -> list[CaseRes
     return out
 
 
-def load_results(path: Path, rules: Any) -> list[CaseResult]:
+def load_results(path: Path, rules: Any, *, allow_empty: bool = False) -> list[CaseResult]:
     """Results to compare with: a replay's ``--out`` file, or an eval set (then its logged rewrites are
-    judged). Raises ``ReplayError`` for an unreadable file or a line that is neither."""
-    try:
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    except OSError as exc:
-        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
-    if lines and "messages" in json.loads(lines[0]):
-        return evaluate_logged(load_cases(path), rules)
+    judged). Raises ``ReplayError`` for an unreadable or non-UTF-8 file, a line that is neither, and
+    ``no results in PATH: nothing to compare with`` for an empty file unless ``allow_empty`` (with an
+    empty baseline no case can go from pass to fail, so a CI gate would pass whatever the replay did).
+    """
+    numbered = [(no, ln) for no, ln in enumerate(read_text(path).splitlines(), 1) if ln.strip()]
+    if not numbered and not allow_empty:
+        raise ReplayError(f"no results in {path}: nothing to compare with")
     out = []
-    for no, line in enumerate(lines, 1):
+    for i, (no, line) in enumerate(numbered):
         try:
-            out.append(CaseResult(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError) as exc:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ReplayError(f"{path}:{no}: not JSON ({exc.msg})") from None
+        if i == 0 and isinstance(obj, dict) and "messages" in obj:
+            return evaluate_logged(load_cases(path), rules)
+        try:
+            out.append(CaseResult(**obj))
+        except TypeError as exc:
             raise ReplayError(f"{path}:{no}: not a replay result ({exc})") from None
     return out
 
@@ -455,10 +475,9 @@ class PriceTable(BaseModel):
 def load_prices(path: Path | None = None) -> PriceTable:
     """Read a price table (default :data:`PRICES_PATH`). Raises ``ReplayError`` naming the file."""
     p = path or PRICES_PATH
+    text = read_text(p, "price table ")
     try:
-        return PriceTable.model_validate(yaml.safe_load(p.read_text(encoding="utf-8")))
-    except OSError as exc:
-        raise ReplayError(f"cannot read price table {p}: {exc.strerror}") from None
+        return PriceTable.model_validate(yaml.safe_load(text))
     except (yaml.YAMLError, ValidationError) as exc:
         raise ReplayError(f"{p}: invalid price table: {exc}") from None
 

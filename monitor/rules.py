@@ -23,7 +23,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from monitor.errors import RulesError
+from monitor.errors import RulesError, utf8_fault
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 FILES = ("aliases.yaml", "neutral.yaml", "qualifiers.yaml")
@@ -242,9 +242,14 @@ def _load_file(path: Path, model: type[BaseModel]) -> BaseModel:
     """Parse one YAML file and validate it; errors -> ``RulesError("<path>:<line>: reason")``."""
     label = f"rules/{path.name}" if path.parent == RULES_DIR else str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # Decoded whole (not read_text): a decode error then holds every byte before the bad one, so
+        # its line can be named.
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise RulesError(f"{label}:0: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line, reason = utf8_fault(exc)
+        raise RulesError(f"{label}:{line}: {reason}") from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

@@ -83,3 +83,33 @@ def _checks() -> list[tuple[str, int]]:
     from monitor.checks import current_versions
 
     return current_versions()
+
+
+def test_show_and_verdict_take_conv_on_the_command_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from monitor.cli import app
+    from monitor.db import make_engine, session_factory, upgrade
+
+    url = f"sqlite:///{tmp_path / 'amb.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    with session_factory(engine)() as s:
+        seed(s)
+        s.commit()
+    engine.dispose()
+    runner = CliRunner()
+    both = runner.invoke(app, ["--database-url", url, "show", "same_2"])
+    assert both.exit_code == 2
+    assert both.stderr == (
+        "error: request id 'same_2' names rewrites of several conversations (convA, convB): "
+        "choose one with --conv\n"
+    )
+    shown = runner.invoke(app, ["--database-url", url, "show", "same_2", "--conv", "convB"])
+    assert shown.exit_code == 0 and "enterprise" in shown.stdout and "conversation convB" in shown.stdout
+    none = runner.invoke(app, ["--database-url", url, "show", "same_2", "--conv", "convC"])
+    assert none.exit_code == 1 and "no request 'same_2' in conversation 'convC'" in none.stderr
+    args = ["--database-url", url, "verdict", "same_2", "--label", "ok", "--reviewer", "ann"]
+    assert runner.invoke(app, args).exit_code == 2
+    done = runner.invoke(app, [*args, "--conv", "convA"])
+    assert done.exit_code == 0 and "verdict 1 recorded on same_2: ok" in done.stderr + done.stdout

@@ -251,6 +251,10 @@ def test_small_usage_errors_are_caught_before_any_work(cli_db: str, tmp_path: Pa
     assert result.exit_code == 4
     assert f"no database file {missing}: run `rewrite-monitor db upgrade`" in result.stderr
     assert not missing.exists()  # nothing was created by asking
-    refused = runner.invoke(app, ["--database-url", cli_db, "db", "downgrade", "base"], input="n\n")
-    assert refused.exit_code == 1  # aborted: the tables are still there
+    # not a terminal: refused without asking (a piped "y" would otherwise drop every table)
+    refused = runner.invoke(app, ["--database-url", cli_db, "db", "downgrade", "base"], input="y\n")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(
+        "error: refusing to downgrade without --yes: it drops tables alerts (0 rows)"
+    )
     assert runner.invoke(app, ["--database-url", cli_db, "queue"]).exit_code == 0

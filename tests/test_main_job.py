@@ -52,7 +52,12 @@ def test_queue_show_and_stats(ran: tuple[str, dict, dict]) -> None:
     url, first, _second = ran
     q = runner.invoke(app, ["--database-url", url, "queue", "--limit", "3"])
     assert q.exit_code == 0, q.output
-    assert "3 items" in q.stderr
+    depth, overdue = first["queue"]["depth"], first["queue"]["overdue"]
+    # every open item is pending here (nobody claimed one), so the matches are the whole queue
+    assert q.stderr == (
+        f"showing 3 of {depth:,} pending items; queue depth: {depth:,} open (pending or claimed), "
+        f"{overdue:,} overdue\n"
+    )
     stats = runner.invoke(app, ["--database-url", url, "stats", "--by", "prompt_version", "--json"])
     assert stats.exit_code == 0, stats.output
     body = json.loads(stats.stdout)

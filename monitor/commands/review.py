@@ -47,10 +47,12 @@ words, a conflicting value, a reference left unresolved) and must-include with t
 
 
 def _session(state: State) -> Any:
-    """A session on the configured store; raises ``StorageError`` when it is not migrated."""
+    """A session on the configured store; raises ``StorageError`` when it is not migrated. Its SQLite
+    transactions take the write lock at BEGIN, so a verdict waits for a concurrent `run` to commit
+    instead of failing (see ``monitor.db.make_engine``)."""
     from monitor.db import make_engine, require_current_schema, session_factory
 
-    engine = make_engine(state.url)
+    engine = make_engine(state.url, immediate=True)
     require_current_schema(engine)
     return session_factory(engine)()
 
@@ -115,12 +117,16 @@ def verdict_cmd(
     reviewer: Annotated[
         str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
     ] = None,
+    conv: Annotated[
+        str | None,
+        typer.Option("--conv", help="The conversation, when the request id was logged in several."),
+    ] = None,
 ) -> None:
     """Record a verdict on one request (queued or not: a request from a support ticket is added to
     the queue and verdicted at once), through the dashboard's service function.
 
-    Example: rewrite-monitor verdict cast2020-86_4 --label fabricated_constraint --query "uptime SLA of
-    Dublin" --must-include Dublin --must-not-include CMK
+    Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
+    Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
     """
     from monitor.services.queue import DEFAULT_ARTIFACT, LABELS, QueueError, verdict_for_request
 
@@ -140,6 +146,7 @@ def verdict_cmd(
             must_not_include=must_not_include or (),
             note=note,
             lease=_lease(state),
+            conv_id=conv,
         )
     _say(f"verdict {vid} recorded on {request_id}: {label}")
 
@@ -180,8 +187,10 @@ def review_loop(
         if row is None:
             show("the queue is empty")
             return done
-        view = get_record_view(session=session, request_id=row.request_id)
-        findings = list_findings(session=session, checks=_current_checks(), request_id=row.request_id)
+        view = get_record_view(session=session, request_id=row.request_id, conv_id=row.conv_id)
+        findings = list_findings(
+            session=session, checks=_current_checks(), request_id=row.request_id, conv_id=row.conv_id
+        )
         show(f"item {row.id} · {row.request_id} · {row.stratum} · due {row.due_at:%Y-%m-%d %H:%M}")
         if view is not None:
             for block in render_record(view, findings):
@@ -354,9 +363,15 @@ def replay_cmd(
     prices: Annotated[
         Path | None, typer.Option("--prices", help="Price table; default: the replay_prices_file setting.")
     ] = None,
+    allow_empty: Annotated[
+        bool,
+        typer.Option("--allow-empty", help="Exit 0 on an eval set (or --compare file) without a case."),
+    ] = False,
 ) -> None:
     """Replay an eval set through the rewriter (anthropic SDK) and judge each new rewrite: pass/fail per
     label, cost, JUnit XML; exit 1 when a case fails (with --compare: when a case went pass -> fail).
+    An eval set without a case is an error (exit 5: an empty export must not pass a CI gate) unless
+    --allow-empty.
 
     Example: rewrite-monitor replay evalset.jsonl --model claude-haiku-4-5 --junit replay.xml
     --compare baseline.jsonl
@@ -374,13 +389,12 @@ def replay_cmd(
     use_model(settings.spacy_model)
     rules = load_rules(settings.rules_dir)
     price_table = rp.load_prices(prices or settings.replay_prices_file)
-    cases = rp.load_cases(cases_path)
+    cases = rp.load_cases(cases_path, allow_empty=allow_empty)
     system_path = prompt or rp.PROMPT_PATH
-    try:
-        system = system_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReplayError(f"cannot read prompt {system_path}: {exc.strerror}") from None
-    before = rp.load_results(compare_path, rules) if compare_path is not None else None
+    system = rp.read_text(system_path, "prompt ")
+    before = (
+        rp.load_results(compare_path, rules, allow_empty=allow_empty) if compare_path is not None else None
+    )
     model_name = model or settings.replay_model
 
     async def run() -> list[rp.CaseResult]:

@@ -1,0 +1,463 @@
+"""One-line errors with the README's exit codes: unreachable and locked stores, migrations that drop
+data, files that are not UTF-8, an empty eval set, and the counts the db and queue commands print."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from alembic.script import ScriptDirectory
+from typer.testing import CliRunner
+
+from monitor import replay as rp
+from monitor.cli import app
+from monitor.db import alembic_config, downgrade_plan, head_revision
+from tests.conftest import REPO, throwaway_pg_database
+from tests.factories import ctx_input, log, rewrite
+
+runner = CliRunner()
+
+# Tables the migrations after 0003 create (0004; 0005 adds indexes only).
+TABLES_AFTER_0003 = ["alerts", "alias_proposals", "leases", "regression_cases", "source_cursors"]
+
+
+def _db(tmp_path: Path, name: str = "s.db") -> tuple[str, Path]:
+    path = tmp_path / name
+    url = f"sqlite:///{path}"
+    result = runner.invoke(app, ["--database-url", url, "db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    return url, path
+
+
+def _logs(n: int) -> bytes:
+    """``n`` joined requests of ``n`` conversations, all on 2024-03-04."""
+    events = []
+    for i in range(n):
+        events += [ctx_input(conv=f"c{i}", req=f"c{i}_2"), rewrite(conv=f"c{i}", req=f"c{i}_2")]
+    return log(*events)
+
+
+def _previous(revision: str) -> str | None:
+    down = ScriptDirectory.from_config(alembic_config("sqlite://")).get_revision(revision).down_revision
+    assert down is None or isinstance(down, str)
+    return down
+
+
+# -- 1. an unreachable database ------------------------------------------------------------------
+DB_COMMANDS = [
+    ["db", "current"],
+    ["db", "upgrade"],
+    ["db", "downgrade", "base", "--yes"],
+    ["db", "downgrade", "-1"],
+]
+
+
+@pytest.mark.parametrize("command", DB_COMMANDS, ids=lambda c: " ".join(c))
+def test_db_commands_on_a_sqlite_file_in_a_missing_folder_are_one_line_exit_4(
+    tmp_path: Path, command: list[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}"
+    result = runner.invoke(app, ["--database-url", url, *command])
+    assert result.exit_code == 4
+    assert result.stderr == (
+        f"error: cannot reach the database {url}: the folder {tmp_path / 'nowhere'} does not exist\n"
+    )
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_other_commands_say_the_same_about_a_missing_folder(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}"
+    result = runner.invoke(app, ["--database-url", url, "queue"])
+    assert result.exit_code == 4
+    assert result.stderr == (
+        f"error: cannot reach the database {url}: the folder {tmp_path / 'nowhere'} does not exist\n"
+    )
+
+
+@pytest.mark.parametrize("command", [*DB_COMMANDS, ["queue"]], ids=lambda c: " ".join(c))
+def test_an_unreachable_postgresql_is_one_line_exit_4_without_the_password(command: list[str]) -> None:
+    # Port 1: nothing listens there, so the connection is refused at once.
+    url = "postgresql+psycopg://postgres:s3cret@127.0.0.1:1/x"
+    result = runner.invoke(app, ["--database-url", url, *command])
+    assert result.exit_code == 4
+    assert result.stderr.startswith(
+        "error: cannot reach the database postgresql://postgres:***@127.0.0.1:1/x: connection failed: "
+    )
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert "s3cret" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "reason"),
+    [
+        (
+            "postgresql://postgres:s3cret@127.0.0.1:5432/x?sslmode=bogus",
+            "postgresql://postgres:***@127.0.0.1:5432/x?sslmode=bogus",
+            'connection is bad: invalid sslmode value: "bogus"',
+        ),
+        (
+            "postgresql://postgres@127.0.0.1:1/x?password=s3cret",
+            "postgresql://postgres@127.0.0.1:1/x?password=%2A%2A%2A",
+            "connection failed: ",
+        ),
+    ],
+    ids=["bad-sslmode", "password-in-query"],
+)
+def test_db_current_on_a_bad_postgresql_url(url: str, shown: str, reason: str) -> None:
+    result = runner.invoke(app, ["--database-url", url, "db", "current"])
+    assert result.exit_code == 4
+    assert result.stderr.startswith(f"error: cannot reach the database {shown}: {reason}")
+    assert result.stderr.count("\n") == 1 and "s3cret" not in result.output
+
+
+def test_a_missing_postgresql_database_is_one_line_exit_4() -> None:
+    url = "postgresql://postgres@127.0.0.1:5432/rm_no_such_database_here"
+    for command in (["db", "current"], ["db", "upgrade"], ["db", "downgrade", "base", "--yes"]):
+        result = runner.invoke(app, ["--database-url", url, *command])
+        assert result.exit_code == 4, result.output
+        # with the server up: 'FATAL: database "rm_no_such_database_here" does not exist'; without: refused
+        assert result.stderr.startswith(f"error: cannot reach the database {url}: connection failed: ")
+        assert result.stderr.count("\n") == 1
+
+
+# -- 2. a SQLite store locked by another process ---------------------------------------------------
+def _hold_write_lock(path: Path) -> sqlite3.Connection:
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_a_writer_locked_out_past_the_busy_timeout_gets_one_line_exit_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("monitor.db.SQLITE_BUSY_TIMEOUT_MS", 50)
+    url, path = _db(tmp_path)
+    holder = _hold_write_lock(path)
+    try:
+        result = runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(1))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert result.exit_code == 4
+    assert result.stderr == (
+        f"error: the SQLite store {path} is locked: another process holds its write lock; retry when it "
+        "has finished, or use PostgreSQL for concurrent writers\n"
+    )
+
+
+def test_a_lock_taken_mid_command_is_reported_the_same_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past the schema check the error escapes from inside the job; the CLI maps it all the same.
+    monkeypatch.setattr("monitor.db.SQLITE_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr("monitor.db.require_current_schema", lambda engine: None)
+    url, path = _db(tmp_path)
+    holder = _hold_write_lock(path)
+    try:
+        result = runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(1))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert result.exit_code == 4
+    assert result.stderr == (
+        f"error: the SQLite store {path} is locked: another process holds its write lock; retry when it "
+        "has finished, or use PostgreSQL for concurrent writers\n"
+    )
+
+
+def test_a_writer_waits_for_a_short_overlap_instead_of_failing(tmp_path: Path) -> None:
+    # A plain BEGIN would read first and then fail at once on its first write (SQLite does not wait
+    # to upgrade a read transaction); the CLI's writers take the lock at BEGIN and wait.
+    url, path = _db(tmp_path)
+    holder = _hold_write_lock(path)
+    release = threading.Timer(0.5, holder.commit)
+    release.start()
+    try:
+        result = runner.invoke(app, ["--database-url", url, "ingest", "-", "--json"], input=_logs(3))
+    finally:
+        release.join()
+        holder.close()
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["stored"] == 6
+
+
+# -- 3. files that are not UTF-8 -----------------------------------------------------------------
+@pytest.fixture
+def latin1(tmp_path: Path) -> Path:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"request_id": "a_1"}\n{"request_id": "caf\xe9_2"}\n')
+    return path
+
+
+def test_evaluate_with_a_label_file_that_is_not_utf8_exits_2(tmp_path: Path, latin1: Path) -> None:
+    url, _ = _db(tmp_path)
+    result = runner.invoke(app, ["--database-url", url, "evaluate", "--labels", str(latin1)])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {latin1}:2: not UTF-8 text (byte 0xe9 at column 20)\n"
+
+
+def test_rules_validate_names_the_line_of_a_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(REPO / "rules", rules)
+    (rules / "aliases.yaml").write_bytes(b"version: 1\ngroups: []\n# caf\xe9\n")
+    result = runner.invoke(app, ["rules", "validate", str(rules)])
+    assert result.exit_code == 2
+    assert result.stderr == f"{rules / 'aliases.yaml'}:3: not UTF-8 text (byte 0xe9 at column 6)\n"
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+
+
+@pytest.fixture
+def cases_file(tmp_path: Path) -> Path:
+    path = tmp_path / "eval.jsonl"
+    shutil.copy(REPO / "tests" / "golden" / "export_cases.jsonl", path)
+    return path
+
+
+@pytest.mark.usefixtures("api_key")
+def test_replay_of_a_file_that_is_not_utf8_exits_5(latin1: Path) -> None:
+    result = runner.invoke(app, ["replay", str(latin1)])
+    assert result.exit_code == 5
+    assert result.stderr == f"error: {latin1}:2: not UTF-8 text (byte 0xe9 at column 20)\n"
+
+
+@pytest.mark.usefixtures("api_key")
+@pytest.mark.parametrize("option", ["--compare", "--prices"])
+def test_replay_side_files_that_are_not_utf8_exit_5(cases_file: Path, latin1: Path, option: str) -> None:
+    result = runner.invoke(app, ["replay", str(cases_file), option, str(latin1)])
+    assert result.exit_code == 5
+    assert result.stderr == f"error: {latin1}:2: not UTF-8 text (byte 0xe9 at column 20)\n"
+
+
+@pytest.mark.usefixtures("api_key")
+def test_a_compare_file_that_is_not_json_exits_5(cases_file: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.jsonl"
+    other.write_text("nope\n")
+    result = runner.invoke(app, ["replay", str(cases_file), "--compare", str(other)])
+    assert result.exit_code == 5
+    assert result.stderr == f"error: {other}:1: not JSON (Expecting value)\n"
+
+
+@pytest.mark.usefixtures("api_key")
+def test_a_prompt_that_is_not_utf8_is_still_one_line_exit_5(cases_file: Path, latin1: Path) -> None:
+    result = runner.invoke(app, ["replay", str(cases_file), "--prompt", str(latin1)])
+    assert result.exit_code == 5
+    assert result.stderr == f"error: {latin1}:2: not UTF-8 text (byte 0xe9 at column 20)\n"
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line_exit_2(latin1: Path) -> None:
+    result = runner.invoke(app, ["--config", str(latin1), "config", "show"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: a file given is not UTF-8 text (invalid continuation byte at byte 41)\n"
+
+
+# -- 4. downgrades that drop data ----------------------------------------------------------------
+def test_a_downgrade_that_drops_tables_is_refused_without_a_terminal_or_yes(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    head = head_revision()
+    result = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"])
+    assert result.exit_code == 2
+    tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
+    assert result.stderr == (
+        f"error: refusing to downgrade without --yes: it drops tables {tables} of {url} "
+        f"(from {head} to 0003)\n"
+    )
+    current = runner.invoke(app, ["--database-url", url, "db", "current"])
+    assert current.stdout == f"current: {head}  head: {head}\n"
+
+
+def test_the_refusal_counts_the_rows_that_would_be_lost(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(1)).exit_code == 0
+    result = runner.invoke(app, ["--database-url", url, "db", "downgrade", "base"])
+    assert result.exit_code == 2
+    assert "events (2 rows)" in result.stderr and "records (1 row)," in result.stderr
+    assert result.stderr.endswith(f" of {url} (from {head_revision()} to base)\n")
+
+
+def test_on_a_terminal_the_downgrade_asks_and_no_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("monitor.cli._interactive", lambda: True)
+    url, _ = _db(tmp_path)
+    head = head_revision()
+    tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
+    declined = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"], input="n\n")
+    assert declined.exit_code == 2
+    # (click writes the prompt to stderr and the space after it, with the echoed answer, to stdout)
+    assert declined.stderr == (
+        f"downgrade? it drops tables {tables} of {url} (from {head} to 0003) [y/N]:"
+        "not downgraded: nothing was changed\n"
+    )
+    accepted = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"], input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    assert accepted.stderr.endswith(f"downgraded {url} from {head} to 0003; dropped tables {tables}\n")
+
+
+def test_minus_one_works_without_the_double_dash_and_yes_skips_the_question(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    head = head_revision()
+    previous = _previous(head)
+    result = runner.invoke(app, ["--database-url", url, "db", "downgrade", "-1", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"downgraded {url} from {head} to {previous}; dropped ")
+    again = runner.invoke(app, ["--database-url", url, "db", "downgrade", "--yes", "--", "-1"])
+    assert again.exit_code == 0, again.output
+    assert again.stderr.startswith(f"downgraded {url} from {previous} to {_previous(previous or '')}; ")
+    help_text = runner.invoke(app, ["db", "downgrade", "--help"]).stdout
+    assert "rewrite-monitor db downgrade -1" in help_text
+
+
+def test_downgrade_messages_for_nothing_to_do_and_bad_targets(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    head = head_revision()
+    same = runner.invoke(app, ["--database-url", url, "db", "downgrade", head])
+    assert same.exit_code == 0
+    assert same.stderr == f"{url} is at {head}: nothing to downgrade\n"
+    unknown = runner.invoke(app, ["--database-url", url, "db", "downgrade", "zzzz", "--yes"])
+    assert unknown.exit_code == 2
+    assert unknown.stderr.startswith("error: migration: No such revision or branch 'zzzz'")
+    assert runner.invoke(app, ["--database-url", url, "db", "downgrade", "0002", "--yes"]).exit_code == 0
+    upward = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003", "--yes"])
+    assert upward.exit_code == 2
+    assert upward.stderr == (
+        "error: migration: 0003 is not below the current revision (0002); "
+        "use `rewrite-monitor db upgrade` to move up\n"
+    )
+
+
+def test_downgrade_plan_lists_dropped_tables_and_columns(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    plan = downgrade_plan(url, "0002")
+    assert plan.current == head_revision() and plan.target == "0002"
+    assert {"queue_items", "queue_days", "verdicts", *TABLES_AFTER_0003} == set(plan.tables)
+    assert plan.columns == ["records.check_draw"]
+    assert plan.drops_data
+
+
+def test_a_sqlite_downgrade_keeps_the_rows_of_tables_it_rebuilds(tmp_path: Path) -> None:
+    # 0003's downgrade rebuilds `records` (drops check_draw); with foreign keys on, dropping the old
+    # table cascaded to check_runs and findings and emptied them.
+    url, path = _db(tmp_path)
+    assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(2)).exit_code == 0
+    assert runner.invoke(app, ["--database-url", url, "check"]).exit_code == 0
+
+    def count() -> int:
+        with sqlite3.connect(path) as conn:
+            return int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0])
+
+    before = count()
+    assert before > 0
+    result = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0002", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert count() == before
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_postgresql_downgrade_is_refused_and_then_done_with_yes() -> None:
+    with throwaway_pg_database("rm_cli_down", migrate=True) as url:
+        head = head_revision()
+        tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
+        refused = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"])
+        assert refused.exit_code == 2
+        assert refused.stderr == (
+            f"error: refusing to downgrade without --yes: it drops tables {tables} of {url} "
+            f"(from {head} to 0003)\n"
+        )
+        done = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003", "--yes"])
+        assert done.exit_code == 0, done.output
+        assert done.stderr == f"downgraded {url} from {head} to 0003; dropped tables {tables}\n"
+
+
+# -- 5. an empty eval set ------------------------------------------------------------------------
+@pytest.mark.usefixtures("api_key")
+@pytest.mark.parametrize("content", [b"", b"\n  \n"], ids=["empty", "blank-lines"])
+def test_replay_of_an_empty_eval_set_exits_5(tmp_path: Path, content: bytes) -> None:
+    empty = tmp_path / "evalset.jsonl"
+    empty.write_bytes(content)
+    result = runner.invoke(app, ["replay", str(empty)])
+    assert result.exit_code == 5
+    assert result.stderr == f"error: no regression cases in {empty}: nothing to replay\n"
+
+
+@pytest.mark.usefixtures("api_key")
+def test_replay_compared_with_an_empty_baseline_exits_5(cases_file: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "baseline.jsonl"
+    empty.write_bytes(b"")
+    result = runner.invoke(app, ["replay", str(cases_file), "--compare", str(empty)])
+    assert result.exit_code == 5
+    assert result.stderr == f"error: no results in {empty}: nothing to compare with\n"
+
+
+@pytest.mark.usefixtures("api_key")
+def test_replay_allow_empty_passes_an_empty_eval_set(tmp_path: Path) -> None:
+    empty = tmp_path / "evalset.jsonl"
+    empty.write_bytes(b"")
+    result = runner.invoke(app, ["replay", str(empty), "--allow-empty"])
+    assert result.exit_code == 0, result.output
+    assert "replay of 0 cases" in result.stdout
+
+
+def test_the_library_accepts_an_empty_eval_set_when_asked(tmp_path: Path) -> None:
+    empty = tmp_path / "evalset.jsonl"
+    empty.write_bytes(b"")
+    assert rp.load_cases(empty, allow_empty=True) == []
+    assert rp.load_results(empty, rules=None, allow_empty=True) == []
+
+
+# -- 6. queue counts -------------------------------------------------------------------------------
+def test_queue_says_how_many_it_shows_of_how_many(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    logs = tmp_path / "logs.jsonl"
+    logs.write_bytes(_logs(6))
+    ran = runner.invoke(app, ["--database-url", url, "run", str(logs), "--json"])
+    assert ran.exit_code == 0, ran.output
+    depth, overdue = json.loads(ran.stdout)["queue"]["depth"], json.loads(ran.stdout)["queue"]["overdue"]
+    assert depth > 1 and overdue == depth  # 2024's items are long overdue
+    shown = runner.invoke(app, ["--database-url", url, "queue", "--limit", "1"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stderr == (
+        f"showing 1 of {depth} pending items; "
+        f"queue depth: {depth} open (pending or claimed), {overdue} overdue\n"
+    )
+    done = runner.invoke(app, ["--database-url", url, "queue", "--state", "done"])
+    assert done.stderr == (
+        f"showing 0 of 0 done items; queue depth: {depth} open (pending or claimed), {overdue} overdue\n"
+    )
+    kind = runner.invoke(app, ["--database-url", url, "queue", "--state", "all", "--kind", "not_a_query"])
+    assert kind.stderr.startswith("showing 0 of 0 items in any state with not_a_query; queue depth: ")
+
+
+# -- 7. what db upgrade did ----------------------------------------------------------------------
+def test_db_upgrade_says_what_it_changed(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    head = head_revision()
+    partial = runner.invoke(app, ["--database-url", url, "db", "upgrade", "0003"])
+    assert partial.exit_code == 0, partial.output
+    assert partial.stderr == f"upgraded {url} from none to 0003\n"
+    full = runner.invoke(app, ["--database-url", url, "db", "upgrade"])
+    assert full.stderr == f"upgraded {url} from 0003 to {head} (head)\n"
+    again = runner.invoke(app, ["--database-url", url, "db", "upgrade"])
+    assert again.exit_code == 0
+    assert again.stderr == f"{url} is already at head ({head})\n"
+
+
+def test_db_upgrade_hides_the_password() -> None:
+    with throwaway_pg_database("rm_cli_up") as url:
+        from sqlalchemy.engine import make_url
+
+        secret = make_url(url).set(password="s3cret").render_as_string(hide_password=False)
+        shown = make_url(url).set(password="s3cret").render_as_string(hide_password=True)
+        # trust auth: the password is not checked, only never shown
+        result = runner.invoke(app, ["--database-url", secret, "db", "upgrade"])
+        assert result.exit_code == 0, result.output
+        assert result.stderr == f"upgraded {shown} from none to {head_revision()} (head)\n"
+        assert "s3cret" not in result.output
