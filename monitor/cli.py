@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from monitor.config import Settings, effective_config, load_settings
 from monitor.errors import MonitorError
@@ -45,6 +46,14 @@ class _Group(typer.core.TyperGroup):
             if storage is None:
                 raise
             _fail(str(storage), storage.exit_code)
+
+
+def _safe(value: str) -> Text:
+    """Logged text (request ids, words, reasons, model and prompt names) for a Rich cell or line:
+    control characters escaped (``monitor.render.visible``) and never read as markup."""
+    from monitor.render import visible
+
+    return Text(visible(value))
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -563,7 +572,7 @@ def findings(
         return
     table = Table("request", "kind", "severity", "words", "reason")
     for r in rows:
-        table.add_row(r.request_id, r.kind, r.severity, ", ".join(r.words), r.reason)
+        table.add_row(_safe(r.request_id), r.kind, r.severity, _safe(", ".join(r.words)), _safe(r.reason))
     out.print(table)
     err.print(f"{len(rows)} findings")
 
@@ -635,8 +644,10 @@ def evaluate_cmd(
             words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
             reasons = " | ".join(f"{f['kind']}/{f['severity']}: {f['reason']}" for f in d.findings) or "-"
             out.print(
-                f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} labelled={d.labelled_words} "
-                f"words={words} {reasons}",
+                _safe(
+                    f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} "
+                    f"labelled={d.labelled_words} words={words} {reasons}"
+                ),
                 markup=False,
                 highlight=False,
             )
@@ -709,6 +720,9 @@ def run(
     else:
         _print_run_summary(result)
     if summary.ingest is not None and summary.ingest.source_errors:
+        for source, problem in summary.ingest.source_errors:
+            err.print("error", style="red", end="")
+            err.print(f": {source}: {problem}", markup=False, highlight=False)
         raise typer.Exit(3)
 
 
@@ -806,11 +820,11 @@ def queue_cmd(
         who = f"{r.state} ({r.claimed_by})" if r.claimed_by and r.state == "claimed" else r.state
         table.add_row(
             str(r.id),
-            r.request_id,
+            _safe(r.request_id),
             r.stratum,
             ", ".join(r.kinds) or "-",
-            ", ".join(r.words[:6]) or "-",
-            who,
+            _safe(", ".join(r.words[:6]) or "-"),
+            _safe(who),
             due,
             f"{r.inclusion_prob:.3f}",
         )
@@ -940,7 +954,7 @@ def stats(
     for r in rates:
         ci = r.ci_per_1000
         table.add_row(
-            r.group,
+            _safe(r.group),
             r.kind,
             str(r.flagged),
             str(r.checked),

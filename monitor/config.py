@@ -251,6 +251,20 @@ class Settings(BaseSettings):
         url = v.get_secret_value()
         if not url.startswith(("sqlite", "postgresql")):
             raise ValueError("only sqlite:// and postgresql:// URLs are supported")
+        from sqlalchemy.engine import make_url
+
+        # Checked here, not when the engine is built: a bad port or a driver that is not installed
+        # would otherwise surface mid-command as a traceback. Messages never quote the URL.
+        try:
+            parsed = make_url(url)
+            parsed.port  # noqa: B018 - parsing the port raises for a non-number
+        except Exception:
+            raise ValueError("not a database URL (scheme://user:password@host:port/database)") from None
+        if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg"):
+            raise ValueError(
+                f"driver {parsed.drivername!r} is not supported: use sqlite:// or postgresql:// "
+                "(psycopg 3 is installed with rewrite-monitor)"
+            )
         return v
 
     @field_validator("sentry_dsn")
@@ -392,6 +406,14 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
             # pydantic reports an aliased field by its first alias (REWRITE_MONITOR_DATABASE_URL) even
             # when another one was set (DATABASE_URL): the setting's own name is right either way.
             field = by_env.get(loc.upper(), loc)
+            if err["type"] == "extra_forbidden":
+                # An unknown key is most often a misspelt setting, and a misspelt secret holds the
+                # secret: never show its value, and treat the error as secret (no chained cause).
+                close = difflib.get_close_matches(loc, list(Settings.model_fields), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                problems.append(f"{field}: unknown setting{hint}; its value is not shown")
+                secret = True
+                continue
             secret = secret or field in SECRET_SETTINGS
             problems.append(f"{field}: {err['msg']}{_shown_input(field, err.get('input'))}")
         where = f" in {config_file}" if config_file else ""

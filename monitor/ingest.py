@@ -537,16 +537,27 @@ def ingest_sources(
         except IngestError as exc:
             summary.source_errors.append((src.origin, str(exc)))
             continue
+        last = [0]
         try:
-            ingestor.run(src.origin, read_lines(stream, max_line_bytes, on_bytes), max_line_bytes)
+            lines = _noting_last(read_lines(stream, max_line_bytes, on_bytes), last)
+            ingestor.run(src.origin, lines, max_line_bytes)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             session.rollback()
-            summary.source_errors.append((src.origin, f"read failed part-way: {read_failure(exc)}"))
+            where = f"part-way, after line {last[0]:,}" if last[0] else "before the first line"
+            summary.source_errors.append((src.origin, f"read failed {where}: {read_failure(exc)}"))
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
     summary.unjoined_ctx, summary.unjoined_rewrites = unjoined_counts(session)
     return summary
+
+
+def _noting_last(lines: Iterator[RawLine], last: list[int]) -> Iterator[RawLine]:
+    """``lines`` unchanged, keeping the number of the latest one in ``last[0]`` (for "read failed after
+    line N")."""
+    for raw in lines:
+        last[0] = raw.line_no
+        yield raw
 
 
 def read_failure(exc: BaseException) -> str:

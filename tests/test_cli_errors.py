@@ -461,3 +461,14 @@ def test_db_upgrade_hides_the_password() -> None:
         assert result.exit_code == 0, result.output
         assert result.stderr == f"upgraded {shown} from none to {head_revision()} (head)\n"
         assert "s3cret" not in result.output
+
+
+def test_run_names_a_source_it_could_not_read(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    fake = tmp_path / "app.jsonl.gz"
+    fake.write_bytes(b"not gzip at all\n")
+    result = runner.invoke(app, ["--database-url", url, "run", str(fake)])
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"error: {fake.resolve()}: read failed before the first line: not a gzip stream (bad header)\n"
+    )

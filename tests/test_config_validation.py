@@ -322,5 +322,43 @@ def test_a_typo_in_the_config_file_is_still_rejected(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--config", str(cfg), "config", "show"])
     assert result.exit_code == 2
     assert result.stderr == (
-        f"error: invalid configuration in {cfg}: queue_budjet: Extra inputs are not permitted (got 10)\n"
+        f"error: invalid configuration in {cfg}: queue_budjet: unknown setting (did you mean "
+        "queue_budget?); its value is not shown\n"
     )
+
+
+def test_a_misspelt_secret_in_the_config_file_never_shows_its_value(tmp_path: Path) -> None:
+    cfg = tmp_path / "rm.toml"
+    cfg.write_text('databse_url = "postgresql://u:S3cr3t@127.0.0.1:1/x"\nanthropic_api_kye = "sk-S3cr3t"\n')
+    result = runner.invoke(app, ["--config", str(cfg), "config", "show"])
+    assert result.exit_code == 2
+    assert "S3cr3t" not in result.output and result.exception is not None
+    assert "S3cr3t" not in repr(result.exception.__cause__) and result.exception.__cause__ is None
+    assert result.stderr == (
+        f"error: invalid configuration in {cfg}: databse_url: unknown setting (did you mean database_url?); "
+        "its value is not shown; anthropic_api_kye: unknown setting (did you mean anthropic_api_key?); "
+        "its value is not shown\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        (
+            "postgresql://u:S3cr3t@127.0.0.1:abc/x",
+            "not a database URL (scheme://user:password@host:port/database)",
+        ),
+        (
+            "postgresql+asyncpg://u:S3cr3t@h/x",
+            "driver 'postgresql+asyncpg' is not supported: use sqlite:// or postgresql:// "
+            "(psycopg 3 is installed with rewrite-monitor) (got 'postgresql+asyncpg://u:***@h/x')",
+        ),
+    ],
+    ids=["port-not-a-number", "driver-not-installed"],
+)
+def test_a_database_url_the_engine_would_choke_on_is_a_settings_error(url: str, reason: str) -> None:
+    for command in (["config", "show"], ["db", "current"], ["run", str(REPO / "examples")]):
+        result = runner.invoke(app, ["--database-url", url, *command])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.stderr == f"error: invalid configuration: database_url: Value error, {reason}\n"
+        assert "S3cr3t" not in result.output

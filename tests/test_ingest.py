@@ -194,7 +194,9 @@ def test_corrupt_gzip_keeps_earlier_sources_and_reports_the_error(session: Sessi
     summary = ingest_sources(session, discover([good, bad]))
     assert (summary.stored, summary.lines_read, summary.rejected_total) == (2 + 11, 2 + 11, 0)
     assert [o for o, _ in summary.source_errors] == [str(bad.resolve())]
-    assert "read failed part-way" in summary.source_errors[0][1]
+    assert summary.source_errors[0][1] == (
+        "read failed part-way, after line 11: the compressed stream ends early (cut or still being written)"
+    )
 
 
 def test_giant_line_over_one_mebibyte_is_quarantined(session: Session) -> None:

@@ -385,3 +385,21 @@ def test_missing_and_dangling_paths_still_say_no_such_file(tmp_path: Path) -> No
     real.write_bytes(log(rewrite()))
     (tmp_path / "via.jsonl").symlink_to(real)
     assert [s.origin for s in discover([tmp_path / "via.jsonl", "-"])] == [str(real.resolve()), "-"]
+
+
+def test_findings_queue_and_stats_escape_logged_text(cli_db: str) -> None:
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        _seed_tainted(s)
+        s.commit()
+    engine.dispose()
+    outputs = {
+        args[0]: runner.invoke(app, ["--database-url", cli_db, *args], env={"COLUMNS": "400"})
+        for args in (["findings"], ["stats", "--by", "model"], ["queue", "--state", "all"])
+    }
+    for name, result in outputs.items():
+        assert result.exit_code == 0, (name, result.output)
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\x9b" not in result.stdout
+    # the model name is a group of `stats --by model`: escaped, its markup shown as typed
+    assert f"m{visible(ESCAPED)}[red]1[/red]" in outputs["stats"].stdout
+    assert "\\u001b" in outputs["findings"].stdout  # a finding quotes the tainted query's words

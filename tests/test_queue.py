@@ -25,6 +25,7 @@ from monitor.services.queue import (
     queue_depth,
     record_verdict,
     release,
+    verdict_for_request,
 )
 from monitor.services.stats import latest_verdicts, precision_by_kind, whole_traffic_estimates
 from tests.conftest import throwaway_pg_database
@@ -212,6 +213,25 @@ def test_a_day_arriving_in_parts_is_queued_as_if_it_came_at_once(session: Sessio
     assert (again.added, again.withdrawn) == ({}, {})
     days = {(r.day, r.stratum): (r.eligible, r.taken, r.capped) for r in session.scalars(select(QueueDay))}
     assert days[(DAY, "medium")] == days[(whole, "medium")] == (6, 2, 0)
+
+
+def test_a_verdict_on_a_withdrawn_request_makes_it_a_manual_item(session: Session) -> None:
+    budget = settings(queue_budget=8)
+    medium_and_clean(session, DAY)
+    enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    late_highs(session, DAY)
+    enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    gone = session.scalars(select(QueueItem).where(QueueItem.state == "withdrawn")).first()
+    assert gone is not None
+    verdict_for_request(
+        session=session, request_id=gone.request_id, reviewer="ann", label="ok", artifact="none", now=NOW
+    )
+    session.refresh(gone)
+    assert (gone.state, gone.stratum, gone.inclusion_prob) == ("done", "manual", 0.0)
+    # the next admission leaves it alone and the sampled strata are as before
+    again = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    assert (again.added, again.withdrawn) == ({}, {})
+    assert len(pending_items(session, DAY)) == 8
 
 
 def test_an_item_a_reviewer_holds_keeps_its_place_when_the_day_is_re_planned(session: Session) -> None:

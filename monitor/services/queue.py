@@ -549,9 +549,10 @@ def verdict_for_request(
     (done or skipped) item is reopened first, so this is how a re-review is recorded (appended: the
     newest verdict of an item counts, and its case gets a new version). A record that is not queued is
     first added as a :data:`MANUAL` item (π 0, no kinds, due at once; see there for how ``stats``
-    treats it), then verdicted. Raises ``QueueError`` for an unknown label or artifact, a
-    request id with no logged rewrite (in ``conv_id``, when given), and ``AmbiguousRequestError`` for
-    one shared by rewrites of several conversations when ``conv_id`` does not pick one.
+    treats it), then verdicted; so is a withdrawn one (it left its day's sample). Raises
+    ``QueueError`` for an unknown label or artifact, a request id with no logged rewrite (in
+    ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
+    conversations when ``conv_id`` does not pick one.
     """
     now = naive_utc(now)
     _validate(label, artifact)
@@ -597,6 +598,21 @@ def verdict_for_request(
         session.flush()
         item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
     else:
+        # A withdrawn item is no longer part of its day's sample: like a request never queued, it
+        # becomes a manual item (π 0), which later admissions leave alone.
+        session.execute(
+            update(QueueItem)
+            .where(QueueItem.id == item_id, QueueItem.state == WITHDRAWN)
+            .values(
+                state="pending",
+                stratum=MANUAL,
+                priority=PRIORITY["control"],
+                inclusion_prob=0.0,
+                due_at=now,
+                finished_at=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
         # A finished item is reopened for this re-review; compare-and-set, so of two concurrent
         # re-reviewers one reopens and claims it and the other meets the usual claim refusal.
         session.execute(
