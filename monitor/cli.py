@@ -334,8 +334,11 @@ def ingest(
 
     Example: rewrite-monitor ingest logs/ extra.jsonl.gz --source prod-eu
     """
+    from rich.markup import escape
+
     from monitor.db import session_factory
     from monitor.ingest import discover, ingest_sources
+    from monitor.render import visible
 
     state: State = ctx.obj
     settings = state.settings
@@ -360,7 +363,8 @@ def ingest(
             source_name=source or settings.source_name,
             batch_size=settings.batch_size,
             max_line_bytes=settings.max_line_bytes,
-            on_source=lambda s: progress.update(task, description=Path(s.origin).name),
+            # a file name is not markup: "[x]" in it would break the progress line
+            on_source=lambda s: progress.update(task, description=escape(visible(Path(s.origin).name))),
             on_bytes=lambda n: progress.advance(task, n),
         )
     result = summary.as_dict()
