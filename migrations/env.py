@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from monitor.db import make_engine
+from monitor.db import migration_engine
 from monitor.models import Base
 
 config = context.config
@@ -33,7 +33,8 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = make_engine(_database_url())
+    # SQLite's foreign keys off: a table rebuild must not cascade deletes (see migration_engine).
+    engine = migration_engine(_database_url())
     try:
         with engine.connect() as conn:
             _run(conn)

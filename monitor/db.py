@@ -176,18 +176,28 @@ def _foreign_keys_off(dbapi_conn: Any, _record: Any) -> None:
     dbapi_conn.execute("PRAGMA foreign_keys=OFF")
 
 
+def migration_engine(url: str) -> Engine:
+    """An engine to run migrations on ``url``: :func:`make_engine`'s, with SQLite's foreign keys off.
+
+    A batch migration on SQLite copies a table, drops the original and renames the copy; with foreign
+    keys on, that DROP deletes every row that references the table through ON DELETE CASCADE (the
+    0003 downgrade rebuilt ``records`` and emptied check_runs and findings). Alembic's advice is to
+    migrate SQLite with foreign keys off; the pragma cannot change inside a transaction, hence at
+    connect. Used by :func:`upgrade` / :func:`downgrade` and by ``migrations/env.py``, so a bare
+    ``alembic downgrade`` is as safe.
+    """
+    engine = make_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _foreign_keys_off)
+    return engine
+
+
 def _migrate(url: str, step: Any, revision: str) -> None:
     """Run alembic's ``step`` (``command.upgrade`` or ``downgrade``) to ``revision`` on ``url``."""
     if make_url(url).get_backend_name() != "sqlite":
         step(alembic_config(url), revision)
         return
-    # A batch migration on SQLite copies a table, drops the original and renames the copy; with foreign
-    # keys on, that DROP deletes every row that references the table through ON DELETE CASCADE (the
-    # 0003 downgrade rebuilt `records` and emptied check_runs and findings). Alembic's advice is to
-    # migrate SQLite with foreign keys off (the pragma cannot change inside a transaction, hence at
-    # connect).
-    engine = make_engine(url)
-    event.listen(engine, "connect", _foreign_keys_off)
+    engine = migration_engine(url)
     try:
         with engine.connect() as conn:
             cfg = alembic_config(url)

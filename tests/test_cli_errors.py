@@ -362,6 +362,23 @@ def test_a_sqlite_downgrade_keeps_the_rows_of_tables_it_rebuilds(tmp_path: Path)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
+def test_a_bare_alembic_downgrade_on_sqlite_keeps_the_rows_too(tmp_path: Path) -> None:
+    # The alembic command without rewrite-monitor (alembic.ini's env.py builds the engine itself).
+    from alembic import command
+
+    from monitor.db import alembic_config
+
+    url, path = _db(tmp_path)
+    assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(2)).exit_code == 0
+    assert runner.invoke(app, ["--database-url", url, "check"]).exit_code == 0
+    with sqlite3.connect(path) as conn:
+        before = int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0])
+    assert before > 0
+    command.downgrade(alembic_config(url), "0002")
+    with sqlite3.connect(path) as conn:
+        assert int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0]) == before
+
+
 def test_a_postgresql_downgrade_is_refused_and_then_done_with_yes() -> None:
     with throwaway_pg_database("rm_cli_down", migrate=True) as url:
         head = head_revision()
