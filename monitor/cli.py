@@ -272,8 +272,16 @@ def db_current(ctx: typer.Context) -> None:
 
     Example: rewrite-monitor db current
     """
+    from sqlalchemy.engine import make_url
+
     from monitor.db import current_revision, head_revision
 
+    url = make_url(ctx.obj.url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        if Path(url.database).parent.is_dir() and not Path(url.database).exists():
+            # Asking must not create the store: connecting to a missing SQLite file makes an empty one.
+            out.print(f"current: (no database file {url.database})  head: {head_revision()}", markup=False)
+            return
     engine = _engine(ctx.obj, require_schema=False)
     try:
         out.print(f"current: {current_revision(engine) or '(empty)'}  head: {head_revision()}")

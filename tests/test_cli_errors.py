@@ -489,3 +489,11 @@ def test_run_names_a_source_it_could_not_read(tmp_path: Path) -> None:
     assert result.stderr == (
         f"error: {fake.resolve()}: read failed before the first line: not a gzip stream (bad header)\n"
     )
+
+
+def test_db_current_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> None:
+    missing = tmp_path / "none.db"
+    result = runner.invoke(app, ["--database-url", f"sqlite:///{missing}", "db", "current"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"current: (no database file {missing})  head: {head_revision()}\n"
+    assert not missing.exists()
