@@ -56,6 +56,25 @@ class Coverage:
         return self.ran / self.rewrites if self.rewrites else None
 
 
+def fully_checked(
+    checks: Sequence[tuple[str, int]], start: datetime | None = None, end: datetime | None = None
+) -> Any:
+    """Subquery (column ``record_id``) of the records with a run of every current check in ``checks``,
+    of rewrites with ``start <= ts < end`` when bounds are given.
+
+    The bounds sit inside the grouping, joined through the record's time (indexed), so a bounded read
+    costs the window's runs rather than every run in the store.
+    """
+    stmt = select(CheckRun.record_id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+    if start is not None or end is not None:
+        stmt = stmt.join(Record, Record.id == CheckRun.record_id)
+        if start is not None:
+            stmt = stmt.where(Record.ts >= start)
+        if end is not None:
+            stmt = stmt.where(Record.ts < end)
+    return stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks)).subquery()
+
+
 def unchecked_record_ids(
     *,
     session: Session,

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from monitor.db import naive_utc
 from monitor.models import Finding, QueueItem, RegressionCase, Verdict
 from monitor.sampling import SEVERITY_RANK
-from monitor.services.queue import QueueRow, queue_row, review_order
+from monitor.services.queue import QueueRow, held_claim, queue_row, review_order
 
 STRATA = ("high", "medium", "low", "control")
 """Queue strata, most severe first: an item's stratum is the severity of its worst finding."""
@@ -166,14 +166,7 @@ def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | N
     Read-only: unlike ``claim_next`` it neither claims nor renews.
     """
     now = naive_utc(now)
-    item = session.scalars(
-        select(QueueItem)
-        .where(
-            QueueItem.state == "claimed", QueueItem.claimed_by == reviewer, QueueItem.lease_expires_at >= now
-        )
-        .order_by(*review_order())
-        .limit(1)
-    ).first()
+    item = held_claim(session=session, reviewer=reviewer, now=now)
     return queue_row(item, now) if item is not None else None
 
 

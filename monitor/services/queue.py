@@ -19,6 +19,7 @@ from monitor.db import insert_ignore, naive_utc
 from monitor.errors import AmbiguousRequestError, QueueError
 from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 from monitor.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
+from monitor.services.checks import fully_checked
 
 ARTIFACTS = ("chat_state", "rewrite", "retrieval", "generation", "none")
 LABELS = (
@@ -123,21 +124,11 @@ def day_candidates(
     """
     start = datetime.combine(day, time.min)
     end = start + timedelta(days=1)
-    current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
-    in_day = (Record.ts >= start, Record.ts < end)
-    # The day bound inside the subquery keeps the cost to the day's runs, not the whole store's.
-    runs = (
-        select(CheckRun.record_id)
-        .join(Record, Record.id == CheckRun.record_id)
-        .where(current, *in_day)
-        .group_by(CheckRun.record_id)
-        .having(func.count() >= len(checks))
-        .subquery()
-    )
+    runs = fully_checked(checks, start, end)
     rows = session.execute(
         select(Record.id, Record.conv_id, Record.request_id, Record.model, Record.prompt_version)
         .join(runs, runs.c.record_id == Record.id)
-        .where(*in_day, Record.rewrite_event_id.is_not(None))
+        .where(Record.ts >= start, Record.ts < end, Record.rewrite_event_id.is_not(None))
         .order_by(Record.id)
     ).all()
     meta: dict[int, dict[str, Any]] = {
@@ -360,6 +351,21 @@ def review_order() -> tuple[Any, ...]:
     return (QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
 
 
+def held_claim(*, session: Session, reviewer: str, now: datetime) -> QueueItem | None:
+    """The item ``reviewer`` holds an unexpired claim on (the first in review order), or ``None``.
+    Reads only: neither claims nor renews."""
+    return session.scalars(
+        select(QueueItem)
+        .where(
+            QueueItem.state == "claimed",
+            QueueItem.claimed_by == reviewer,
+            QueueItem.lease_expires_at >= naive_utc(now),
+        )
+        .order_by(*review_order())
+        .limit(1)
+    ).first()
+
+
 def claim_next(
     *, session: Session, reviewer: str, now: datetime, lease: timedelta, kind: str | None = None
 ) -> QueueRow | None:
@@ -368,14 +374,7 @@ def claim_next(
     A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
     """
     now = naive_utc(now)
-    held = session.scalars(
-        select(QueueItem)
-        .where(
-            QueueItem.state == "claimed", QueueItem.claimed_by == reviewer, QueueItem.lease_expires_at >= now
-        )
-        .order_by(*review_order())
-        .limit(1)
-    ).first()
+    held = held_claim(session=session, reviewer=reviewer, now=now)
     if held is not None:
         held.lease_expires_at = now + lease
         session.commit()
@@ -677,6 +676,7 @@ __all__ = [
     "QueueRow",
     "claim",
     "claim_next",
+    "held_claim",
     "enqueue_days",
     "list_queue",
     "queue_depth",

@@ -26,7 +26,8 @@ from sqlalchemy import distinct, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.evaluate import wilson
-from monitor.models import CheckRun, Finding, QueueItem, Record, Verdict
+from monitor.models import Finding, QueueItem, Record, Verdict
+from monitor.services.checks import fully_checked
 from monitor.services.queue import FINE_LABELS, WITHDRAWN
 
 GROUPS = ("prompt_version", "model", "day")
@@ -64,15 +65,6 @@ class Estimate:
     ci: tuple[float, float] | None
     coverage: float
     verdicts: int
-
-
-def _fully_checked(checks: Sequence[tuple[str, int]], since: datetime | None = None) -> Any:
-    current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
-    stmt = select(CheckRun.record_id).where(current)
-    if since is not None:
-        # Bounding the runs by their record's time keeps a --since read to that window's runs.
-        stmt = stmt.join(Record, Record.id == CheckRun.record_id).where(Record.ts >= since)
-    return stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks)).subquery()
 
 
 def _group_column(by: str | None) -> Any:
@@ -118,7 +110,7 @@ def finding_rates_by(
     per grouping (the Overview page draws two groupings).
     """
     columns = {by: _group_column(by).label(f"g{i}") for i, by in enumerate(groupings)}
-    checked = _fully_checked(checks, since)
+    checked = fully_checked(checks, start=since)
     keys = list(columns.values())
     base = select(*keys, func.count()).select_from(Record).join(checked, checked.c.record_id == Record.id)
     flagged_stmt = (
