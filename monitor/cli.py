@@ -16,7 +16,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
-from rich.text import Text
 
 from monitor.config import Settings, effective_config, load_settings
 from monitor.errors import MonitorError
@@ -46,14 +45,6 @@ class _Group(typer.core.TyperGroup):
             if storage is None:
                 raise
             _fail(str(storage), storage.exit_code)
-
-
-def _safe(value: str) -> Text:
-    """Logged text (request ids, words, reasons, model and prompt names) for a Rich cell or line:
-    control characters escaped (``monitor.render.visible``) and never read as markup."""
-    from monitor.render import visible
-
-    return Text(visible(value))
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -563,6 +554,7 @@ def findings(
     Example: rewrite-monitor findings --kind added_content_word --min-severity high --json
     """
     from monitor.db import session_factory
+    from monitor.render import safe_text
     from monitor.services.checks import SEVERITY_RANK, list_findings
 
     if min_severity not in SEVERITY_RANK:
@@ -584,7 +576,8 @@ def findings(
         return
     table = Table("request", "kind", "severity", "words", "reason")
     for r in rows:
-        table.add_row(_safe(r.request_id), r.kind, r.severity, _safe(", ".join(r.words)), _safe(r.reason))
+        words = ", ".join(r.words)
+        table.add_row(safe_text(r.request_id), r.kind, r.severity, safe_text(words), safe_text(r.reason))
     out.print(table)
     err.print(f"{len(rows)} findings")
 
@@ -607,6 +600,7 @@ def evaluate_cmd(
     from monitor.checks import REGISTRY
     from monitor.db import session_factory
     from monitor.evaluate import THRESHOLDS, evaluate
+    from monitor.render import safe_text
 
     kind_to_check = {kind: spec.id for spec in REGISTRY.values() for kind in spec.kinds}
     engine = _engine(ctx.obj)
@@ -656,7 +650,7 @@ def evaluate_cmd(
             words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
             reasons = " | ".join(f"{f['kind']}/{f['severity']}: {f['reason']}" for f in d.findings) or "-"
             out.print(
-                _safe(
+                safe_text(
                     f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} "
                     f"labelled={d.labelled_words} words={words} {reasons}"
                 ),
@@ -810,6 +804,7 @@ def queue_cmd(
     from datetime import UTC, datetime
 
     from monitor.db import session_factory
+    from monitor.render import safe_text
     from monitor.services.queue import list_queue, queue_depth
 
     if state not in ("pending", "claimed", "done", "skipped", "withdrawn", "all"):
@@ -832,11 +827,11 @@ def queue_cmd(
         who = f"{r.state} ({r.claimed_by})" if r.claimed_by and r.state == "claimed" else r.state
         table.add_row(
             str(r.id),
-            _safe(r.request_id),
+            safe_text(r.request_id),
             r.stratum,
             ", ".join(r.kinds) or "-",
-            _safe(", ".join(r.words[:6]) or "-"),
-            _safe(who),
+            safe_text(", ".join(r.words[:6]) or "-"),
+            safe_text(who),
             due,
             f"{r.inclusion_prob:.3f}",
         )
@@ -902,6 +897,7 @@ def stats(
     from datetime import date, datetime, time
 
     from monitor.db import session_factory
+    from monitor.render import safe_text
     from monitor.sampling import SEVERITY_RANK
     from monitor.services.stats import (
         GROUPS,
@@ -966,7 +962,7 @@ def stats(
     for r in rates:
         ci = r.ci_per_1000
         table.add_row(
-            _safe(r.group),
+            safe_text(r.group),
             r.kind,
             str(r.flagged),
             str(r.checked),
