@@ -322,7 +322,7 @@ def cycle_job(ctx: Any) -> CycleSummary:
     alerts run under the ``leader`` lock (skipped by the others).
     """
     from monitor.services.leases import heartbeat
-    from monitor.worker.tail import Tailer, expand_sources, unmatched_sources
+    from monitor.worker.tail import Tailer, resolve_sources
 
     settings = ctx.settings
     with ctx.session() as session:
@@ -337,13 +337,14 @@ def cycle_job(ctx: Any) -> CycleSummary:
             stop=ctx.stopping,
         )
         t0 = time.perf_counter()
-        report = tailer.run(expand_sources(settings.sources), order_key=ctx.holder)
+        files, waiting = resolve_sources(settings.sources)
+        report = tailer.run(files, order_key=ctx.holder)
         t1 = time.perf_counter()
         check = check_job(
             session=session, rules=ctx.rules, check_rate=settings.check_rate, claim=True, stop=ctx.stopping
         )
         summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
-        summary.sources_waiting = unmatched_sources(settings.sources)
+        summary.sources_waiting = waiting
         for pattern in summary.sources_waiting:
             if pattern not in _WARNED_WAITING:
                 # Once per process and source: at one cycle a minute a repeated warning drowns the log.

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from monitor.cli import app
 from monitor.db import upgrade
-from monitor.worker.tail import gzip_complete, unmatched_sources
+from monitor.worker.tail import gzip_complete, resolve_sources
 
 
 def cycle(url: str, sources: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:
@@ -54,9 +54,11 @@ def test_a_gzip_still_being_written_is_incomplete_not_an_error(tmp_path: Path) -
     assert gzip_complete(growing) is True
 
 
-def test_unmatched_sources_keeps_configuration_order(tmp_path: Path) -> None:
+def test_resolve_sources_lists_the_waiting_ones_in_configuration_order(tmp_path: Path) -> None:
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "a.jsonl").write_text("")
     (tmp_path / "empty").mkdir()
     patterns = [str(tmp_path / "nope-*.jsonl"), str(tmp_path / "logs"), str(tmp_path / "empty")]
-    assert unmatched_sources(patterns) == [patterns[0], patterns[2]]
+    files, waiting = resolve_sources(patterns)
+    assert waiting == [patterns[0], patterns[2]]
+    assert files == [(tmp_path / "logs" / "a.jsonl").resolve()]

@@ -68,35 +68,39 @@ class TailReport:
     actions: dict[str, str] = field(default_factory=dict)
 
 
-def expand_sources(patterns: list[str]) -> list[Path]:
-    """Files named by configured paths and globs, absolute, sorted, without duplicates.
+def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
+    """Files named by configured paths and globs (absolute, sorted, without duplicates), and the
+    patterns that name no log file yet, in configuration order.
 
-    A directory contributes its log files (``LOG_SUFFIXES``, recursively, hidden entries skipped);
-    a path or glob that matches nothing yet is skipped (the worker waits for it to appear).
+    A directory contributes its log files (``LOG_SUFFIXES``, recursively, hidden entries skipped); a
+    path or glob that matches nothing yet is skipped (the worker waits for it to appear) and listed
+    as waiting: a typo looks exactly like a source that has not appeared, so the worker says which.
     """
     found: set[Path] = set()
+    waiting: list[str] = []
     for pattern in patterns:
+        named: list[Path] = []
         for match in sorted(glob.glob(pattern, recursive=True)) or [pattern]:
             p = Path(match)
             if p.is_dir():
-                for f in p.rglob("*"):
-                    rel = f.relative_to(p).parts
-                    if (
-                        f.is_file()
-                        and f.name.endswith(LOG_SUFFIXES)
-                        and not any(x.startswith(".") for x in rel)
-                    ):
-                        found.add(f.resolve())
+                named.extend(
+                    f
+                    for f in p.rglob("*")
+                    if f.is_file()
+                    and f.name.endswith(LOG_SUFFIXES)
+                    and not any(x.startswith(".") for x in f.relative_to(p).parts)
+                )
             elif p.is_file():
-                found.add(p.resolve())
-    return sorted(found)
+                named.append(p)
+        found.update(f.resolve() for f in named)
+        if not named:
+            waiting.append(pattern)
+    return sorted(found), waiting
 
 
-def unmatched_sources(patterns: list[str]) -> list[str]:
-    """The configured paths and globs that name no log file yet (see :func:`expand_sources`), in
-    configuration order: a typo looks exactly like a source that has not appeared, so the worker
-    says which ones it is waiting for."""
-    return [p for p in patterns if not expand_sources([p])]
+def expand_sources(patterns: list[str]) -> list[Path]:
+    """The files of :func:`resolve_sources`."""
+    return resolve_sources(patterns)[0]
 
 
 def file_id(st: os.stat_result) -> str:
@@ -350,5 +354,5 @@ __all__ = [
     "file_id",
     "gzip_complete",
     "head_sha",
-    "unmatched_sources",
+    "resolve_sources",
 ]
