@@ -10,11 +10,16 @@
     ├── IngestError              a source cannot be read at all (one bad line never raises) 3
     ├── StorageError             the database is unreachable or its schema is not at head   4
     ├── ReplayError              the rewriter could not be replayed                        5
+    ├── AmbiguousRequestError    a request id names several conversations (use --conv)    2
     ├── QueueError               a queue operation is refused (claimed by someone else...)  6
     └── WorkerError              a worker cannot start (another holds a SQLite store...)    7
 
 Library code raises these and never prints or exits; ``monitor.cli`` maps them to exit codes.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterable
 
 
 class MonitorError(Exception):
@@ -76,6 +81,13 @@ class AmbiguousRequestError(MonitorError):
     ``--conv``). Request ids are meant to be unique, but the store keys requests by conversation."""
 
     exit_code = 2
+
+    def __init__(self, request_id: str, conv_ids: Iterable[str]) -> None:
+        convs = ", ".join(sorted(set(conv_ids)))
+        super().__init__(
+            f"request id {request_id!r} names rewrites of several conversations ({convs}): "
+            "choose one with --conv"
+        )
 
 
 class WorkerError(MonitorError):

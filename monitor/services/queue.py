@@ -565,11 +565,7 @@ def verdict_for_request(
         where = f" in conversation {conv_id!r}" if conv_id is not None else ""
         raise QueueError(f"no logged rewrite with request id {request_id!r}{where}")
     if len(records) > 1:
-        convs = ", ".join(sorted({r.conv_id for r in records}))
-        raise AmbiguousRequestError(
-            f"request id {request_id!r} names rewrites of several conversations ({convs}): "
-            "choose one with --conv"
-        )
+        raise AmbiguousRequestError(request_id, (r.conv_id for r in records))
     rec = records[0]
     item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
     if item_id is None:

@@ -166,10 +166,7 @@ def get_record_view(*, session: Session, request_id: str, conv_id: str | None = 
         return None
     convs = sorted({r.conv_id for r in found})
     if len(convs) > 1:
-        raise AmbiguousRequestError(
-            f"request id {request_id!r} names rewrites of several conversations ({', '.join(convs)}): "
-            "choose one with --conv"
-        )
+        raise AmbiguousRequestError(request_id, convs)
     rec = found[0]
     loaded = load_records(session=session, record_ids=[rec.id]) if rec.rewrite_event_id else []
     record = loaded[0][1] if loaded else None
