@@ -139,26 +139,31 @@ def _progress(label: Any, *columns: Any, quiet: bool) -> Progress:
     )
 
 
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (``None`` for in-memory SQLite and for PostgreSQL)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
 def _engine(state: State, *, require_schema: bool = True, writes: bool = False) -> Any:
     """The engine of the configured store; ``writes`` for commands that write (SQLite transactions
     then take the write lock at BEGIN, so a concurrent writer waits instead of failing). Raises
     ``StorageError`` for a missing SQLite file or folder, an unreachable database or an old schema."""
-    from sqlalchemy.engine import make_url
-
     from monitor.db import display_url, make_engine, require_current_schema
     from monitor.errors import StorageError
 
-    url = make_url(state.url)
-    if require_schema and url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+    path = _sqlite_file(state.url)
+    if require_schema and path is not None:
         # Connecting would create an empty file; a missing store is a mistake worth naming instead.
-        path = Path(url.database)
         if not path.parent.is_dir():
             where = display_url(state.url)
             raise StorageError(f"cannot reach the database {where}: the folder {path.parent} does not exist")
         if not path.exists():
-            raise StorageError(
-                f"no database file {url.database}: run `rewrite-monitor db upgrade` to create it"
-            )
+            raise StorageError(f"no database file {path}: run `rewrite-monitor db upgrade` to create it")
     engine = make_engine(state.url, immediate=writes)
     if require_schema:
         require_current_schema(engine)
@@ -263,16 +268,13 @@ def db_current(ctx: typer.Context) -> None:
 
     Example: rewrite-monitor db current
     """
-    from sqlalchemy.engine import make_url
-
     from monitor.db import current_revision, head_revision
 
-    url = make_url(ctx.obj.url)
-    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        if Path(url.database).parent.is_dir() and not Path(url.database).exists():
-            # Asking must not create the store: connecting to a missing SQLite file makes an empty one.
-            out.print(f"current: (no database file {url.database})  head: {head_revision()}", markup=False)
-            return
+    path = _sqlite_file(ctx.obj.url)
+    if path is not None and path.parent.is_dir() and not path.exists():
+        # Asking must not create the store: connecting to a missing SQLite file makes an empty one.
+        out.print(f"current: (no database file {path})  head: {head_revision()}", markup=False)
+        return
     engine = _engine(ctx.obj, require_schema=False)
     try:
         out.print(f"current: {current_revision(engine) or '(empty)'}  head: {head_revision()}")

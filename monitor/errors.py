@@ -82,12 +82,19 @@ class AmbiguousRequestError(MonitorError):
 
     exit_code = 2
 
-    def __init__(self, request_id: str, conv_ids: Iterable[str]) -> None:
-        convs = ", ".join(sorted(set(conv_ids)))
+    def __init__(
+        self, request_id: str, conv_ids: Iterable[str], hint: str = "choose one with --conv"
+    ) -> None:
+        self.request_id = request_id
+        self.conv_ids = sorted(set(conv_ids))
         super().__init__(
-            f"request id {request_id!r} names rewrites of several conversations ({convs}): "
-            "choose one with --conv"
+            f"request id {request_id!r} names rewrites of several conversations "
+            f"({', '.join(self.conv_ids)}): {hint}"
         )
+
+    def with_hint(self, hint: str) -> AmbiguousRequestError:
+        """The same error with another way out (the dashboard has no ``--conv``)."""
+        return AmbiguousRequestError(self.request_id, self.conv_ids, hint)
 
 
 class WorkerError(MonitorError):

@@ -162,7 +162,7 @@ with db() as session:
     try:
         view = get_record_view(session=session, request_id=request_id, conv_id=conv_id)
     except AmbiguousRequestError as exc:
-        st.error(str(exc).replace("choose one with --conv", "open it from the queue"))
+        st.error(str(exc.with_hint("open it from the queue")))
         st.stop()
     findings = list_findings(
         session=session, checks=reads.current_checks(), request_id=request_id, conv_id=conv_id
