@@ -251,18 +251,19 @@ class Settings(BaseSettings):
         url = v.get_secret_value()
         if not url.startswith(("sqlite", "postgresql")):
             raise ValueError("only sqlite:// and postgresql:// URLs are supported")
-        from sqlalchemy.engine import make_url
-
         # Checked here, not when the engine is built: a bad port or a driver that is not installed
-        # would otherwise surface mid-command as a traceback. Messages never quote the URL.
+        # would otherwise surface mid-command as a traceback. urllib, not SQLAlchemy, so loading the
+        # settings stays light for commands that never open the store. Messages never quote the URL.
+        from urllib.parse import urlsplit
+
         try:
-            parsed = make_url(url)
-            parsed.port  # noqa: B018 - parsing the port raises for a non-number
-        except Exception:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - reading the port raises for a non-number
+        except ValueError:
             raise ValueError("not a database URL (scheme://user:password@host:port/database)") from None
-        if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg"):
+        if parts.scheme not in ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg"):
             raise ValueError(
-                f"driver {parsed.drivername!r} is not supported: use sqlite:// or postgresql:// "
+                f"driver {parts.scheme!r} is not supported: use sqlite:// or postgresql:// "
                 "(psycopg 3 is installed with rewrite-monitor)"
             )
         return v
