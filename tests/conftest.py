@@ -109,3 +109,17 @@ def shared_logs() -> Path:
             pytest.fail(f"{logs} is missing on CI")
         pytest.skip(f"{logs} not present")
     return logs
+
+
+@pytest.fixture
+def cli_db(tmp_path: Path) -> str:
+    """A migrated, empty SQLite store in the test's folder, made the way an operator does
+    (``rewrite-monitor db upgrade``); its URL."""
+    from typer.testing import CliRunner
+
+    from monitor.cli import app
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    result = CliRunner().invoke(app, ["--database-url", url, "db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    return url

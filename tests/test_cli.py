@@ -20,14 +20,6 @@ from tests.factories import ctx_input, log, rewrite
 runner = CliRunner()
 
 
-@pytest.fixture
-def cli_db(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
-    result = runner.invoke(app, ["--database-url", url, "db", "upgrade"])
-    assert result.exit_code == 0, result.output
-    return url
-
-
 def test_ingest_from_stdin_prints_json_summary(cli_db: str) -> None:
     data = log(ctx_input(), rewrite()) + b"{oops\n"
     result = runner.invoke(app, ["--database-url", cli_db, "ingest", "-", "--json"], input=data)

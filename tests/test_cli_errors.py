@@ -131,30 +131,14 @@ def _hold_write_lock(path: Path) -> sqlite3.Connection:
     return holder
 
 
+@pytest.mark.parametrize("where", ["at the schema check", "mid-command"])
 def test_a_writer_locked_out_past_the_busy_timeout_gets_one_line_exit_4(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     monkeypatch.setattr("monitor.db.SQLITE_BUSY_TIMEOUT_MS", 50)
-    url, path = _db(tmp_path)
-    holder = _hold_write_lock(path)
-    try:
-        result = runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(1))
-    finally:
-        holder.rollback()
-        holder.close()
-    assert result.exit_code == 4
-    assert result.stderr == (
-        f"error: the SQLite store {path} is locked: another process holds its write lock; retry when it "
-        "has finished, or use PostgreSQL for concurrent writers\n"
-    )
-
-
-def test_a_lock_taken_mid_command_is_reported_the_same_way(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Past the schema check the error escapes from inside the job; the CLI maps it all the same.
-    monkeypatch.setattr("monitor.db.SQLITE_BUSY_TIMEOUT_MS", 50)
-    monkeypatch.setattr("monitor.db.require_current_schema", lambda engine: None)
+    if where == "mid-command":
+        # Past the schema check the error escapes from inside the job; the CLI maps it all the same.
+        monkeypatch.setattr("monitor.db.require_current_schema", lambda engine: None)
     url, path = _db(tmp_path)
     holder = _hold_write_lock(path)
     try:

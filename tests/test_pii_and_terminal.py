@@ -43,14 +43,6 @@ def _no_pii(text: str) -> bool:
     return EMAIL not in text and SSN not in text and "SSN" not in text
 
 
-@pytest.fixture
-def cli_db(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
-    result = runner.invoke(app, ["--database-url", url, "db", "upgrade"])
-    assert result.exit_code == 0, result.output
-    return url
-
-
 # -- 1. no personal data in quarantine details ------------------------------------------------------
 PII_LINES: list[tuple[dict[str, Any] | str, str, str]] = [
     (

@@ -4,7 +4,6 @@ versions, withdrawal, the idempotent sync, and the terminal commands (verdict, r
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import delete, func, select
@@ -273,10 +272,11 @@ def test_record_verdict_keeps_the_dashboard_keyword_signature(session: Session) 
 
 # -- the terminal commands ---------------------------------------------------------------------
 @pytest.fixture
-def cli_db(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
-    assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
+def cli_db(cli_db: str) -> str:
+    """The shared migrated store (tests/conftest.py), seeded with a fabricated and a clean rewrite."""
     from monitor.db import make_engine, session_factory
+
+    url = cli_db
 
     engine = make_engine(url)
     with session_factory(engine)() as s:
