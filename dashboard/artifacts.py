@@ -146,7 +146,7 @@ def transcript_html(ctx: ContextInput | None, findings: Sequence[Any]) -> str:
     if unseen > MISSING_SHOWN:
         rows.append(f'<div class="rm-msg rm-missing">… {unseen - MISSING_SHOWN} more missing turns</div>')
     if ctx.messages is None:
-        rows.append("<p>the message list was not logged (signals only)</p>")
+        rows.append(f"<p>{html.escape(ctx.missing_messages())} (signals only)</p>")
         return "\n".join(rows)
     for i, m in enumerate(ctx.messages):
         role = html.escape(m.role)

@@ -57,6 +57,16 @@ class ContextInput:
     ts: datetime | None = None
     context_extra: dict[str, Any] = field(default_factory=dict)
 
+    def missing_messages(self) -> str:
+        """Why ``messages`` is ``None``, for a reviewer: removed by retention (the marker
+        ``monitor.services.retention`` writes into the event), or never logged by the producer."""
+        marker = self.context_extra.get("retention")
+        removed = marker.get("messages_removed_at") if isinstance(marker, dict) else None
+        if removed:
+            day = str(removed)[:10]
+            return f"the message list was removed by retention on {day} (digest and counts kept)"
+        return "the message list was not logged"
+
 
 @dataclass(frozen=True, slots=True)
 class Peer:

@@ -91,6 +91,8 @@ def _state(view: RecordView) -> RenderableType:
     if ctx.roles.get("user", 0) and not ctx.roles.get("assistant", 0):
         lines.append("  (no assistant turns)", style="yellow")
     lines.append(f"\nmonotonic timestamps: {ctx.monotonic if ctx.monotonic is not None else 'not logged'}")
+    if ctx.digest is not None and ctx.messages is None:
+        lines.append(f"\ndigest {visible(ctx.digest)}: not verifiable ({ctx.missing_messages()})")
     if ctx.digest is not None and ctx.messages is not None:
         ok = transcript_digest(ctx.messages) == ctx.digest
         lines.append(f"\ndigest {visible(ctx.digest)}: ")
@@ -102,8 +104,10 @@ def _state(view: RecordView) -> RenderableType:
 
 def _transcript(view: RecordView, words: set[str]) -> RenderableType:
     ctx = view.context
-    if ctx is None or ctx.messages is None:
+    if ctx is None:
         return Panel("the message list was not logged", title="2. transcript")
+    if ctx.messages is None:
+        return Panel(ctx.missing_messages(), title="2. transcript")
     table = Table.grid(padding=(0, 1))
     for i, m in enumerate(ctx.messages):
         body = (

@@ -79,3 +79,24 @@ def test_old_transcripts_are_removed_unless_referenced(session: Session) -> None
     ).one()
     again = apply_retention(session=session, cutoff=CUTOFF, now=NOW)
     assert (again.transcripts_removed, again.excerpts_removed) == (0, 0)
+
+
+def test_a_view_after_retention_says_the_messages_were_removed_not_unlogged(session: Session) -> None:
+    from rich.console import Console
+
+    from monitor.render import render_record
+    from monitor.services.records import get_record_view
+
+    old = "2024-03-04T08:01:31Z"
+    ingest_bytes(session, log(ctx_input("a", "a_2", ts=old), rewrite("a", "a_2", ts=old)))
+    apply_retention(session=session, cutoff=CUTOFF, now=NOW)
+    view = get_record_view(session=session, request_id="a_2")
+    assert view is not None and view.context is not None and view.context.messages is None
+    reason = "the message list was removed by retention on 2024-04-09 (digest and counts kept)"
+    assert view.context.missing_messages() == reason
+    console = Console(width=200, record=True)
+    for block in render_record(view, []):
+        console.print(block)
+    text = console.export_text()
+    assert reason in text and f"digest {ctx_input()['digest']}: not verifiable ({reason})" in text
+    assert "was not logged" not in text
