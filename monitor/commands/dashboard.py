@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -141,8 +140,11 @@ def dashboard(
         f"dashboard on http://{settings.dashboard_address}:{port} (database {masked_url(state.url)}); "
         "Ctrl+C stops it"
     )
-    # A child process rather than exec: Ctrl+C reaches both, and the exit code is passed on.
-    raise typer.Exit(subprocess.call(argv, env=env))
+    # exec, not a child process: SIGTERM from a service manager (or `kill`) then reaches Streamlit
+    # itself instead of orphaning it on the port, and its exit code is the command's.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], argv, env)
 
 
 @rules_app.command("proposals")
