@@ -29,6 +29,8 @@ class _Group(typer.core.TyperGroup):
             return super().invoke(ctx)
         except MonitorError as exc:
             _fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            _closed_pipe()
         except OSError as exc:
             # A path the operator gave cannot be read or written (missing folder, a directory, no
             # permission): one line naming it, exit 3 like an unreadable source, never a traceback.
@@ -69,9 +71,22 @@ def _storage_error(exc: Exception, state: Any) -> MonitorError | None:
     return storage_error(exc, url)
 
 
-err = Console(stderr=True, soft_wrap=True)
+def _closed_pipe() -> NoReturn:
+    """The reader closed the pipe early (``findings --json | head``): it has what it wanted, so exit 0
+    quietly; click and Rich would exit 1, and 1 and 3 mean other things in the exit-code table.
+    stdout goes to /dev/null so the flush at exit cannot fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(0)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        _closed_pipe()
+
+
+err = _Console(stderr=True, soft_wrap=True)
 # Piped output gets a wide fixed width so tables stay readable in files and CI logs.
-out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
+out = _Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
 
 app = typer.Typer(
     cls=_Group,

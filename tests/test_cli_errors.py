@@ -4,8 +4,11 @@ data, files that are not UTF-8, an empty eval set, and the counts the db and que
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -481,3 +484,23 @@ def test_db_current_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert result.stdout == f"current: (no database file {missing})  head: {head_revision()}\n"
     assert not missing.exists()
+
+
+def test_a_reader_closing_the_pipe_early_is_exit_0_without_a_message(tmp_path: Path) -> None:
+    url, _ = _db(tmp_path)
+    assert runner.invoke(app, ["--database-url", url, "run", str(REPO / "examples")]).exit_code == 0
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for args in (["findings", "--json"], ["findings"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "monitor", "--database-url", url, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # like `| head -1`: more than a pipe buffer (64 KiB) is still to come
+        assert proc.wait(timeout=120) == 0, args
+        said = proc.stderr.read().decode()
+        assert "error" not in said and (said == "" or said.endswith(" findings\n")), (args, said)
+        proc.stderr.close()
