@@ -680,13 +680,14 @@ def evaluate_cmd(
 def _sources(paths: list[str] | None, settings: Settings) -> list[Any]:
     import glob
 
-    from monitor.errors import IngestError
+    from monitor.errors import ConfigError
     from monitor.ingest import discover
 
     if paths:
         return discover(paths)
     if not settings.sources:
-        raise IngestError(
+        # Nothing to read is a command-line or settings problem (exit 2), not an unreadable file.
+        raise ConfigError(
             "no PATH given and no `sources` configured (REWRITE_MONITOR_SOURCES or config file)"
         )
     expanded: list[str] = []

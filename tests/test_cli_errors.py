@@ -504,3 +504,13 @@ def test_a_reader_closing_the_pipe_early_is_exit_0_without_a_message(tmp_path: P
         said = proc.stderr.read().decode()
         assert "error" not in said and (said == "" or said.endswith(" findings\n")), (args, said)
         proc.stderr.close()
+
+
+def test_run_with_nothing_to_read_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, _ = _db(tmp_path)
+    monkeypatch.delenv("REWRITE_MONITOR_SOURCES", raising=False)
+    result = runner.invoke(app, ["--database-url", url, "run"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: no PATH given and no `sources` configured (REWRITE_MONITOR_SOURCES or config file)\n"
+    )
