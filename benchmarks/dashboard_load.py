@@ -35,11 +35,11 @@ from typing import Any
 from sqlalchemy import insert
 
 from monitor.checks import current_versions
-from monitor.config import load_settings
-from monitor.db import make_engine, session_factory, upgrade
-from monitor.models import CheckRun, Event, Finding, Record
+from monitor.queue.store import enqueue_days
 from monitor.record import Message, transcript_digest
-from monitor.services.queue import enqueue_days
+from monitor.settings import load_settings
+from monitor.store.engine import make_engine, session_factory, upgrade
+from monitor.store.models import CheckRun, Event, Finding, Record
 
 APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
 CHUNK = 5000

@@ -22,8 +22,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from monitor.db import make_engine, session_factory, upgrade
-from monitor.ingest import discover, ingest_sources
+from monitor.ingest.store import discover, ingest_sources
+from monitor.store.engine import make_engine, session_factory, upgrade
 
 
 def _time_ingest(url: str, path: Path) -> tuple[int, float, float]:

@@ -160,7 +160,7 @@ def database(backend: str, pg_admin: str) -> Iterator[str]:
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
-    from monitor.db import upgrade
+    from monitor.store.engine import upgrade
 
     if backend == "sqlite":
         with tempfile.TemporaryDirectory() as tmp:
@@ -186,7 +186,7 @@ def database(backend: str, pg_admin: str) -> Iterator[str]:
 
 def fresh_analyzer() -> None:
     """Drop the NLP caches (cold start) and build the analyzer outside any timed region."""
-    import monitor.nlp as nlp
+    import monitor.checks.nlp as nlp
 
     nlp._DEFAULT.clear()
     nlp.get_analyzer()
@@ -195,8 +195,8 @@ def fresh_analyzer() -> None:
 
 def ingest_file(url: str, path: Path) -> tuple[int, float]:
     """Ingest ``path`` (a file or a folder) into ``url``; returns (events stored, seconds)."""
-    from monitor.db import make_engine, session_factory
-    from monitor.ingest import discover, ingest_sources
+    from monitor.ingest.store import discover, ingest_sources
+    from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(url)
     try:
@@ -209,8 +209,8 @@ def ingest_file(url: str, path: Path) -> tuple[int, float]:
 
 
 def check_store(url: str, rules: Any) -> tuple[int, float]:
-    from monitor.db import make_engine, session_factory
-    from monitor.jobs import check_job
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.worker.jobs import check_job
 
     engine = make_engine(url)
     try:
@@ -243,9 +243,9 @@ def bench_checks_in_memory(url: str, rules: Any, repeat: int) -> tuple[dict[str,
     from sqlalchemy import select
 
     from monitor.checks import REGISTRY, run_checks
-    from monitor.db import make_engine, session_factory
-    from monitor.models import Record
-    from monitor.services.records import load_records
+    from monitor.ingest.records import load_records
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.store.models import Record
 
     engine = make_engine(url)
     with session_factory(engine)() as s:
@@ -301,10 +301,10 @@ def tokenizer_floor(records: list[Any], repeat: int) -> dict[str, Any]:
 
 
 def bench_end_to_end(path: Path, repeat: int, rules: Any) -> dict[str, Any]:
-    from monitor.config import Settings
-    from monitor.db import make_engine, session_factory
-    from monitor.ingest import discover
-    from monitor.jobs import run_job
+    from monitor.ingest.store import discover
+    from monitor.settings import Settings
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.worker.jobs import run_job
 
     def once() -> tuple[int, float]:
         with database("sqlite", "") as url:
@@ -326,9 +326,9 @@ def bench_end_to_end(path: Path, repeat: int, rules: Any) -> dict[str, Any]:
 
 def bench_prior_turns(rules: Any, texts: dict[str, list[str]], repeat: int) -> dict[str, Any]:
     """Check time of a conversation's newest request when its earlier requests were already checked."""
-    from monitor.db import make_engine, session_factory
-    from monitor.ingest import ingest_bytes
-    from monitor.jobs import check_job
+    from monitor.ingest.store import ingest_bytes
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.worker.jobs import check_job
 
     out: dict[str, Any] = {}
     conversations = 6
@@ -369,7 +369,7 @@ def bench_prior_turns(rules: Any, texts: dict[str, list[str]], repeat: int) -> d
 def backfill_child(events: int) -> None:
     """Run in a separate process: stream ``events`` events to disk, ingest and check them on SQLite,
     print JSON with the peak RSS (MB) and the time."""
-    from monitor.rules import load_rules
+    from monitor.checks.rules import load_rules
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "backfill.jsonl"
@@ -417,7 +417,7 @@ def main() -> None:
         backfill_child(args.backfill_child)
         return
 
-    from monitor.rules import load_rules
+    from monitor.checks.rules import load_rules
 
     rules = load_rules()
     lines = real_lines()

@@ -16,12 +16,10 @@ import pandas as pd
 import streamlit as st
 from resources import engine
 
+from monitor.alerts.store import list_alerts
+from monitor.cases.store import CaseRow, list_cases
 from monitor.checks import current_versions
-from monitor.db import session_factory
-from monitor.sampling import SEVERITY_RANK
-from monitor.services.alerts import list_alerts
-from monitor.services.cases import CaseRow, list_cases
-from monitor.services.dashboard import (
+from monitor.queue.listing import (
     FilterOptions,
     QueueFilters,
     QueuePage,
@@ -30,13 +28,15 @@ from monitor.services.dashboard import (
     list_open,
     reviewer_throughput,
 )
-from monitor.services.queue import queue_depth
-from monitor.services.stats import (
+from monitor.queue.sampling import SEVERITY_RANK
+from monitor.queue.store import queue_depth
+from monitor.stats.store import (
     finding_rates_by,
     latest_verdicts,
     precision_by_kind,
     whole_traffic_estimates,
 )
+from monitor.store.engine import session_factory
 
 QUEUE_TTL = 15
 """Seconds a queue listing may lag other reviewers' claims (claiming itself never uses it)."""
@@ -68,7 +68,7 @@ def open_items(
     limit: int,
     offset: int,
 ) -> QueuePage:
-    """One page of open queue items with counts (``monitor.services.dashboard.list_open``).
+    """One page of open queue items with counts (``monitor.queue.listing.list_open``).
 
     ``now`` should be rounded (``bucket``) so reruns within the bucket hit the cache.
     """

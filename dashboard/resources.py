@@ -22,8 +22,8 @@ import streamlit as st
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from monitor.config import Settings, load_settings
-from monitor.db import make_engine, require_current_schema, session_factory
+from monitor.settings import Settings, load_settings
+from monitor.store.engine import make_engine, require_current_schema, session_factory
 
 LOG = logging.getLogger("rewrite_monitor.dashboard")
 

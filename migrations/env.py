@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-from monitor.db import migration_engine
-from monitor.models import Base
+from monitor.store.engine import migration_engine
+from monitor.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata
@@ -17,7 +17,7 @@ def _database_url() -> str:
     )
     if url:
         return str(url)
-    from monitor.config import load_settings
+    from monitor.settings import load_settings
 
     return load_settings().database_url.get_secret_value()
 

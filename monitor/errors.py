@@ -14,7 +14,7 @@
     ├── QueueError               a queue operation is refused (claimed by someone else...)  6
     └── WorkerError              a worker cannot start (another holds a SQLite store...)    7
 
-Library code raises these and never prints or exits; ``monitor.cli`` maps them to exit codes.
+Library code raises these and never prints or exits; ``monitor.cli.app`` maps them to exit codes.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from monitor.checks import run_checks  # noqa: E402
 from monitor.checks.base import at_least  # noqa: E402
+from monitor.checks.rules import load_rules  # noqa: E402
 from monitor.record import ContextInput, Message, Peer, Resolution, RewriteRecord  # noqa: E402
-from monitor.rules import load_rules  # noqa: E402
 
 # Pool sizes per stratum, from shared/data/README.md ("Selection" of llm_word_labels.jsonl).
 POOLS = {

@@ -22,7 +22,7 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from monitor.db import make_engine, upgrade
+from monitor.store.engine import make_engine, upgrade
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("REWRITE_MONITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -117,7 +117,7 @@ def cli_db(tmp_path: Path) -> str:
     (``rewrite-monitor db upgrade``); its URL."""
     from typer.testing import CliRunner
 
-    from monitor.cli import app
+    from monitor.cli.app import app
 
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     result = CliRunner().invoke(app, ["--database-url", url, "db", "upgrade"])

@@ -22,13 +22,13 @@ from sentry_sdk.transport import Transport
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from monitor import alerts as rules
+from monitor.alerts import policy as rules
+from monitor.alerts.store import list_alerts
 from monitor.checks import REGISTRY, current_versions
-from monitor.config import Settings
-from monitor.jobs import evaluate_alerts
-from monitor.models import Alert, CheckRun, Event, Finding, Record
-from monitor.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
-from monitor.services.alerts import list_alerts
+from monitor.observability.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
+from monitor.settings import Settings
+from monitor.store.models import Alert, CheckRun, Event, Finding, Record
+from monitor.worker.jobs import evaluate_alerts
 
 CHECKS = current_versions()
 FAB = [(s.id, s.version) for s in REGISTRY.values() if set(s.kinds) & set(rules.FABRICATION_KINDS)]

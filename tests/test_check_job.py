@@ -10,13 +10,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.checks import REGISTRY, current_versions
-from monitor.evaluate import evaluate, read_labels, wilson
-from monitor.ingest import ingest_bytes
-from monitor.jobs import check_job
-from monitor.models import CheckRun, Finding, Record
-from monitor.rules import load_rules
-from monitor.services.checks import list_findings
-from monitor.services.records import load_records
+from monitor.checks.rules import load_rules
+from monitor.checks.store import list_findings
+from monitor.ingest.records import load_records
+from monitor.ingest.store import ingest_bytes
+from monitor.stats.evaluate import evaluate, read_labels, wilson
+from monitor.store.models import CheckRun, Finding, Record
+from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
 
 CHECKS = current_versions()

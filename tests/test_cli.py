@@ -12,8 +12,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from monitor.cli import app
-from monitor.events import json_schemas, parse_line
+from monitor.cli.app import app
+from monitor.ingest.events import json_schemas, parse_line
 from tests.conftest import REPO
 from tests.factories import ctx_input, log, rewrite
 
@@ -176,7 +176,7 @@ def test_a_missing_spacy_model_fails_at_start_up(cli_db: str, monkeypatch: pytes
 
 
 def test_every_setting_is_in_the_readme_configuration_table() -> None:
-    from monitor.config import Settings
+    from monitor.settings import Settings
 
     readme = (REPO / "README.md").read_text()
     table = readme[readme.index("## Configuration") : readme.index("## Command reference")]

@@ -16,9 +16,9 @@ import pytest
 from alembic.script import ScriptDirectory
 from typer.testing import CliRunner
 
-from monitor import replay as rp
-from monitor.cli import app
-from monitor.db import alembic_config, downgrade_plan, head_revision
+from monitor.cli.app import app
+from monitor.replay import core as rp
+from monitor.store.engine import alembic_config, downgrade_plan, head_revision
 from tests.conftest import REPO, throwaway_pg_database
 from tests.factories import ctx_input, log, rewrite
 
@@ -138,10 +138,10 @@ def _hold_write_lock(path: Path) -> sqlite3.Connection:
 def test_a_writer_locked_out_past_the_busy_timeout_gets_one_line_exit_4(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    monkeypatch.setattr("monitor.db.SQLITE_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr("monitor.store.engine.SQLITE_BUSY_TIMEOUT_MS", 50)
     if where == "mid-command":
         # Past the schema check the error escapes from inside the job; the CLI maps it all the same.
-        monkeypatch.setattr("monitor.db.require_current_schema", lambda engine: None)
+        monkeypatch.setattr("monitor.store.engine.require_current_schema", lambda engine: None)
     url, path = _db(tmp_path)
     holder = _hold_write_lock(path)
     try:
@@ -272,7 +272,7 @@ def test_the_refusal_counts_the_rows_that_would_be_lost(tmp_path: Path) -> None:
 def test_on_a_terminal_the_downgrade_asks_and_no_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("monitor.cli._interactive", lambda: True)
+    monkeypatch.setattr("monitor.cli.app._interactive", lambda: True)
     url, _ = _db(tmp_path)
     head = head_revision()
     tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
@@ -353,7 +353,7 @@ def test_a_bare_alembic_downgrade_on_sqlite_keeps_the_rows_too(tmp_path: Path) -
     # The alembic command without rewrite-monitor (alembic.ini's env.py builds the engine itself).
     from alembic import command
 
-    from monitor.db import alembic_config
+    from monitor.store.engine import alembic_config
 
     url, path = _db(tmp_path)
     assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(2)).exit_code == 0

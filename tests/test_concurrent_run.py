@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
-from monitor.db import make_engine, session_factory
-from monitor.models import CheckRun, QueueItem
+from monitor.store.engine import make_engine, session_factory
+from monitor.store.models import CheckRun, QueueItem
 from tests.conftest import REPO, throwaway_pg_database
 
 

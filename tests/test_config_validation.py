@@ -17,9 +17,9 @@ import annotated_types
 import pytest
 from typer.testing import CliRunner
 
-from monitor.cli import app
-from monitor.config import NON_SETTING_ENV_VARS, Settings, check_env_names, load_settings
+from monitor.cli.app import app
 from monitor.errors import ConfigError
+from monitor.settings import NON_SETTING_ENV_VARS, Settings, check_env_names, load_settings
 from tests.conftest import REPO
 
 runner = CliRunner()

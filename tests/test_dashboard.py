@@ -22,14 +22,14 @@ from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
-from monitor.cli import app as cli_app
-from monitor.config import load_settings
-from monitor.db import make_engine, session_factory, upgrade
-from monitor.ingest import ingest_bytes
-from monitor.jobs import check_job, enqueue_job
-from monitor.models import AliasProposal, QueueItem, RegressionCase, Verdict
-from monitor.rules import load_rules
-from monitor.services.queue import claim, record_verdict
+from monitor.checks.rules import load_rules
+from monitor.cli.app import app as cli_app
+from monitor.ingest.store import ingest_bytes
+from monitor.queue.store import claim, record_verdict
+from monitor.settings import load_settings
+from monitor.store.engine import make_engine, session_factory, upgrade
+from monitor.store.models import AliasProposal, QueueItem, RegressionCase, Verdict
+from monitor.worker.jobs import check_job, enqueue_job
 from tests import factories
 
 APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
@@ -467,7 +467,7 @@ def test_an_unmigrated_store_says_how_to_fix_it(tmp_path: Path, monkeypatch: pyt
 def test_a_failing_page_logs_where_but_never_the_transcript(
     store: str, db: Session, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from monitor.models import Event
+    from monitor.store.models import Event
 
     # a stored ctx_input altered by hand: its validation error would echo the transcript
     ctx = db.scalars(select(Event).where(Event.request_id == "c1_2", Event.kind == "ctx_input")).one()

@@ -10,10 +10,9 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from monitor.commands.dashboard import APP_PATH, auth_configured, streamlit_command
+from monitor.cli.commands.dashboard import APP_PATH, auth_configured, streamlit_command
 from monitor.errors import ConfigError
-from monitor.models import QueueItem, Verdict
-from monitor.services.dashboard import (
+from monitor.queue.listing import (
     QueueFilters,
     Throughput,
     count_matching_cases,
@@ -23,8 +22,9 @@ from monitor.services.dashboard import (
     list_open,
     reviewer_throughput,
 )
-from monitor.services.proposals import ProposalError, list_proposals, proposals_yaml, propose_alias
-from monitor.services.queue import claim, claim_next, enqueue_days, list_queue, skip
+from monitor.queue.store import claim, claim_next, enqueue_days, list_queue, skip
+from monitor.review.proposals import ProposalError, list_proposals, proposals_yaml, propose_alias
+from monitor.store.models import QueueItem, Verdict
 from tests.test_queue import CHECKS, DAY, LEASE, NOW, checked_record
 
 SETTINGS = type(
@@ -196,7 +196,7 @@ def test_a_proposal_is_stored_cleaned_and_rendered_as_yaml_with_its_origin(queue
 def test_pasted_proposals_validate_as_an_alias_file(queue: Session, tmp_path: Path) -> None:
     import yaml
 
-    from monitor.rules import AliasesFile
+    from monitor.checks.rules import AliasesFile
 
     row = claim_next(session=queue, reviewer="ann", now=NOW, lease=LEASE)
     assert row is not None

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from monitor.events import LineError, ParsedEvent, event_key, parse_line, parse_ts
+from monitor.ingest.events import LineError, ParsedEvent, event_key, parse_line, parse_ts
 from tests.factories import ctx_input, rewrite
 
 

@@ -13,13 +13,13 @@ import pytest
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from monitor.cli import app
-from monitor.export import SCHEMA_PATH, collect_cases, export_cases, write_cases
-from monitor.ingest import ingest_bytes
-from monitor.jobs import check_job
-from monitor.redact import name_finder
-from monitor.rules import load_rules
-from monitor.services.queue import verdict_for_request
+from monitor.cases.export import SCHEMA_PATH, collect_cases, export_cases, write_cases
+from monitor.cases.redact import name_finder
+from monitor.checks.rules import load_rules
+from monitor.cli.app import app
+from monitor.ingest.store import ingest_bytes
+from monitor.queue.store import verdict_for_request
+from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
 
 GOLDEN = Path(__file__).parent / "golden" / "export_cases.jsonl"
@@ -167,7 +167,7 @@ def test_since_and_label_filter_by_verdict_day_and_label(session: Session) -> No
 def test_export_command_writes_and_reports(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
-    from monitor.db import make_engine, session_factory
+    from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(url)
     with session_factory(engine)() as s:

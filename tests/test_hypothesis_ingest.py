@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.ingest import ingest_bytes
-from monitor.models import Event, Quarantine
+from monitor.ingest.store import ingest_bytes
+from monitor.store.models import Event, Quarantine
 from tests.factories import ctx_input, line, rewrite
 
 junk_line = st.one_of(

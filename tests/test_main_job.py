@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from monitor.cli import app
+from monitor.cli.app import app
 from tests.conftest import REPO
 
 runner = CliRunner()

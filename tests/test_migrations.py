@@ -7,8 +7,15 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from monitor.db import alembic_config, current_revision, downgrade, head_revision, make_engine, upgrade
-from monitor.models import Base
+from monitor.store.engine import (
+    alembic_config,
+    current_revision,
+    downgrade,
+    head_revision,
+    make_engine,
+    upgrade,
+)
+from monitor.store.models import Base
 
 TABLES = {"events", "records", "quarantine", "check_runs", "findings", "alembic_version"}
 

@@ -16,21 +16,21 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from monitor.cli import app
-from monitor.config import Settings
-from monitor.db import make_engine, session_factory
+from monitor.checks.rules import load_rules
+from monitor.checks.store import list_findings
+from monitor.cli.app import app
+from monitor.cli.render import _rewrite, quarantine_table, visible
 from monitor.errors import IngestError
-from monitor.events import LineError, parse_line, parse_ts
-from monitor.ingest import discover, ingest_bytes
-from monitor.jobs import check_job
-from monitor.models import Quarantine
-from monitor.render import _rewrite, quarantine_table, visible
-from monitor.rules import load_rules
-from monitor.services.checks import list_findings
-from monitor.services.quarantine import QuarantineRow, list_quarantine, scrub_detail
-from monitor.services.queue import enqueue_days
-from monitor.services.records import get_record_view
-from monitor.services.retention import apply_retention
+from monitor.ingest.events import LineError, parse_line, parse_ts
+from monitor.ingest.quarantine import QuarantineRow, list_quarantine, scrub_detail
+from monitor.ingest.records import get_record_view
+from monitor.ingest.retention import apply_retention
+from monitor.ingest.store import discover, ingest_bytes
+from monitor.queue.store import enqueue_days
+from monitor.settings import Settings
+from monitor.store.engine import make_engine, session_factory
+from monitor.store.models import Quarantine
+from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, line, log, rewrite
 
 runner = CliRunner()

@@ -13,10 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.checks import REGISTRY, current_versions
-from monitor.config import Settings
-from monitor.db import make_engine, session_factory
-from monitor.models import CheckRun, Finding, QueueDay, QueueItem, Record
-from monitor.services.queue import (
+from monitor.queue.store import (
     QueueError,
     claim,
     claim_next,
@@ -27,7 +24,10 @@ from monitor.services.queue import (
     release,
     verdict_for_request,
 )
-from monitor.services.stats import latest_verdicts, precision_by_kind, whole_traffic_estimates
+from monitor.settings import Settings
+from monitor.stats.store import latest_verdicts, precision_by_kind, whole_traffic_estimates
+from monitor.store.engine import make_engine, session_factory
+from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record
 from tests.conftest import throwaway_pg_database
 
 CHECKS = current_versions()
@@ -97,7 +97,7 @@ def checked_record(
 
 
 def _event(session: Session, req: str) -> int:
-    from monitor.models import Event
+    from monitor.store.models import Event
 
     ev = Event(
         kind="rewrite",

@@ -7,7 +7,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.redact import Redactor, luhn_ok, name_finder, redact_case
+from monitor.cases.redact import Redactor, luhn_ok, name_finder, redact_case
 
 FINDER = name_finder()
 

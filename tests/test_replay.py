@@ -15,9 +15,9 @@ import httpx2
 import pytest
 from typer.testing import CliRunner
 
-from monitor import replay as rp
-from monitor.cli import app
-from monitor.rules import load_rules
+from monitor.checks.rules import load_rules
+from monitor.cli.app import app
+from monitor.replay import core as rp
 
 RULES = load_rules()
 MODEL = "claude-haiku-4-5"  # the settings default (claude-sonnet-4-5) is deprecated in the SDK

@@ -7,9 +7,9 @@ from datetime import date, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.ingest import ingest_bytes
-from monitor.models import Event, Quarantine, QueueItem, Record
-from monitor.services.retention import REMOVED_EXCERPT, apply_retention
+from monitor.ingest.retention import REMOVED_EXCERPT, apply_retention
+from monitor.ingest.store import ingest_bytes
+from monitor.store.models import Event, Quarantine, QueueItem, Record
 from tests.factories import ctx_input, log, rewrite
 
 CUTOFF = datetime(2024, 3, 10)
@@ -84,8 +84,8 @@ def test_old_transcripts_are_removed_unless_referenced(session: Session) -> None
 def test_a_view_after_retention_says_the_messages_were_removed_not_unlogged(session: Session) -> None:
     from rich.console import Console
 
-    from monitor.render import render_record
-    from monitor.services.records import get_record_view
+    from monitor.cli.render import render_record
+    from monitor.ingest.records import get_record_view
 
     old = "2024-03-04T08:01:31Z"
     ingest_bytes(session, log(ctx_input("a", "a_2", ts=old), rewrite("a", "a_2", ts=old)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.sampling import Candidate, admit, control_places, draw, sampled_for_check, stratum_of
+from monitor.queue.sampling import Candidate, admit, control_places, draw, sampled_for_check, stratum_of
 
 
 @given(seed=st.text(max_size=8), key=st.text(max_size=20))

@@ -24,8 +24,8 @@ import pytest
 from sqlalchemy import func, select
 
 from monitor.checks import REGISTRY
-from monitor.db import make_engine, session_factory
-from monitor.models import CheckRun, Event, Quarantine, QueueItem, Record
+from monitor.store.engine import make_engine, session_factory
+from monitor.store.models import CheckRun, Event, Quarantine, QueueItem, Record
 from tests.test_worker import REPO, Writer, count, fresh_database, start_worker, stream_lines, worker_env
 
 # The default queue settings: a budget of 40 a day binds (about 830 flagged rewrites arrive on the

@@ -7,11 +7,11 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from monitor.checks import current_versions
-from monitor.ingest import ingest_bytes
-from monitor.jobs import check_job
-from monitor.rules import load_rules
-from monitor.sampling import SEVERITY_RANK
-from monitor.services.stats import finding_rates, finding_rates_by
+from monitor.checks.rules import load_rules
+from monitor.ingest.store import ingest_bytes
+from monitor.queue.sampling import SEVERITY_RANK
+from monitor.stats.store import finding_rates, finding_rates_by
+from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
 
 INVENTED = (

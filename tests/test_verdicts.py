@@ -10,14 +10,11 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from monitor.cli import app
-from monitor.config import Settings
-from monitor.ingest import ingest_bytes
-from monitor.jobs import check_job
-from monitor.models import QueueDay, QueueItem, RegressionCase, Verdict
-from monitor.rules import load_rules
-from monitor.services.cases import count_cases, list_cases, sync_cases
-from monitor.services.queue import (
+from monitor.cases.store import count_cases, list_cases, sync_cases
+from monitor.checks.rules import load_rules
+from monitor.cli.app import app
+from monitor.ingest.store import ingest_bytes
+from monitor.queue.store import (
     QueueError,
     claim,
     enqueue_days,
@@ -25,7 +22,10 @@ from monitor.services.queue import (
     record_verdict,
     verdict_for_request,
 )
-from monitor.services.stats import latest_verdicts, whole_traffic_estimates
+from monitor.settings import Settings
+from monitor.stats.store import latest_verdicts, whole_traffic_estimates
+from monitor.store.models import QueueDay, QueueItem, RegressionCase, Verdict
+from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
 
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
@@ -274,7 +274,7 @@ def test_record_verdict_keeps_the_dashboard_keyword_signature(session: Session) 
 @pytest.fixture
 def cli_db(cli_db: str) -> str:
     """The shared migrated store (tests/conftest.py), seeded with a fabricated and a clean rewrite."""
-    from monitor.db import make_engine, session_factory
+    from monitor.store.engine import make_engine, session_factory
 
     url = cli_db
 
@@ -287,7 +287,7 @@ def cli_db(cli_db: str) -> str:
 
 
 def _cases(url: str) -> list[tuple[str, str, str | None, list[str], list[str], str]]:
-    from monitor.db import make_engine, session_factory
+    from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(url)
     with session_factory(engine)() as s:
@@ -321,7 +321,7 @@ def test_verdict_command_records_through_the_service_function(cli_db: str) -> No
 
 
 def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from monitor.db import make_engine, session_factory
+    from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
@@ -344,7 +344,7 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
 
 def test_review_quit_releases_the_item(cli_db: str) -> None:
     runner.invoke(app, ["--database-url", cli_db, "verdict", "c2_2", "--label", "ok", "--reviewer", "sam"])
-    from monitor.db import make_engine, session_factory
+    from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:

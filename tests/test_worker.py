@@ -25,14 +25,14 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from monitor.checks import REGISTRY
-from monitor.cli import app
-from monitor.config import Settings
-from monitor.db import make_engine, session_factory, upgrade
-from monitor.logging import JsonFormatter, configure_logging
-from monitor.models import CheckRun, Event, Quarantine, Record
-from monitor.scheduler import build_scheduler
-from monitor.services.cursors import get_cursor
+from monitor.cli.app import app
+from monitor.ingest.cursors import get_cursor
+from monitor.observability.logs import JsonFormatter, configure_logging
+from monitor.settings import Settings
+from monitor.store.engine import make_engine, session_factory, upgrade
+from monitor.store.models import CheckRun, Event, Quarantine, Record
 from monitor.worker.locks import SqliteWorkerLock, WorkerError
+from monitor.worker.scheduler import build_scheduler
 from tests.conftest import REPO, throwaway_pg_database
 from tests.factories import ctx_input, line, rewrite
 

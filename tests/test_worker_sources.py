@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from monitor.cli import app
-from monitor.db import upgrade
-from monitor.worker.tail import gzip_complete, resolve_sources
+from monitor.cli.app import app
+from monitor.ingest.tail import gzip_complete, resolve_sources
+from monitor.store.engine import upgrade
 
 
 def cycle(url: str, sources: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:

@@ -13,11 +13,11 @@ import reads
 import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
+from monitor.checks.store import list_findings
 from monitor.errors import AmbiguousRequestError
-from monitor.services.checks import list_findings
-from monitor.services.dashboard import get_item, held_item, item_for_request, latest_verdict
-from monitor.services.proposals import ProposalError, clean_members, propose_alias
-from monitor.services.queue import (
+from monitor.ingest.records import get_record_view
+from monitor.queue.listing import get_item, held_item, item_for_request, latest_verdict
+from monitor.queue.store import (
     ARTIFACTS,
     FINE_LABELS,
     LABELS,
@@ -28,7 +28,7 @@ from monitor.services.queue import (
     release,
     skip,
 )
-from monitor.services.records import get_record_view
+from monitor.review.proposals import ProposalError, clean_members, propose_alias
 
 ss = st.session_state
 

@@ -1,6 +1,6 @@
 """``added_content_word``: query content words that nothing the rewriter received supports.
 
-A query content token (see :mod:`monitor.nlp`) is *supported* when its key (lower-cased lemma) or
+A query content token (see :mod:`monitor.checks.nlp`) is *supported* when its key (lower-cased lemma) or
 lower-cased surface occurs in any logged message (user or assistant) or the latest message, when it
 lies inside an alias-group member whose group has any member in the transcript (rules/aliases.yaml),
 or when it is a neutral word (rules/neutral.yaml ``neutral``). Unsupported words are reported per span
@@ -13,7 +13,7 @@ high    the word carries a constraint that changes which documents answer:
 medium  other content words that narrow the topic; also a capitalised word that completes a name
         already in the transcript ("Bernadette" next to the logged "Peters").
 low     framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
-        spelling fixes of a transcript word (:func:`monitor.nlp.shared_stem`), and abstract nouns
+        spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), and abstract nouns
         formed by a derivational suffix (:data:`ABSTRACT_SUFFIXES`).
 
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from monitor.checks import register
 from monitor.checks.base import SEVERITY_RANK, Finding, alias_index, analyzer, transcript
+from monitor.checks.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
 from monitor.checks.qualifiers import qualifiers_in
 from monitor.checks.references import is_meta_text
-from monitor.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
+from monitor.checks.registry import register
+from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
-from monitor.rules import Rules
 
 VERSION = 1
 CHECK_ID = "added_content_word"

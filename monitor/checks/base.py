@@ -137,15 +137,15 @@ def message_texts(record: Any) -> list[str]:
 
 
 def analyzer() -> Any:
-    """The shared :class:`monitor.nlp.Analyzer` (blank English + lookup lemmas)."""
-    from monitor.nlp import get_analyzer
+    """The shared :class:`monitor.checks.nlp.Analyzer` (blank English + lookup lemmas)."""
+    from monitor.checks.nlp import get_analyzer
 
     return get_analyzer()
 
 
 def alias_index(rules: Any) -> Any:
-    """The rules' alias groups as a :class:`monitor.nlp.AliasIndex` (built once per Rules object)."""
-    from monitor.nlp import build_alias_index
+    """The rules' alias groups as a :class:`monitor.checks.nlp.AliasIndex` (built once per Rules object)."""
+    from monitor.checks.nlp import build_alias_index
 
     got = rules._memo.get("alias_index")
     if got is None:
@@ -155,8 +155,8 @@ def alias_index(rules: Any) -> Any:
 
 
 def transcript(record: Any) -> Any:
-    """The analysed :class:`monitor.nlp.Transcript` of ``record`` (raises SkipCheck without messages)."""
-    from monitor.nlp import build_transcript
+    """The analysed :class:`monitor.checks.nlp.Transcript` of ``record``; SkipCheck without messages."""
+    from monitor.checks.nlp import build_transcript
 
     message_texts(record)
     return build_transcript(analyzer(), ((m.role, m.content) for m in record.context.messages), record.latest)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from monitor.checks import register
 from monitor.checks.base import Finding, SkipCheck
 from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE
+from monitor.checks.registry import register
+from monitor.checks.rules import Rules
 from monitor.record import ContextInput, Message, RewriteRecord, transcript_digest
-from monitor.rules import Rules
 
 VERSION = 1
 CHAT_STATE_HINT = "chat_state"
@@ -279,6 +279,6 @@ def check_session(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """All chat-state findings of ``record`` (skipped sub-checks contribute nothing)."""
-    from monitor.checks import run_family
+    from monitor.checks.registry import run_family
 
     return run_family(record, rules, "chat_state")

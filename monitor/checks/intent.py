@@ -3,7 +3,7 @@
 The intent words are the content tokens of the latest message other than referring expressions
 (ordinals such as "second" in "the second one"), discourse fillers (rules/neutral.yaml ``fillers``)
 and neutral words. One is *kept* when the query has it by key or surface, by an alias group both
-texts hit, or as an inflection/derivation (:func:`monitor.nlp.shared_stem`).
+texts hit, or as an inflection/derivation (:func:`monitor.checks.nlp.shared_stem`).
 
 Severity: high when at least 2 intent words and at least half of them are missing (the question
 changed); low when every missing word is a framing word; medium otherwise.
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from monitor.checks import register
 from monitor.checks.base import Finding, alias_index, analyzer
+from monitor.checks.nlp import alias_matches, shared_stem
 from monitor.checks.references import ORDINAL_RE
-from monitor.nlp import alias_matches, shared_stem
+from monitor.checks.registry import register
+from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
-from monitor.rules import Rules
 
 VERSION = 2
 

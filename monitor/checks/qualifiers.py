@@ -28,10 +28,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from monitor.checks import register
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
+from monitor.checks.registry import register
+from monitor.checks.rules import CompiledKind, Rules, normalise_phrase
 from monitor.record import RewriteRecord
-from monitor.rules import CompiledKind, Rules, normalise_phrase
 
 VERSION = 3
 _NON_WORD = re.compile(r"[^\w]+")
@@ -178,7 +178,7 @@ def _words(text: str) -> str:
 
 
 def _groups_of(text: str, rules: Rules) -> frozenset[int]:
-    from monitor.nlp import alias_matches
+    from monitor.checks.nlp import alias_matches
 
     return frozenset(g for g, _, _ in alias_matches(analyzer().analyze(text), alias_index(rules)))
 

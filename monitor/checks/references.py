@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from monitor.checks import register
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
+from monitor.checks.registry import register
+from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
-from monitor.rules import Rules
 
 VERSION = 1
 
@@ -271,6 +271,6 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """All reference findings of ``record`` (skipped sub-checks contribute nothing)."""
-    from monitor.checks import run_family
+    from monitor.checks.registry import run_family
 
     return run_family(record, rules, "references")

@@ -57,7 +57,7 @@ class WorkerContext:
 
     def session(self) -> Session:
         """A new session (the caller closes it; values stay loaded after commit)."""
-        from monitor.db import session_factory
+        from monitor.store.engine import session_factory
 
         return session_factory(self.engine)()
 
@@ -68,7 +68,7 @@ class WorkerContext:
 
     def close(self) -> None:
         """Release this worker's lease row and locks, flush Sentry, dispose of the engine."""
-        from monitor.services.leases import release
+        from monitor.worker.store import release
 
         try:
             with self.session() as s:
@@ -78,7 +78,7 @@ class WorkerContext:
         finally:
             self.locks.close()
             if self.sentry:
-                from monitor.sentry import close_sentry
+                from monitor.observability.sentry import close_sentry
 
                 close_sentry()
             self.engine.dispose()
@@ -90,10 +90,10 @@ def open_worker(settings: Any, *, sentry_transport: Any = None, holder: str | No
     Raises ``StorageError`` (database unreachable or not migrated), ``RulesError``, ``ConfigError``,
     and ``WorkerError`` when another worker holds a SQLite store.
     """
-    from monitor.db import make_engine, require_current_schema
-    from monitor.nlp import use_model
-    from monitor.rules import load_rules
-    from monitor.sentry import init_sentry
+    from monitor.checks.nlp import use_model
+    from monitor.checks.rules import load_rules
+    from monitor.observability.sentry import init_sentry
+    from monitor.store.engine import make_engine, require_current_schema
 
     rules = load_rules(settings.rules_dir)
     use_model(settings.spacy_model)
@@ -117,8 +117,8 @@ def run_job(ctx: WorkerContext, name: str) -> Any:
     The cycle checks in with Sentry Crons when Sentry is on. Raises ``WorkerError`` for an unknown name;
     a job's own errors propagate (the scheduler wrapper logs and reports them).
     """
-    from monitor.jobs import WORKER_JOBS
-    from monitor.sentry import cron_checkin
+    from monitor.observability.sentry import cron_checkin
+    from monitor.worker.jobs import WORKER_JOBS
 
     job = WORKER_JOBS.get(name)
     if job is None:
@@ -162,7 +162,7 @@ def run_forever(ctx: WorkerContext, *, install_signals: bool = True) -> None:
     """Run the scheduler (cycle every ``worker_interval_minutes``, the first at once; daily at
     ``daily_time`` in ``timezone``) until SIGTERM/SIGINT or ``ctx.stop_event``; then shut down
     gracefully (see the module doc)."""
-    from monitor.scheduler import build_scheduler
+    from monitor.worker.scheduler import build_scheduler
 
     if install_signals:
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from monitor.checks import CheckOutcome, run_checks
+from monitor.checks.rules import Rules, load_rules
 from monitor.record import ContextInput, Message, Resolution, RewriteRecord, transcript_digest
-from monitor.rules import Rules, load_rules
 
 T0 = datetime(2024, 3, 4, 8, 0, tzinfo=UTC)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from monitor.checks.rules import AliasesFile, build_rules
 from monitor.record import Resolution
-from monitor.rules import AliasesFile, build_rules
 
 from .conftest import make_record, run, summary
 

@@ -14,7 +14,7 @@ def test_importing_checks_and_running_them_loads_no_heavy_stack():
         "import json, sys\n"
         "import monitor.checks\n"
         "from monitor.checks import run_checks\n"
-        "from monitor.rules import load_rules\n"
+        "from monitor.checks.rules import load_rules\n"
         "from monitor.record import RewriteRecord\n"
         "run_checks(RewriteRecord(conv_id='c', request_id='r', turn=2, latest='Why?', query='Why?',"
         " rewritten=False), load_rules())\n"

@@ -1,11 +1,11 @@
-"""monitor.nlp on spacy.blank("en") + lookup lemmas: units, keys, cache, stems."""
+"""monitor.checks.nlp on spacy.blank("en") + lookup lemmas: units, keys, cache, stems."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.nlp import Analyzer, build_transcript, get_analyzer, shared_stem
+from monitor.checks.nlp import Analyzer, build_transcript, get_analyzer, shared_stem
 
 
 def test_units_merge_hyphen_and_dot_joined_tokens():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from monitor.checks.rules import RULES_DIR, load_rules, normalise_phrase, validate_rules
 from monitor.errors import RulesError
-from monitor.rules import RULES_DIR, load_rules, normalise_phrase, validate_rules
 
 
 @pytest.fixture()

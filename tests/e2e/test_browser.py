@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from monitor.db import make_engine, session_factory
-from monitor.models import QueueItem, Verdict
+from monitor.store.engine import make_engine, session_factory
+from monitor.store.models import QueueItem, Verdict
 from tests.test_dashboard import seed_store
 
 CHROMIUM = Path("/usr/bin/chromium")

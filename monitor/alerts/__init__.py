@@ -1,0 +1,1 @@
+"""Alerts: the pure spike policy, the alert history store, and delivery."""

@@ -1,0 +1,280 @@
+"""Alerts raised on the fabrication rate: the counts they are decided on, and the stored alerts as
+plain data for the CLI and the dashboard. The decision rule itself is ``monitor.alerts.policy`` (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, tuple_
+from sqlalchemy.orm import Session
+
+from monitor.alerts.policy import ALERT_KIND, NO_VERSION, OVERALL, Counts, Decision, GroupWindow, History
+from monitor.store.models import Alert, CheckRun, Finding, Record
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRow:
+    """One stored alert or recovery. Rates are shares in [0, 1]; times are naive UTC."""
+
+    id: int
+    kind: str
+    group_key: str
+    prompt_version: str | None
+    status: str
+    window_start: datetime
+    window_end: datetime
+    window_rewrites: int
+    window_flagged: int
+    window_rate: float
+    baseline_rate: float | None
+    delivered_to: str
+    created_at: datetime
+
+
+def list_alerts(*, session: Session, since: datetime | None = None, limit: int = 50) -> list[AlertRow]:
+    """Stored alerts, newest first (``since``: created at or after, naive UTC)."""
+    stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
+    if since is not None:
+        stmt = stmt.where(Alert.created_at >= since)
+    return [
+        AlertRow(
+            a.id,
+            a.kind,
+            a.group_key,
+            a.prompt_version,
+            a.status,
+            a.window_start,
+            a.window_end,
+            a.window_rewrites,
+            a.window_flagged,
+            a.window_rate,
+            a.baseline_rate,
+            a.delivered_to,
+            a.created_at,
+        )
+        for a in session.scalars(stmt)
+    ]
+
+
+# -- the worker's alert evaluation -------------------------------------------------------------------
+def _fabrication_checks(checks: Sequence[tuple[str, int]], kinds: Sequence[str]) -> list[tuple[str, int]]:
+    from monitor.checks import REGISTRY
+
+    current = dict(checks)
+    return sorted(
+        (spec.id, current[spec.id])
+        for spec in REGISTRY.values()
+        if spec.id in current and set(spec.kinds) & set(kinds)
+    )
+
+
+def _fully_ran(fab_checks: list[tuple[str, int]]) -> Any:
+    """Condition on ``Record``: every fabrication check ran on it (skipped ones are not counted, see
+    module doc). Correlated, so a query bounded by ``Record.ts`` reads only its window's runs."""
+    # The check-id condition sits in FILTER, not WHERE, so the only index-usable condition is the
+    # record id: with stale statistics PostgreSQL otherwise probed the check-id index for every record.
+    ran = (
+        select(
+            func.count().filter(
+                tuple_(CheckRun.check_id, CheckRun.check_version).in_(fab_checks), CheckRun.status == "ran"
+            )
+        )
+        .where(CheckRun.record_id == Record.id)
+        .scalar_subquery()
+    )
+    return ran >= len(fab_checks)
+
+
+def _flagged(
+    fab_checks: list[tuple[str, int]], kinds: Sequence[str], min_rank: int, start: datetime, end: datetime
+) -> Any:
+    """Condition on ``Record``: it has a fabrication finding at ``min_rank`` or above. The findings are
+    read once, only for the records of ``[start, end)`` (event time); a correlated form let SQLite
+    scan every finding of those kinds per record."""
+    in_range = select(Record.id).where(Record.ts >= start, Record.ts < end)
+    return Record.id.in_(
+        select(Finding.record_id).where(
+            Finding.record_id.in_(in_range),
+            Finding.kind.in_(kinds),
+            Finding.severity_rank >= min_rank,
+            tuple_(Finding.check_id, Finding.check_version).in_(fab_checks),
+        )
+    )
+
+
+def newest_checked_ts(
+    *, session: Session, checks: Sequence[tuple[str, int]], kinds: Sequence[str]
+) -> datetime | None:
+    """Event time (``records.ts``, naive UTC) of the newest rewrite the fabrication checks ran on."""
+    fab = _fabrication_checks(checks, kinds)
+    if not fab:
+        return None
+    # Newest first on the ts index, stopping at the first fully checked rewrite: a cycle reads a few
+    # rows rather than every check run in the store.
+    stmt = (
+        select(Record.ts)
+        .where(Record.rewrite_event_id.is_not(None), Record.ts.is_not(None), _fully_ran(fab))
+        .order_by(Record.ts.desc())
+        .limit(1)
+    )
+    return session.scalar(stmt)
+
+
+def group_windows(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    kinds: Sequence[str],
+    min_rank: int,
+    baseline_start: datetime,
+    window_start: datetime,
+    window_end: datetime,
+    max_request_ids: int = 20,
+) -> list[GroupWindow]:
+    """Counts per group (``overall`` first, then each prompt version by name) over the window
+    ``[window_start, window_end)`` and the baseline ``[baseline_start, window_start)``, event time.
+
+    A prompt version with no rewrite in the window is left out (nothing to judge). ``kinds`` are the
+    finding kinds that count as fabrication; ``min_rank`` their lowest severity rank.
+    """
+    fab = _fabrication_checks(checks, kinds)
+    if not fab:
+        return []
+    version = func.coalesce(Record.prompt_version, NO_VERSION).label("v")
+    flagged = _flagged(fab, kinds, min_rank, baseline_start, window_end)
+    counted = _fully_ran(fab)
+    in_window = Record.ts >= window_start
+    base = (
+        select(Record.id, Record.ts, Record.request_id, Record.model, version, flagged.label("f"))
+        .where(
+            counted,
+            Record.rewrite_event_id.is_not(None),
+            Record.ts >= baseline_start,
+            Record.ts < window_end,
+        )
+        .subquery()
+    )
+    counts = session.execute(
+        select(
+            base.c.v,
+            func.count().filter(base.c.ts >= window_start),
+            func.count().filter(base.c.ts >= window_start, base.c.f),
+            func.count().filter(base.c.ts < window_start),
+            func.count().filter(base.c.ts < window_start, base.c.f),
+        ).group_by(base.c.v)
+    ).all()
+    models: dict[str, dict[str, int]] = {}
+    for v, model, n in session.execute(
+        # Grouped on the raw columns: PostgreSQL cannot match two coalesce() with separate parameters.
+        select(Record.prompt_version, Record.model, func.count())
+        .where(counted, Record.ts >= window_start, Record.ts < window_end)
+        .group_by(Record.prompt_version, Record.model)
+    ):
+        per = models.setdefault(v if v is not None else NO_VERSION, {})
+        key = model if model is not None else NO_VERSION
+        per[key] = per.get(key, 0) + n
+    flagged_ids: dict[str, list[str]] = {}
+    for v, req in session.execute(
+        select(version, Record.request_id)
+        .where(counted, flagged, in_window, Record.ts < window_end)
+        .order_by(Record.ts.desc(), Record.id.desc())
+    ):
+        flagged_ids.setdefault(v, []).append(req)
+
+    def group(
+        key: str, v: str | None, w: Counts, b: Counts, m: dict[str, int], ids: list[str]
+    ) -> GroupWindow:
+        return GroupWindow(
+            key, v, w, b, window_start, window_end, baseline_start, m, tuple(ids[:max_request_ids])
+        )
+
+    out = []
+    all_models: dict[str, int] = {}
+    for per in models.values():
+        for m, n in per.items():
+            all_models[m] = all_models.get(m, 0) + n
+    all_ids = [
+        req
+        for _v, req in session.execute(
+            select(version, Record.request_id)
+            .where(counted, flagged, in_window, Record.ts < window_end)
+            .order_by(Record.ts.desc(), Record.id.desc())
+            .limit(max_request_ids)
+        )
+    ]
+    total_w = Counts(sum(r[1] for r in counts), sum(r[2] for r in counts))
+    total_b = Counts(sum(r[3] for r in counts), sum(r[4] for r in counts))
+    out.append(group(OVERALL, None, total_w, total_b, all_models, all_ids))
+    for v, wn, wf, bn, bf in sorted(counts, key=lambda r: str(r[0])):
+        if wn:
+            out.append(
+                group(
+                    f"prompt_version:{v}",
+                    v,
+                    Counts(wn, wf),
+                    Counts(bn, bf),
+                    models.get(v, {}),
+                    flagged_ids.get(v, []),
+                )
+            )
+    return out
+
+
+def alert_history(*, session: Session, kind: str = ALERT_KIND) -> dict[str, History]:
+    """Per group key: the time of its latest alert and whether a recovery was stored after it."""
+    out: dict[str, History] = {}
+    last_alert = dict(
+        session.execute(
+            select(Alert.group_key, func.max(Alert.created_at))
+            .where(Alert.kind == kind, Alert.status == "alert")
+            .group_by(Alert.group_key)
+        ).all()
+    )
+    last_recovery = dict(
+        session.execute(
+            select(Alert.group_key, func.max(Alert.created_at))
+            .where(Alert.kind == kind, Alert.status == "recovered")
+            .group_by(Alert.group_key)
+        ).all()
+    )
+    for key, at in last_alert.items():
+        rec = last_recovery.get(key)
+        out[key] = History(at, rec is not None and rec >= at)
+    return out
+
+
+def store_alert(
+    *,
+    session: Session,
+    decision: Decision,
+    context: dict[str, Any],
+    delivered_to: str,
+    sentry_event_id: str | None,
+    now: datetime,
+) -> int:
+    """Store an alert (``status`` ``alert``) or recovery (``recovered``); returns its id. Flushes."""
+    g = decision.group
+    row = Alert(
+        kind=ALERT_KIND,
+        group_key=g.group_key,
+        prompt_version=g.prompt_version,
+        status="alert" if decision.action == "alert" else "recovered",
+        window_start=g.window_start,
+        window_end=g.window_end,
+        window_rewrites=g.window.rewrites,
+        window_flagged=g.window.flagged,
+        window_rate=g.window.rate or 0.0,
+        baseline_rewrites=g.baseline.rewrites,
+        baseline_flagged=g.baseline.flagged,
+        baseline_rate=g.baseline.rate,
+        delivered_to=delivered_to,
+        sentry_event_id=sentry_event_id,
+        context=context,
+        created_at=now,
+    )
+    session.add(row)
+    session.flush()
+    return row.id

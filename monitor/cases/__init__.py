@@ -1,0 +1,1 @@
+"""Regression cases: verdicts turned into eval-set cases, redacted and exported."""

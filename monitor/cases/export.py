@@ -1,0 +1,157 @@
+"""Write the eval set: the current regression cases as JSON Lines, CSV or Parquet.
+
+One case per line/row, in the shape of ``schemas/regression_case.schema.json`` (:data:`SCHEMA_PATH`),
+oldest verdict first, so a later export appends new cases at the end and an unchanged store exports
+the same bytes again (nothing in a line depends on when the export ran). CSV and Parquet hold the same
+columns; the nested ones (``messages``, ``must_include``, ``must_not_include``, ``logged``) are JSON
+text there, so the two tabular formats read back the same way.
+
+Personal details are redacted by default (``monitor.cases.redact``); reviewer identity and source ids
+(``source_request_id``, ``record_id``, ``verdict_id``) are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from monitor.cases.redact import NameFinder, redact_case
+from monitor.cases.store import CaseRow, list_cases, logged_rewrites, sync_cases
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "regression_case.schema.json"
+FORMATS = ("jsonl", "csv", "parquet")
+COLUMNS = (
+    "id",
+    "version",
+    "label",
+    "artifact",
+    "source_request_id",
+    "record_id",
+    "verdict_id",
+    "reviewer",
+    "verdict_at",
+    "prompt_version",
+    "model",
+    "messages",
+    "latest",
+    "expected_query",
+    "must_include",
+    "must_not_include",
+    "logged",
+    "redacted",
+)
+NESTED = ("messages", "must_include", "must_not_include", "logged")
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    """What one export wrote: ``cases`` lines/rows to ``path`` in ``format``; ``applied`` verdicts the
+    sync step looked at (see ``monitor.cases.store.sync_cases``)."""
+
+    path: Path
+    format: str
+    cases: int
+    applied: int
+    redacted: bool
+    by_label: dict[str, int]
+
+
+def _iso(dt: datetime) -> str:
+    return dt.isoformat() + "Z"  # stored as naive UTC
+
+
+def case_dict(row: CaseRow, logged: dict[str, Any] | None) -> dict[str, Any]:
+    """One case in the export shape (keys in :data:`COLUMNS` order), not redacted."""
+    return {
+        "id": row.case_key,
+        "version": row.version,
+        "label": row.label,
+        "artifact": row.artifact,
+        "source_request_id": row.source_request_id,
+        "record_id": row.record_id,
+        "verdict_id": row.verdict_id,
+        "reviewer": row.reviewer,
+        "verdict_at": _iso(row.verdict_at),
+        "prompt_version": row.prompt_version,
+        "model": row.model,
+        "messages": [{"role": m["role"], "content": m["content"]} for m in row.messages],
+        "latest": row.latest,
+        "expected_query": row.expected_query,
+        "must_include": list(row.must_include),
+        "must_not_include": list(row.must_not_include),
+        "logged": logged,
+        "redacted": False,
+    }
+
+
+def collect_cases(
+    *,
+    session: Session,
+    since: datetime | None = None,
+    label: str | None = None,
+    redact: bool = True,
+    finder: NameFinder | None = None,
+) -> list[dict[str, Any]]:
+    """The current cases as export dicts, oldest verdict first; redacted unless ``redact`` is False.
+
+    ``finder`` finds names for the redaction (``None``: names are not looked for, the patterns still
+    apply). ``since`` bounds the verdict time (naive UTC).
+    """
+    rows = list_cases(session=session, since=since, label=label, limit=None, oldest_first=True)
+    logged = logged_rewrites(session=session, record_ids=sorted({r.record_id for r in rows}))
+    out = []
+    for row in rows:
+        case = case_dict(row, logged.get(row.record_id))
+        out.append(redact_case(case, finder) if redact else case)
+    return out
+
+
+def write_cases(cases: Sequence[dict[str, Any]], path: Path, fmt: str) -> None:
+    """Write ``cases`` to ``path`` as ``jsonl`` (UTF-8, ``\\n`` line ends), ``csv`` or ``parquet``.
+
+    Raises ``ValueError`` for another format.
+    """
+    if fmt == "jsonl":
+        with path.open("w", encoding="utf-8", newline="\n") as fh:
+            for case in cases:
+                fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+        return
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    import pandas as pd
+
+    flat = [
+        {k: json.dumps(c[k], ensure_ascii=False) if k in NESTED else c[k] for k in COLUMNS} for c in cases
+    ]
+    df = pd.DataFrame(flat, columns=list(COLUMNS))
+    if fmt == "csv":
+        df.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+    else:
+        df.to_parquet(path, index=False, engine="pyarrow")
+
+
+def export_cases(
+    *,
+    session: Session,
+    path: Path,
+    fmt: str = "jsonl",
+    since: datetime | None = None,
+    label: str | None = None,
+    redact: bool = True,
+    finder: NameFinder | None = None,
+    now: datetime,
+) -> ExportSummary:
+    """Bring the cases up to date with the verdicts (commits), then write the eval set to ``path``."""
+    applied = sync_cases(session=session, now=now)
+    cases = collect_cases(session=session, since=since, label=label, redact=redact, finder=finder)
+    write_cases(cases, path, fmt)
+    by_label: dict[str, int] = {}
+    for c in cases:
+        by_label[c["label"]] = by_label.get(c["label"], 0) + 1
+    return ExportSummary(path, fmt, len(cases), applied, redact, dict(sorted(by_label.items())))

@@ -1,0 +1,337 @@
+"""Regression cases built from verdicts, as plain data for the CLI, the export and the dashboard.
+
+A case is a prefix (the messages the rewriter received), a follow-up (the latest message) and a gold
+label (label, first wrong artifact, expected query, must-include and must-not-include terms).
+
+When a verdict makes a case (:func:`case_spec`):
+
+- every label other than ``ok`` / ``false_alarm_synonym``;
+- ``ok`` / ``false_alarm_synonym`` on a hard case: the record has a stored finding at medium or above
+  from the current checks (a false alarm stays a useful negative case); a clean control item does not;
+- never when the message list was not logged (without the prefix there is nothing to replay), nor
+  when the stored rewrite event no longer parses.
+
+Identity and versions (:func:`apply_verdict`):
+
+- ``case_key`` = sha256 of the JSON array ``[prefix_sha256, latest, label]``, where ``prefix_sha256``
+  is sha256 of the canonical JSON of ``[[role, content], ...]``. Two requests with the same prefix,
+  latest message and label are one case (deduplicated).
+- A verdict whose gold equals the current version's adds nothing. A different gold adds version + 1
+  and stamps the previous version's ``superseded_at``: nothing is overwritten, the unique
+  ``(case_key, version)`` constraint makes concurrent writers collide instead of both winning.
+- A re-review of a record that no longer yields its case (another label, or ``ok`` on a clean item)
+  stamps that case's current version superseded with no successor: the case is withdrawn.
+
+:func:`record_verdict <monitor.queue.store.record_verdict>` calls :func:`apply_verdict` inside the
+verdict's transaction; :func:`sync_cases` (run by ``export``) applies the newest verdict of every item
+that has no case row yet, e.g. verdicts stored before this module existed. Both are idempotent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import exists, func, select, tuple_
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, aliased
+
+from monitor.ingest.records import load_records
+from monitor.queue.store import FINE_LABELS
+from monitor.store.models import Event, Finding, Record, RegressionCase, Verdict
+
+HARD_MIN_RANK = 1
+"""A finding at this severity rank or above (medium) makes an ``ok`` verdict a hard negative case."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRow:
+    """One regression case version; ``superseded`` is True when a later review replaced or withdrew it.
+
+    ``record_id`` and ``verdict_id`` are the source ids of the version (the record whose verdict
+    created it).
+    """
+
+    id: int
+    case_key: str
+    version: int
+    superseded: bool
+    source_request_id: str
+    messages: list[dict[str, Any]]
+    latest: str
+    expected_query: str | None
+    must_include: list[str]
+    must_not_include: list[str]
+    label: str
+    artifact: str
+    reviewer: str
+    verdict_at: datetime
+    prompt_version: str | None
+    model: str | None
+    record_id: int
+    verdict_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class CaseSpec:
+    """What a verdict says a case should be (before it is stored)."""
+
+    key: str
+    messages: list[dict[str, str]]
+    latest: str
+    expected_query: str | None
+    must_include: list[str]
+    must_not_include: list[str]
+    label: str
+    artifact: str
+    prompt_version: str | None
+    model: str | None
+
+    def gold(self) -> tuple[Any, ...]:
+        return (self.expected_query, self.must_include, self.must_not_include, self.artifact)
+
+
+def case_key(messages: Sequence[dict[str, str]], latest: str, label: str) -> str:
+    """The 64-hex deduplication key of a case (see the module docstring for the exact bytes)."""
+    prefix = json.dumps([[m["role"], m["content"]] for m in messages], ensure_ascii=False)
+    prefix_sha = hashlib.sha256(prefix.encode()).hexdigest()
+    return hashlib.sha256(json.dumps([prefix_sha, latest, label], ensure_ascii=False).encode()).hexdigest()
+
+
+def _current_checks() -> list[tuple[str, int]]:
+    from monitor.checks import current_versions
+
+    return current_versions()
+
+
+def is_hard(*, session: Session, record_id: int) -> bool:
+    """True when the record has a finding at medium or above from the current check versions."""
+    current = tuple_(Finding.check_id, Finding.check_version).in_(_current_checks())
+    stmt = select(
+        exists().where(Finding.record_id == record_id, Finding.severity_rank >= HARD_MIN_RANK, current)
+    )
+    return bool(session.scalar(stmt))
+
+
+def case_spec(*, session: Session, verdict: Verdict) -> CaseSpec | None:
+    """The case ``verdict`` makes, or ``None`` when it makes none (module docstring, first list).
+
+    ``expected_query`` is the reviewer's corrected query; without one, the logged query when the
+    reviewer judged the rewrite right (a fine label, or a first wrong artifact after the rewrite:
+    retrieval or generation), else ``None``.
+    """
+    if verdict.label in FINE_LABELS and not is_hard(session=session, record_id=verdict.record_id):
+        return None
+    try:
+        loaded = load_records(session=session, record_ids=[verdict.record_id])
+    except ValidationError:
+        # A stored event that no longer parses (altered by hand; ingest validates every event) makes
+        # no case: the verdict itself must still be recorded.
+        return None
+    if not loaded:
+        return None
+    record = loaded[0][1]
+    if record.context is None or record.context.messages is None:
+        return None
+    messages = [{"role": m.role, "content": m.content} for m in record.context.messages]
+    expected = verdict.corrected_query
+    if expected is None and (verdict.label in FINE_LABELS or verdict.artifact in ("retrieval", "generation")):
+        expected = record.query
+    return CaseSpec(
+        key=case_key(messages, record.latest, verdict.label),
+        messages=messages,
+        latest=record.latest,
+        expected_query=expected,
+        must_include=list(verdict.must_include),
+        must_not_include=list(verdict.must_not_include),
+        label=verdict.label,
+        artifact=verdict.artifact,
+        prompt_version=record.prompt_version,
+        model=record.model,
+    )
+
+
+def _current(session: Session, key: str) -> RegressionCase | None:
+    return session.scalars(
+        select(RegressionCase).where(RegressionCase.case_key == key, RegressionCase.superseded_at.is_(None))
+    ).first()
+
+
+def apply_verdict(*, session: Session, verdict: Verdict, now: datetime, attempts: int = 3) -> int | None:
+    """Create, version or withdraw the regression case of ``verdict``; returns the id of the case row
+    that now stands for it (``None`` when the verdict makes no case). Flushes; does not commit.
+
+    Idempotent: applying the same verdict twice changes nothing the second time. A concurrent writer
+    that took the same ``(case_key, version)`` first makes this one re-read and try again, up to
+    ``attempts`` times (then the ``IntegrityError`` propagates).
+    """
+    spec = case_spec(session=session, verdict=verdict)
+    withdraw = select(RegressionCase).where(
+        RegressionCase.record_id == verdict.record_id, RegressionCase.superseded_at.is_(None)
+    )
+    if spec is not None:
+        withdraw = withdraw.where(RegressionCase.case_key != spec.key)
+    for old in session.scalars(withdraw):
+        old.superseded_at = now
+    if spec is None:
+        session.flush()
+        return None
+    for attempt in range(attempts):
+        current = _current(session, spec.key)
+        if current is not None and current.verdict_id == verdict.id:
+            return current.id
+        if current is not None and spec.gold() == (
+            current.expected_query,
+            list(current.must_include),
+            list(current.must_not_include),
+            current.artifact,
+        ):
+            return current.id
+        version = (
+            session.scalar(
+                select(func.max(RegressionCase.version)).where(RegressionCase.case_key == spec.key)
+            )
+            or 0
+        ) + 1
+        try:
+            with session.begin_nested():
+                if current is not None:
+                    current.superseded_at = now
+                row = RegressionCase(
+                    case_key=spec.key,
+                    version=version,
+                    superseded_at=None,
+                    verdict_id=verdict.id,
+                    record_id=verdict.record_id,
+                    source_request_id=verdict.request_id,
+                    messages=spec.messages,
+                    latest=spec.latest,
+                    expected_query=spec.expected_query,
+                    must_include=spec.must_include,
+                    must_not_include=spec.must_not_include,
+                    label=spec.label,
+                    artifact=spec.artifact,
+                    reviewer=verdict.reviewer,
+                    verdict_at=verdict.created_at,
+                    prompt_version=spec.prompt_version,
+                    model=spec.model,
+                    created_at=now,
+                )
+                session.add(row)
+            return row.id
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+            session.expire_all()
+    return None  # unreachable: the loop returns or raises
+
+
+def sync_cases(*, session: Session, now: datetime) -> int:
+    """Apply the newest verdict of every queue item that has no case row from it yet; commit.
+
+    Returns how many verdicts were applied (most add nothing: ``ok`` on clean items, duplicates).
+    Only the newest verdict of an item counts, so an older one can never undo a newer review.
+    """
+    v2 = aliased(Verdict)  # a separate alias, so the subquery is not correlated with the outer query
+    newest = select(func.max(v2.id)).group_by(v2.queue_item_id)
+    has_case = exists().where(RegressionCase.verdict_id == Verdict.id)
+    verdicts = session.scalars(select(Verdict).where(Verdict.id.in_(newest), ~has_case).order_by(Verdict.id))
+    n = 0
+    for verdict in verdicts.all():
+        apply_verdict(session=session, verdict=verdict, now=now)
+        n += 1
+    session.commit()
+    return n
+
+
+def _row(c: RegressionCase) -> CaseRow:
+    return CaseRow(
+        c.id,
+        c.case_key,
+        c.version,
+        c.superseded_at is not None,
+        c.source_request_id,
+        list(c.messages),
+        c.latest,
+        c.expected_query,
+        list(c.must_include),
+        list(c.must_not_include),
+        c.label,
+        c.artifact,
+        c.reviewer,
+        c.verdict_at,
+        c.prompt_version,
+        c.model,
+        c.record_id,
+        c.verdict_id,
+    )
+
+
+def list_cases(
+    *,
+    session: Session,
+    label: str | None = None,
+    since: datetime | None = None,
+    include_superseded: bool = False,
+    limit: int | None = 100,
+    offset: int = 0,
+    oldest_first: bool = False,
+) -> list[CaseRow]:
+    """Regression cases, newest verdict first (``oldest_first``: oldest first, the export's stable
+    order); by default only the current version of each case. ``since`` bounds ``verdict_at``."""
+    if oldest_first:
+        order = (RegressionCase.verdict_at, RegressionCase.id)
+    else:
+        order = (RegressionCase.verdict_at.desc(), RegressionCase.id.desc())
+    stmt = select(RegressionCase).order_by(*order)
+    if not include_superseded:
+        stmt = stmt.where(RegressionCase.superseded_at.is_(None))
+    if label is not None:
+        stmt = stmt.where(RegressionCase.label == label)
+    if since is not None:
+        stmt = stmt.where(RegressionCase.verdict_at >= since)
+    stmt = stmt.offset(offset)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [_row(c) for c in session.scalars(stmt)]
+
+
+def count_cases(*, session: Session, include_superseded: bool = False) -> int:
+    """How many cases (current versions only, unless ``include_superseded``)."""
+    stmt = select(func.count()).select_from(RegressionCase)
+    if not include_superseded:
+        stmt = stmt.where(RegressionCase.superseded_at.is_(None))
+    return int(session.scalar(stmt) or 0)
+
+
+def logged_rewrites(*, session: Session, record_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Per record id, the logged rewrite the case came from: ``{query, rewritten, resolved, dropped}``
+    (``resolved`` as ``[{surface, antecedent, turn}]``), for ``replay --compare`` against the logs."""
+    out: dict[int, dict[str, Any]] = {}
+    ids = list(record_ids)
+    for start in range(0, len(ids), 500):
+        rows = session.execute(
+            select(Record.id, Event.raw)
+            .join(Event, Event.id == Record.rewrite_event_id)
+            .where(Record.id.in_(ids[start : start + 500]))
+        )
+        for rid, raw in rows:
+            out[rid] = {
+                "query": raw.get("query", ""),
+                "rewritten": bool(raw.get("rewritten", True)),
+                "resolved": [
+                    {
+                        "surface": r.get("surface", ""),
+                        "antecedent": r.get("antecedent", ""),
+                        "turn": r.get("turn"),
+                    }
+                    for r in raw.get("resolved") or []
+                ],
+                "dropped": list(raw.get("dropped") or []),
+            }
+    return out

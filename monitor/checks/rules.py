@@ -1,0 +1,336 @@
+"""Load and validate ``rules/*.yaml`` into typed, hashed :class:`Rules`.
+
+Three files, each validated by a pydantic model with ``extra="forbid"`` (schema: ``rules/README.md``):
+
+- ``aliases.yaml``   -> :class:`AliasesFile`: groups of equivalent surface forms (scoped allow-list).
+- ``neutral.yaml``   -> :class:`NeutralFile`: words never reported, framing words graded low, fillers.
+- ``qualifiers.yaml`` -> :class:`QualifiersFile`: qualifier kinds with regex patterns.
+
+Any problem raises :class:`monitor.errors.RulesError` with ``"<file>:<line>: <reason>"``; the line comes
+from the YAML node that holds the offending value. ``Rules.hash`` is a sha256 (16 hex) over the
+validated content (not the bytes), so comments and formatting do not trigger a re-check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from monitor.errors import RulesError, utf8_fault
+
+RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
+FILES = ("aliases.yaml", "neutral.yaml", "qualifiers.yaml")
+
+
+class LocatedValueError(ValueError):
+    """A validator error that knows the path of the offending value below the validated object, so the
+    loader can report its YAML line (pydantic keeps the exception in ``error["ctx"]["error"]``)."""
+
+    def __init__(self, message: str, loc: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AliasGroup(_Strict):
+    """Equivalent surface forms: a query word in one is allowed when ANY member is in the transcript."""
+
+    name: str = Field(min_length=1)
+    members: list[str] = Field(min_length=2)
+    note: str | None = None
+
+    @field_validator("members")
+    @classmethod
+    def _non_empty(cls, v: list[str]) -> list[str]:
+        for m in v:
+            if not m.strip():
+                raise ValueError("alias member must not be empty")
+        return v
+
+
+class AliasesFile(_Strict):
+    version: Literal[1]
+    groups: list[AliasGroup] = []
+
+    @model_validator(mode="after")
+    def _unique(self) -> AliasesFile:
+        seen: dict[str, str] = {}
+        names: set[str] = set()
+        for gi, g in enumerate(self.groups):
+            if g.name in names:
+                raise LocatedValueError(f"group name {g.name!r} is used twice", ("groups", gi, "name"))
+            names.add(g.name)
+            for mi, m in enumerate(g.members):
+                k = normalise_phrase(m)
+                if k in seen and seen[k] != g.name:
+                    raise LocatedValueError(
+                        f"member {m!r} of group {g.name!r} is already in group {seen[k]!r}",
+                        ("groups", gi, "members", mi),
+                    )
+                seen[k] = g.name
+        return self
+
+
+class NeutralFile(_Strict):
+    """``neutral``: never reported. ``framing``: reported at severity low. ``fillers``: discourse words
+    of the latest message that carry no intent (ignored by ``intent_dropped``). All are lower-case lemmas.
+    """
+
+    version: Literal[1]
+    neutral: list[str] = []
+    framing: list[str] = []
+    fillers: list[str] = []
+
+    @field_validator("neutral", "framing", "fillers")
+    @classmethod
+    def _lower(cls, v: list[str]) -> list[str]:
+        for w in v:
+            if w != w.strip().lower() or not w:
+                raise ValueError(f"word {w!r} must be lower-case with no surrounding spaces")
+        return v
+
+
+class QualifierKind(_Strict):
+    """One qualifier kind. ``patterns`` are Python regexes; a named group ``value`` marks the value,
+    otherwise the whole match is the value. ``values`` maps a canonical value to its other surface forms.
+    ``persists: false`` marks values that constrain only the turn they are in (relative time: "today").
+    ``exclude`` lists lower-case words that disqualify a match holding any of them as a word (a month
+    or an event name caught by a capitalised-name pattern), so patterns stay readable.
+    """
+
+    kind: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    constrains: bool
+    persists: bool = True
+    case_sensitive: bool = False
+    applies_to: list[str] = []
+    patterns: list[str] = Field(min_length=1)
+    values: dict[str, list[str]] = {}
+    exclude: list[str] = []
+    note: str | None = None
+
+    @field_validator("exclude")
+    @classmethod
+    def _lower_words(cls, v: list[str]) -> list[str]:
+        for w in v:
+            if w != w.lower() or not w or w != w.strip() or " " in w:
+                raise ValueError(f"exclude word {w!r} must be one lower-case word")
+        return v
+
+    @field_validator("patterns")
+    @classmethod
+    def _compile(cls, v: list[str]) -> list[str]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {p!r}: {exc}") from None
+        return v
+
+
+class QualifiersFile(_Strict):
+    version: Literal[1]
+    kinds: list[QualifierKind]
+
+    @model_validator(mode="after")
+    def _unique(self) -> QualifiersFile:
+        names = [k.kind for k in self.kinds]
+        for i, n in enumerate(names):
+            if n in names[:i]:
+                raise LocatedValueError(f"duplicate kind {n!r}", ("kinds", i, "kind"))
+        return self
+
+
+def normalise_phrase(text: str) -> str:
+    """Lower-case, hyphens/underscores as spaces, spaces collapsed: "Single-Tenant" -> "single tenant"."""
+    return " ".join(re.sub(r"[-_\u2013\u2014]+", " ", text.lower()).split())
+
+
+@dataclass(frozen=True)
+class CompiledKind:
+    """A :class:`QualifierKind` with compiled regexes and a surface -> canonical value map."""
+
+    spec: QualifierKind
+    regexes: tuple[re.Pattern[str], ...]
+    canonical: dict[str, str]
+    exclude: frozenset[str] = frozenset()
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def canon(self, surface: str) -> str:
+        """Canonical value of a matched surface (normalised; unknown surfaces are their own value)."""
+        n = normalise_phrase(surface)
+        return self.canonical.get(n, n)
+
+    def surfaces(self, value: str) -> tuple[str, ...]:
+        """All normalised surface forms of canonical ``value``."""
+        return tuple(sorted({s for s, c in self.canonical.items() if c == value} | {value}))
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The loaded rules: validated file models, compiled qualifier kinds, and ``hash`` (16 hex)."""
+
+    aliases: AliasesFile
+    neutral: NeutralFile
+    qualifiers: QualifiersFile
+    hash: str
+    kinds: tuple[CompiledKind, ...]
+    neutral_words: frozenset[str]
+    framing_words: frozenset[str]
+    filler_words: frozenset[str]
+    source: str = "<memory>"
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def build_rules(
+    *, aliases: AliasesFile, neutral: NeutralFile, qualifiers: QualifiersFile, source: str = "<memory>"
+) -> Rules:
+    """Compile validated models into :class:`Rules` (tests use this to vary one file)."""
+    kinds = []
+    for k in qualifiers.kinds:
+        flags = 0 if k.case_sensitive else re.IGNORECASE
+        canonical: dict[str, str] = {}
+        for value, syns in k.values.items():
+            cv = normalise_phrase(value)
+            canonical[cv] = cv
+            for s in syns:
+                canonical[normalise_phrase(s)] = cv
+        kinds.append(
+            CompiledKind(k, tuple(re.compile(p, flags) for p in k.patterns), canonical, frozenset(k.exclude))
+        )
+    payload = json.dumps(
+        {
+            "aliases": aliases.model_dump(),
+            "neutral": neutral.model_dump(),
+            "qualifiers": qualifiers.model_dump(),
+        },
+        sort_keys=True,
+    )
+    return Rules(
+        aliases=aliases,
+        neutral=neutral,
+        qualifiers=qualifiers,
+        hash=hashlib.sha256(payload.encode()).hexdigest()[:16],
+        kinds=tuple(kinds),
+        neutral_words=frozenset(neutral.neutral),
+        framing_words=frozenset(neutral.framing),
+        filler_words=frozenset(neutral.fillers),
+        source=source,
+    )
+
+
+_MODELS: dict[str, type[BaseModel]] = {
+    "aliases.yaml": AliasesFile,
+    "neutral.yaml": NeutralFile,
+    "qualifiers.yaml": QualifiersFile,
+}
+
+
+def _load_file(path: Path, model: type[BaseModel]) -> BaseModel:
+    """Parse one YAML file and validate it; errors -> ``RulesError("<path>:<line>: reason")``."""
+    label = f"rules/{path.name}" if path.parent == RULES_DIR else str(path)
+    try:
+        # Decoded whole (not read_text): a decode error then holds every byte before the bad one, so
+        # its line can be named.
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise RulesError(f"{label}:0: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line, reason = utf8_fault(exc)
+        raise RulesError(f"{label}:{line}: {reason}") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        problem = getattr(exc, "problem", None) or str(exc)
+        # PyYAML marks where it noticed the fault, often the line after an unclosed bracket or quote;
+        # the construct it was parsing (``context_mark``) is where the edit usually belongs.
+        began = getattr(exc, "context_mark", None)
+        context = getattr(exc, "context", None)
+        if began is not None and context and began.line + 1 != line:
+            problem += f" ({context} that starts at line {began.line + 1})"
+        raise RulesError(f"{label}:{line}: invalid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise RulesError(f"{label}:1: expected a mapping at the top level")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, LocatedValueError):
+                loc = loc + cause.loc
+            where = ".".join(str(p) for p in loc) or "<top>"
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append(f"{label}:{_line_of(root, loc)}: {where}: {msg}")
+        # Every problem of the file at once, one per line: fixing them should take one round.
+        raise RulesError("\n".join(problems)) from None
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int:
+    """1-based line of the YAML node at pydantic location ``loc`` (the deepest node found on the path)."""
+    if node is None:
+        return 1
+    line = node.start_mark.line + 1
+    for part in loc:
+        nxt = None
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(part):
+                    nxt = v
+                    # an unknown key (extra="forbid") is reported at the key itself
+                    line = k.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            break
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_rules(directory: Path | None = None) -> Rules:
+    """Load ``aliases.yaml``, ``neutral.yaml`` and ``qualifiers.yaml`` from ``directory``.
+
+    Default directory: the repository's ``rules/``. Raises :class:`RulesError` (``file:line: reason``)
+    on a missing, unparsable or invalid file.
+    """
+    d = Path(directory) if directory is not None else RULES_DIR
+    loaded = {name: _load_file(d / name, model) for name, model in _MODELS.items()}
+    return build_rules(
+        aliases=loaded["aliases.yaml"],
+        neutral=loaded["neutral.yaml"],  # type: ignore[arg-type]
+        qualifiers=loaded["qualifiers.yaml"],
+        source=str(d),
+    )  # type: ignore[arg-type]
+
+
+def validate_rules(directory: Path | None = None) -> list[str]:
+    """Validate every rules file in ``directory``; return the error messages (empty when valid).
+
+    Unlike :func:`load_rules` this checks all three files; each problem is one ``file:line: reason``.
+    """
+    d = Path(directory) if directory is not None else RULES_DIR
+    errors = []
+    for name, model in _MODELS.items():
+        try:
+            _load_file(d / name, model)
+        except RulesError as exc:
+            errors.extend(str(exc).splitlines())
+    return errors

@@ -1,0 +1,296 @@
+"""Store check outcomes and read findings back. Keyword-only, session in, plain dataclasses out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy.orm import Session
+
+from monitor.store.engine import insert_ignore
+from monitor.store.models import CheckRun, Finding, Record
+
+SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """A stored finding as plain data (what the CLI and dashboard receive)."""
+
+    request_id: str
+    conv_id: str
+    kind: str
+    severity: str
+    words: list[str]
+    reason: str
+    evidence: dict[str, Any]
+    check_id: str
+    check_version: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "request_id": self.request_id,
+            "kind": self.kind,
+            "severity": self.severity,
+            "words": self.words,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How many rewrites a check ran on, was skipped on, and has not yet seen (at its current version)."""
+
+    check_id: str
+    version: int
+    ran: int
+    skipped: int
+    rewrites: int
+    top_skip_reason: str | None = None
+
+    @property
+    def share_ran(self) -> float | None:
+        return self.ran / self.rewrites if self.rewrites else None
+
+
+def fully_checked(
+    checks: Sequence[tuple[str, int]], start: datetime | None = None, end: datetime | None = None
+) -> Any:
+    """Subquery (column ``record_id``) of the records with a run of every current check in ``checks``,
+    of rewrites with ``start <= ts < end`` when bounds are given.
+
+    The bounds sit inside the grouping, joined through the record's time (indexed), so a bounded read
+    costs the window's runs rather than every run in the store.
+    """
+    stmt = select(CheckRun.record_id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+    if start is not None or end is not None:
+        stmt = stmt.join(Record, Record.id == CheckRun.record_id)
+        if start is not None:
+            stmt = stmt.where(Record.ts >= start)
+        if end is not None:
+            stmt = stmt.where(Record.ts < end)
+    return stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks)).subquery()
+
+
+def unchecked_record_ids(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    after_id: int,
+    limit: int,
+    check_rate: float = 1.0,
+    claim: bool = False,
+) -> list[int]:
+    """Ids (ascending, above ``after_id``) of records with a rewrite lacking a run of some current check.
+
+    ``checks`` is the list of ``(check_id, version)`` currently registered; with ``check_rate`` < 1
+    only records whose ``check_draw`` is below the rate are returned. With ``claim`` on PostgreSQL
+    the rows are locked ``FOR UPDATE SKIP LOCKED`` until the caller's transaction ends, so concurrent
+    checkers take disjoint batches (on SQLite, one writer at a time, it changes nothing).
+    """
+    # Candidates are read by primary-key range, then their runs counted for that range only: two
+    # index range scans per batch whatever the planner knows (a correlated count per record became a
+    # scan of check_runs per record on a fresh PostgreSQL table without statistics).
+    scan = max(limit, 1000)
+    current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
+    pg_claim = claim and session.get_bind().dialect.name == "postgresql"
+
+    def unfinished(ids: list[int]) -> list[int]:
+        full = {
+            rid
+            for rid, n in session.execute(
+                select(CheckRun.record_id, func.count())
+                .where(current, CheckRun.record_id >= ids[0], CheckRun.record_id <= ids[-1])
+                .group_by(CheckRun.record_id)
+            )
+            if n >= len(checks)
+        }
+        return [i for i in ids if i not in full]
+
+    after = after_id
+    while True:
+        window = select(Record.id).where(Record.rewrite_event_id.is_not(None), Record.id > after)
+        if check_rate < 1.0:
+            window = window.where(Record.check_draw < check_rate)
+        candidates = list(session.scalars(window.order_by(Record.id).limit(scan)))
+        if not candidates:
+            return []
+        ids = unfinished(candidates)[:limit]
+        if ids and pg_claim:
+            locked = list(
+                session.scalars(
+                    select(Record.id)
+                    .where(Record.id.in_(ids))
+                    .order_by(Record.id)
+                    .with_for_update(skip_locked=True, of=Record)
+                )
+            )
+            # Another checker may have committed some of them between the count and the lock; a new
+            # statement sees its commit, and nobody else can check them while we hold them.
+            ids = unfinished(locked) if locked else []
+        if ids:
+            return ids
+        after = candidates[-1]
+
+
+def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:
+    """Delete the runs and findings of these check versions so they run again; returns runs deleted."""
+    run_ids = select(CheckRun.id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+    session.execute(delete(Finding).where(Finding.check_run_id.in_(run_ids)))
+    result = session.execute(
+        delete(CheckRun).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+    )
+    return int(result.rowcount or 0)
+
+
+def store_outcomes(*, session: Session, outcomes: Sequence[tuple[int, str, Any]], now: datetime) -> int:
+    """Store ``(record_id, request_id, CheckOutcome)`` triples in two statements; returns findings stored.
+
+    Idempotent: a run already stored for (record, check, version) is left as it is and its findings
+    are not added again (the unique key lives in the schema, so concurrent checkers agree too).
+    """
+    if not outcomes:
+        return 0
+    record_ids = [record_id for record_id, _req, _out in outcomes]
+
+    def stored_runs() -> dict[tuple[int, str, int], int]:
+        stmt = select(CheckRun.id, CheckRun.record_id, CheckRun.check_id, CheckRun.check_version).where(
+            CheckRun.record_id.in_(record_ids)
+        )
+        return {(r.record_id, r.check_id, r.check_version): r.id for r in session.execute(stmt)}
+
+    before = stored_runs()
+    runs = [
+        {
+            "record_id": record_id,
+            "check_id": st.check_id,
+            "check_version": st.version,
+            "rules_hash": outcome.rules_hash,
+            "status": st.status,
+            "skip_reason": st.reason,
+            "n_findings": st.n_findings,
+            "checked_at": now,
+        }
+        for record_id, _req, outcome in outcomes
+        for st in outcome.statuses
+        if (record_id, st.check_id, st.version) not in before
+    ]
+    if not runs:
+        return 0
+    # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite.
+    session.execute(insert_ignore(session, CheckRun, ["record_id", "check_id", "check_version"]), runs)
+    run_ids = {
+        (rec, cid): rid for (rec, cid, ver), rid in stored_runs().items() if (rec, cid, ver) not in before
+    }
+    rows = []
+    for record_id, request_id, outcome in outcomes:
+        ordinal: dict[str, int] = {}
+        for f in outcome.findings:
+            run_id = run_ids.get((record_id, f.check_id))
+            if run_id is None:  # stored before (or by a concurrent checker): so are its findings
+                continue
+            n = ordinal[f.check_id] = ordinal.get(f.check_id, -1) + 1
+            rows.append(
+                {
+                    "check_run_id": run_id,
+                    "ordinal": n,
+                    "record_id": record_id,
+                    "request_id": request_id,
+                    "kind": f.kind,
+                    "severity": f.severity,
+                    "severity_rank": SEVERITY_RANK[f.severity],
+                    "reason": f.reason,
+                    "words": f.words,
+                    "evidence": f.evidence,
+                    "check_id": f.check_id,
+                    "check_version": f.check_version,
+                    "rules_hash": outcome.rules_hash,
+                    "created_at": now,
+                }
+            )
+    if rows:
+        session.execute(insert_ignore(session, Finding, ["check_run_id", "ordinal"]), rows)
+    return len(rows)
+
+
+def list_findings(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    request_id: str | None = None,
+    kind: str | None = None,
+    min_severity: str = "low",
+    limit: int | None = None,
+    conv_id: str | None = None,
+) -> list[FindingRow]:
+    """Stored findings of the current check versions, most severe first, then by record and order.
+
+    ``request_id``, ``kind`` and ``conv_id`` narrow them (``conv_id`` tells apart rewrites of two
+    conversations logged with one request id)."""
+    stmt = (
+        select(Finding, Record.conv_id)
+        .join(Record, Record.id == Finding.record_id)
+        .where(
+            tuple_(Finding.check_id, Finding.check_version).in_(checks),
+            Finding.severity_rank >= SEVERITY_RANK[min_severity],
+        )
+        .order_by(Finding.severity_rank.desc(), Finding.record_id, Finding.check_run_id, Finding.ordinal)
+    )
+    if request_id is not None:
+        stmt = stmt.where(Finding.request_id == request_id)
+    if kind is not None:
+        stmt = stmt.where(Finding.kind == kind)
+    if conv_id is not None:
+        stmt = stmt.where(Record.conv_id == conv_id)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [
+        FindingRow(
+            request_id=f.request_id,
+            conv_id=conv_id,
+            kind=f.kind,
+            severity=f.severity,
+            words=list(f.words),
+            reason=f.reason,
+            evidence=dict(f.evidence),
+            check_id=f.check_id,
+            check_version=f.check_version,
+        )
+        for f, conv_id in session.execute(stmt)
+    ]
+
+
+def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Coverage]:
+    """Per current check: rewrites it ran on, was skipped on (with the commonest reason), and the
+    number of stored rewrites."""
+    rewrites = session.scalar(select(func.count()).where(Record.rewrite_event_id.is_not(None))) or 0
+    counts = {
+        (cid, ver, status): n
+        for cid, ver, status, n in session.execute(
+            select(CheckRun.check_id, CheckRun.check_version, CheckRun.status, func.count())
+            .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
+            .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status)
+        )
+    }
+    reasons: dict[tuple[str, int], str] = {}
+    for cid, ver, reason, _n in session.execute(
+        select(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason, func.count().label("n"))
+        .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks), CheckRun.status == "skipped")
+        .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason)
+        .order_by(func.count().desc())
+    ):
+        reasons.setdefault((cid, ver), reason)
+    return [
+        Coverage(
+            cid,
+            ver,
+            counts.get((cid, ver, "ran"), 0),
+            counts.get((cid, ver, "skipped"), 0),
+            rewrites,
+            reasons.get((cid, ver)),
+        )
+        for cid, ver in checks
+    ]

@@ -1,0 +1,1 @@
+"""The ``rewrite-monitor`` command line: ``app`` holds the typer app; ``commands`` registers the commands."""

@@ -1,0 +1,167 @@
+"""CLI commands of the dashboard area: ``dashboard`` (the review web app) and ``rules proposals``.
+
+``dashboard`` runs ``streamlit run dashboard/app.py``. The database URL reaches the app through the
+environment, never argv, because it may hold a password and argv is visible to every local user
+(``ps``). Without a login configured the server binds to the loopback address only.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from monitor.cli.app import State, app, out, rules_app
+from monitor.errors import ConfigError
+
+APP_PATH = Path(__file__).resolve().parents[3] / "dashboard" / "app.py"
+"""The Streamlit app; it lives in the repository beside ``monitor/`` (not in the wheel)."""
+
+
+def secrets_files(cwd: Path) -> list[Path]:
+    """Where Streamlit reads ``secrets.toml`` from by default: the user's and the working folder's."""
+    return [Path.home() / ".streamlit" / "secrets.toml", cwd / ".streamlit" / "secrets.toml"]
+
+
+def auth_configured(files: list[Path]) -> bool:
+    """True when any of ``files`` has a complete ``[auth]`` table (Streamlit's OIDC login, ``st.login``).
+
+    Raises ``ConfigError`` naming the file when one exists but is not valid TOML.
+    """
+    for f in files:
+        if not f.is_file():
+            continue
+        try:
+            data = tomllib.loads(f.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{f}: invalid TOML: {exc}") from exc
+        auth = data.get("auth")
+        if isinstance(auth, dict) and _complete(auth):
+            return True
+    return False
+
+
+def _complete(auth: dict[str, object]) -> bool:
+    """An ``[auth]`` table ``st.login`` can use: redirect URI, cookie secret, and a client id either
+    directly or in a named provider table. An empty or partial table must not count as a login, or it
+    would unlock a non-local address with no working authentication."""
+    if not (auth.get("redirect_uri") and auth.get("cookie_secret")):
+        return False
+    providers = [auth, *(v for v in auth.values() if isinstance(v, dict))]
+    return any(p.get("client_id") and p.get("server_metadata_url") for p in providers)
+
+
+def _is_loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def streamlit_command(
+    *, address: str, port: int, database_url: str, config: Path | None, auth: bool, environ: dict[str, str]
+) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that start the dashboard.
+
+    The URL goes into ``REWRITE_MONITOR_DATABASE_URL`` of the returned environment, and the config file
+    (if any) into ``REWRITE_MONITOR_CONFIG``, so the app builds the same settings. Raises
+    ``ConfigError`` when ``address`` is not a loopback address and no login is configured: a
+    dashboard without auth must not be reachable from other machines.
+    """
+    if not auth and not _is_loopback(address):
+        raise ConfigError(
+            f"dashboard_address {address!r} exposes the dashboard without a login: configure [auth] in "
+            ".streamlit/secrets.toml (Streamlit OIDC) or use 127.0.0.1"
+        )
+    argv = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP_PATH),
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        # Reviewers need no "Deploy" or developer menu entries.
+        "--client.toolbarMode",
+        "viewer",
+        # No reloading of edited files in a served app; it also spares an inotify watch per file.
+        "--server.fileWatcherType",
+        "none",
+    ]
+    env = dict(environ)
+    env["REWRITE_MONITOR_DATABASE_URL"] = database_url
+    if config is not None:
+        env["REWRITE_MONITOR_CONFIG"] = str(config.resolve())
+    return argv, env
+
+
+@app.command("dashboard")
+def dashboard(
+    ctx: typer.Context,
+    port: Annotated[int | None, typer.Option("--port", help="Port; default: dashboard_port.")] = None,
+) -> None:
+    """Serve the review dashboard (Queue, Item, Overview, Eval set) until interrupted.
+
+    Binds to dashboard_address (127.0.0.1); a non-local address needs a login configured in
+    .streamlit/secrets.toml ([auth], Streamlit OIDC). Without one, verdicts are signed with
+    reviewer_name and the page shows a "running without auth" banner.
+
+    Example: REWRITE_MONITOR_REVIEWER_NAME=alice rewrite-monitor dashboard --port 8502
+    """
+    from monitor.settings import masked_url
+
+    state: State = ctx.obj
+    settings = state.settings
+    if not APP_PATH.is_file():
+        raise ConfigError(f"dashboard app not found at {APP_PATH}: run from a checkout of the repository")
+    port = port or settings.dashboard_port
+    argv, env = streamlit_command(
+        address=settings.dashboard_address,
+        port=port,
+        database_url=state.url,
+        config=state.config,
+        auth=auth_configured(secrets_files(Path.cwd())),
+        environ=dict(os.environ),
+    )
+    out.print(
+        f"dashboard on http://{settings.dashboard_address}:{port} (database {masked_url(state.url)}); "
+        "Ctrl+C stops it"
+    )
+    # exec, not a child process: SIGTERM from a service manager (or `kill`) then reaches Streamlit
+    # itself instead of orphaning it on the port, and its exit code is the command's.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], argv, env)
+
+
+@rules_app.command("proposals")
+def rules_proposals(ctx: typer.Context) -> None:
+    """Print the reviewers' proposed alias groups as YAML to paste into rules/aliases.yaml.
+
+    Each group comes with a comment naming who proposed it and the queue item it came from. Rules are
+    never edited in place: review the YAML, then add it to the file by hand.
+
+    Example: rewrite-monitor rules proposals >> proposals.yaml
+    """
+    from monitor.review.proposals import list_proposals, proposals_yaml
+    from monitor.store.engine import make_engine, require_current_schema, session_factory
+
+    state: State = ctx.obj
+    engine = make_engine(state.url)
+    require_current_schema(engine)
+    with session_factory(engine)() as session:
+        rows = list_proposals(session=session)
+    typer.echo(proposals_yaml(rows), nl=False)

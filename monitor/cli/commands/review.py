@@ -1,0 +1,460 @@
+"""CLI commands of the review area: ``verdict``, ``review``, ``export`` and ``replay``.
+
+``verdict`` and ``review`` call the same service functions as the dashboard
+(``monitor.queue.store.record_verdict`` / ``verdict_for_request``), so validation and claim rules
+are the same everywhere. ``replay`` needs no database: it reads an exported eval set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import sys
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from monitor.cli.app import State, app, err, out
+from monitor.errors import ReplayError
+
+LABEL_KEYS = {
+    "o": "ok",
+    "a": "false_alarm_synonym",
+    "f": "fabricated_constraint",
+    "d": "dropped_constraint",
+    "w": "wrong_antecedent",
+    "u": "unresolved_reference",
+    "c": "over_carried",
+    "n": "not_a_query",
+    "t": "window_truncated",
+    "m": "missing_assistant_turns",
+    "x": "foreign_session",
+    "r": "ranking",
+    "g": "generation",
+}
+"""One key per label in ``review`` (``s`` skips the item, ``q`` releases it and stops)."""
+MUST_NOT_KINDS = ("added_content_word", "qualifier_conflict", "unresolved_reference")
+MUST_KINDS = ("dropped_qualifier", "intent_dropped")
+"""``review`` prefills must-not-include with the words of findings of ``MUST_NOT_KINDS`` (fabricated
+words, a conflicting value, a reference left unresolved) and must-include with those of ``MUST_KINDS``
+(a live qualifier or intent word the query lost), like the dashboard's form; the reviewer edits them."""
+
+
+def _session(state: State) -> Any:
+    """A session on the configured store; raises ``StorageError`` when it is not migrated. Its SQLite
+    transactions take the write lock at BEGIN, so a verdict waits for a concurrent `run` to commit
+    instead of failing (see ``monitor.store.engine.make_engine``)."""
+    from monitor.store.engine import make_engine, require_current_schema, session_factory
+
+    engine = make_engine(state.url, immediate=True)
+    require_current_schema(engine)
+    return session_factory(engine)()
+
+
+def _current_checks() -> list[tuple[str, int]]:
+    from monitor.checks import current_versions
+
+    return current_versions()
+
+
+def _reviewer(state: State, given: str | None) -> str:
+    return given or state.settings.reviewer_name or getpass.getuser()
+
+
+def _lease(state: State) -> timedelta:
+    return timedelta(minutes=state.settings.claim_lease_minutes)
+
+
+def _say(renderable: Any) -> None:
+    """Print without Rich markup: ids, labels and queries may hold brackets (``[over_carried]``).
+
+    A string also has its control characters escaped (``monitor.cli.render.visible``): request ids and
+    replayed queries come from logs and a model, and an escape sequence in them must not reach the
+    terminal. Renderables from ``monitor.cli.render`` are already made safe there.
+    """
+    from monitor.cli.render import visible
+
+    safe = visible(renderable) if isinstance(renderable, str) else renderable
+    out.print(safe, markup=False, highlight=False)
+
+
+def _terms(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+# -- verdict -------------------------------------------------------------------------------------
+@app.command("verdict")
+def verdict_cmd(
+    ctx: typer.Context,
+    request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
+    label: Annotated[
+        str,
+        typer.Option(
+            "--label",
+            help="ok, fabricated_constraint, dropped_constraint, wrong_antecedent, unresolved_reference, "
+            "over_carried, not_a_query, window_truncated, missing_assistant_turns, foreign_session, ranking, "
+            "generation or false_alarm_synonym.",
+        ),
+    ],
+    artifact: Annotated[
+        str | None,
+        typer.Option("--artifact", help="First wrong artifact; default: the one the label implies."),
+    ] = None,
+    query: Annotated[str | None, typer.Option("--query", help="The corrected standalone query.")] = None,
+    must_include: Annotated[
+        list[str] | None, typer.Option("--must-include", help="A term a right rewrite has (repeatable).")
+    ] = None,
+    must_not_include: Annotated[
+        list[str] | None, typer.Option("--must-not-include", help="A term it must not have (repeatable).")
+    ] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Free text.")] = None,
+    reviewer: Annotated[
+        str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
+    ] = None,
+    conv: Annotated[
+        str | None,
+        typer.Option("--conv", help="The conversation, when the request id was logged in several."),
+    ] = None,
+) -> None:
+    """Record a verdict on one request (queued or not: a request from a support ticket is added to
+    the queue and verdicted at once), through the dashboard's service function.
+
+    Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
+    Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
+    """
+    from monitor.queue.store import DEFAULT_ARTIFACT, LABELS, QueueError, verdict_for_request
+
+    state: State = ctx.obj
+    if label not in LABELS:
+        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
+    with _session(state) as session:
+        vid = verdict_for_request(
+            session=session,
+            request_id=request_id,
+            reviewer=_reviewer(state, reviewer),
+            label=label,
+            artifact=artifact or DEFAULT_ARTIFACT[label],
+            now=datetime.now(UTC),
+            corrected_query=query,
+            must_include=must_include or (),
+            must_not_include=must_not_include or (),
+            note=note,
+            lease=_lease(state),
+            conv_id=conv,
+        )
+    _say(f"verdict {vid} recorded on {request_id}: {label}")
+
+
+# -- review --------------------------------------------------------------------------------------
+def review_loop(
+    *,
+    session: Any,
+    reviewer: str,
+    lease: timedelta,
+    kind: str | None,
+    read_key: Callable[[], str],
+    read_line: Callable[[str, str], str],
+    show: Callable[[Any], None],
+    now: Callable[[], datetime],
+) -> dict[str, int]:
+    """Walk the pending queue: claim the next item, show it, read a one-key label, record, next.
+
+    Returns counts ``{verdicts, skipped}``. ``q`` (or end of input) releases the held item and stops.
+    The reader functions are parameters so tests drive the loop with plain strings.
+    """
+    from monitor.checks.store import list_findings
+    from monitor.cli.render import render_record
+    from monitor.ingest.records import get_record_view
+    from monitor.queue.store import (
+        DEFAULT_ARTIFACT,
+        FINE_LABELS,
+        claim_next,
+        record_verdict,
+        release,
+        skip,
+    )
+
+    legend = "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items()) + "  s skip  q quit"
+    done = {"verdicts": 0, "skipped": 0}
+    while True:
+        row = claim_next(session=session, reviewer=reviewer, now=now(), lease=lease, kind=kind)
+        if row is None:
+            show("the queue is empty")
+            return done
+        view = get_record_view(session=session, request_id=row.request_id, conv_id=row.conv_id)
+        findings = list_findings(
+            session=session, checks=_current_checks(), request_id=row.request_id, conv_id=row.conv_id
+        )
+        show(f"item {row.id} · {row.request_id} · {row.stratum} · due {row.due_at:%Y-%m-%d %H:%M}")
+        if view is not None:
+            for block in render_record(view, findings):
+                show(block)
+        show(legend)
+        try:
+            key = ""
+            while key not in LABEL_KEYS and key not in ("s", "q"):
+                key = (read_key() or "q").lower()
+        except BaseException:
+            # Ctrl-C or a broken input must not leave the item locked for the whole lease.
+            release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            raise
+        if key == "q":
+            release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            return done
+        if key == "s":
+            skip(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            done["skipped"] += 1
+            continue
+        label = LABEL_KEYS[key]
+        corrected, must, must_not = None, [], []
+        if label not in FINE_LABELS:
+            medium = [f for f in findings if f.severity in ("medium", "high")]
+            pre_not = [w for f in medium if f.kind in MUST_NOT_KINDS for w in f.words]
+            pre_must = [w for f in medium if f.kind in MUST_KINDS for w in f.words]
+            try:
+                corrected = read_line("corrected query (Enter: none)", "").strip() or None
+                must = _terms(read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must))))
+                must_not = _terms(
+                    read_line("must not include, comma-separated", ", ".join(dict.fromkeys(pre_not)))
+                )
+            except BaseException:
+                release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+                raise
+        vid = record_verdict(
+            session=session,
+            item_id=row.id,
+            reviewer=reviewer,
+            label=label,
+            artifact=DEFAULT_ARTIFACT[label],
+            now=now(),
+            corrected_query=corrected,
+            must_include=must,
+            must_not_include=must_not,
+            lease=lease,
+        )
+        done["verdicts"] += 1
+        show(f"verdict {vid}: {label}")
+
+
+def _read_key() -> str:
+    """One key: from the terminal, or the first character of the next line of piped input (end: quit)."""
+    if sys.stdin.isatty():
+        return typer.getchar()
+    line = sys.stdin.readline()
+    return line.strip()[:1] if line else "q"
+
+
+def _read_line(prompt: str, default: str) -> str:
+    """A line: prompted on a terminal; from piped input otherwise (an empty line keeps the default)."""
+    if sys.stdin.isatty():
+        return str(typer.prompt(prompt, default=default, show_default=bool(default)))
+    line = sys.stdin.readline()
+    return line.rstrip("\n") or default if line else default
+
+
+@app.command("review")
+def review_cmd(
+    ctx: typer.Context,
+    kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
+    reviewer: Annotated[
+        str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
+    ] = None,
+) -> None:
+    """Walk the pending review queue in the terminal: the four artifacts, then one key for the label
+    (o ok, f fabricated_constraint, d dropped_constraint, ...; s skip, q quit); a wrong rewrite also
+    asks for the corrected query and the terms, prefilled from the findings. Piped input works too:
+    one key per line, then one line per answer (an empty line keeps the prefilled value).
+
+    Example: rewrite-monitor review --kind added_content_word
+    """
+
+    state: State = ctx.obj
+    with _session(state) as session:
+        done = review_loop(
+            session=session,
+            reviewer=_reviewer(state, reviewer),
+            lease=_lease(state),
+            kind=kind,
+            read_key=_read_key,
+            read_line=_read_line,
+            show=_say,
+            now=lambda: datetime.now(UTC),
+        )
+    err.print(f"{done['verdicts']} verdicts, {done['skipped']} skipped")
+
+
+# -- export --------------------------------------------------------------------------------------
+@app.command("export")
+def export_cmd(
+    ctx: typer.Context,
+    out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
+    fmt: Annotated[str, typer.Option("--format", help="jsonl, csv or parquet.")] = "jsonl",
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only verdicts on or after this day (YYYY-MM-DD, UTC).")
+    ] = None,
+    label: Annotated[str | None, typer.Option("--label", help="Only cases with this label.")] = None,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep personal details (emails, phones, names, ...).")
+    ] = False,
+) -> None:
+    """Write the regression cases (the eval set) as JSON Lines (schemas/regression_case.schema.json),
+    CSV or Parquet, personal details redacted unless --no-redact.
+
+    Example: rewrite-monitor export --out evalset.jsonl --since 2024-03-01 --label fabricated_constraint
+    """
+    from monitor.cases.export import FORMATS, export_cases
+    from monitor.cases.redact import name_finder
+    from monitor.queue.store import LABELS
+
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
+    if label is not None and label not in LABELS:
+        raise typer.BadParameter(
+            f"unknown label {label!r}; one of: {', '.join(LABELS)}", param_hint="--label"
+        )
+    since_dt = None
+    if since is not None:
+        try:
+            since_dt = datetime.combine(date.fromisoformat(since), time.min)
+        except ValueError:
+            raise typer.BadParameter("must be a day, YYYY-MM-DD", param_hint="--since") from None
+    state: State = ctx.obj
+    finder = None if no_redact else name_finder(state.settings.spacy_model)
+    with _session(state) as session:
+        summary = export_cases(
+            session=session,
+            path=out_path,
+            fmt=fmt,
+            since=since_dt,
+            label=label,
+            redact=not no_redact,
+            finder=finder,
+            now=datetime.now(UTC).replace(tzinfo=None),
+        )
+    labels = ", ".join(f"{k} {v}" for k, v in summary.by_label.items()) or "none"
+    redacted = "redacted" if summary.redacted else "NOT redacted (--no-redact)"
+    _say(f"exported {summary.cases} cases to {summary.path} ({fmt}, {redacted}); by label: {labels}")
+
+
+# -- replay --------------------------------------------------------------------------------------
+@app.command("replay")
+def replay_cmd(
+    ctx: typer.Context,
+    cases_path: Annotated[Path, typer.Argument(help="An eval set written by `export` (JSON Lines).")],
+    model: Annotated[str | None, typer.Option("--model", help="Default: the replay_model setting.")] = None,
+    prompt: Annotated[
+        Path | None, typer.Option("--prompt", help="System prompt file; default: the bundled contextualizer.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Cases in flight at once.")] = 4,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here (for CI).")] = None,
+    compare_path: Annotated[
+        Path | None,
+        typer.Option("--compare", help="A replay's --out file, or an eval set (its logged rewrites)."),
+    ] = None,
+    results_path: Annotated[
+        Path | None, typer.Option("--out", help="Write per-case results (JSON Lines) for a later --compare.")
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option("--prices", help="Price table; default: the replay_prices_file setting.")
+    ] = None,
+    allow_empty: Annotated[
+        bool,
+        typer.Option("--allow-empty", help="Exit 0 on an eval set (or --compare file) without a case."),
+    ] = False,
+) -> None:
+    """Replay an eval set through the rewriter (anthropic SDK) and judge each new rewrite: pass/fail per
+    label, cost, JUnit XML; exit 1 when a case fails (with --compare: when a case went pass -> fail).
+    An eval set without a case is an error (exit 5: an empty export must not pass a CI gate) unless
+    --allow-empty.
+
+    Example: rewrite-monitor replay evalset.jsonl --model claude-haiku-4-5 --junit replay.xml
+    --compare baseline.jsonl
+    """
+    from monitor.replay import core as rp
+
+    state: State = ctx.obj
+    settings = state.settings
+    # Before anything else: without a key there is nothing to replay against.
+    if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
+        raise ReplayError("ANTHROPIC_API_KEY is not set: replay calls the Anthropic API (export the key)")
+    from monitor.checks.nlp import use_model
+    from monitor.checks.rules import load_rules
+
+    use_model(settings.spacy_model)
+    rules = load_rules(settings.rules_dir)
+    price_table = rp.load_prices(prices or settings.replay_prices_file)
+    cases = rp.load_cases(cases_path, allow_empty=allow_empty)
+    system_path = prompt or rp.PROMPT_PATH
+    system = rp.read_text(system_path, "prompt ")
+    before = (
+        rp.load_results(compare_path, rules, allow_empty=allow_empty) if compare_path is not None else None
+    )
+    model_name = model or settings.replay_model
+
+    async def run() -> list[rp.CaseResult]:
+        client = rp.make_client(
+            api_key=settings.anthropic_api_key.get_secret_value(),  # type: ignore[union-attr]
+            max_retries=settings.replay_max_retries,
+        )
+        try:
+            return await rp.replay_cases(
+                cases,
+                client=client,
+                model=model_name,
+                system=system,
+                max_tokens=settings.replay_max_tokens,
+                timeout=settings.replay_timeout_seconds,
+                concurrency=concurrency,
+                rules=rules,
+            )
+        finally:
+            await client.close()
+
+    results = asyncio.run(run())
+    table = Table(
+        "label", "cases", "pass", "fail", "error", title=f"replay of {len(cases)} cases on {model_name}"
+    )
+    for lab, row in rp.by_label(results).items():
+        table.add_row(lab, str(row["cases"]), str(row["pass"]), str(row["fail"]), str(row["error"]))
+    out.print(table)
+    for r in results:
+        if r.status != "pass":
+            _say(f"{r.status.upper()} {r.id[:12]} {r.source_request_id} [{r.label}]: {'; '.join(r.failures)}")
+    cost = rp.total_cost(results, price_table)
+    dollars = (
+        f"${cost.dollars:.4f}"
+        if cost.dollars is not None
+        else f"unknown (no price for {', '.join(cost.unpriced)})"
+    )
+    _say(
+        f"cost: {cost.input_tokens:,} input + {cost.output_tokens:,} output tokens = {dollars}"
+        f" (prices: {price_table.source})"
+    )
+    if junit is not None:
+        rp.junit_xml(results, junit)
+    if results_path is not None:
+        with results_path.open("w", encoding="utf-8") as fh:
+            for r in results:
+                fh.write(json.dumps(r.as_dict(), ensure_ascii=False) + "\n")
+    failed = any(r.status != "pass" for r in results)
+    if before is not None:
+        changes, same = rp.compare(before, results)
+        ct = Table("case", "request", "label", "before", "after", title=f"compared with {compare_path}")
+        for c in changes:
+            ct.add_row(
+                *(Text(v) for v in (c.id[:12], c.source_request_id, c.label, c.before or "-", c.after or "-"))
+            )
+        out.print(ct)
+        regressions = sum(c.regression for c in changes)
+        fixed = sum(c.before in ("fail", "error") and c.after == "pass" for c in changes)
+        other = len(changes) - regressions - fixed
+        _say(f"pass -> fail: {regressions}; fail -> pass: {fixed}; unchanged: {same}; other: {other}")
+        failed = regressions > 0
+    if failed:
+        raise typer.Exit(1)

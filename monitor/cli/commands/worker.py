@@ -1,0 +1,240 @@
+"""CLI commands of the worker area (registered on monitor.cli.app.app): ``worker``, ``worker run``,
+``worker status`` and ``alerts list``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from monitor.cli.app import State, app, err, out
+
+worker_app = typer.Typer(
+    help=(
+        "The scheduled worker: with no sub-command, run it in the foreground (cycle every "
+        "worker_interval_minutes, daily job at daily_time) until SIGTERM or Ctrl-C.\n\n"
+        "Example: rewrite-monitor worker"
+    ),
+    invoke_without_command=True,
+)
+alerts_app = typer.Typer(help="Fabrication-rate alerts raised by the worker.", no_args_is_help=True)
+app.add_typer(worker_app, name="worker")
+app.add_typer(alerts_app, name="alerts")
+
+
+def _configure_logging(state: State) -> None:
+    from monitor.observability.logs import configure_logging
+
+    configure_logging(json_output=state.settings.log_json)
+
+
+@worker_app.callback()
+def worker(ctx: typer.Context) -> None:
+    """Run the worker in the foreground until SIGTERM or Ctrl-C (finishes the batch in hand).
+
+    Example: REWRITE_MONITOR_SOURCES='["/var/log/rag/*.jsonl"]' rewrite-monitor worker
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from monitor.worker.runtime import open_worker, run_forever
+
+    state: State = ctx.obj
+    _configure_logging(state)
+    wctx = open_worker(state.settings)
+    try:
+        run_forever(wctx)
+    finally:
+        wctx.close()
+
+
+@worker_app.command("run")
+def worker_run(
+    ctx: typer.Context,
+    job: Annotated[str, typer.Argument(help="cycle, daily, alerts or retention.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the job's summary as JSON.")] = False,
+) -> None:
+    """Run one worker job once, now, and print its summary (what the scheduler runs).
+
+    On SQLite this is refused while a worker runs on the same store.
+
+    Example: rewrite-monitor worker run cycle --json
+    """
+    from monitor.worker.runtime import open_worker, run_job
+
+    state: State = ctx.obj
+    _configure_logging(state)
+    wctx = open_worker(state.settings)
+    try:
+        summary = run_job(wctx, job)
+    finally:
+        wctx.close()
+    result = _as_dict(summary)
+    if as_json:
+        out.print_json(json.dumps(result, default=str))
+    else:
+        _print_summary(job, result)
+
+
+def _compact(value: Any) -> str:
+    """One readable line for a summary part: non-empty ``key value`` pairs, nested parts as JSON."""
+    if isinstance(value, dict):
+        parts = [
+            f"{k} {json.dumps(v, default=str) if isinstance(v, dict | list) else v}"
+            for k, v in value.items()
+            if v not in (None, {}, [], "")
+        ]
+        text = ", ".join(parts) or "-"
+    elif isinstance(value, list):
+        text = ", ".join(str(v) for v in value) or "-"
+    else:
+        text = str(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _print_summary(job: str, result: Any) -> None:
+    """A human table of a job's summary (``--json`` prints the full structure)."""
+    if isinstance(result, list):
+        if not result:
+            out.print(f"{job}: no alert or recovery")
+            return
+        table = Table("group", "action", "reason", title=f"worker job {job}")
+        for d in result:
+            table.add_row(str(d["group"]), str(d["action"]), str(d["reason"]))
+    else:
+        table = Table("part", "summary", title=f"worker job {job} (full detail: --json)")
+        for key, value in (result or {}).items():
+            table.add_row(str(key), _compact(value))
+    out.print(table, markup=False, highlight=False)
+
+
+def _as_dict(summary: Any) -> Any:
+    if hasattr(summary, "as_dict"):
+        return summary.as_dict()
+    if isinstance(summary, list):  # alerts: the decisions
+        return [
+            {"group": d.group.group_key, "action": d.action, "reason": d.reason} for d in summary if d.action
+        ]
+    return summary
+
+
+@worker_app.command("status")
+def worker_status(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show the workers' leases (who runs, who leads, expired ones) and each source file's cursor.
+
+    Example: rewrite-monitor worker status
+    """
+    from monitor.cli.app import _engine
+    from monitor.ingest.cursors import list_cursors
+    from monitor.store.engine import session_factory
+    from monitor.worker.runtime import utcnow
+    from monitor.worker.store import list_leases
+
+    engine = _engine(ctx.obj)
+    now = utcnow()
+    with session_factory(engine)() as session:
+        leases = list_leases(session=session)
+        cursors = list_cursors(session=session)
+    data = {
+        "leases": [
+            {
+                "name": x.name,
+                "holder": x.holder,
+                "acquired_at": x.acquired_at.isoformat(),
+                "expires_at": x.expires_at.isoformat(),
+                "expired": x.expired(now),
+            }
+            for x in leases
+        ],
+        "cursors": [
+            {
+                "path": c.path,
+                "offset": c.offset,
+                "line_no": c.line_no,
+                "size": c.size,
+                "completed": c.completed,
+                "updated_at": c.updated_at.isoformat(),
+            }
+            for c in cursors
+        ],
+    }
+    if as_json:
+        out.print_json(json.dumps(data))
+        return
+    lt = Table("lease", "holder", "since", "renew by", "state", title="workers")
+    for x in data["leases"]:
+        lt.add_row(
+            x["name"], x["holder"], x["acquired_at"], x["expires_at"], "EXPIRED" if x["expired"] else "ok"
+        )
+    out.print(lt)
+    ct = Table("file", "line", "offset", "size", "updated", title="source cursors")
+    for c in data["cursors"]:
+        ct.add_row(c["path"], str(c["line_no"]), str(c["offset"]), str(c["size"]), c["updated_at"])
+    out.print(ct)
+
+
+@alerts_app.command("list")
+def alerts_list(
+    ctx: typer.Context,
+    since: Annotated[
+        datetime | None, typer.Option("--since", help="Created at or after (UTC).", formats=["%Y-%m-%d"])
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most recent N.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line.")] = False,
+) -> None:
+    """Stored alerts and recoveries, newest first, with window counts and rates.
+
+    Example: rewrite-monitor alerts list --since 2024-03-01
+    """
+    from monitor.alerts.store import list_alerts
+    from monitor.cli.app import _engine
+    from monitor.store.engine import session_factory
+
+    engine = _engine(ctx.obj)
+    with session_factory(engine)() as session:
+        rows = list_alerts(session=session, since=since, limit=limit)
+    if as_json:
+        for r in rows:
+            out.print(
+                json.dumps(
+                    {
+                        "id": r.id,
+                        "group": r.group_key,
+                        "status": r.status,
+                        "window_start": r.window_start.isoformat(),
+                        "window_end": r.window_end.isoformat(),
+                        "window_rewrites": r.window_rewrites,
+                        "window_flagged": r.window_flagged,
+                        "window_rate": r.window_rate,
+                        "baseline_rate": r.baseline_rate,
+                        "delivered_to": r.delivered_to,
+                        "created_at": r.created_at.isoformat(),
+                    }
+                ),
+                markup=False,
+                highlight=False,
+            )
+        return
+    if not rows:
+        err.print("no alerts")
+        return
+    table = Table(
+        "created (UTC)", "group", "status", "window (event time)", "flagged", "rate", "baseline", "sent to"
+    )
+    for r in rows:
+        table.add_row(
+            r.created_at.strftime("%Y-%m-%d %H:%M"),
+            r.group_key,
+            r.status,
+            f"{r.window_start:%m-%d %H:%M}–{r.window_end:%H:%M}",
+            f"{r.window_flagged}/{r.window_rewrites}",
+            f"{r.window_rate:.2%}",
+            f"{r.baseline_rate:.2%}" if r.baseline_rate is not None else "-",
+            r.delivered_to,
+        )
+    out.print(table)

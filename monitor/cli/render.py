@@ -1,0 +1,225 @@
+"""Terminal rendering of one request's four artifacts in review order, with the checks' evidence.
+
+Order: chat state (what the rewriter received versus what the client showed), the transcript, the
+rewrite (added words highlighted by their character spans), retrieval, answer, then the findings.
+This is the one place that prints transcript text, because reading it is the point of ``show``.
+
+Logged text is data, never terminal input or Rich markup: every string from a log goes through
+:func:`visible` (control characters shown as ``\\u001b`` escapes, so an ``ESC [2J`` in a message
+cannot clear the reviewer's screen or retitle the window) and into a ``Text`` (so ``[red]`` or
+``[link=...]`` in a message is shown as typed, not styled or turned into a hyperlink).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from monitor.ingest.records import RecordView
+from monitor.record import transcript_digest
+
+MESSAGE_CHARS = 600
+"""Longer messages are cut in the terminal view (the passages of some transcripts run to pages)."""
+
+# C0 controls but tab and newline, DEL, and C1 controls (U+0080-U+009F: 0x9B is a one-byte CSI on
+# some terminals). CRLF is a line break written by Windows producers, so it stays one.
+_CONTROL_RE = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return "\n" if char == "\r\n" else f"\\u{ord(char):04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print on a terminal: each control character other than newline and tab (C0,
+    DEL, C1) becomes its JSON-style escape, ``"\\x1b"`` -> ``"\\\\u001b"``; CRLF becomes a newline.
+
+    The stored NUL of a quarantine excerpt is written the same way (``\\u0000``).
+    """
+    return _CONTROL_RE.sub(_escape, text)
+
+
+def _visible_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``visible(text)`` and where each index ``0..len(text)`` of ``text`` lands in it, so character
+    spans computed on the logged text (the checks' evidence) still mark the same characters."""
+    pieces: list[str] = []
+    where: list[int] = []
+    n = 0
+    for i, char in enumerate(text):
+        where.append(n)
+        piece = "" if char == "\r" and text[i + 1 : i + 2] == "\n" else visible(char)
+        pieces.append(piece)
+        n += len(piece)
+    where.append(n)
+    return "".join(pieces), where
+
+
+def safe_text(value: Any, style: str = "") -> Text:
+    """Logged ``value`` (any type; ``None`` is empty) as a ``Text``: no markup, no control characters."""
+    return Text(visible("" if value is None else str(value)), style=style)
+
+
+def _safe_join(values: Iterable[Any], sep: str = ", ") -> str:
+    return sep.join(visible(str(v)) for v in values)
+
+
+def _state(view: RecordView) -> RenderableType:
+    ctx = view.context
+    if ctx is None:
+        return Panel("no ctx_input logged: the chat-state checks were skipped", title="1. chat state")
+    lines = Text()
+    seen, shown = ctx.n_messages, ctx.client_turn_count
+    lines.append(f"messages the rewriter received: {seen}")
+    if shown is None:
+        lines.append("   client-rendered turns: not logged\n")
+    elif shown > seen:
+        lines.append(f"   client showed {shown}: ", style="")
+        lines.append(f"the rewriter never saw {shown - seen} turns\n", style="bold red")
+    elif shown < seen:
+        lines.append(f"   client showed {shown}: ", style="")
+        lines.append(f"the rewriter saw {seen - shown} turns the user never saw\n", style="bold red")
+    else:
+        lines.append(f"   client showed {shown}\n")
+    lines.append(f"roles: user {ctx.roles.get('user', 0)}, assistant {ctx.roles.get('assistant', 0)}")
+    if ctx.roles.get("user", 0) and not ctx.roles.get("assistant", 0):
+        lines.append("  (no assistant turns)", style="yellow")
+    lines.append(f"\nmonotonic timestamps: {ctx.monotonic if ctx.monotonic is not None else 'not logged'}")
+    if ctx.digest is not None and ctx.messages is None:
+        lines.append(f"\ndigest {visible(ctx.digest)}: not verifiable ({ctx.missing_messages()})")
+    if ctx.digest is not None and ctx.messages is not None:
+        ok = transcript_digest(ctx.messages) == ctx.digest
+        lines.append(f"\ndigest {visible(ctx.digest)}: ")
+        lines.append(
+            "matches the messages" if ok else "DOES NOT match the messages", style="" if ok else "bold red"
+        )
+    return Panel(lines, title="1. chat state")
+
+
+def _transcript(view: RecordView, words: set[str]) -> RenderableType:
+    ctx = view.context
+    if ctx is None:
+        return Panel("the message list was not logged", title="2. transcript")
+    if ctx.messages is None:
+        return Panel(ctx.missing_messages(), title="2. transcript")
+    table = Table.grid(padding=(0, 1))
+    for i, m in enumerate(ctx.messages):
+        body = (
+            m.content
+            if len(m.content) <= MESSAGE_CHARS
+            else m.content[:MESSAGE_CHARS] + f"… (+{len(m.content) - MESSAGE_CHARS} chars)"
+        )
+        text = safe_text(body)
+        for w in words:
+            text.highlight_words([visible(w)], style="bold magenta", case_sensitive=False)
+        table.add_row(safe_text(f"[{i}] {m.role}", style="cyan" if m.role == "user" else "green"), text)
+    return Panel(table, title=f"2. transcript ({len(ctx.messages)} messages, oldest first)")
+
+
+def _rewrite(view: RecordView, findings: Sequence[Any]) -> RenderableType:
+    rec = view.record
+    if rec is None:
+        return Panel("no rewrite logged for this request", title="3. rewrite")
+    shown, where = _visible_with_offsets(rec.query)
+    query = Text(shown or "(empty query)")
+    last = len(rec.query)
+    for f in findings:
+        if f.kind != "added_content_word":
+            continue
+        style = {"high": "bold white on red", "medium": "black on yellow"}.get(f.severity, "underline")
+        for w in f.evidence.get("words", []):
+            if isinstance(w.get("start"), int) and isinstance(w.get("end"), int):
+                # Spans index the logged query; an escaped control character is longer when shown.
+                start, end = (where[min(max(x, 0), last)] for x in (w["start"], w["end"]))
+                query.stylize(style, start, end)
+    body = Text()
+    body.append("latest: ", style="bold")
+    body.append(visible(rec.latest) + "\n")
+    body.append("query:  ", style="bold")
+    body.append(query)
+    if rec.resolved:
+        body.append(
+            "\nresolved: "
+            + "; ".join(
+                f"{visible(r.surface)} -> {visible(r.antecedent)} (turn {r.turn})" for r in rec.resolved
+            )
+        )
+    if rec.dropped:
+        body.append("\ndropped: " + _safe_join(rec.dropped, "; "), style="yellow")
+    meta = _safe_join(x for x in (rec.model, rec.prompt_version) if x)
+    # A str title is read as Rich markup; a Text title is not.
+    return Panel(body, title=Text(f"3. rewrite ({meta})" if meta else "3. rewrite"))
+
+
+def _retrieval(view: RecordView) -> RenderableType:
+    if not view.hits:
+        return Panel("not logged", title="4. retrieval")
+    table = Table("rank", "doc id", "score", "title")
+    for h in view.hits:
+        table.add_row(
+            safe_text(h.get("rank")),
+            safe_text(h.get("doc_id")),
+            safe_text(h.get("score", "")),
+            safe_text(h.get("title") or ""),
+        )
+    return Panel(table, title="4. retrieval")
+
+
+def _answer(view: RecordView) -> RenderableType:
+    if view.answer is None:
+        return Panel("not logged", title="5. answer")
+    cites = view.answer.get("citations") or []
+    return Panel(
+        safe_text(view.answer.get("text", "")) + safe_text(f"\ncitations: {cites}" if cites else ""),
+        title="5. answer",
+    )
+
+
+def _findings(findings: Sequence[Any]) -> RenderableType:
+    if not findings:
+        return Panel("no findings", title="findings")
+    table = Table("severity", "kind", "words", "reason")
+    for f in findings:
+        table.add_row(
+            safe_text(f.severity),
+            safe_text(f.kind),
+            safe_text(", ".join(f.words) or "-"),
+            safe_text(f.reason),
+        )
+    return Panel(table, title="findings")
+
+
+def render_record(view: RecordView, findings: Sequence[Any]) -> list[RenderableType]:
+    """Rich renderables for ``show``: header, then the artifacts in review order, then the findings."""
+    words = {w for f in findings for w in f.words}
+    rec = view.record
+    header = safe_text(f"{view.request_id}  conversation {view.conv_id}", style="bold")
+    if rec is not None:
+        header.append(f"  turn {rec.turn}  {rec.ts.isoformat() if rec.ts else ''}", style="")
+    return [
+        header,
+        _state(view),
+        _transcript(view, words),
+        _rewrite(view, findings),
+        Group(_retrieval(view), _answer(view)),
+        _findings(findings),
+    ]
+
+
+def quarantine_table(rows: Sequence[Any], *, excerpt: bool) -> Table:
+    """The ``quarantine`` listing: file, line, reason, detail and, with ``excerpt``, the first 120
+    characters of each line. ``rows`` are ``QuarantineRow``; every cell is a ``Text`` made with
+    :func:`visible`, because an excerpt is a raw log line (markup and escape sequences included)."""
+    table = Table("file", "line", "reason", "detail", *(["excerpt"] if excerpt else []))
+    for r in rows:
+        extra = [safe_text((r.excerpt or "")[:120])] if excerpt else []
+        table.add_row(
+            safe_text(r.origin), safe_text(r.line_no), safe_text(r.reason), safe_text(r.detail), *extra
+        )
+    return table

@@ -1,0 +1,613 @@
+"""Ingest log sources into the store, losing nothing and counting nothing twice.
+
+Sources are files (plain or ``.gz``), directories (read recursively in sorted path order) and ``-``
+for standard input; a path to a pipe or device (``<(zcat f.gz)``, ``/dev/stdin``) is refused, as it has
+no identity a re-run could recognise: such a stream goes through ``-``. Every line ends up in exactly
+one place:
+
+- stored in ``events`` (and joined into ``records``), or
+- already stored (the same event from the same origin and line: a re-ingest adds nothing), or
+- in ``quarantine`` with a reason from ``monitor.ingest.events.REASONS`` (a duplicate is a line whose event
+  key is already stored from another place), or
+- blank (whitespace only), counted and skipped.
+
+Lines are read in bounded chunks (``max_line_bytes``), so a giant line never sits whole in memory,
+and are written in transactions of ``batch_size`` lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import stat
+import sys
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import Select, delete, func, or_, select
+from sqlalchemy.orm import Session
+
+from monitor.errors import IngestError
+from monitor.ingest.events import LineError, ParsedEvent, parse_line
+from monitor.queue.sampling import DEFAULT_SEED, draw
+from monitor.store.engine import insert_ignore, naive_utc
+from monitor.store.models import CheckRun, Event, Quarantine, Record
+
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
+"""File names a directory walk picks up; a file named explicitly is read whatever its name."""
+
+EXCERPT_CHARS = 2000
+JOINABLE = {"ctx_input": "ctx_event_id", "rewrite": "rewrite_event_id"}
+
+ProgressFn = Callable[[int], None]
+
+
+@dataclass
+class IngestSummary:
+    """What one ingest did. Counts are of lines, except ``joined`` (records completed this run).
+
+    ``rejected`` maps a quarantine reason to its count; ``source_errors`` lists ``(origin, message)``
+    for sources that could not be read (fully or from some point on).
+    """
+
+    lines_read: int = 0
+    stored: int = 0
+    already_stored: int = 0
+    blank: int = 0
+    joined: int = 0
+    stored_by_kind: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)
+    sources: list[str] = field(default_factory=list)
+    source_errors: list[tuple[str, str]] = field(default_factory=list)
+    unjoined_ctx: int = 0
+    unjoined_rewrites: int = 0
+
+    @property
+    def duplicates(self) -> int:
+        """Lines rejected because their event was already stored from another place."""
+        return self.rejected["duplicate_event"]
+
+    @property
+    def rejected_total(self) -> int:
+        """All quarantined lines of this run."""
+        return sum(self.rejected.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as plain JSON-ready data."""
+        return {
+            "sources": self.sources,
+            "lines_read": self.lines_read,
+            "stored": self.stored,
+            "stored_by_kind": dict(sorted(self.stored_by_kind.items())),
+            "already_stored": self.already_stored,
+            "duplicates": self.duplicates,
+            "blank": self.blank,
+            "joined": self.joined,
+            "rejected": dict(sorted(self.rejected.items())),
+            "rejected_total": self.rejected_total,
+            "unjoined_ctx_input": self.unjoined_ctx,
+            "unjoined_rewrite": self.unjoined_rewrites,
+            "source_errors": [{"source": o, "error": m} for o, m in self.source_errors],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One physical line: its 1-based number, bytes without the newline, and flags."""
+
+    line_no: int
+    data: bytes
+    complete: bool
+    too_long: bool = False
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A readable input: ``origin`` is what gets stored (absolute path, or ``-`` for stdin)."""
+
+    origin: str
+    path: Path | None
+
+    @property
+    def size(self) -> int | None:
+        """Size in bytes on disk (compressed size for ``.gz``), or ``None`` for stdin."""
+        return self.path.stat().st_size if self.path else None
+
+    def open(self) -> IO[bytes]:
+        """Open for binary reading; raises ``IngestError`` when the source cannot be opened."""
+        if self.path is None:
+            return sys.stdin.buffer
+        try:
+            if self.path.name.endswith(".gz"):
+                return gzip.open(self.path, "rb")  # type: ignore[return-value]
+            return self.path.open("rb")
+        except OSError as exc:
+            raise IngestError(f"{self.origin}: cannot open: {exc.strerror or exc}") from exc
+
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_file(p: Path, mode: int) -> IngestError:
+    """The refusal of a path that exists but is neither a regular file nor a directory."""
+    kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    # A pipe or device (`<(zcat f.gz)`, /dev/stdin) reads once and has no stable identity: its path
+    # (/dev/fd/63) names a different stream on every run, so a re-run could not tell its lines from
+    # new ones (stored events are known by origin and line number). `-` is that one-shot stream.
+    return IngestError(
+        f"{p}: not a regular file or directory ({kind}): pipe it to `rewrite-monitor ingest -` "
+        "instead, e.g. `zcat logs.jsonl.gz | rewrite-monitor ingest -`"
+    )
+
+
+def discover(paths: Iterable[str | Path]) -> list[Source]:
+    """Expand paths into sources: directories recursively (sorted, hidden entries skipped).
+
+    Raises ``IngestError`` for a path that does not exist or cannot be looked at, a path that is not a
+    regular file or directory (a pipe such as ``<(zcat f.gz)``, a device such as ``/dev/null``: read
+    those through ``-``), and a directory with no log files.
+    """
+    out: list[Source] = []
+    for raw in paths:
+        if str(raw) == "-":
+            out.append(Source("-", None))
+            continue
+        p = Path(raw)
+        try:
+            mode = p.stat().st_mode  # follows symlinks, like opening would
+        except FileNotFoundError:
+            broken = " (a symbolic link to a missing target)" if p.is_symlink() else ""
+            raise IngestError(f"{p}: no such file or directory{broken}") from None
+        except OSError as exc:
+            raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(mode):
+            found = sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file()
+                and f.name.endswith(LOG_SUFFIXES)
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            if not found:
+                raise IngestError(f"{p}: directory holds no log files ({', '.join(LOG_SUFFIXES)})")
+            out.extend(Source(str(f.resolve()), f.resolve()) for f in found)
+        elif stat.S_ISREG(mode):
+            out.append(Source(str(p.resolve()), p.resolve()))
+        else:
+            raise _not_a_file(p, mode)
+    return out
+
+
+def read_lines(
+    stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None, *, first_line_no: int = 1
+) -> Iterator[RawLine]:
+    """Split a binary stream into lines of at most ``max_bytes`` (newline excluded).
+
+    A longer line is yielded once with ``too_long=True`` and its first ``max_bytes`` bytes; the rest
+    of it is read and discarded in chunks. A final line without a newline has ``complete=False``.
+    Lines are numbered from ``first_line_no`` (a reader resuming at a cursor passes the next line's
+    number, so stored line numbers stay those of the whole file). ``RawLine.size`` counts every byte
+    consumed, newline included, so summing sizes gives the byte offset after a line.
+    """
+    line_no = first_line_no - 1
+    while True:
+        chunk = stream.readline(max_bytes + 1)
+        if not chunk:
+            return
+        line_no += 1
+        size = len(chunk)
+        if chunk.endswith(b"\n"):
+            if on_bytes:
+                on_bytes(size)
+            yield RawLine(line_no, chunk[:-1].rstrip(b"\r"), True, size=size)
+            continue
+        if len(chunk) <= max_bytes:  # end of stream without newline
+            if on_bytes:
+                on_bytes(size)
+            yield RawLine(line_no, chunk, False, size=size)
+            return
+        head, complete = chunk[:max_bytes], False
+        while True:
+            rest = stream.readline(1 << 16)
+            size += len(rest)
+            if not rest:
+                break
+            if rest.endswith(b"\n"):
+                complete = True
+                break
+        if on_bytes:
+            on_bytes(size)
+        yield RawLine(line_no, head, complete, too_long=True, size=size)
+
+
+@dataclass
+class _Pending:
+    line: RawLine
+    result: ParsedEvent | LineError
+    text: str | None
+
+
+class Ingestor:
+    """Writes parsed lines of one source into the store, batch by batch.
+
+    Use :func:`ingest_sources`; this class holds the per-run counters and the open session.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        source_name: str,
+        summary: IngestSummary,
+        batch_size: int,
+        sample_seed: str = DEFAULT_SEED,
+    ):
+        self.session = session
+        self.sample_seed = sample_seed
+        self.source_name = source_name
+        self.summary = summary
+        self.batch_size = batch_size
+
+    # -- classification -------------------------------------------------------------------------
+    def run(
+        self,
+        origin: str,
+        lines: Iterable[RawLine],
+        max_bytes: int,
+        *,
+        before_commit: Callable[[RawLine], None] | None = None,
+    ) -> None:
+        """Consume ``lines`` from ``origin``, committing every ``batch_size`` lines.
+
+        ``before_commit(last_line)`` runs inside each batch's transaction, just before its commit,
+        with the last line the batch covers (blank lines included): the worker stores its read
+        cursor there, so the cursor and the events it covers commit together or not at all.
+        """
+        batch: list[_Pending] = []
+        last: RawLine | None = None
+        try:
+            for line in lines:
+                last = line
+                self.summary.lines_read += 1
+                pending = self._parse(line, max_bytes)
+                if pending is None:
+                    self.summary.blank += 1
+                    continue
+                batch.append(pending)
+                if len(batch) >= self.batch_size:
+                    self._flush(origin, batch, last, before_commit)
+                    batch, last = [], None
+        except (OSError, EOFError, zlib.error):
+            # The stream broke part-way (a corrupt or cut .gz): keep every line decoded before it.
+            if batch:
+                self._flush(origin, batch, last, before_commit)
+            raise
+        if batch or (last is not None and before_commit is not None):
+            # Trailing blank lines alone still move the cursor past them.
+            self._flush(origin, batch, last, before_commit)
+
+    @staticmethod
+    def _parse(line: RawLine, max_bytes: int) -> _Pending | None:
+        if line.too_long:
+            size = line.size - 1 if line.complete else line.size  # the newline is not part of the line
+            err = LineError("line_too_long", f"line is {size} bytes, over the {max_bytes}-byte limit")
+            return _Pending(line, err, None)
+        try:
+            text = line.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            err = LineError("invalid_utf8", f"invalid UTF-8 at byte {exc.start}: {exc.reason}")
+            return _Pending(line, err, None)
+        if not text.strip():
+            return None
+        return _Pending(line, parse_line(text, complete=line.complete), text)
+
+    # -- storage ----------------------------------------------------------------------------------
+    def _flush(
+        self,
+        origin: str,
+        batch: list[_Pending],
+        last: RawLine | None = None,
+        before_commit: Callable[[RawLine], None] | None = None,
+    ) -> None:
+        self._write(origin, batch)
+        if before_commit is not None and last is not None:
+            before_commit(last)
+        self.session.commit()
+
+    def _write(self, origin: str, batch: list[_Pending]) -> None:
+        good = [p for p in batch if isinstance(p.result, ParsedEvent)]
+        rejects: list[tuple[_Pending, LineError]] = [
+            (p, p.result) for p in batch if isinstance(p.result, LineError)
+        ]
+        stored_rows: list[tuple[_Pending, ParsedEvent]] = []
+        if good:
+            keys = list({p.result.event_key for p in good})  # type: ignore[union-attr]
+            existing = {
+                row.event_key: row
+                for row in self.session.execute(
+                    select(Event.event_key, Event.content_sha, Event.origin, Event.line_no).where(
+                        Event.event_key.in_(keys)
+                    )
+                )
+            }
+            seen: dict[str, tuple[str, str, int]] = {
+                k: (r.content_sha, r.origin, r.line_no) for k, r in existing.items()
+            }
+            for p in good:
+                ev: ParsedEvent = p.result  # type: ignore[assignment]
+                prior = seen.get(ev.event_key)
+                if prior is None:
+                    seen[ev.event_key] = (ev.content_sha, origin, p.line.line_no)
+                    stored_rows.append((p, ev))
+                elif prior[1] == origin and prior[2] == p.line.line_no and prior[0] == ev.content_sha:
+                    self.summary.already_stored += 1
+                else:
+                    same = "is identical to" if prior[0] == ev.content_sha else "conflicts with"
+                    where = f"{prior[1]}:{prior[2]}"
+                    rejects.append(
+                        (
+                            p,
+                            LineError(
+                                "duplicate_event",
+                                f"{ev.kind} {ev.data.request_id!r} {same} the event from {where}",  # type: ignore[attr-defined]
+                            ),
+                        )
+                    )
+        now = datetime.now(UTC).replace(tzinfo=None)
+        inserted = self._insert_events(origin, stored_rows, now)
+        self._join(inserted)
+        self._quarantine(origin, rejects, now)
+        if inserted:
+            # A truncated last line that a later run found complete is no longer a reject.
+            self.session.execute(
+                delete(Quarantine).where(
+                    Quarantine.origin == origin,
+                    Quarantine.reason == "truncated_line",
+                    Quarantine.line_no.in_([ev_line for ev_line, _ in inserted.values()]),
+                )
+            )
+
+    def _insert_events(
+        self, origin: str, rows: list[tuple[_Pending, ParsedEvent]], now: datetime
+    ) -> dict[int, tuple[int, ParsedEvent]]:
+        """Insert new events; returns ``{event_id: (line_no, parsed)}`` of rows actually inserted."""
+        if not rows:
+            return {}
+        values = [
+            {
+                "kind": ev.kind,
+                "event_key": ev.event_key,
+                "content_sha": ev.content_sha,
+                "conv_id": getattr(ev.data, "conv_id", None),
+                "request_id": ev.data.request_id,  # type: ignore[attr-defined]
+                "turn": getattr(ev.data, "turn", None),
+                "ts": naive_utc(getattr(ev.data, "ts", None)),
+                "source": self.source_name,
+                "origin": origin,
+                "line_no": p.line.line_no,
+                "raw": ev.raw,
+                "ingested_at": now,
+            }
+            for p, ev in rows
+        ]
+        stmt = insert_ignore(self.session, Event, ["event_key"]).returning(Event.id, Event.event_key)
+        result = self.session.execute(stmt, values)
+        by_key = {ev.event_key: (p.line.line_no, ev) for p, ev in rows}
+        inserted = {row.id: by_key[row.event_key] for row in result}
+        # Rows skipped by ON CONFLICT were stored by a concurrent ingest of the same event.
+        self.summary.already_stored += len(rows) - len(inserted)
+        self.summary.stored += len(inserted)
+        for _line, ev in inserted.values():
+            self.summary.stored_by_kind[ev.kind] += 1
+        return inserted
+
+    def _join(self, inserted: dict[int, tuple[int, ParsedEvent]]) -> None:
+        """Attach each new ctx_input/rewrite to its other half, or open a record for it."""
+        joinable = [(eid, ev) for eid, (_l, ev) in sorted(inserted.items()) if ev.kind in JOINABLE]
+        if not joinable:
+            return
+        conv_ids = list({ev.data.conv_id for _e, ev in joinable})  # type: ignore[attr-defined]
+        open_records = list(
+            self.session.scalars(
+                select(Record).where(
+                    Record.conv_id.in_(conv_ids),
+                    or_(Record.ctx_event_id.is_(None), Record.rewrite_event_id.is_(None)),
+                )
+            )
+        )
+        completed: list[Record] = []
+        for eid, ev in joinable:
+            data: Any = ev.data
+            slot = JOINABLE[ev.kind]
+            match = _find_partner(open_records, slot, data.conv_id, data.request_id, data.turn)
+            if match is None:
+                rec = Record(conv_id=data.conv_id, request_id=data.request_id, turn=data.turn)
+                setattr(rec, slot, eid)
+                rec.ts = naive_utc(data.ts)
+                if ev.kind == "rewrite":
+                    rec.model, rec.prompt_version = data.model, data.prompt_version
+                    rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
+                self.session.add(rec)
+                open_records.append(rec)
+                continue
+            rec, method = match
+            setattr(rec, slot, eid)
+            rec.join_method = method
+            if ev.kind == "rewrite":
+                rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, naive_utc(data.ts)
+                rec.model, rec.prompt_version = data.model, data.prompt_version
+                rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
+            open_records.remove(rec)
+            completed.append(rec)
+            self.summary.joined += 1
+        self.session.flush()
+        if completed:
+            # A check skipped for want of the other half must run again now that the record is whole.
+            self.session.execute(
+                delete(CheckRun).where(
+                    CheckRun.record_id.in_([r.id for r in completed]), CheckRun.status == "skipped"
+                )
+            )
+
+    def _quarantine(self, origin: str, rejects: list[tuple[_Pending, LineError]], now: datetime) -> None:
+        if not rejects:
+            return
+        values = []
+        for p, err in rejects:
+            text = p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
+            values.append(
+                {
+                    "source": self.source_name,
+                    "origin": origin,
+                    "line_no": p.line.line_no,
+                    "reason": err.reason,
+                    "detail": err.detail[:1000],
+                    "raw_excerpt": text[:EXCERPT_CHARS].replace("\x00", "\\u0000"),
+                    "raw_sha": hashlib.sha256(p.line.data).hexdigest(),
+                    "created_at": now,
+                }
+            )
+            self.summary.rejected[err.reason] += 1
+        self.session.execute(
+            insert_ignore(self.session, Quarantine, ["origin", "line_no", "raw_sha"]), values
+        )
+
+
+def _find_partner(
+    open_records: list[Record],
+    slot: str,
+    conv_id: str,
+    request_id: str,
+    turn: int,
+) -> tuple[Record, str] | None:
+    """The open record a new half joins: same (conv_id, request_id) first, else same (conv_id, turn).
+
+    An open record holds exactly one half, and its ``request_id`` is that half's.
+    """
+    by_turn = None
+    for rec in open_records:
+        if rec.conv_id != conv_id or getattr(rec, slot) is not None:
+            continue
+        if rec.request_id == request_id:
+            return rec, "request_id"
+        if by_turn is None and rec.turn == turn:
+            by_turn = rec
+    return (by_turn, "turn") if by_turn is not None else None
+
+
+def ingest_sources(
+    session: Session,
+    sources: list[Source],
+    *,
+    source_name: str = "default",
+    batch_size: int = 1000,
+    max_line_bytes: int = 1 << 20,
+    on_source: Callable[[Source], None] | None = None,
+    on_bytes: ProgressFn | None = None,
+    sample_seed: str = DEFAULT_SEED,
+) -> IngestSummary:
+    """Ingest every source in order and return the summary.
+
+    A source that cannot be opened or stops decoding part-way (a corrupt gzip stream) is recorded in
+    ``summary.source_errors``; the lines read before the fault are kept and the next source is read.
+    Bad lines never raise: they are quarantined.
+    """
+    summary = IngestSummary()
+    ingestor = Ingestor(
+        session, source_name=source_name, summary=summary, batch_size=batch_size, sample_seed=sample_seed
+    )
+    for src in sources:
+        summary.sources.append(src.origin)
+        if on_source:
+            on_source(src)
+        try:
+            stream = src.open()
+        except IngestError as exc:
+            summary.source_errors.append((src.origin, str(exc)))
+            continue
+        last = [0]
+        try:
+            lines = _noting_last(read_lines(stream, max_line_bytes, on_bytes), last)
+            ingestor.run(src.origin, lines, max_line_bytes)
+        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            session.rollback()
+            where = f"part-way, after line {last[0]:,}" if last[0] else "before the first line"
+            summary.source_errors.append((src.origin, f"read failed {where}: {read_failure(exc)}"))
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+    summary.unjoined_ctx, summary.unjoined_rewrites = unjoined_counts(session)
+    return summary
+
+
+def _noting_last(lines: Iterator[RawLine], last: list[int]) -> Iterator[RawLine]:
+    """``lines`` unchanged, keeping the number of the latest one in ``last[0]`` (for "read failed after
+    line N")."""
+    for raw in lines:
+        last[0] = raw.line_no
+        yield raw
+
+
+def read_failure(exc: BaseException) -> str:
+    """Why a stream broke, without any of its bytes (gzip quotes a bad header's first bytes).
+
+    Shared by ``ingest`` and the worker's tailing, so both say the same about one fault.
+    """
+    if isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file"):
+        return "not a gzip stream (bad header)"
+    if isinstance(exc, gzip.BadGzipFile):
+        return str(exc)  # CRC or length mismatch: checksums and sizes, never data
+    if isinstance(exc, EOFError):
+        return "the compressed stream ends early (cut or still being written)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)  # zlib.error: "Error -3 while decompressing data: ..." names the fault only
+
+
+def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kwargs: Any) -> IngestSummary:
+    """Ingest an in-memory log (tests, stdin replays). Same rules as :func:`ingest_sources`."""
+    summary = IngestSummary(sources=[origin])
+    ingestor = Ingestor(
+        session,
+        source_name=kwargs.get("source_name", "default"),
+        summary=summary,
+        batch_size=kwargs.get("batch_size", 1000),
+        sample_seed=kwargs.get("sample_seed", DEFAULT_SEED),
+    )
+    max_bytes = kwargs.get("max_line_bytes", 1 << 20)
+    ingestor.run(origin, read_lines(io.BytesIO(data), max_bytes), max_bytes)
+    summary.unjoined_ctx, summary.unjoined_rewrites = unjoined_counts(session)
+    return summary
+
+
+def unjoined_counts(session: Session) -> tuple[int, int]:
+    """``(ctx_inputs with no rewrite, rewrites with no ctx_input)`` across the whole store."""
+    stmt: Select[Any] = select(
+        func.count().filter(Record.rewrite_event_id.is_(None)),
+        func.count().filter(Record.ctx_event_id.is_(None)),
+    ).where(or_(Record.ctx_event_id.is_(None), Record.rewrite_event_id.is_(None)))
+    row = session.execute(stmt).one()
+    return int(row[0]), int(row[1])
+
+
+__all__ = [
+    "IngestSummary",
+    "Source",
+    "discover",
+    "ingest_bytes",
+    "ingest_sources",
+    "read_lines",
+    "unjoined_counts",
+]

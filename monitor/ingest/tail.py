@@ -1,0 +1,358 @@
+"""Incremental ingest: read each source file from where the last read stopped.
+
+Per file the store keeps a cursor (``source_cursors``: file identity, byte offset after the last
+complete line, that line's number, a hash of the file's head). The cursor is written inside the
+transaction of the batch of events it covers (``Ingestor.run(before_commit=...)``), so after a crash
+at any point the next read starts exactly after the last committed line: nothing lost, nothing stored
+twice.
+
+What happens to a file, decided from its cursor and what is on disk now:
+
+- same identity (``device:inode``), same head, size >= offset: read on from the offset;
+- a line without its newline at the end of a plain file is left for a later read (the producer is
+  still writing it);
+- same identity but size < offset, or a different head: truncated or rewritten in place
+  (copytruncate); read again from the start;
+- a new identity at the path: rotated. The old file is looked for beside it (same directory, same
+  identity, e.g. renamed to ``app.log.1``); when found, its unread rest is read first, under its new
+  name, then the new file from the start. A cursor of another path with this identity and head is
+  the same file renamed: reading continues from that cursor;
+- ``.gz`` files are read once complete: the stream must decompress to its end-of-stream marker
+  (``gzip`` raises ``EOFError`` on a file still being written), then they are read in full, resuming
+  at the decompressed offset after a crash, and marked completed.
+
+Event origins are the files' absolute paths and line numbers are those of the whole file, exactly as
+``rewrite-monitor ingest`` stores them, so the two commands recognise each other's events.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import logging
+import os
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy.orm import Session
+
+from monitor.ingest.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
+from monitor.ingest.store import (
+    LOG_SUFFIXES,
+    Ingestor,
+    IngestSummary,
+    RawLine,
+    read_failure,
+    read_lines,
+    unjoined_counts,
+)
+
+log = logging.getLogger("monitor.worker.tail")
+
+HEAD_BYTES = 4096
+"""Bytes of a file's head hashed to tell an appended file from a replaced one."""
+
+
+@dataclass
+class TailReport:
+    """What one pass over the sources did, per file: ``actions`` maps origin to what was decided
+    (``read``, ``unchanged``, ``gzip_incomplete``, ``gzip_done``, ``truncated``, ``rotated``,
+    ``renamed``, ``locked``, ``error``)."""
+
+    ingest: IngestSummary = field(default_factory=IngestSummary)
+    actions: dict[str, str] = field(default_factory=dict)
+
+
+def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
+    """Files named by configured paths and globs (absolute, sorted, without duplicates), and the
+    patterns that name no log file yet, in configuration order.
+
+    A directory contributes its log files (``LOG_SUFFIXES``, recursively, hidden entries skipped); a
+    path or glob that matches nothing yet is skipped (the worker waits for it to appear) and listed
+    as waiting: a typo looks exactly like a source that has not appeared, so the worker says which.
+    """
+    found: set[Path] = set()
+    waiting: list[str] = []
+    for pattern in patterns:
+        named: list[Path] = []
+        for match in sorted(glob.glob(pattern, recursive=True)) or [pattern]:
+            p = Path(match)
+            if p.is_dir():
+                named.extend(
+                    f
+                    for f in p.rglob("*")
+                    if f.is_file()
+                    and f.name.endswith(LOG_SUFFIXES)
+                    and not any(x.startswith(".") for x in f.relative_to(p).parts)
+                )
+            elif p.is_file():
+                named.append(p)
+        found.update(f.resolve() for f in named)
+        if not named:
+            waiting.append(pattern)
+    return sorted(found), waiting
+
+
+def expand_sources(patterns: list[str]) -> list[Path]:
+    """The files of :func:`resolve_sources`."""
+    return resolve_sources(patterns)[0]
+
+
+def file_id(st: os.stat_result) -> str:
+    """``"<device>:<inode>"``: what stays the same when a file is renamed, and changes on rotation."""
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _open(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")  # type: ignore[return-value]
+
+
+def head_sha(path: Path, nbytes: int) -> str | None:
+    """sha256 (hex) of the first ``nbytes`` bytes (decompressed for ``.gz``); ``None`` for 0 bytes or
+    when the file holds fewer bytes than that (it was truncated)."""
+    if nbytes <= 0:
+        return None
+    with _open(path) as fh:
+        data = fh.read(nbytes)
+    return hashlib.sha256(data).hexdigest() if len(data) == nbytes else None
+
+
+def gzip_complete(path: Path) -> bool:
+    """Whether the gzip stream decompresses to its end-of-stream marker (its trailer is written).
+
+    A file still being compressed ends early (``EOFError`` in :mod:`gzip`): ``False``, read on a later
+    pass. A file that is not gzip at all, or whose data is corrupt (bad header, CRC or length
+    mismatch), cannot become readable by waiting: ``gzip.BadGzipFile`` / ``zlib.error`` propagate, and
+    the pass reports the file as a source error every cycle until someone replaces it.
+    """
+    try:
+        with gzip.open(path, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+    except EOFError:
+        return False
+    return True
+
+
+class _Reader:
+    """Yields the complete lines of one file from a start offset, tracking the byte offset after
+    each line; stops early when ``stop()`` turns true (between lines)."""
+
+    def __init__(self, stream: IO[bytes], start: int, first_line_no: int, max_bytes: int, *, gz: bool):
+        self.stream = stream
+        self.pos = start
+        self.first_line_no = first_line_no
+        self.max_bytes = max_bytes
+        self.gz = gz
+        self.exhausted = False
+        self.last_line_no = first_line_no - 1
+
+    def lines(self, stop: Callable[[], bool]) -> Iterator[RawLine]:
+        for line in read_lines(self.stream, self.max_bytes, first_line_no=self.first_line_no):
+            if not line.complete and not self.gz:
+                return  # a producer is still writing this line: leave it for a later read
+            if stop():
+                return
+            self.pos += line.size
+            self.last_line_no = line.line_no
+            yield line
+        self.exhausted = True
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Tailer:
+    """Reads the configured source files incrementally into the store (one session, one summary).
+
+    ``try_lock(origin)`` is asked before a file is read and must return whether this process may
+    read it now (on PostgreSQL: an advisory lock per file; always true on SQLite, where one worker
+    runs); ``unlock(origin)`` releases it. ``stop()`` is polled between lines.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        source_name: str,
+        batch_size: int,
+        max_line_bytes: int,
+        sample_seed: str,
+        try_lock: Callable[[str], bool] = lambda origin: True,
+        unlock: Callable[[str], None] = lambda origin: None,
+        stop: Callable[[], bool] = lambda: False,
+    ):
+        self.session = session
+        self.max_line_bytes = max_line_bytes
+        self.try_lock = try_lock
+        self.unlock = unlock
+        self.stop = stop
+        self.report = TailReport()
+        self.ingestor = Ingestor(
+            session,
+            source_name=source_name,
+            summary=self.report.ingest,
+            batch_size=batch_size,
+            sample_seed=sample_seed,
+        )
+
+    def run(self, paths: list[Path], *, order_key: str = "") -> TailReport:
+        """Read every file of ``paths`` that this process can lock; returns the pass's report.
+
+        ``order_key`` rotates the order files are tried in, so several workers start on different
+        files instead of queueing for the same lock.
+        """
+        if paths and order_key:
+            k = int(hashlib.sha256(order_key.encode()).hexdigest()[:8], 16) % len(paths)
+            paths = paths[k:] + paths[:k]
+        for path in paths:
+            if self.stop():
+                break
+            origin = str(path)
+            if not self.try_lock(origin):
+                self.report.actions[origin] = "locked"
+                continue
+            self.report.ingest.sources.append(origin)
+            try:
+                self.report.actions[origin] = self._file(path)
+            except (OSError, EOFError, zlib.error) as exc:
+                self.session.rollback()
+                reason = read_failure(exc)
+                self.report.actions[origin] = "error"
+                self.report.ingest.source_errors.append((origin, f"read failed: {reason}"))
+                log.warning("source read failed", extra={"fields": {"origin": origin, "error": reason}})
+            finally:
+                self.unlock(origin)
+        self.report.ingest.unjoined_ctx, self.report.ingest.unjoined_rewrites = unjoined_counts(self.session)
+        self.session.commit()
+        return self.report
+
+    # -- one file -----------------------------------------------------------------------------------
+    def _file(self, path: Path) -> str:
+        origin = str(path)
+        st = path.stat()
+        fid = file_id(st)
+        cur = get_cursor(session=self.session, path=origin)
+        gz = path.name.endswith(".gz")
+        if gz:
+            if cur is not None and cur.file_id == fid and cur.completed:
+                return "unchanged"
+            if not gzip_complete(path):
+                log.info("gzip not complete yet", extra={"fields": {"origin": origin}})
+                return "gzip_incomplete"
+        action = "read"
+        start, line_no = 0, 0
+        if cur is not None and cur.file_id == fid:
+            if not gz and st.st_size < cur.offset:
+                action = "truncated"
+            elif head_sha(path, min(cur.offset, HEAD_BYTES)) != cur.head_sha:
+                action = "truncated"
+            else:
+                start, line_no = cur.offset, cur.line_no
+                if not gz and st.st_size == cur.offset:
+                    return "unchanged"
+        else:
+            if cur is not None:
+                action = "rotated"
+                self._drain_rotated(path, cur)
+            prior = self._renamed_from(path, fid)
+            if prior is not None:
+                action, start, line_no = "renamed", prior.offset, prior.line_no
+        if action in ("truncated", "rotated"):
+            log.warning(
+                f"source {action}", extra={"fields": {"origin": origin, "previous_offset": cur.offset}}
+            )  # type: ignore[union-attr]
+        self._read(path, fid, st.st_size, start, line_no, gz=gz)
+        return action
+
+    def _renamed_from(self, path: Path, fid: str) -> CursorRow | None:
+        """A cursor of another path with this file's identity and head: the same file, renamed."""
+        for c in find_by_file_id(session=self.session, file_id=fid):
+            if (
+                c.path != str(path)
+                and not c.completed
+                and head_sha(path, min(c.offset, HEAD_BYTES)) == c.head_sha
+            ):
+                return c
+        return None
+
+    def _drain_rotated(self, path: Path, cur: CursorRow) -> None:
+        """Read the unread rest of the file that used to be at ``path``, if it sits beside it."""
+        with os.scandir(path.parent) as entries:
+            match = next(
+                (
+                    e
+                    for e in entries
+                    if e.is_file() and e.path != str(path) and file_id(e.stat()) == cur.file_id
+                ),
+                None,
+            )
+        if match is not None:
+            st = match.stat()
+            old = Path(match.path).resolve()
+            if head_sha(old, min(cur.offset, HEAD_BYTES)) != cur.head_sha:
+                return
+            origin = str(old)
+            if get_cursor(session=self.session, path=origin) is not None or not self.try_lock(origin):
+                return  # read, or being read, as a source of its own
+            try:
+                self.report.actions[origin] = "rotated_rest"
+                self._read(old, cur.file_id, st.st_size, cur.offset, cur.line_no, gz=False)
+            finally:
+                self.unlock(origin)
+            return
+        log.warning(
+            "rotated file not found beside the new one; lines written after the cursor may be unread",
+            extra={"fields": {"origin": str(path), "offset": cur.offset}},
+        )
+
+    def _read(self, path: Path, fid: str, size: int, start: int, line_no: int, *, gz: bool) -> None:
+        origin = str(path)
+        # The head hash covers min(offset, HEAD_BYTES) bytes, so it changes only while the offset is
+        # below HEAD_BYTES; it is recomputed only then.
+        head: dict[str, Any] = {"n": -1, "sha": None}
+
+        def cursor(done: bool) -> CursorRow:
+            n = min(reader.pos, HEAD_BYTES)
+            if n != head["n"]:
+                head["n"], head["sha"] = n, head_sha(path, n)
+            return CursorRow(origin, fid, head["sha"], reader.pos, reader.last_line_no, size, done, _now())
+
+        with _open(path) as stream:
+            if start:
+                stream.seek(start)  # gzip: decompresses forward to the offset
+            reader = _Reader(stream, start, line_no + 1, self.max_line_bytes, gz=gz)
+            if start == 0 and line_no == 0:
+                # A new or reset file: record its identity now, so a rotation is recognised even
+                # before its first complete line.
+                save_cursor(session=self.session, cursor=cursor(False))
+                self.session.commit()
+
+            def before_commit(last: RawLine) -> None:
+                assert last.line_no == reader.last_line_no  # the reader is never ahead of a flush
+                save_cursor(session=self.session, cursor=cursor(gz and reader.exhausted))
+
+            self.ingestor.run(
+                origin, reader.lines(self.stop), self.max_line_bytes, before_commit=before_commit
+            )
+            if gz and reader.exhausted:
+                save_cursor(session=self.session, cursor=cursor(True))
+                self.session.commit()
+
+
+__all__ = [
+    "HEAD_BYTES",
+    "TailReport",
+    "Tailer",
+    "expand_sources",
+    "file_id",
+    "gzip_complete",
+    "head_sha",
+    "resolve_sources",
+]

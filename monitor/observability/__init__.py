@@ -1,0 +1,1 @@
+"""Observability of rewrite-monitor itself: structured logs without transcript text, and Sentry."""

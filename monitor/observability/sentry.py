@@ -1,0 +1,174 @@
+"""Sentry: alert events, Crons check-ins of the cycle job, and the scrubber that keeps text out.
+
+Nothing here runs without a DSN: :func:`init_sentry` returns ``False`` and alerts go to the log and
+the ``alerts`` table only. With a DSN the SDK is set up with ``send_default_pii`` off, no local
+variables in stack traces, and :func:`scrub_event` as ``before_send``, which removes every field that
+can hold text from logged rewrites (``monitor.observability.logs.TEXT_KEYS``), redacts e-mail
+addresses from the strings left, and replaces exception messages (they can quote input values) except those of
+rewrite-monitor's own errors, whose messages name settings, paths and ids only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from monitor.alerts import policy as rules
+from monitor.errors import MonitorError
+from monitor.observability.logs import SCRUBBED, TEXT_KEYS
+
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+EMAIL_REPLACEMENT = "[email]"
+
+
+def _own_error_names() -> set[str]:
+    names, todo = set(), [MonitorError]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names
+
+
+def _redact(value: Any) -> Any:
+    if isinstance(value, str):
+        return EMAIL_RE.sub(EMAIL_REPLACEMENT, value)
+    if isinstance(value, dict):
+        return {k: _redact(v) for k, v in value.items() if k not in TEXT_KEYS and k != "vars"}
+    if isinstance(value, list | tuple):
+        return [_redact(v) for v in value]
+    return value
+
+
+def scrub_event(event: dict[str, Any], hint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``before_send``: the event without transcript text. Returns a new dict.
+
+    - every key in ``TEXT_KEYS`` (``query``, ``latest``, ``messages``, ``content``, ...), at any depth,
+      and every stack frame's ``vars``, are removed;
+    - e-mail addresses left in any string become ``[email]``;
+    - ``request`` and ``user`` (beyond an ``id``) are dropped: the worker serves no HTTP requests and
+      has no users, so anything there came from a log record;
+    - exception messages are replaced by ``[scrubbed]`` unless the exception is a ``MonitorError``.
+    """
+    own = _own_error_names()
+    out = _redact(event)
+    out.pop("request", None)
+    if isinstance(out.get("user"), dict):
+        out["user"] = {k: v for k, v in out["user"].items() if k == "id"}
+    for exc in (out.get("exception") or {}).get("values") or []:
+        if exc.get("type") not in own and "value" in exc:
+            exc["value"] = SCRUBBED
+    return out
+
+
+def init_sentry(settings: Any, *, transport: Any = None, release: str | None = None) -> bool:
+    """Set up the SDK when ``settings.sentry_dsn`` is set; returns whether Sentry is on.
+
+    ``transport`` replaces the HTTP transport (tests pass a capturing one: the real SDK builds and
+    scrubs the payload, nothing leaves the machine). Logging records become breadcrumbs only, never
+    events of their own: alerts and job errors are sent explicitly.
+    """
+    if settings.sentry_dsn is None or not settings.sentry_dsn.get_secret_value():
+        return False
+    import sentry_sdk
+    from sentry_sdk.integrations.logging import LoggingIntegration
+
+    sentry_sdk.init(
+        dsn=settings.sentry_dsn.get_secret_value(),
+        environment=settings.sentry_environment,
+        release=release,
+        # send_default_pii stays at its default, off: sentry-sdk 2.75 deprecates passing it (a test
+        # asserts the client reports it off). Setting data_collection instead would disable the SDK's
+        # own EventScrubber, which stays on as a second net behind scrub_event.
+        include_local_variables=False,
+        before_send=scrub_event,  # type: ignore[arg-type]
+        transport=transport,
+        integrations=[LoggingIntegration(event_level=None)],
+        traces_sample_rate=None,
+    )
+    return True
+
+
+def close_sentry() -> None:
+    """Flush pending events (up to 5 s) and disable the SDK again."""
+    import sentry_sdk
+
+    client = sentry_sdk.get_client()
+    if client.is_active():
+        client.flush(timeout=5)
+        client.close()
+
+
+def send_alert(decision: rules.Decision, policy: rules.Policy) -> str | None:
+    """Capture one alert or recovery; returns the Sentry event id (``None`` when not sent).
+
+    Message ``fabrication rate spike: prompt_version <v>`` (or ``... recovered: ...``), level
+    ``error`` for a spike and ``info`` for a recovery, the tags of ``monitor.alerts.policy.tags``, a
+    ``fabrication_rate`` context block (counts, rates, intervals, window, request ids) and the fixed
+    fingerprint ``[fabrication_rate, <prompt version>]`` so repeats group into one issue.
+    """
+    import sentry_sdk
+
+    with sentry_sdk.new_scope() as scope:
+        for k, v in rules.tags(decision).items():
+            scope.set_tag(k, v)
+        scope.set_context("fabrication_rate", rules.context(decision, policy))
+        scope.fingerprint = rules.fingerprint(decision)
+        level = "error" if decision.action == "alert" else "info"
+        return sentry_sdk.capture_message(rules.message(decision), level=level)
+
+
+def monitor_config(settings: Any) -> dict[str, Any]:
+    """The Crons monitor of the cycle job: an interval schedule of ``worker_interval_minutes``.
+
+    Sentry takes whole minutes, so the interval is rounded up; a check-in may be one interval late
+    (``checkin_margin``) before Sentry reports it missed, and a cycle may run ``max_runtime`` minutes
+    (four intervals, at least 30: a catch-up after downtime reads a backlog) before it counts as
+    timed out.
+    """
+    minutes = max(1, math.ceil(settings.worker_interval_minutes))
+    return {
+        "schedule": {"type": "interval", "value": minutes, "unit": "minute"},
+        "checkin_margin": minutes,
+        "max_runtime": max(30, 4 * minutes),
+        "timezone": settings.timezone,
+    }
+
+
+@contextmanager
+def cron_checkin(settings: Any, enabled: bool) -> Iterator[None]:
+    """Wrap a cycle in Crons check-ins: ``in_progress``, then ``ok``, or ``error`` if it raises."""
+    if not enabled:
+        yield
+        return
+    import time
+
+    from sentry_sdk.crons import capture_checkin
+
+    slug, config = settings.cron_monitor_slug, monitor_config(settings)
+    check_in_id = capture_checkin(monitor_slug=slug, status="in_progress", monitor_config=config)
+    started = time.monotonic()
+    try:
+        yield
+    except BaseException:
+        capture_checkin(
+            monitor_slug=slug,
+            check_in_id=check_in_id,
+            status="error",
+            duration=time.monotonic() - started,
+            monitor_config=config,
+        )
+        raise
+    capture_checkin(
+        monitor_slug=slug,
+        check_in_id=check_in_id,
+        status="ok",
+        duration=time.monotonic() - started,
+        monitor_config=config,
+    )
+
+
+__all__ = ["close_sentry", "cron_checkin", "init_sentry", "monitor_config", "scrub_event", "send_alert"]

@@ -1,0 +1,683 @@
+"""The review queue: admission per day, claims with leases, verdicts, and listings.
+
+Claims are compare-and-set updates (``UPDATE ... WHERE id = :id AND <still claimable>``): on
+PostgreSQL a second concurrent claimer waits for the first to commit, re-reads the row, and matches
+nothing, so two reviewers can never hold the same item; on SQLite writes are serialised anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, tuple_, update
+from sqlalchemy.orm import Session
+
+from monitor.checks.store import fully_checked
+from monitor.errors import AmbiguousRequestError, QueueError
+from monitor.queue.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
+from monitor.store.engine import insert_ignore, naive_utc
+from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
+
+ARTIFACTS = ("chat_state", "rewrite", "retrieval", "generation", "none")
+LABELS = (
+    "ok",
+    "fabricated_constraint",
+    "dropped_constraint",
+    "wrong_antecedent",
+    "unresolved_reference",
+    "over_carried",
+    "not_a_query",
+    "window_truncated",
+    "missing_assistant_turns",
+    "foreign_session",
+    "ranking",
+    "generation",
+    "false_alarm_synonym",
+)
+"""Verdict labels (issue 6's form). ``ok`` and ``false_alarm_synonym`` mean the rewrite was fine."""
+FINE_LABELS = ("ok", "false_alarm_synonym")
+DEFAULT_ARTIFACT = {
+    **{label: "rewrite" for label in LABELS},
+    "ok": "none",
+    "false_alarm_synonym": "none",
+    "window_truncated": "chat_state",
+    "missing_assistant_turns": "chat_state",
+    "foreign_session": "chat_state",
+    "ranking": "retrieval",
+    "generation": "generation",
+}
+"""The first wrong artifact a label implies, for the terminal commands' default ``--artifact``."""
+MANUAL = "manual"
+"""Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
+daily sample. Their π is 0: they were not drawn, so ``stats`` leaves them out of the whole-traffic
+estimate (a stratum with π 0 has no population there), and admission leaves them out of the day's
+counts. They carry no finding kinds, so the checks' precision, estimated over sampled items, ignores them.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    """A queue item as plain data; ``overdue`` is computed against the ``now`` of the listing."""
+
+    id: int
+    request_id: str
+    conv_id: str
+    day: date
+    stratum: str
+    inclusion_prob: float
+    kinds: list[str]
+    words: list[str]
+    state: str
+    claimed_by: str | None
+    lease_expires_at: datetime | None
+    due_at: datetime
+    created_at: datetime
+    prompt_version: str | None
+    model: str | None
+    overdue: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueResult:
+    """What one admission did: items added (or re-admitted) per stratum, records capped, strata
+    subsampled, days seen, and pending items withdrawn per stratum (a re-plan displaced them)."""
+
+    added: dict[str, int]
+    capped: int
+    subsampled: dict[str, list[str]]
+    days: list[date]
+    withdrawn: dict[str, int] = field(default_factory=dict)
+
+
+def queue_row(item: QueueItem, now: datetime) -> QueueRow:
+    """The one ``QueueItem`` -> :class:`QueueRow` conversion (``overdue`` judged at ``now``)."""
+    return QueueRow(
+        id=item.id,
+        request_id=item.request_id,
+        conv_id=item.conv_id,
+        day=item.day,
+        stratum=item.stratum,
+        inclusion_prob=item.inclusion_prob,
+        kinds=list(item.kinds),
+        words=list(item.words),
+        state=item.state,
+        claimed_by=item.claimed_by,
+        lease_expires_at=item.lease_expires_at,
+        due_at=item.due_at,
+        created_at=item.created_at,
+        prompt_version=item.prompt_version,
+        model=item.model,
+        overdue=item.state in ("pending", "claimed") and item.due_at < naive_utc(now),
+    )
+
+
+def day_candidates(
+    *, session: Session, day: date, checks: Sequence[tuple[str, int]], min_severity: str
+) -> tuple[list[Candidate], dict[int, dict[str, Any]]]:
+    """The day's fully checked rewrites (UTC day of the rewrite's ``ts``) with their top severity.
+
+    Returns the candidates and, per record id, its meta for a queue item: request id, conversation,
+    model, prompt version, and the kinds and words of its findings at or above ``min_severity``.
+    """
+    start = datetime.combine(day, time.min)
+    end = start + timedelta(days=1)
+    runs = fully_checked(checks, start, end)
+    rows = session.execute(
+        select(Record.id, Record.conv_id, Record.request_id, Record.model, Record.prompt_version)
+        .join(runs, runs.c.record_id == Record.id)
+        .where(Record.ts >= start, Record.ts < end, Record.rewrite_event_id.is_not(None))
+        .order_by(Record.id)
+    ).all()
+    meta: dict[int, dict[str, Any]] = {
+        r.id: {
+            "request_id": r.request_id,
+            "conv_id": r.conv_id,
+            "model": r.model,
+            "prompt_version": r.prompt_version,
+            "rank": None,
+            "kinds": [],
+            "words": [],
+        }
+        for r in rows
+    }
+    ids = list(meta)
+    for chunk_start in range(0, len(ids), 500):
+        chunk = ids[chunk_start : chunk_start + 500]
+        stmt = (
+            select(Finding.record_id, Finding.kind, Finding.severity_rank, Finding.words)
+            .where(Finding.record_id.in_(chunk), tuple_(Finding.check_id, Finding.check_version).in_(checks))
+            .order_by(Finding.record_id, Finding.severity_rank.desc(), Finding.id)
+        )
+        for rid, kind, rank, words in session.execute(stmt):
+            m = meta[rid]
+            m["rank"] = rank if m["rank"] is None else max(m["rank"], rank)
+            if rank >= SEVERITY_RANK[min_severity]:
+                if kind not in m["kinds"]:
+                    m["kinds"].append(kind)
+                m["words"].extend(w for w in words if w not in m["words"])
+    names = {v: k for k, v in SEVERITY_RANK.items()}
+    candidates = [
+        Candidate(rid, f"{m['conv_id']}/{m['request_id']}", m["conv_id"], names.get(m["rank"]))
+        for rid, m in meta.items()
+    ]
+    return candidates, meta
+
+
+ADMISSION_LOOKBACK = timedelta(hours=1)
+"""How far before the last admission :func:`days_to_admit` looks. A concurrent worker's check batch
+may commit after an admission although its ``checked_at`` (set when the batch started) is older;
+re-admitting those days (idempotent) catches it."""
+
+
+def days_to_admit(*, session: Session) -> list[date]:
+    """UTC days of rewrites checked since the last admission, less :data:`ADMISSION_LOOKBACK` (all
+    checked days before the first admission).
+
+    This is what makes admission catch up after a crash between checking and queueing, after a
+    ``check`` run on its own, and after another worker's late commit.
+    """
+    last = session.scalar(select(func.max(QueueDay.updated_at)))
+    stmt = select(func.date(Record.ts)).distinct().join(CheckRun, CheckRun.record_id == Record.id)
+    if last is not None:
+        stmt = stmt.where(CheckRun.checked_at >= last - ADMISSION_LOOKBACK)
+    out = []
+    for value in session.scalars(stmt.where(Record.ts.is_not(None))):
+        out.append(value if isinstance(value, date) else date.fromisoformat(str(value)))
+    return sorted(out)
+
+
+WITHDRAWN = "withdrawn"
+"""State of a pending item a later admission of its day no longer selects (see :func:`enqueue_days`)."""
+
+
+def enqueue_days(
+    *,
+    session: Session,
+    days: Sequence[date],
+    checks: Sequence[tuple[str, int]],
+    settings: Any,
+    now: datetime,
+) -> EnqueueResult:
+    """Admit each day's checked rewrites to the queue (see ``monitor.queue.sampling.admit``); idempotent.
+
+    ``settings`` supplies ``sample_seed``, ``queue_budget``, ``queue_min_severity``, ``control_share``,
+    ``control_min``, ``per_conversation_cap``, ``check_rate`` and ``review_sla_hours``.
+
+    A day's rewrites arrive over many cycles, so each admission re-plans the whole day from all its
+    checked rewrites. Items a reviewer has touched (claimed, done, skipped, or with a verdict) keep
+    their place and count against the budget and the cap; untouched pending items are re-decided with
+    the rest. One the new plan leaves out becomes ``withdrawn`` (a high finding that arrived late
+    displaces a medium one, a smaller draw displaces a larger one); a withdrawn item the plan selects
+    again is pending again. The queue therefore ends as a one-shot admission of the whole day would
+    make it, whatever the order of arrival, and π (check_rate × taken / eligible, refreshed for every
+    item of a (day, stratum)) describes a simple random sample within each stratum.
+    """
+    added: dict[str, int] = {}
+    withdrawn: dict[str, int] = {}
+    capped = 0
+    subsampled: dict[str, list[str]] = {}
+    now_naive = naive_utc(now)
+    for day in sorted(set(days)):
+        candidates, meta = day_candidates(
+            session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
+        )
+        existing = session.execute(
+            select(
+                QueueItem.id, QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum, QueueItem.state
+            ).where(QueueItem.day == day)
+        ).all()
+        reviewed = set(
+            session.scalars(
+                select(Verdict.queue_item_id)
+                .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
+                .where(QueueItem.day == day)
+                .distinct()
+            )
+        )
+        # A manually added item was not drawn: it is neither eligible nor taken in its day's sample,
+        # so the sampled strata's π stay those of the random design.
+        manual = {e.record_id for e in existing if e.stratum == MANUAL}
+        sampled = [e for e in existing if e.stratum != MANUAL]
+        candidates = [c for c in candidates if c.record_id not in manual]
+        present = {c.record_id for c in candidates}
+        # Re-decided: untouched items whose rewrite is among the day's fully checked ones. One awaiting a
+        # re-check at new check versions keeps its place meanwhile rather than flickering out and back.
+        undecided = {
+            e.record_id: e
+            for e in sampled
+            if e.state in ("pending", WITHDRAWN) and e.id not in reviewed and e.record_id in present
+        }
+        touched = [e for e in sampled if e.record_id not in undecided and e.state != WITHDRAWN]
+        plan = admit(
+            candidates,
+            seed=settings.sample_seed,
+            budget=settings.queue_budget,
+            min_severity=settings.queue_min_severity,
+            control_share=settings.control_share,
+            control_min=settings.control_min,
+            per_conversation_cap=settings.per_conversation_cap,
+            existing=[(e.record_id, e.conv_id, e.stratum) for e in touched],
+        )
+        due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
+        chosen = {a.record_id: a for a in plan.admitted}
+        rows = []
+        for a in plan.admitted:
+            m = meta[a.record_id]
+            fields = {
+                "stratum": a.stratum,
+                "priority": PRIORITY[a.stratum],
+                "kinds": m["kinds"] if a.stratum != "control" else [],
+                "words": m["words"] if a.stratum != "control" else [],
+            }
+            old = undecided.get(a.record_id)
+            if old is None:
+                rows.append(
+                    {
+                        "record_id": a.record_id,
+                        "request_id": m["request_id"],
+                        "conv_id": m["conv_id"],
+                        "day": day,
+                        "inclusion_prob": settings.check_rate * a.inclusion_prob,
+                        "model": m["model"],
+                        "prompt_version": m["prompt_version"],
+                        "state": "pending",
+                        "due_at": due,
+                        "created_at": now_naive,
+                        **fields,
+                    }
+                )
+            elif old.state == WITHDRAWN or old.stratum != a.stratum:
+                # Only an item still untouched is changed: a reviewer may have claimed it meanwhile.
+                session.execute(
+                    update(QueueItem)
+                    .where(QueueItem.id == old.id, QueueItem.state == old.state)
+                    .values(state="pending", finished_at=None, **fields)
+                )
+            else:
+                continue  # still selected, unchanged
+            if old is None or old.state == WITHDRAWN:
+                added[a.stratum] = added.get(a.stratum, 0) + 1
+        if rows:
+            session.execute(insert_ignore(session, QueueItem, ["record_id"]), rows)
+        for rid, old in undecided.items():
+            if old.state == "pending" and rid not in chosen:
+                gone = session.execute(
+                    update(QueueItem)
+                    .where(QueueItem.id == old.id, QueueItem.state == "pending")
+                    .values(state=WITHDRAWN, finished_at=now_naive)
+                ).rowcount
+                if gone:
+                    withdrawn[old.stratum] = withdrawn.get(old.stratum, 0) + 1
+        for stratum in set(plan.eligible) | set(plan.taken):
+            pi = settings.check_rate * plan.inclusion_prob(stratum)
+            session.execute(
+                update(QueueItem)
+                .where(QueueItem.day == day, QueueItem.stratum == stratum, QueueItem.state != WITHDRAWN)
+                .values(inclusion_prob=pi)
+            )
+            values = {
+                "eligible": plan.eligible[stratum],
+                "taken": plan.taken[stratum],
+                "capped": plan.capped[stratum],
+                "subsampled": stratum in plan.subsampled,
+                # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
+                "updated_at": datetime.now(UTC).replace(tzinfo=None),
+            }
+            if session.get(QueueDay, (day, stratum)) is None:
+                session.add(QueueDay(day=day, stratum=stratum, **values))
+            else:
+                session.execute(
+                    update(QueueDay).where(QueueDay.day == day, QueueDay.stratum == stratum).values(**values)
+                )
+        capped += sum(plan.capped.values())
+        if plan.subsampled:
+            subsampled[day.isoformat()] = plan.subsampled
+        session.flush()
+    return EnqueueResult(added, capped, subsampled, sorted(set(days)), withdrawn)
+
+
+def _claimable(now: datetime) -> Any:
+    return or_(
+        QueueItem.state == "pending",
+        and_(QueueItem.state == "claimed", QueueItem.lease_expires_at < now),
+    )
+
+
+def review_order() -> tuple[Any, ...]:
+    """The queue's review order: severity (priority), then the oldest day, then arrival."""
+    return (QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
+
+
+def held_claim(*, session: Session, reviewer: str, now: datetime) -> QueueItem | None:
+    """The item ``reviewer`` holds an unexpired claim on (the first in review order), or ``None``.
+    Reads only: neither claims nor renews."""
+    return session.scalars(
+        select(QueueItem)
+        .where(
+            QueueItem.state == "claimed",
+            QueueItem.claimed_by == reviewer,
+            QueueItem.lease_expires_at >= naive_utc(now),
+        )
+        .order_by(*review_order())
+        .limit(1)
+    ).first()
+
+
+def claim_next(
+    *, session: Session, reviewer: str, now: datetime, lease: timedelta, kind: str | None = None
+) -> QueueRow | None:
+    """Claim the reviewer's next item (severity first, then age) and commit; ``None`` when none is left.
+
+    A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
+    """
+    now = naive_utc(now)
+    held = held_claim(session=session, reviewer=reviewer, now=now)
+    if held is not None:
+        held.lease_expires_at = now + lease
+        session.commit()
+        return queue_row(held, now)
+    for _attempt in range(20):
+        # kinds is a JSON list: filtering it in Python keeps one query shape on SQLite and PostgreSQL.
+        stmt = select(QueueItem.id, QueueItem.kinds).where(_claimable(now)).order_by(*review_order())
+        if kind is None:
+            stmt = stmt.limit(10)
+        ids = [i for i, kinds in session.execute(stmt) if kind is None or kind in kinds][:10]
+        if not ids:
+            return None
+        for item_id in ids:
+            if _try_claim(session, item_id, reviewer, now, lease):
+                return queue_row(session.get_one(QueueItem, item_id, populate_existing=True), now)
+    return None
+
+
+def _try_claim(session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> bool:
+    result = session.execute(
+        update(QueueItem)
+        .where(QueueItem.id == item_id, _claimable(now))
+        .values(state="claimed", claimed_by=reviewer, claimed_at=now, lease_expires_at=now + lease)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return result.rowcount == 1
+
+
+def claim(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> QueueRow:
+    """Claim one item by id (or renew one's own claim). Raises ``QueueError`` when someone else holds it."""
+    now = naive_utc(now)
+    item = session.get(QueueItem, item_id)
+    if item is None:
+        raise QueueError(f"no queue item {item_id}")
+    if (
+        item.state == "claimed"
+        and item.claimed_by == reviewer
+        and item.lease_expires_at
+        and item.lease_expires_at >= now
+    ):
+        item.lease_expires_at = now + lease
+        session.commit()
+        return queue_row(item, now)
+    if not _try_claim(session, item_id, reviewer, now, lease):
+        session.refresh(item)
+        raise QueueError(
+            f"queue item {item_id} is {item.state}"
+            + (f" by {item.claimed_by}" if item.state == "claimed" else "")
+        )
+    return queue_row(session.get_one(QueueItem, item_id, populate_existing=True), now)
+
+
+def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueItem:
+    item = session.get(QueueItem, item_id, populate_existing=True)
+    if item is None:
+        raise QueueError(f"no queue item {item_id}")
+    if item.state == "claimed" and item.claimed_by == reviewer:
+        if item.lease_expires_at is not None and item.lease_expires_at < now:
+            raise QueueError(
+                f"{reviewer}'s claim on queue item {item_id} expired at {item.lease_expires_at:%H:%M:%S}"
+            )
+        return item
+    who = f" by {item.claimed_by}" if item.state == "claimed" else ""
+    raise QueueError(f"queue item {item_id} is {item.state}{who}, not claimed by {reviewer}")
+
+
+def release(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
+    """Give a claimed item back to the queue. Raises ``QueueError`` unless ``reviewer`` holds it."""
+    item = _own(session, item_id, reviewer, naive_utc(now))
+    item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
+    session.commit()
+
+
+def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
+    """Mark a claimed item skipped (it leaves the queue without a verdict)."""
+    now = naive_utc(now)
+    item = _own(session, item_id, reviewer, now)
+    item.state, item.finished_at = "skipped", now
+    session.commit()
+
+
+def _validate(label: str, artifact: str) -> None:
+    if label not in LABELS:
+        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
+    if artifact not in ARTIFACTS:
+        raise QueueError(f"unknown artifact {artifact!r}; one of: {', '.join(ARTIFACTS)}")
+    if (label in FINE_LABELS) != (artifact == "none"):
+        raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
+
+
+def record_verdict(
+    *,
+    session: Session,
+    item_id: int,
+    reviewer: str,
+    label: str,
+    artifact: str,
+    now: datetime,
+    corrected_query: str | None = None,
+    must_include: Sequence[str] = (),
+    must_not_include: Sequence[str] = (),
+    note: str | None = None,
+    lease: timedelta = timedelta(minutes=10),
+) -> int:
+    """Record a verdict on a queue item, mark it done and update its regression case; returns the
+    verdict id.
+
+    The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
+    ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
+    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise. Assertion terms
+    are stripped and blank ones dropped. The regression case (``monitor.cases.store.apply_verdict``)
+    is written in the same transaction as the verdict, so the eval set never lags the verdicts.
+    """
+    # cases.py reads LABELS and FINE_LABELS from this module: import it here, not at the top.
+    from monitor.cases.store import apply_verdict
+
+    now = naive_utc(now)
+    _validate(label, artifact)
+    claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
+    item = _own(session, item_id, reviewer, now)
+    verdict = Verdict(
+        queue_item_id=item.id,
+        record_id=item.record_id,
+        request_id=item.request_id,
+        reviewer=reviewer,
+        artifact=artifact,
+        label=label,
+        corrected_query=(corrected_query or "").strip() or None,
+        must_include=_terms(must_include),
+        must_not_include=_terms(must_not_include),
+        note=note,
+        created_at=now,
+    )
+    session.add(verdict)
+    item.state, item.finished_at = "done", now
+    session.flush()
+    apply_verdict(session=session, verdict=verdict, now=now)
+    session.commit()
+    return verdict.id
+
+
+def _terms(terms: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for t in terms:
+        t = " ".join(t.split())
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+def verdict_for_request(
+    *,
+    session: Session,
+    request_id: str,
+    reviewer: str,
+    label: str,
+    artifact: str,
+    now: datetime,
+    corrected_query: str | None = None,
+    must_include: Sequence[str] = (),
+    must_not_include: Sequence[str] = (),
+    note: str | None = None,
+    lease: timedelta = timedelta(minutes=10),
+    conv_id: str | None = None,
+) -> int:
+    """Record a verdict on the rewrite of ``request_id`` (in ``conv_id``, when given), queued or not;
+    returns the verdict id.
+
+    A record already in the queue goes through :func:`record_verdict` (same claim rules); a finished
+    (done or skipped) item is reopened first, so this is how a re-review is recorded (appended: the
+    newest verdict of an item counts, and its case gets a new version). A record that is not queued is
+    first added as a :data:`MANUAL` item (π 0, no kinds, due at once; see there for how ``stats``
+    treats it), then verdicted; so is a withdrawn one (it left its day's sample). Raises
+    ``QueueError`` for an unknown label or artifact, a request id with no logged rewrite (in
+    ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
+    conversations when ``conv_id`` does not pick one.
+    """
+    now = naive_utc(now)
+    _validate(label, artifact)
+    stmt = select(Record.id, Record.conv_id, Record.ts).where(
+        Record.request_id == request_id, Record.rewrite_event_id.is_not(None)
+    )
+    if conv_id is not None:
+        stmt = stmt.where(Record.conv_id == conv_id)
+    records = session.execute(stmt.order_by(Record.id)).all()
+    if not records:
+        where = f" in conversation {conv_id!r}" if conv_id is not None else ""
+        raise QueueError(f"no logged rewrite with request id {request_id!r}{where}")
+    if len(records) > 1:
+        raise AmbiguousRequestError(request_id, (r.conv_id for r in records))
+    rec = records[0]
+    item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    if item_id is None:
+        model, prompt_version = session.execute(
+            select(Record.model, Record.prompt_version).where(Record.id == rec.id)
+        ).one()
+        row = {
+            "record_id": rec.id,
+            "request_id": request_id,
+            "conv_id": rec.conv_id,
+            "day": (rec.ts or now).date(),
+            "stratum": MANUAL,
+            "priority": PRIORITY["control"],
+            "inclusion_prob": 0.0,
+            "kinds": [],
+            "words": [],
+            "model": model,
+            "prompt_version": prompt_version,
+            "state": "pending",
+            "due_at": now,
+            "created_at": now,
+        }
+        # insert-or-ignore: a concurrent admission or verdict may have queued the record meanwhile
+        session.execute(insert_ignore(session, QueueItem, ["record_id"]), [row])
+        session.flush()
+        item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    else:
+        # A withdrawn item is no longer part of its day's sample: like a request never queued, it
+        # becomes a manual item (π 0), which later admissions leave alone.
+        session.execute(
+            update(QueueItem)
+            .where(QueueItem.id == item_id, QueueItem.state == WITHDRAWN)
+            .values(
+                state="pending",
+                stratum=MANUAL,
+                priority=PRIORITY["control"],
+                inclusion_prob=0.0,
+                due_at=now,
+                finished_at=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        # A finished item is reopened for this re-review; compare-and-set, so of two concurrent
+        # re-reviewers one reopens and claims it and the other meets the usual claim refusal.
+        session.execute(
+            update(QueueItem)
+            .where(QueueItem.id == item_id, QueueItem.state.in_(("done", "skipped")))
+            .values(
+                state="pending", claimed_by=None, claimed_at=None, lease_expires_at=None, finished_at=None
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return record_verdict(
+        session=session,
+        item_id=int(item_id),  # type: ignore[arg-type]
+        reviewer=reviewer,
+        label=label,
+        artifact=artifact,
+        now=now,
+        corrected_query=corrected_query,
+        must_include=must_include,
+        must_not_include=must_not_include,
+        note=note,
+        lease=lease,
+    )
+
+
+def list_queue(
+    *,
+    session: Session,
+    now: datetime,
+    state: str | None = "pending",
+    kind: str | None = None,
+    limit: int | None = 50,
+) -> list[QueueRow]:
+    """Queue items in review order (severity, then age). ``state`` ``pending`` includes expired claims."""
+    now = naive_utc(now)
+    stmt = select(QueueItem).order_by(*review_order())
+    if state == "pending":
+        stmt = stmt.where(_claimable(now))
+    elif state is not None:
+        stmt = stmt.where(QueueItem.state == state)
+    rows = [queue_row(i, now) for i in session.scalars(stmt) if kind is None or kind in i.kinds]
+    return rows[:limit] if limit is not None else rows
+
+
+def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
+    """``(open items, overdue open items)``; open means pending or claimed."""
+    now = naive_utc(now)
+    open_ = QueueItem.state.in_(("pending", "claimed"))
+    total = session.scalar(select(func.count()).where(open_)) or 0
+    overdue = session.scalar(select(func.count()).where(open_, QueueItem.due_at < now)) or 0
+    return int(total), int(overdue)
+
+
+__all__ = [
+    "ARTIFACTS",
+    "DEFAULT_ARTIFACT",
+    "FINE_LABELS",
+    "LABELS",
+    "MANUAL",
+    "EnqueueResult",
+    "QueueError",
+    "QueueRow",
+    "claim",
+    "claim_next",
+    "held_claim",
+    "enqueue_days",
+    "list_queue",
+    "queue_depth",
+    "record_verdict",
+    "release",
+    "skip",
+    "verdict_for_request",
+]

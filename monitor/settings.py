@@ -1,0 +1,445 @@
+"""Effective configuration: one ``Settings`` object, built once by the entry point and passed down.
+
+Precedence (highest first): explicit keyword arguments, environment variables with the
+``REWRITE_MONITOR_`` prefix (plus the conventional ``DATABASE_URL``), the TOML file given with
+``--config`` (or ``REWRITE_MONITOR_CONFIG``), then the defaults below, which run with nothing set.
+A ``REWRITE_MONITOR_*`` variable that names no setting is an error, like an unknown key in the file,
+except the few read elsewhere (:data:`NON_SETTING_ENV_VARS`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+)
+
+from monitor.errors import ConfigError
+
+DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.store.engine"
+ENV_PREFIX = "REWRITE_MONITOR_"
+
+# REWRITE_MONITOR_* variables that are read elsewhere and are not settings. Any other variable with
+# the prefix that names no setting is an error (a typo would otherwise be ignored silently), so a new
+# variable of this kind must be added here.
+NON_SETTING_ENV_VARS = frozenset(
+    {
+        "REWRITE_MONITOR_CONFIG",  # the TOML file: --config (monitor/cli.py), dashboard/resources.py
+        "REWRITE_MONITOR_TEST_PG_URL",  # tests/conftest.py: the test suite's PostgreSQL server
+        "REWRITE_MONITOR_REQUIRE_PG",  # tests/conftest.py, .ci/run: an unreachable server fails
+        "REWRITE_MONITOR_SHARED_DATA",  # tests/conftest.py, benchmarks/run.py: the shared corpus
+        "REWRITE_MONITOR_TEST_ARTIFACTS",  # tests/e2e/test_browser.py: where screenshots go
+        "REWRITE_MONITOR_UPDATE_DOCS",  # tests/e2e/test_browser.py: refresh the docs' screenshots
+    }
+)
+
+# Upper bounds of the duration and count settings. Every duration ends up in a ``timedelta`` or a
+# date (a due date, a retention cut-off, a scheduler interval), which overflows far beyond these; the
+# bounds are generous limits of what still means something, not tuning advice.
+MINUTES_PER_DAY = 24 * 60
+HOURS_PER_YEAR = 365 * 24
+MAX_PER_DAY = 1_000_000  # queue items a day: far beyond what reviewers can label
+MAX_COUNT = 1_000_000_000  # rewrites in an alert window
+SECRET_SETTINGS = frozenset({"database_url", "sentry_dsn", "anthropic_api_key"})
+
+
+class Settings(BaseSettings):
+    """Every setting of rewrite-monitor, with defaults that work on a fresh machine.
+
+    Raises ``ConfigError`` (through :func:`load_settings`) naming the setting and value when a value
+    is invalid (secret values are masked or left out). Numbers are finite and bounded above: durations
+    end up in dates and timedeltas, which overflow (a traceback mid-job) far beyond the bounds.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        extra="forbid",
+        populate_by_name=True,
+        validate_default=True,
+        # inf passes ``gt=0`` and crashes date arithmetic much later; rejecting non-finite floats
+        # up front also covers float settings without an upper bound, with a clearer message.
+        allow_inf_nan=False,
+    )
+
+    database_url: SecretStr = Field(
+        default=SecretStr(DEFAULT_DATABASE_URL),
+        validation_alias=AliasChoices("REWRITE_MONITOR_DATABASE_URL", "DATABASE_URL", "database_url"),
+        description="SQLAlchemy URL of the store. Default: a SQLite file in the working directory.",
+    )
+    sources: list[str] = Field(
+        default_factory=list, description="Paths or globs that `run` ingests when given no PATH."
+    )
+    source_name: str = Field(default="default", description="Label stored with each ingested event.")
+    batch_size: int = Field(default=1000, ge=1, le=100_000, description="Lines per ingest transaction.")
+    max_line_bytes: int = Field(
+        default=1 << 20,
+        ge=1024,
+        le=1 << 30,
+        description="Longer log lines are quarantined as line_too_long. At most 1 GiB: a line is read "
+        "into memory in chunks of this size.",
+    )
+    rules_dir: Path | None = Field(default=None, description="Rules folder; default: the bundled rules/.")
+    spacy_model: str | None = Field(
+        default=None, description="A trained spaCy pipeline to use instead of the blank tokenizer."
+    )
+    sample_seed: str = Field(
+        default="rewrite-monitor", min_length=1, description="Seed of every sampling draw (check and queue)."
+    )
+    check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
+    queue_budget: int = Field(
+        default=40, ge=1, le=MAX_PER_DAY, description="Queue items admitted per day (at most 1,000,000)."
+    )
+    queue_min_severity: Literal["low", "medium", "high"] = Field(
+        default="medium", description="Lowest finding severity that reaches the queue."
+    )
+    control_share: float = Field(
+        default=0.05, ge=0, le=1, description="Share of the budget for the control sample."
+    )
+    control_min: int = Field(
+        default=2, ge=0, le=MAX_PER_DAY, description="Control items a day at least (at most 1,000,000)."
+    )
+    per_conversation_cap: int = Field(
+        default=3,
+        ge=1,
+        le=MAX_PER_DAY,
+        description="Queue items per conversation per day (at most 1,000,000, the budget's bound).",
+    )
+    claim_lease_minutes: float = Field(
+        default=10,
+        gt=0,
+        le=7 * MINUTES_PER_DAY,
+        description="A claim expires after this many minutes. At most a week: a claim held longer is "
+        "abandoned, not being worked on.",
+    )
+    review_sla_hours: float = Field(
+        default=24,
+        gt=0,
+        le=HOURS_PER_YEAR,
+        description="An item is due this many hours after its day ends. At most a year (8760): a later "
+        "due date is no deadline.",
+    )
+
+    # worker (issue: scheduled worker, alerts, scale-out)
+    worker_interval_minutes: float = Field(
+        default=5,
+        gt=0,
+        le=MINUTES_PER_DAY,
+        description="Minutes between worker cycles. At most a day (1440): cycles feed the alerts, and "
+        "the daily job has its own schedule.",
+    )
+    daily_time: str = Field(default="06:00", pattern=r"^\d{2}:\d{2}$", description="Time of the daily job.")
+    timezone: str = Field(default="UTC", description="IANA zone of daily_time.")
+    retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=36_500,
+        description="Transcripts older than this many days are deleted. At most 36500 (a century: "
+        "keep them for good).",
+    )
+    log_json: bool = Field(default=False, description="Structured JSON logs.")
+    sentry_dsn: SecretStr | None = Field(
+        default=None, description="Sentry DSN; none: alerts go to log and table."
+    )
+    sentry_environment: str = Field(default="production", description="Sentry environment tag.")
+    alert_min_severity: Literal["low", "medium", "high"] = Field(
+        default="high", description="Findings at or above this count towards the fabrication rate."
+    )
+    alert_window_minutes: float = Field(
+        default=60,
+        gt=0,
+        le=7 * MINUTES_PER_DAY,
+        description="Alert window in minutes of event time. At most a week (10080): a longer window "
+        "reports a spike too late to act on.",
+    )
+    alert_baseline_days: float = Field(
+        default=7,
+        gt=0,
+        le=365,
+        description="Trailing baseline before the window, in days. At most a year: an older baseline "
+        "describes another system.",
+    )
+    alert_min_rewrites: int = Field(
+        default=200, ge=1, le=MAX_COUNT, description="Rewrites a window needs to alert (at most 10^9)."
+    )
+    alert_min_flagged: int = Field(
+        default=5, ge=1, le=MAX_COUNT, description="Flagged rewrites a window needs to alert (at most 10^9)."
+    )
+    alert_factor: float = Field(
+        default=1.0,
+        ge=1,
+        le=1000,
+        description="Alert when window lower bound > factor x baseline upper bound. At most 1000: rates "
+        "are at most 1, so a larger factor could alert only on a baseline below 0.1%.",
+    )
+    alert_ceiling: float | None = Field(
+        default=None, gt=0, le=1, description="Absolute rate that always alerts."
+    )
+    alert_cooldown_hours: float = Field(
+        default=6,
+        ge=0,
+        le=HOURS_PER_YEAR,
+        description="No repeat alert per group within this many hours. At most a year (8760).",
+    )
+    cron_monitor_slug: str = Field(default="rewrite-monitor-cycle", description="Sentry Crons monitor slug.")
+    # dashboard
+    reviewer_name: str | None = Field(
+        default=None, description="Reviewer identity when no login is configured."
+    )
+    dashboard_address: str = Field(default="127.0.0.1", description="Dashboard bind address.")
+    dashboard_port: int = Field(default=8501, ge=1, le=65535, description="Dashboard port.")
+    # replay
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "REWRITE_MONITOR_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "anthropic_api_key"
+        ),
+        description="API key for replay (ANTHROPIC_API_KEY).",
+    )
+    replay_model: str = Field(default="claude-sonnet-5", description="Model the replay rewriter calls.")
+    replay_max_tokens: int = Field(
+        default=512, ge=16, le=8192, description="max_tokens per replayed rewrite."
+    )
+    replay_timeout_seconds: float = Field(
+        default=60,
+        gt=0,
+        le=3600,
+        description="Per-case timeout of a replay call, in seconds. At most an hour: a call that slow "
+        "has failed.",
+    )
+    replay_max_retries: int = Field(
+        default=4, ge=0, le=10, description="Retries (with backoff) of a replay call on 429/529/5xx."
+    )
+    replay_prices_file: Path | None = Field(
+        default=None, description="Price table of replay's cost line; default: monitor/prices.yaml."
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {v!r}; use an IANA name such as 'Europe/Dublin' or 'UTC'"
+            ) from None
+        return v
+
+    @field_validator("daily_time")
+    @classmethod
+    def _clock_time(cls, v: str) -> str:
+        hours, minutes = (int(x) for x in v.split(":"))
+        if hours > 23 or minutes > 59:
+            raise ValueError(f"{v!r} is not a time of day (HH:MM, 00:00 to 23:59)")
+        return v
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_backend(cls, v: SecretStr) -> SecretStr:
+        url = v.get_secret_value()
+        if not url.startswith(("sqlite", "postgresql")):
+            raise ValueError("only sqlite:// and postgresql:// URLs are supported")
+        # Checked here, not when the engine is built: a bad port or a driver that is not installed
+        # would otherwise surface mid-command as a traceback. urllib, not SQLAlchemy, so loading the
+        # settings stays light for commands that never open the store. Messages never quote the URL.
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - reading the port raises for a non-number
+        except ValueError:
+            raise ValueError("not a database URL (scheme://user:password@host:port/database)") from None
+        if parts.scheme not in ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg"):
+            raise ValueError(
+                f"driver {parts.scheme!r} is not supported: use sqlite:// or postgresql:// "
+                "(psycopg 3 is installed with rewrite-monitor)"
+            )
+        return v
+
+    @field_validator("sentry_dsn")
+    @classmethod
+    def _parsable_dsn(cls, v: SecretStr | None) -> SecretStr | None:
+        """Reject a DSN the SDK would refuse at ``sentry_sdk.init`` (a traceback in the worker).
+
+        The message gives a fixed reason only: the SDK's own (``BadDsn``) can quote parts of the DSN,
+        which holds the project's key.
+        """
+        if v is None or not v.get_secret_value():
+            return v  # empty: Sentry stays off, as without a DSN
+        from sentry_sdk.utils import Dsn
+
+        try:
+            Dsn(v.get_secret_value())
+        except ValueError as exc:  # BadDsn, or urllib's ValueError for a bad port or IPv6 host
+            raise ValueError(
+                f"not a Sentry DSN: {_dsn_problem(str(exc))}; expected "
+                "https://<public key>@<host>/<project id>"
+            ) from None
+        return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = settings_cls.model_config.get("toml_file")
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_file:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+
+def _dsn_problem(sdk_message: str) -> str:
+    """A fixed description of what is wrong with a DSN, from the SDK's message (never quoted)."""
+    reasons = (
+        ("Unsupported scheme", "the scheme must be http or https"),
+        ("Missing hostname", "it has no host"),
+        ("Missing public key", "it has no public key before the @"),
+        ("Invalid project", "the project id (the last path part) must be a number"),
+        ("Port", "the port is not a number from 0 to 65535"),
+        ("Invalid IPv6", "the host is not a valid IPv6 address"),
+    )
+    return next((reason for prefix, reason in reasons if sdk_message.startswith(prefix)), "unparsable")
+
+
+def setting_env_vars() -> dict[str, str]:
+    """Every environment variable that sets a setting (upper case) -> the setting's name."""
+    names: dict[str, str] = {}
+    for name, field in Settings.model_fields.items():
+        names[f"{ENV_PREFIX}{name}".upper()] = name
+        alias = field.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if alias else []
+        names.update({c.upper(): name for c in choices if isinstance(c, str)})
+    return names
+
+
+def check_env_names(environ: Mapping[str, str] | None = None) -> None:
+    """Raise ``ConfigError`` naming every ``REWRITE_MONITOR_*`` variable that is no setting.
+
+    Such a variable is almost always a misspelt setting, which would otherwise be ignored; the same
+    typo in the TOML file is already an error. Names compare case-insensitively, as pydantic-settings
+    reads them; :data:`NON_SETTING_ENV_VARS` are allowed. The message suggests the closest setting's
+    variable when one is similar; values are never shown (some are secrets).
+    """
+    environ = os.environ if environ is None else environ
+    known = set(setting_env_vars()) | NON_SETTING_ENV_VARS
+    # Compared without the prefix: it is shared by every name and would make anything look close.
+    suffixes = {k.removeprefix(ENV_PREFIX): k for k in known if k.startswith(ENV_PREFIX)}
+    problems = []
+    for var in sorted(environ):
+        if not var.upper().startswith(ENV_PREFIX) or var.upper() in known:
+            continue
+        close = difflib.get_close_matches(var.upper().removeprefix(ENV_PREFIX), list(suffixes), n=1)
+        hint = f" (did you mean {suffixes[close[0]]}?)" if close else ""
+        problems.append(f"{var}{hint}")
+    if problems:
+        several = len(problems) > 1
+        raise ConfigError(
+            f"unknown environment variable{'s' if several else ''} {', '.join(problems)}: "
+            f"{'no setting has these names' if several else 'no setting has this name'} "
+            "(`rewrite-monitor config show` lists the settings' variables)"
+        )
+
+
+def _shown_input(field: str | None, value: Any) -> str:
+    """How an invalid value appears in an error message: secrets never in clear."""
+    if field == "database_url" and isinstance(value, str):
+        try:
+            return f" (got {masked_url(value)!r})"
+        except Exception:  # not even parsable as a URL: it may still hold a password
+            return ""
+    if field in SECRET_SETTINGS:
+        return ""
+    return f" (got {value!r})"
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build the effective settings from the environment, an optional TOML file and overrides.
+
+    ``overrides`` with value ``None`` are ignored, so CLI options can be passed through as they are.
+    Raises ``ConfigError`` when the file is missing or unreadable, a value is invalid (the message
+    names the setting; secret values are masked), or a ``REWRITE_MONITOR_*`` environment variable
+    names no setting (:func:`check_env_names`).
+    """
+    check_env_names()
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    cls: type[Settings] = Settings
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigError(f"config file not found: {config_file}")
+        try:
+            with config_file.open("rb") as fh:
+                tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_file}: invalid TOML: {exc}") from exc
+
+        class _FileSettings(Settings):
+            model_config = SettingsConfigDict(toml_file=config_file)
+
+        cls = _FileSettings
+    try:
+        return cls(**clean)
+    except SettingsError as exc:  # a complex value (e.g. sources) that is not valid JSON
+        raise ConfigError(
+            f"invalid configuration: {exc}; lists are given as JSON, e.g. '[\"logs/*.jsonl\"]'"
+        ) from exc
+    except ValidationError as exc:
+        by_env = setting_env_vars()
+        problems, secret = [], False
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "settings"
+            # pydantic reports an aliased field by its first alias (REWRITE_MONITOR_DATABASE_URL) even
+            # when another one was set (DATABASE_URL): the setting's own name is right either way.
+            field = by_env.get(loc.upper(), loc)
+            if err["type"] == "extra_forbidden":
+                # An unknown key is most often a misspelt setting, and a misspelt secret holds the
+                # secret: never show its value, and treat the error as secret (no chained cause).
+                close = difflib.get_close_matches(loc, list(Settings.model_fields), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                problems.append(f"{field}: unknown setting{hint}; its value is not shown")
+                secret = True
+                continue
+            secret = secret or field in SECRET_SETTINGS
+            problems.append(f"{field}: {err['msg']}{_shown_input(field, err.get('input'))}")
+        where = f" in {config_file}" if config_file else ""
+        # The ValidationError quotes every input; chained, it would carry a secret into tracebacks.
+        cause = None if secret else exc
+        raise ConfigError(f"invalid configuration{where}: {'; '.join(problems)}") from cause
+
+
+def masked_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for display and logs)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def effective_config(settings: Settings) -> dict[str, Any]:
+    """The settings as a plain dict for display, with secrets masked."""
+    out: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if name == "database_url":
+            value = masked_url(value.get_secret_value())
+        elif isinstance(value, SecretStr):
+            value = "***" if value.get_secret_value() else ""
+        elif isinstance(value, Path):
+            value = str(value)
+        out[name] = value
+    return out

@@ -1,0 +1,1 @@
+"""Statistics: finding rates, precision of verdicts, whole-traffic estimates and the label evaluation."""

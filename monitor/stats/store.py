@@ -1,0 +1,216 @@
+"""Rates and estimates: finding rates per group, the checks' precision from verdicts, and the
+whole-traffic rate of bad rewrites estimated from the sampled verdicts.
+
+Estimation: each (day, stratum) is a stratum of a stratified random sample. Its population is
+``N = taken / π`` (π from the queue items, which already includes the check rate). With ``v``
+verdicts of which ``b`` are bad, the estimated share of bad rewrites is ``Σ N·(b/v) / Σ N`` over the
+strata that have verdicts (the Horvitz–Thompson / post-stratified estimator), with variance
+``Σ N²·(1 − v/N)·p̃(1−p̃)/v / (Σ N)²`` (Cochran, *Sampling Techniques*, 3rd ed., §5.3) where
+``p̃ = (b + z²/2) / (v + z²)`` is the Agresti–Coull centre (Agresti & Coull 1998, "Approximate is
+better than exact"): with the plain ``b/v`` a stratum of three fine verdicts would claim a zero-width
+interval. The 95% interval is the estimate ± z·√variance, clipped to [0, 1]. ``coverage`` is the
+share of the population in strata that have verdicts: the estimate speaks only for them. Withdrawn
+queue items (displaced by a later admission of their day) are not part of any sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import distinct, func, literal, select, tuple_
+from sqlalchemy.orm import Session
+
+from monitor.checks.store import fully_checked
+from monitor.queue.store import FINE_LABELS, WITHDRAWN
+from monitor.stats.evaluate import wilson
+from monitor.store.models import Finding, QueueItem, Record, Verdict
+
+GROUPS = ("prompt_version", "model", "day")
+Z = 1.959964
+"""The normal quantile of a two-sided 95% interval."""
+BAD_ARTIFACTS = ("chat_state", "rewrite")
+"""A verdict whose first wrong artifact is the chat state or the rewrite means the rewrite was bad."""
+
+
+@dataclass(frozen=True, slots=True)
+class KindRate:
+    """Rewrites with at least one finding of ``kind`` (at or above the threshold) among ``checked``."""
+
+    group: str
+    kind: str
+    flagged: int
+    checked: int
+
+    @property
+    def per_1000(self) -> float | None:
+        return 1000 * self.flagged / self.checked if self.checked else None
+
+    @property
+    def ci_per_1000(self) -> tuple[float, float] | None:
+        ci = wilson(self.flagged, self.checked)
+        return (1000 * ci[0], 1000 * ci[1]) if ci else None
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A whole-traffic share estimated from verdicts: value, 95% interval, and population coverage."""
+
+    name: str
+    value: float | None
+    ci: tuple[float, float] | None
+    coverage: float
+    verdicts: int
+
+
+def _group_column(by: str | None) -> Any:
+    if by is None:
+        return literal("all")
+    if by == "day":
+        return func.date(Record.ts)
+    if by in ("prompt_version", "model"):
+        return func.coalesce(getattr(Record, by), "(none)")
+    raise ValueError(f"--by must be one of {', '.join(GROUPS)}")
+
+
+def finding_rates(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    min_rank: int,
+    by: str | None = None,
+    since: datetime | None = None,
+) -> list[KindRate]:
+    """Per group and finding kind: rewrites flagged at ``severity_rank >= min_rank`` among those fully
+    checked at the current versions. Kinds with no finding in a group are absent.
+
+    ``by``: ``None`` (one group, ``all``) or one of :data:`GROUPS`; raises ``ValueError`` otherwise.
+    """
+    one = finding_rates_by(session=session, checks=checks, min_rank=min_rank, groupings=(by,), since=since)
+    return one[by]
+
+
+def finding_rates_by(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    min_rank: int,
+    groupings: Sequence[str | None],
+    since: datetime | None = None,
+) -> dict[str | None, list[KindRate]]:
+    """:func:`finding_rates` for several groupings (e.g. ``("day", "prompt_version")``) from one pass.
+
+    Both queries group by every requested column at once and the rates of each grouping are summed
+    from those cells: a record lies in exactly one cell, so its distinct counts add up. The costly
+    part, finding the fully checked records among all check runs, then runs twice instead of twice
+    per grouping (the Overview page draws two groupings).
+    """
+    columns = {by: _group_column(by).label(f"g{i}") for i, by in enumerate(groupings)}
+    checked = fully_checked(checks, start=since)
+    keys = list(columns.values())
+    base = select(*keys, func.count()).select_from(Record).join(checked, checked.c.record_id == Record.id)
+    flagged_stmt = (
+        select(*keys, Finding.kind, func.count(distinct(Finding.record_id)))
+        .select_from(Record)
+        .join(checked, checked.c.record_id == Record.id)
+        .join(Finding, Finding.record_id == Record.id)
+        .where(
+            Finding.severity_rank >= min_rank,
+            tuple_(Finding.check_id, Finding.check_version).in_(checks),
+        )
+        .group_by(*keys, Finding.kind)
+    )
+    if since is not None:
+        base = base.where(Record.ts >= since)
+        flagged_stmt = flagged_stmt.where(Record.ts >= since)
+    width = len(keys)
+    totals: dict[tuple[int, str], int] = defaultdict(int)
+    for row in session.execute(base.group_by(*keys)):
+        for i in range(width):
+            totals[(i, str(row[i]))] += row[width]
+    flagged: dict[tuple[int, str, str], int] = defaultdict(int)
+    for row in session.execute(flagged_stmt):
+        for i in range(width):
+            flagged[(i, str(row[i]), row[width])] += row[width + 1]
+    out: dict[str | None, list[KindRate]] = {}
+    for i, by in enumerate(columns):
+        rows = [KindRate(g, kind, n, totals[(i, g)]) for (j, g, kind), n in flagged.items() if j == i]
+        out[by] = sorted(rows, key=lambda r: (r.group, r.kind))
+    return out
+
+
+def latest_verdicts(*, session: Session, since: date | None = None) -> list[tuple[QueueItem, Verdict]]:
+    """Each reviewed queue item with its newest verdict."""
+    newest = select(Verdict.queue_item_id, func.max(Verdict.id).label("vid")).group_by(Verdict.queue_item_id)
+    newest_sq = newest.subquery()
+    stmt = (
+        select(QueueItem, Verdict)
+        .join(newest_sq, newest_sq.c.queue_item_id == QueueItem.id)
+        .join(Verdict, Verdict.id == newest_sq.c.vid)
+    )
+    if since is not None:
+        stmt = stmt.where(QueueItem.day >= since)
+    return [(item, verdict) for item, verdict in session.execute(stmt)]
+
+
+def precision_by_kind(pairs: Sequence[tuple[QueueItem, Verdict]]) -> dict[str, dict[str, Any]]:
+    """Per finding kind: verdicted items carrying it, how many the reviewer confirmed (label not fine),
+    precision and its Wilson 95% interval."""
+    seen: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item, verdict in pairs:
+        for kind in item.kinds:
+            seen[kind][0] += 1
+            seen[kind][1] += verdict.label not in FINE_LABELS
+    return {
+        kind: {"verdicts": n, "confirmed": c, "precision": c / n if n else None, "ci": wilson(c, n)}
+        for kind, (n, c) in sorted(seen.items())
+    }
+
+
+def whole_traffic_estimates(pairs: Sequence[tuple[QueueItem, Verdict]], session: Session) -> list[Estimate]:
+    """Estimated whole-traffic share of bad rewrites, and of each first-wrong artifact (see module doc)."""
+    population: dict[tuple[date, str], float] = {}
+    for day, stratum, taken, pi in session.execute(
+        select(QueueItem.day, QueueItem.stratum, func.count(), func.max(QueueItem.inclusion_prob))
+        .where(QueueItem.state != WITHDRAWN)
+        .group_by(QueueItem.day, QueueItem.stratum)
+    ):
+        population[(day, stratum)] = taken / pi if pi else 0.0
+    by_stratum: dict[tuple[date, str], list[Verdict]] = defaultdict(list)
+    for item, verdict in pairs:
+        by_stratum[(item.day, item.stratum)].append(verdict)
+    total_n = sum(population.values())
+
+    def estimate(name: str, is_bad: Any) -> Estimate:
+        covered = num = var = 0.0
+        for key, verdicts in by_stratum.items():
+            n_pop, v = population.get(key, 0.0), len(verdicts)
+            if not v or not n_pop:
+                continue
+            bad = sum(1 for x in verdicts if is_bad(x))
+            covered += n_pop
+            num += n_pop * bad / v
+            # The Agresti–Coull centre in place of bad/v: a stratum whose few verdicts are all fine
+            # (or all bad), or that has one verdict, is not certain; a fully reviewed one is.
+            p_adj = (bad + Z * Z / 2) / (v + Z * Z)
+            var += n_pop * n_pop * max(0.0, 1 - v / n_pop) * p_adj * (1 - p_adj) / v
+        if not covered:
+            return Estimate(name, None, None, 0.0, 0)
+        value = num / covered
+        half = Z * math.sqrt(var) / covered
+        return Estimate(
+            name,
+            value,
+            (max(0.0, value - half), min(1.0, value + half)),
+            covered / total_n if total_n else 0.0,
+            sum(len(v) for v in by_stratum.values()),
+        )
+
+    out = [estimate("bad_rewrite", lambda v: v.artifact in BAD_ARTIFACTS and v.label not in FINE_LABELS)]
+    for artifact in ("chat_state", "rewrite", "retrieval", "generation"):
+        out.append(estimate(f"first_wrong:{artifact}", lambda v, a=artifact: v.artifact == a))
+    return out

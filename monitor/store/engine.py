@@ -1,0 +1,402 @@
+"""Engines, sessions and schema migrations (Alembic is the only way the schema is created)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, overload
+
+from sqlalchemy import URL, Engine, create_engine, event, func, inspect, select, table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.errors import ConfigError, StorageError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+"""How long a SQLite connection waits for another process's write lock before "database is locked".
+A write transaction of ``run``, ``ingest`` or the worker lasts one batch (well under a second to a few
+seconds), so 30 s lets a second writer queue behind several of them; an overlap longer than that is a
+real conflict (a long backfill), better reported than waited out (see :func:`storage_error`)."""
+
+
+def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
+    # pysqlite's own transaction handling breaks SAVEPOINT and transactional DDL; SQLAlchemy's
+    # documented fix is driver autocommit plus an explicit BEGIN (see _sqlite_begin).
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    # WAL lets the dashboard read while the worker writes; busy_timeout rides out short write locks.
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def _sqlite_begin(conn: Any) -> None:
+    conn.exec_driver_sql("BEGIN")
+
+
+def _sqlite_begin_immediate(conn: Any) -> None:
+    # SQLite never runs the busy handler for a transaction that read and then wants to write (it
+    # could deadlock), and a read snapshot older than another writer's commit cannot write at all:
+    # with a plain BEGIN two writers fail at once with "database is locked", whatever the timeout.
+    # Taking the write lock at BEGIN makes the second writer wait (busy_timeout) for the first's
+    # commit and then read what it wrote.
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_engine(url: str, *, immediate: bool = False) -> Engine:
+    """An engine for ``url`` (``sqlite:///file.db`` or ``postgresql://...``).
+
+    SQLite gets WAL mode, foreign keys and a busy timeout (:data:`SQLITE_BUSY_TIMEOUT_MS`); with
+    ``immediate`` each SQLite transaction takes the write lock when it begins (``BEGIN IMMEDIATE``), so
+    concurrent writers queue instead of failing; readers keep ``immediate`` off, since WAL lets them
+    read beside a writer. A ``postgresql://`` URL uses psycopg 3 (``immediate`` has no effect there).
+    Raises ``StorageError`` for an unsupported or malformed URL.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # sqlalchemy raises ArgumentError with the URL in its text
+        raise StorageError(f"invalid database URL: {exc}") from exc
+    if parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    # hide_parameters: a database error must never echo bound values (queries, notes, transcripts)
+    # into logs or Sentry.
+    if parsed.get_backend_name() == "sqlite":
+        engine = create_engine(parsed, hide_parameters=True)
+        event.listen(engine, "connect", _sqlite_connect)
+        event.listen(engine, "begin", _sqlite_begin_immediate if immediate else _sqlite_begin)
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        return create_engine(parsed, pool_pre_ping=True, hide_parameters=True)
+    raise StorageError(
+        f"unsupported database backend {parsed.get_backend_name()!r}: use sqlite or postgresql"
+    )
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """A ``sessionmaker`` whose sessions keep loaded values after commit (plain reads after writes)."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(url: str) -> Any:
+    """The Alembic ``Config`` for this repository's migrations, pointed at ``url``."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["database_url"] = url
+    return cfg
+
+
+def display_url(url: str | URL) -> str:
+    """``url`` as the operator wrote it, password hidden (``postgresql://monitor:***@db/rm``): the
+    driver :func:`make_engine` adds is left out. A malformed URL is shown as ``<invalid URL>``."""
+    try:
+        parsed = make_url(url)
+    except Exception:  # an unparsable URL may still hold a password: never echo it
+        return "<invalid URL>"
+    if parsed.drivername == "postgresql+psycopg":
+        parsed = parsed.set(drivername="postgresql")
+    if "password" in parsed.query:  # libpq also takes the password as a query parameter
+        parsed = parsed.update_query_dict({"password": "***"})
+    return parsed.render_as_string(hide_password=True)
+
+
+def storage_error(exc: DBAPIError, url: str | URL) -> StorageError:
+    """The one-line :class:`StorageError` for a database error ``exc`` on ``url`` (password hidden).
+
+    - SQLite busy (``database is locked``): another process holds the store's write lock.
+    - An error while connecting: ``cannot reach the database URL: reason`` (a SQLite file in a missing
+      folder says so).
+    - Any other: ``database error on URL: reason``.
+
+    The driver's text is kept to its lines joined (psycopg adds a hint line) with the password, should
+    a driver ever echo it, replaced by ``***``.
+    """
+    where = display_url(url)
+    orig = exc.orig if exc.orig is not None else exc
+    reason = "; ".join(line.strip() for line in str(orig).splitlines() if line.strip()) or type(orig).__name__
+    try:
+        parsed = make_url(url)
+    except Exception:
+        parsed = None
+    secrets = [parsed.password, parsed.query.get("password")] if parsed is not None else []
+    for secret in secrets:
+        for value in secret if isinstance(secret, tuple) else (secret,):
+            if value:
+                reason = reason.replace(str(value), "***")
+    sqlite_db = parsed.database if parsed is not None and parsed.get_backend_name() == "sqlite" else None
+    # 5 is SQLITE_BUSY; its extended codes (BUSY_SNAPSHOT, ...) share the low byte.
+    if sqlite_db is not None and (
+        (getattr(orig, "sqlite_errorcode", 0) or 0) & 0xFF == 5 or "database is locked" in reason
+    ):
+        return StorageError(
+            f"the SQLite store {sqlite_db} is locked: another process holds its write lock; retry when "
+            "it has finished, or use PostgreSQL for concurrent writers"
+        )
+    if sqlite_db not in (None, "", ":memory:") and not Path(sqlite_db).parent.exists():
+        folder = Path(sqlite_db).parent
+        return StorageError(f"cannot reach the database {where}: the folder {folder} does not exist")
+    if exc.statement is None:  # SQLAlchemy had not sent a statement yet: the connection failed
+        return StorageError(f"cannot reach the database {where}: {reason}")
+    return StorageError(f"database error on {where}: {reason}")
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or ``None`` for an empty database.
+
+    Raises ``StorageError`` (see :func:`storage_error`) when the database cannot be reached.
+    """
+    from alembic.runtime.migration import MigrationContext
+
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except OperationalError as exc:
+        raise storage_error(exc, engine.url) from exc
+
+
+def _revision_at(url: str) -> str | None:
+    engine = make_engine(url)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def _foreign_keys_off(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.execute("PRAGMA foreign_keys=OFF")
+
+
+def migration_engine(url: str) -> Engine:
+    """An engine to run migrations on ``url``: :func:`make_engine`'s, with SQLite's foreign keys off.
+
+    A batch migration on SQLite copies a table, drops the original and renames the copy; with foreign
+    keys on, that DROP deletes every row that references the table through ON DELETE CASCADE (the
+    0003 downgrade rebuilt ``records`` and emptied check_runs and findings). Alembic's advice is to
+    migrate SQLite with foreign keys off; the pragma cannot change inside a transaction, hence at
+    connect. Used by :func:`upgrade` / :func:`downgrade` and by ``migrations/env.py``, so a bare
+    ``alembic downgrade`` is as safe.
+    """
+    engine = make_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _foreign_keys_off)
+    return engine
+
+
+def _migrate(url: str, step: Any, revision: str) -> None:
+    """Run alembic's ``step`` (``command.upgrade`` or ``downgrade``) to ``revision`` on ``url``."""
+    if make_url(url).get_backend_name() != "sqlite":
+        step(alembic_config(url), revision)
+        return
+    engine = migration_engine(url)
+    try:
+        with engine.connect() as conn:
+            cfg = alembic_config(url)
+            cfg.attributes["connection"] = conn
+            step(cfg, revision)
+    finally:
+        engine.dispose()
+
+
+def upgrade(url: str, revision: str = "head") -> tuple[str | None, str | None]:
+    """Apply migrations up to ``revision``; returns ``(revision before, revision after)``, ``None`` for
+    an empty database. Raises ``StorageError`` when the database is unreachable (see
+    :func:`storage_error`) and alembic's ``CommandError`` for an unknown revision."""
+    from alembic import command
+
+    before = _revision_at(url)
+    try:
+        _migrate(url, command.upgrade, revision)
+    except OperationalError as exc:
+        raise storage_error(exc, url) from exc
+    return before, _revision_at(url)
+
+
+@dataclass(frozen=True)
+class DowngradePlan:
+    """What ``downgrade(url, revision)`` would do, for the operator to confirm first.
+
+    ``steps`` are the revisions whose downgrade runs (newest first; empty: nothing to do), ``target``
+    the revision the database ends at (``None``: base, no schema), ``tables`` the tables dropped with
+    their current row counts (``None`` when the table is missing), ``columns`` the ``table.column``
+    dropped from tables that stay.
+    """
+
+    current: str | None
+    target: str | None
+    steps: list[str]
+    tables: dict[str, int | None] = field(default_factory=dict)
+    columns: list[str] = field(default_factory=list)
+
+    @property
+    def drops_data(self) -> bool:
+        """Whether the downgrade drops a table or a column (indexes alone lose nothing)."""
+        return bool(self.tables or self.columns)
+
+    def describe(self) -> str:
+        """``tables regression_cases (12 rows), alerts (0 rows); columns records.check_draw``, or
+        ``no table or column`` when the downgrade drops only indexes or constraints."""
+        parts = []
+        if self.tables:
+            counts = [
+                f"{name} ({'?' if n is None else f'{n:,}'} row{'s' * (n != 1)})"
+                for name, n in self.tables.items()
+            ]
+            parts.append(f"table{'s' * (len(counts) != 1)} {', '.join(counts)}")
+        if self.columns:
+            parts.append(f"column{'s' * (len(self.columns) != 1)} {', '.join(self.columns)}")
+        return "; ".join(parts) or "no table or column"
+
+
+def _schema_at(revision: str | None) -> dict[str, set[str]]:
+    """The tables (name -> column names) the migrations create up to ``revision``, found by running
+    them on a throw-away in-memory SQLite database (so every migration's effect counts, whatever it
+    does); ``alembic_version`` left out."""
+    from alembic import command
+
+    if revision is None:
+        return {}
+    engine = make_engine("sqlite://")
+    try:
+        with engine.connect() as conn:
+            cfg = alembic_config("sqlite://")
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+            insp = inspect(conn)
+            return {
+                t: {c["name"] for c in insp.get_columns(t)}
+                for t in insp.get_table_names()
+                if t != "alembic_version"
+            }
+    finally:
+        engine.dispose()
+
+
+def downgrade_plan(url: str, revision: str) -> DowngradePlan:
+    """What downgrading ``url`` to ``revision`` (an id, a prefix, ``base`` or relative like ``-1``)
+    drops, with row counts, without changing anything.
+
+    Raises ``StorageError`` when the database is unreachable and ``ConfigError`` (``migration: ...``)
+    when ``revision`` is unknown, ambiguous or not below the current revision.
+    """
+    from alembic.script import ScriptDirectory
+    from alembic.script.revision import RangeNotAncestorError, RevisionError
+
+    engine = make_engine(url)
+    try:
+        current = current_revision(engine)
+        script = ScriptDirectory.from_config(alembic_config(url))
+        try:
+            scripts = list(script.iterate_revisions(current, revision, select_for_downgrade=True))
+        except RangeNotAncestorError:
+            raise ConfigError(
+                f"migration: {revision} is not below the current revision ({current or 'none'}); "
+                "use `rewrite-monitor db upgrade` to move up"
+            ) from None
+        except RevisionError as exc:
+            raise ConfigError(f"migration: {exc}") from None
+        if not scripts:
+            return DowngradePlan(current=current, target=current, steps=[])
+        down = scripts[-1].down_revision
+        if isinstance(down, tuple | list):  # a merge point; our history is linear (one head)
+            raise ConfigError(f"migration: cannot plan a downgrade across the merge {scripts[-1].revision}")
+        now, then = _schema_at(current), _schema_at(down)
+        existing = set(inspect(engine).get_table_names()) if current is not None else set()
+        tables: dict[str, int | None] = {}
+        for name in sorted(set(now) - set(then)):
+            if name in existing:
+                with engine.connect() as conn:
+                    tables[name] = int(conn.scalar(select(func.count()).select_from(table(name))) or 0)
+            else:
+                tables[name] = None
+        columns = sorted(f"{t}.{c}" for t in set(now) & set(then) for c in now[t] - then[t])
+        return DowngradePlan(
+            current=current,
+            target=down,
+            steps=[s.revision for s in scripts],
+            tables=tables,
+            columns=columns,
+        )
+    except OperationalError as exc:
+        raise storage_error(exc, url) from exc
+    finally:
+        engine.dispose()
+
+
+def downgrade(url: str, revision: str = "base") -> None:
+    """Revert migrations down to ``revision`` (``base`` drops every table). Callers that face an
+    operator confirm :func:`downgrade_plan` first. Raises ``StorageError`` when the database is
+    unreachable and alembic's ``CommandError`` for an unknown revision."""
+    from alembic import command
+
+    try:
+        _migrate(url, command.downgrade, revision)
+    except OperationalError as exc:
+        raise storage_error(exc, url) from exc
+
+
+def head_revision() -> str:
+    """The migrations' single head revision."""
+    from alembic.script import ScriptDirectory
+
+    heads = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
+    if len(heads) != 1:
+        raise StorageError(f"migrations have {len(heads)} heads, expected one: {heads}")
+    return heads[0]
+
+
+def require_current_schema(engine: Engine) -> None:
+    """Raise ``StorageError`` unless the database schema is at the migrations' head.
+
+    The message tells the operator to run ``rewrite-monitor db upgrade``; an unreachable database is
+    reported by :func:`storage_error`.
+    """
+    rev = current_revision(engine)
+    head = head_revision()
+    if rev != head:
+        state = "has no schema" if rev is None else f"is at revision {rev}, not {head}"
+        raise StorageError(f"database {display_url(engine.url)} {state}: run `rewrite-monitor db upgrade`")
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """A session that commits on success and rolls back on any exception."""
+    with session_factory(engine)() as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def insert_ignore(session: Session, model: type[Any], conflict: list[str]) -> Any:
+    """An INSERT for ``model`` that skips rows violating the unique ``conflict`` columns.
+
+    Works on SQLite and PostgreSQL (``ON CONFLICT (...) DO NOTHING``); this is how every repeatable
+    write stays idempotent under concurrent writers.
+    """
+    dialect = session.get_bind().dialect.name
+    ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
+    return ins.on_conflict_do_nothing(index_elements=conflict)
+
+
+@overload
+def naive_utc(dt: datetime) -> datetime: ...
+@overload
+def naive_utc(dt: None) -> None: ...
+def naive_utc(dt: datetime | None) -> datetime | None:
+    """``dt`` as the store keeps time: naive UTC (an aware value is converted; a naive one is taken
+    as UTC already; ``None`` stays ``None``)."""
+    if dt is None or dt.tzinfo is None:
+        return dt
+    return dt.astimezone(UTC).replace(tzinfo=None)

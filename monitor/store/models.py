@@ -1,0 +1,369 @@
+"""SQLAlchemy 2.x models of the store. The schema itself is created only by Alembic migrations.
+
+Tables:
+- ``events``: every accepted log event, its raw JSON kept whole (unknown fields included),
+  unique on ``event_key`` so re-ingesting adds nothing.
+- ``records``: one row per follow-up turn joining a ``rewrite`` to its ``ctx_input``
+  (by ``(conv_id, request_id)``, falling back to ``(conv_id, turn)``); either half may be missing.
+- ``check_runs`` and ``findings``: which checks ran (or were skipped) on which record, and what they found.
+- ``queue_items``, ``queue_days`` and ``verdicts``: the review queue, its per-day sampling counts, and
+  what reviewers decided.
+- ``leases``, ``source_cursors``, ``alerts``: the worker's locks, read positions and alerts.
+- ``alias_proposals``, ``regression_cases``: what verdicts produce for the rules and the eval set.
+- ``quarantine``: every rejected line with its origin, line number, reason and a truncated excerpt,
+  unique on ``(origin, line_no, raw_sha)`` so re-ingesting a bad file adds no new rows.
+
+All timestamps are stored as naive UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Deterministic constraint names, so migrations can drop what they created on every backend.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+Id = BigInteger().with_variant(Integer, "sqlite")  # SQLite only auto-increments INTEGER PRIMARY KEY
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Event(Base):
+    """One accepted log event (``ctx_input``, ``rewrite``, ``retrieve`` or ``answer``)."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    event_key: Mapped[str] = mapped_column(String(64), unique=True)
+    content_sha: Mapped[str] = mapped_column(String(64))
+    conv_id: Mapped[str | None] = mapped_column(String(255))
+    request_id: Mapped[str] = mapped_column(String(255))
+    turn: Mapped[int | None] = mapped_column(Integer)
+    ts: Mapped[datetime | None] = mapped_column(DateTime)
+    source: Mapped[str] = mapped_column(String(128))
+    origin: Mapped[str] = mapped_column(String(1024))
+    line_no: Mapped[int] = mapped_column(Integer)
+    raw: Mapped[dict[str, Any]] = mapped_column(Json)
+    ingested_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (
+        Index("ix_events_kind_request", "kind", "request_id"),
+        Index("ix_events_conv_turn", "conv_id", "turn"),
+    )
+
+
+class Record(Base):
+    """A follow-up turn: a rewrite joined to the ctx_input the rewriter received.
+
+    ``join_method`` is ``"request_id"`` or ``"turn"`` once both halves are present, else ``None``.
+    ``request_id`` is the rewrite's when there is one (the ctx_input's otherwise). ``check_draw`` is
+    the record's draw in [0, 1) for the check rate (``monitor.queue.sampling``), fixed at ingest.
+    """
+
+    __tablename__ = "records"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    conv_id: Mapped[str] = mapped_column(String(255))
+    request_id: Mapped[str] = mapped_column(String(255))
+    turn: Mapped[int] = mapped_column(Integer)
+    ts: Mapped[datetime | None] = mapped_column(DateTime)
+    ctx_event_id: Mapped[int | None] = mapped_column(ForeignKey("events.id"), unique=True)
+    rewrite_event_id: Mapped[int | None] = mapped_column(ForeignKey("events.id"), unique=True)
+    join_method: Mapped[str | None] = mapped_column(String(16))
+    model: Mapped[str | None] = mapped_column(String(255))
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    check_draw: Mapped[float | None] = mapped_column(Float)
+
+    __table_args__ = (
+        Index("ix_records_conv_request", "conv_id", "request_id"),
+        Index("ix_records_conv_turn", "conv_id", "turn"),
+        Index("ix_records_ts", "ts"),
+    )
+
+
+class Quarantine(Base):
+    """A rejected log line: where it was, why, and the start of its text."""
+
+    __tablename__ = "quarantine"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    source: Mapped[str] = mapped_column(String(128))
+    origin: Mapped[str] = mapped_column(String(1024))
+    line_no: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String(32), index=True)
+    detail: Mapped[str] = mapped_column(Text)
+    raw_excerpt: Mapped[str] = mapped_column(Text)
+    raw_sha: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (UniqueConstraint("origin", "line_no", "raw_sha", name="uq_quarantine_line"),)
+
+
+class CheckRun(Base):
+    """One check applied to one record: ``status`` is ``ran`` or ``skipped`` (``skip_reason`` says why).
+
+    Unique on ``(record_id, check_id, check_version)``: re-running the same checker version adds
+    nothing, and a new version is a new row. ``rules_hash`` is the content hash of the rules used.
+    """
+
+    __tablename__ = "check_runs"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
+    check_id: Mapped[str] = mapped_column(String(64))
+    check_version: Mapped[int] = mapped_column(Integer)
+    rules_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    skip_reason: Mapped[str | None] = mapped_column(Text)
+    n_findings: Mapped[int] = mapped_column(Integer)
+    checked_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (
+        UniqueConstraint("record_id", "check_id", "check_version", name="uq_check_runs_record_check"),
+        Index("ix_check_runs_check", "check_id", "check_version", "status"),
+        Index("ix_check_runs_checked_at", "checked_at"),
+    )
+
+
+class Finding(Base):
+    """One finding of one check run. ``severity_rank``: 0 low, 1 medium, 2 high (for filtering).
+
+    ``words`` lists the query words the finding is about; ``evidence`` holds spans, counts, turns.
+    """
+
+    __tablename__ = "findings"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    check_run_id: Mapped[int] = mapped_column(ForeignKey("check_runs.id", ondelete="CASCADE"))
+    ordinal: Mapped[int] = mapped_column(Integer)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    request_id: Mapped[str] = mapped_column(String(255), index=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    severity: Mapped[str] = mapped_column(String(8))
+    severity_rank: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text)
+    words: Mapped[list[str]] = mapped_column(Json)
+    evidence: Mapped[dict[str, Any]] = mapped_column(Json)
+    check_id: Mapped[str] = mapped_column(String(64))
+    check_version: Mapped[int] = mapped_column(Integer)
+    rules_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (
+        UniqueConstraint("check_run_id", "ordinal", name="uq_findings_run_ordinal"),
+        Index("ix_findings_kind_severity", "kind", "severity_rank"),
+    )
+
+
+class QueueItem(Base):
+    """A checked rewrite admitted to the review queue (one per record: enqueueing twice does nothing).
+
+    ``stratum`` is ``high``/``medium``/``low``/``control``; ``priority`` orders the queue (higher
+    first: 3 high, 2 medium, 1 low, 0 control); ``inclusion_prob`` is π for Horvitz–Thompson weights.
+    ``state``: ``pending`` → ``claimed`` (by ``claimed_by`` until ``lease_expires_at``) → ``done`` or
+    ``skipped``; a claim past its lease counts as pending again.
+    """
+
+    __tablename__ = "queue_items"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), unique=True)
+    request_id: Mapped[str] = mapped_column(String(255), index=True)
+    conv_id: Mapped[str] = mapped_column(String(255))
+    day: Mapped[date] = mapped_column(Date)
+    stratum: Mapped[str] = mapped_column(String(16))
+    priority: Mapped[int] = mapped_column(Integer)
+    inclusion_prob: Mapped[float] = mapped_column(Float)
+    kinds: Mapped[list[str]] = mapped_column(Json)
+    words: Mapped[list[str]] = mapped_column(Json)
+    model: Mapped[str | None] = mapped_column(String(255))
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    state: Mapped[str] = mapped_column(String(16))
+    claimed_by: Mapped[str | None] = mapped_column(String(255))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
+    due_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    __table_args__ = (
+        Index("ix_queue_items_order", "state", "priority", "created_at"),
+        Index("ix_queue_items_day", "day", "stratum"),
+    )
+
+
+class QueueDay(Base):
+    """Per day and stratum: eligible checked rewrites (N), items taken (n), and those passed over for the
+    per-conversation cap. π = n / N; ``stats`` weights verdicts with it."""
+
+    __tablename__ = "queue_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    stratum: Mapped[str] = mapped_column(String(16), primary_key=True)
+    eligible: Mapped[int] = mapped_column(Integer)
+    taken: Mapped[int] = mapped_column(Integer)
+    capped: Mapped[int] = mapped_column(Integer)
+    subsampled: Mapped[bool] = mapped_column(Boolean)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Verdict(Base):
+    """A reviewer's verdict on a queue item: the first wrong artifact and a label.
+
+    Append-only: a re-review adds a row, and the newest row of an item is its verdict.
+    """
+
+    __tablename__ = "verdicts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    queue_item_id: Mapped[int] = mapped_column(ForeignKey("queue_items.id", ondelete="CASCADE"), index=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    request_id: Mapped[str] = mapped_column(String(255))
+    reviewer: Mapped[str] = mapped_column(String(255))
+    artifact: Mapped[str] = mapped_column(String(16))
+    label: Mapped[str] = mapped_column(String(32))
+    corrected_query: Mapped[str | None] = mapped_column(Text)
+    must_include: Mapped[list[str]] = mapped_column(Json)
+    must_not_include: Mapped[list[str]] = mapped_column(Json)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Lease(Base):
+    """A named, expiring lock held by one worker: ``leader`` for sampling and alerts, ``ingest:<path>``
+    for one source file. A holder renews before ``expires_at``; an expired lease may be taken over."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(1100), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(255))
+    acquired_at: Mapped[datetime] = mapped_column(DateTime)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class SourceCursor(Base):
+    """How far the worker has read one source file, committed with the events it covers.
+
+    ``file_id`` identifies the file (device:inode) to detect rotation; ``head_sha`` hashes its first
+    bytes to detect truncation or replacement; ``offset`` is the byte just after the last complete line
+    ``line_no``; ``completed`` marks a gzip file read in full.
+    """
+
+    __tablename__ = "source_cursors"
+
+    path: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    file_id: Mapped[str] = mapped_column(String(128))
+    head_sha: Mapped[str | None] = mapped_column(String(64))
+    offset: Mapped[int] = mapped_column(BigInteger)
+    line_no: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)
+    completed: Mapped[bool] = mapped_column(Boolean)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Alert(Base):
+    """An alert (or recovery) on the fabrication rate of one group (``overall`` or a prompt version).
+
+    Counts, rates and Wilson bounds of the window and the baseline are stored so the dashboard and the
+    cooldown logic need nothing else; ``context`` holds the full payload sent (no transcript text).
+    """
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    group_key: Mapped[str] = mapped_column(String(300), index=True)
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    window_start: Mapped[datetime] = mapped_column(DateTime)
+    window_end: Mapped[datetime] = mapped_column(DateTime)
+    window_rewrites: Mapped[int] = mapped_column(Integer)
+    window_flagged: Mapped[int] = mapped_column(Integer)
+    window_rate: Mapped[float] = mapped_column(Float)
+    baseline_rewrites: Mapped[int] = mapped_column(Integer)
+    baseline_flagged: Mapped[int] = mapped_column(Integer)
+    baseline_rate: Mapped[float | None] = mapped_column(Float)
+    delivered_to: Mapped[str] = mapped_column(String(16))
+    sentry_event_id: Mapped[str | None] = mapped_column(String(64))
+    context: Mapped[dict[str, Any]] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class AliasProposal(Base):
+    """A reviewer's proposed alias group (from a false alarm on a legitimate synonym).
+
+    Never applied automatically: ``rewrite-monitor rules proposals`` prints them as YAML for review.
+    """
+
+    __tablename__ = "alias_proposals"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    queue_item_id: Mapped[int | None] = mapped_column(ForeignKey("queue_items.id", ondelete="SET NULL"))
+    request_id: Mapped[str] = mapped_column(String(255))
+    proposer: Mapped[str] = mapped_column(String(255))
+    members: Mapped[list[str]] = mapped_column(Json)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class RegressionCase(Base):
+    """A labelled regression case built from a verdict: prefix (messages), follow-up (latest), gold label.
+
+    ``case_key`` (64 hex) = hash of (prefix digest, latest, label): the deduplication key. A re-review
+    adds ``version`` + 1 and stamps the older row's ``superseded_at``; nothing is overwritten.
+    """
+
+    __tablename__ = "regression_cases"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    case_key: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    superseded_at: Mapped[datetime | None] = mapped_column(DateTime)
+    verdict_id: Mapped[int] = mapped_column(ForeignKey("verdicts.id", ondelete="CASCADE"))
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    source_request_id: Mapped[str] = mapped_column(String(255))
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    latest: Mapped[str] = mapped_column(Text)
+    expected_query: Mapped[str | None] = mapped_column(Text)
+    must_include: Mapped[list[str]] = mapped_column(Json)
+    must_not_include: Mapped[list[str]] = mapped_column(Json)
+    label: Mapped[str] = mapped_column(String(32))
+    artifact: Mapped[str] = mapped_column(String(16))
+    reviewer: Mapped[str] = mapped_column(String(255))
+    verdict_at: Mapped[datetime] = mapped_column(DateTime)
+    prompt_version: Mapped[str | None] = mapped_column(String(255))
+    model: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+    __table_args__ = (UniqueConstraint("case_key", "version", name="uq_regression_cases_key_version"),)

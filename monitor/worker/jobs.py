@@ -1,0 +1,514 @@
+"""The jobs, as plain functions the CLI (and later the scheduler) call by name.
+
+Each takes what it needs explicitly (a session, the loaded rules) and returns a summary dataclass;
+none prints. Transcript text never goes to logs from here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from monitor.checks.store import clear_runs, coverage, store_outcomes, unchecked_record_ids
+from monitor.ingest.records import load_records
+
+_log = logging.getLogger("monitor.alerts")
+_worker_log = logging.getLogger("monitor.worker")
+ADMISSION_LOCK = "rewrite-monitor:admission"
+"""Name of the PostgreSQL advisory lock that serialises queue admissions (see :func:`enqueue_job`)."""
+
+
+@dataclass
+class CheckSummary:
+    """What one ``check`` run did: records checked, findings by kind and severity, skips by check."""
+
+    records: int = 0
+    findings: Counter[tuple[str, str]] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    cleared_runs: int = 0
+    days: set[date] = field(default_factory=set)
+    seconds: float = 0.0
+    coverage: list[Any] = field(default_factory=list)
+
+    @property
+    def per_second(self) -> float | None:
+        return self.records / self.seconds if self.seconds > 0 else None
+
+    def as_dict(self) -> dict[str, Any]:
+        by_kind: dict[str, dict[str, int]] = {}
+        for (kind, sev), n in sorted(self.findings.items()):
+            by_kind.setdefault(kind, {})[sev] = n
+        return {
+            "records_checked": self.records,
+            "seconds": round(self.seconds, 3),
+            "records_per_second": round(self.per_second, 1) if self.per_second else None,
+            "findings": by_kind,
+            "skipped": dict(sorted(self.skipped.items())),
+            "cleared_runs": self.cleared_runs,
+            "coverage": [
+                {
+                    "check": c.check_id,
+                    "version": c.version,
+                    "ran": c.ran,
+                    "skipped": c.skipped,
+                    "rewrites": c.rewrites,
+                    "top_skip_reason": c.top_skip_reason,
+                }
+                for c in self.coverage
+            ],
+        }
+
+
+def check_job(
+    *,
+    session: Session,
+    rules: Any,
+    recheck: bool = False,
+    check_rate: float = 1.0,
+    batch_size: int = 500,
+    on_batch: Callable[[int], None] | None = None,
+    claim: bool = False,
+    stop: Callable[[], bool] | None = None,
+) -> CheckSummary:
+    """Run every registered check over the records not yet checked at the current versions.
+
+    With ``recheck``, the current versions' runs and findings are deleted first and every record is
+    checked again. With ``check_rate`` < 1 only records whose draw is below the rate are checked.
+    ``summary.days`` collects the UTC days of the rewrites checked (for queue admission). Commits once
+    per batch, so an interrupted run keeps what it finished. ``claim`` locks each batch's records
+    (``FOR UPDATE SKIP LOCKED`` on PostgreSQL) so several workers check disjoint batches; ``stop()``
+    is asked between batches (a worker shutting down finishes the batch in hand, then returns).
+    """
+    from monitor.checks import current_versions, run_checks
+
+    checks = current_versions()
+    summary = CheckSummary()
+    started = time.perf_counter()
+    if recheck:
+        summary.cleared_runs = clear_runs(session=session, checks=checks)
+        session.commit()
+    after = 0
+    while not (stop and stop()):
+        ids = unchecked_record_ids(
+            session=session,
+            checks=checks,
+            after_id=after,
+            limit=batch_size,
+            check_rate=check_rate,
+            claim=claim,
+        )
+        if not ids:
+            break
+        now = datetime.now(UTC).replace(tzinfo=None)
+        outcomes = []
+        for record_id, record in load_records(session=session, record_ids=ids):
+            outcome = run_checks(record, rules)
+            outcomes.append((record_id, record.request_id, outcome))
+            summary.records += 1
+            if record.ts is not None:
+                summary.days.add(record.ts.date())
+            for f in outcome.findings:
+                summary.findings[(f.kind, f.severity)] += 1
+            for s in outcome.statuses:
+                if s.status == "skipped":
+                    summary.skipped[s.check_id] += 1
+        store_outcomes(session=session, outcomes=outcomes, now=now)
+        session.commit()
+        after = ids[-1]
+        if on_batch:
+            on_batch(len(ids))
+    summary.seconds = time.perf_counter() - started
+    summary.coverage = coverage(session=session, checks=checks)
+    return summary
+
+
+@dataclass
+class RunSummary:
+    """The main job's report: what was ingested, checked and queued, and the state of the queue."""
+
+    ingest: Any
+    check: CheckSummary
+    enqueue: Any
+    rates: list[Any]
+    depth: int
+    overdue: int
+    min_severity: str
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        check = self.check.as_dict()
+        return {
+            "seconds": round(self.seconds, 2),
+            "ingest": self.ingest.as_dict() if self.ingest is not None else None,
+            "checked": check["records_checked"],
+            "check_seconds": check["seconds"],
+            "findings_this_run": check["findings"],
+            "coverage": check["coverage"],
+            "rates": {
+                "min_severity": self.min_severity,
+                "kinds": [
+                    {
+                        "kind": r.kind,
+                        "rewrites_flagged": r.flagged,
+                        "rewrites_checked": r.checked,
+                        "per_1000": round(r.per_1000, 2) if r.per_1000 is not None else None,
+                        "ci95_per_1000": [round(x, 2) for x in r.ci_per_1000] if r.ci_per_1000 else None,
+                    }
+                    for r in self.rates
+                ],
+            },
+            "queue": {
+                "added": self.enqueue.added,
+                "withdrawn": self.enqueue.withdrawn,
+                "capped": self.enqueue.capped,
+                "subsampled": self.enqueue.subsampled,
+                "days": [d.isoformat() for d in self.enqueue.days],
+                "depth": self.depth,
+                "overdue": self.overdue,
+            },
+        }
+
+
+def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) -> Any:
+    """Admit to the review queue the given days, plus every day checked since the last admission, and
+    commit (idempotent)."""
+    from monitor.checks import current_versions
+    from monitor.queue.store import days_to_admit, enqueue_days
+
+    checks = current_versions()
+    if session.get_bind().dialect.name == "postgresql":
+        # Admissions re-plan whole days: two at once (concurrent `run`s, a `run` beside the worker's
+        # leader) would each withdraw what the other adds. Serialised until this transaction commits.
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": ADMISSION_LOCK})
+    days = set(days) | set(days_to_admit(session=session))
+    result = enqueue_days(session=session, days=sorted(days), checks=checks, settings=settings, now=now)
+    session.commit()
+    return result
+
+
+def run_job(
+    *,
+    session: Session,
+    settings: Any,
+    rules: Any,
+    sources: list[Any],
+    now: datetime | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+    on_source: Callable[[Any], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> RunSummary:
+    """The main job: ingest ``sources``, check what is unchecked, admit the days touched to the queue,
+    and report finding rates over the whole store with the queue's depth.
+
+    ``now`` defaults to the current time (it sets queue timestamps and what is overdue).
+    """
+    from monitor.checks import current_versions
+    from monitor.ingest.store import ingest_sources
+    from monitor.queue.sampling import SEVERITY_RANK
+    from monitor.queue.store import queue_depth
+    from monitor.stats.store import finding_rates
+
+    now = now or datetime.now(UTC)
+    started = time.perf_counter()
+    ingest = None
+    if sources:
+        ingest = ingest_sources(
+            session,
+            sources,
+            source_name=settings.source_name,
+            batch_size=settings.batch_size,
+            max_line_bytes=settings.max_line_bytes,
+            sample_seed=settings.sample_seed,
+            on_bytes=on_bytes,
+            on_source=on_source,
+        )
+    # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
+    check = check_job(
+        session=session, rules=rules, check_rate=settings.check_rate, on_batch=on_batch, claim=True
+    )
+    enqueue = enqueue_job(session=session, settings=settings, days=check.days, now=now)
+    checks = current_versions()
+    rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])
+    depth, overdue = queue_depth(session=session, now=now)
+    return RunSummary(
+        ingest=ingest,
+        check=check,
+        enqueue=enqueue,
+        rates=rates,
+        depth=depth,
+        overdue=overdue,
+        min_severity=settings.queue_min_severity,
+        seconds=time.perf_counter() - started,
+    )
+
+
+# -- the worker's jobs (scheduled by monitor.worker.scheduler, runnable by name: `worker run JOB`) ---
+
+
+@dataclass
+class CycleSummary:
+    """One worker cycle: what was read per file, checked, admitted, and alerted.
+
+    ``leader`` says whether this worker held the leader lock (only the leader admits and alerts).
+    """
+
+    ingest: Any
+    files: dict[str, str]
+    check: CheckSummary
+    leader: bool
+    enqueue: Any = None
+    alerts: list[Any] = field(default_factory=list)
+    stopped: bool = False
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    sources_waiting: list[str] = field(default_factory=list)
+
+    def log_fields(self) -> dict[str, Any]:
+        """Counts only (no text), for the structured log."""
+        ing = self.ingest
+        return {
+            "files": len(self.files),
+            "files_read": sum(1 for a in self.files.values() if a not in ("unchanged", "locked")),
+            "lines": ing.lines_read,
+            "stored": ing.stored,
+            "rejected": ing.rejected_total,
+            "source_errors": len(ing.source_errors),
+            "sources_waiting": len(self.sources_waiting),
+            "checked": self.check.records,
+            "leader": self.leader,
+            "queued": sum(self.enqueue.added.values()) if self.enqueue else 0,
+            "withdrawn": sum(self.enqueue.withdrawn.values()) if self.enqueue else 0,
+            "alerts": [f"{d.action}:{d.group.group_key}" for d in self.alerts if d.action],
+            "stopped": self.stopped,
+            "phase_seconds": self.phase_seconds,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "phase_seconds": self.phase_seconds,
+            "ingest": self.ingest.as_dict(),
+            "files": self.files,
+            "check": self.check.as_dict(),
+            "leader": self.leader,
+            "sources_waiting": self.sources_waiting,
+            "queue_added": self.enqueue.added if self.enqueue else {},
+            "queue_withdrawn": self.enqueue.withdrawn if self.enqueue else {},
+            "alerts": [
+                {"group": d.group.group_key, "action": d.action, "reason": d.reason}
+                for d in self.alerts
+                if d.action
+            ],
+            "stopped": self.stopped,
+        }
+
+
+_WARNED_WAITING: set[str] = set()
+
+
+def cycle_job(ctx: Any) -> CycleSummary:
+    """The worker's cycle: read the configured sources on from their cursors, check what is
+    unchecked, then, if this worker is the leader, admit the days touched to the queue and evaluate
+    the alerts. ``ctx`` is a ``monitor.worker.runtime.WorkerContext``.
+
+    Several workers on PostgreSQL share the work: each file is read by one worker at a time (advisory
+    lock ``ingest:<path>``), check batches are claimed ``FOR UPDATE SKIP LOCKED``, and admission and
+    alerts run under the ``leader`` lock (skipped by the others).
+    """
+    from monitor.ingest.tail import Tailer, resolve_sources
+    from monitor.worker.store import heartbeat
+
+    settings = ctx.settings
+    with ctx.session() as session:
+        tailer = Tailer(
+            session,
+            source_name=settings.source_name,
+            batch_size=settings.batch_size,
+            max_line_bytes=settings.max_line_bytes,
+            sample_seed=settings.sample_seed,
+            try_lock=lambda origin: ctx.locks.try_lock(f"ingest:{origin}"),
+            unlock=lambda origin: ctx.locks.unlock(f"ingest:{origin}"),
+            stop=ctx.stopping,
+        )
+        t0 = time.perf_counter()
+        files, waiting = resolve_sources(settings.sources)
+        report = tailer.run(files, order_key=ctx.holder)
+        t1 = time.perf_counter()
+        check = check_job(
+            session=session, rules=ctx.rules, check_rate=settings.check_rate, claim=True, stop=ctx.stopping
+        )
+        summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
+        summary.sources_waiting = waiting
+        for pattern in summary.sources_waiting:
+            if pattern not in _WARNED_WAITING:
+                # Once per process and source: at one cycle a minute a repeated warning drowns the log.
+                _WARNED_WAITING.add(pattern)
+                _worker_log.warning(
+                    "source names no log file yet: waiting for it (check the path if it should exist)",
+                    extra={"fields": {"source": pattern}},
+                )
+        summary.phase_seconds = {"ingest": round(t1 - t0, 3), "check": round(time.perf_counter() - t1, 3)}
+        now = ctx.clock()
+        heartbeat(session=session, name=f"worker:{ctx.holder}", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)
+        session.commit()
+        if ctx.stopping() or not ctx.locks.try_lock("leader"):
+            return summary
+        try:
+            summary.leader = True
+            heartbeat(session=session, name="leader", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)
+            days = check.days  # enqueue_job adds every day checked since the last admission
+            t2 = time.perf_counter()
+            summary.enqueue = enqueue_job(session=session, settings=settings, days=days, now=now)
+            t3 = time.perf_counter()
+            summary.alerts = evaluate_alerts(ctx, session)
+            summary.phase_seconds["enqueue"] = round(t3 - t2, 3)
+            summary.phase_seconds["alerts"] = round(time.perf_counter() - t3, 3)
+        finally:
+            ctx.locks.unlock("leader")
+    return summary
+
+
+def evaluate_alerts(ctx: Any, session: Session) -> list[Any]:
+    """Decide and deliver the fabrication-rate alerts (``monitor.alerts.policy``) and commit; returns every
+    group's decision. The caller holds the leader lock.
+
+    Delivery is at-least-once: Sentry (when configured) first, then the ``alerts`` row and the log
+    line, so a crash in between re-sends the alert on the next cycle rather than losing it.
+    """
+    from monitor.alerts import policy as rules
+    from monitor.alerts.store import alert_history, group_windows, newest_checked_ts, store_alert
+    from monitor.checks import current_versions
+    from monitor.queue.sampling import SEVERITY_RANK
+
+    settings = ctx.settings
+    policy = rules.Policy.from_settings(settings)
+    checks = current_versions()
+    newest = newest_checked_ts(session=session, checks=checks, kinds=rules.FABRICATION_KINDS)
+    if newest is None:
+        return []
+    b_start, w_start, w_end = rules.windows(
+        newest, settings.alert_window_minutes, settings.alert_baseline_days
+    )
+    groups = group_windows(
+        session=session,
+        checks=checks,
+        kinds=rules.FABRICATION_KINDS,
+        min_rank=SEVERITY_RANK[policy.min_severity],
+        baseline_start=b_start,
+        window_start=w_start,
+        window_end=w_end,
+    )
+    history = alert_history(session=session)
+    now = ctx.clock()
+    decisions = []
+    no_history = rules.History(None, False)
+    for g in groups:
+        d = rules.decide(g, policy, history.get(g.group_key, no_history), now)
+        decisions.append(d)
+        if d.action not in ("alert", "recovered"):
+            continue
+        payload = rules.context(d, policy)
+        event_id = None
+        if ctx.sentry:
+            from monitor.observability.sentry import send_alert
+
+            event_id = send_alert(d, policy)
+        store_alert(
+            session=session,
+            decision=d,
+            context=payload,
+            delivered_to="sentry" if event_id else "log",
+            sentry_event_id=event_id,
+            now=now,
+        )
+        level = logging.ERROR if d.action == "alert" else logging.INFO
+        _log.log(
+            level,
+            rules.message(d),
+            extra={"fields": {**rules.tags(d), **payload, "sentry_event_id": event_id}},
+        )
+    session.commit()
+    return decisions
+
+
+def alerts_job(ctx: Any) -> Any:
+    """Evaluate the alerts once, under the leader lock (skipped, returning ``[]``, when another worker
+    leads right now)."""
+    if not ctx.locks.try_lock("leader"):
+        return []
+    try:
+        with ctx.session() as session:
+            return evaluate_alerts(ctx, session)
+    finally:
+        ctx.locks.unlock("leader")
+
+
+@dataclass
+class DailySummary:
+    """The daily job: the queue's state for ``day`` and what retention removed."""
+
+    day: date
+    queue: dict[str, Any]
+    retention: Any
+
+    def log_fields(self) -> dict[str, Any]:
+        return {"day": self.day.isoformat(), **self.queue, **self.retention.as_dict()}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"day": self.day.isoformat(), "queue": self.queue, "retention": self.retention.as_dict()}
+
+
+def retention_job(ctx: Any) -> Any:
+    """Remove transcripts older than ``retention_days`` (``monitor.ingest.retention``)."""
+    from monitor.ingest.retention import apply_retention
+
+    now = ctx.clock()
+    with ctx.session() as session:
+        return apply_retention(
+            session=session, cutoff=now - timedelta(days=ctx.settings.retention_days), now=now
+        )
+
+
+def queue_summary(session: Session, day: date, now: datetime) -> dict[str, Any]:
+    """The queue for the daily log: open and overdue items, and ``day``'s items per stratum and state."""
+    from monitor.queue.store import list_queue, queue_depth
+
+    depth, overdue = queue_depth(session=session, now=now)
+    items = [r for r in list_queue(session=session, now=now, state=None, limit=None) if r.day == day]
+    by_stratum = Counter(r.stratum for r in items)
+    by_state = Counter(r.state for r in items)
+    return {
+        "open": depth,
+        "overdue": overdue,
+        "day_items": len(items),
+        "day_by_stratum": dict(sorted(by_stratum.items())),
+        "day_by_state": dict(sorted(by_state.items())),
+    }
+
+
+def daily_job(ctx: Any) -> DailySummary:
+    """Write the queue summary of the day before ``now`` (in ``timezone``) to the log, then apply
+    retention. The log line is written by the caller (``run_job``) from ``log_fields``."""
+    from zoneinfo import ZoneInfo
+
+    now = ctx.clock()
+    local = now.replace(tzinfo=UTC).astimezone(ZoneInfo(ctx.settings.timezone))
+    day = local.date() - timedelta(days=1)
+    with ctx.session() as session:
+        queue = queue_summary(session, day, now)
+    return DailySummary(day, queue, retention_job(ctx))
+
+
+WORKER_JOBS: dict[str, Callable[[Any], Any]] = {
+    "cycle": cycle_job,
+    "daily": daily_job,
+    "alerts": alerts_job,
+    "retention": retention_job,
+}
+"""Jobs by name, for the scheduler and ``rewrite-monitor worker run JOB``."""

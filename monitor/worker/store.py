@@ -1,0 +1,66 @@
+"""Who holds what: the ``leases`` table as a visible record of workers and their roles.
+
+Mutual exclusion itself is done by the database (PostgreSQL advisory locks, released when the
+holder's connection dies) or by the operating system (a file lock beside a SQLite store), see
+``monitor.worker.locks``; these rows only say who holds a role, since when, and until when the holder
+promised to renew (so ``worker status`` and the dashboard can show a worker that stopped renewing).
+Callers commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from monitor.store.engine import insert_ignore
+from monitor.store.models import Lease
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRow:
+    """One lease: ``name`` (``worker:<holder>`` or ``leader``), holder, times in naive UTC."""
+
+    name: str
+    holder: str
+    acquired_at: datetime
+    expires_at: datetime
+
+    def expired(self, now: datetime) -> bool:
+        """Whether the holder failed to renew by ``expires_at`` (naive UTC ``now``)."""
+        return self.expires_at < now
+
+
+def heartbeat(*, session: Session, name: str, holder: str, now: datetime, ttl: timedelta) -> None:
+    """Record that ``holder`` holds ``name`` until ``now + ttl`` (keeps ``acquired_at`` while the
+    holder stays the same; a new holder takes the row over)."""
+    session.execute(
+        insert_ignore(session, Lease, ["name"]),
+        [{"name": name, "holder": holder, "acquired_at": now, "expires_at": now + ttl}],
+    )
+    session.execute(
+        update(Lease).where(Lease.name == name, Lease.holder == holder).values(expires_at=now + ttl)
+    )
+    session.execute(
+        update(Lease)
+        .where(Lease.name == name, Lease.holder != holder)
+        .values(holder=holder, acquired_at=now, expires_at=now + ttl)
+    )
+
+
+def release(*, session: Session, name: str, holder: str) -> None:
+    """Delete ``name`` if ``holder`` holds it (a clean shutdown)."""
+    session.execute(delete(Lease).where(Lease.name == name, Lease.holder == holder))
+
+
+def list_leases(*, session: Session) -> list[LeaseRow]:
+    """Every lease row, by name."""
+    return [
+        LeaseRow(x.name, x.holder, x.acquired_at, x.expires_at)
+        for x in session.scalars(select(Lease).order_by(Lease.name))
+    ]
+
+
+__all__ = ["LeaseRow", "heartbeat", "list_leases", "release"]
