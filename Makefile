@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test contracts lint bench clean
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,12 +19,17 @@ demo: $(BIN)/rewrite-monitor
 test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest
 
+# The layering contracts between the pipeline stages (tests/test_layering.py), on their own.
+contracts: $(BIN)/rewrite-monitor
+	$(BIN)/python -m pytest -q tests/test_layering.py
+
 bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run
 
 lint: $(BIN)/rewrite-monitor
 	$(BIN)/ruff check monitor dashboard tests migrations benchmarks scripts
 	$(BIN)/ruff format --check monitor dashboard tests migrations benchmarks scripts
+	$(BIN)/python -m pytest -q tests/test_layering.py
 
 clean:
 	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache

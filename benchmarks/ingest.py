@@ -22,7 +22,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from monitor.ingest.store import discover, ingest_sources
+from monitor.ingest.sources import discover
+from monitor.ingest.store.batches import ingest_sources
 from monitor.store.engine import make_engine, session_factory, upgrade
 
 

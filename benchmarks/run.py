@@ -195,7 +195,8 @@ def fresh_analyzer() -> None:
 
 def ingest_file(url: str, path: Path) -> tuple[int, float]:
     """Ingest ``path`` (a file or a folder) into ``url``; returns (events stored, seconds)."""
-    from monitor.ingest.store import discover, ingest_sources
+    from monitor.ingest.sources import discover
+    from monitor.ingest.store.batches import ingest_sources
     from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(url)
@@ -243,7 +244,7 @@ def bench_checks_in_memory(url: str, rules: Any, repeat: int) -> tuple[dict[str,
     from sqlalchemy import select
 
     from monitor.checks import REGISTRY, run_checks
-    from monitor.ingest.records import load_records
+    from monitor.ingest.store.records import load_records
     from monitor.store.engine import make_engine, session_factory
     from monitor.store.models import Record
 
@@ -301,7 +302,7 @@ def tokenizer_floor(records: list[Any], repeat: int) -> dict[str, Any]:
 
 
 def bench_end_to_end(path: Path, repeat: int, rules: Any) -> dict[str, Any]:
-    from monitor.ingest.store import discover
+    from monitor.ingest.sources import discover
     from monitor.settings import Settings
     from monitor.store.engine import make_engine, session_factory
     from monitor.worker.jobs import run_job
@@ -326,7 +327,7 @@ def bench_end_to_end(path: Path, repeat: int, rules: Any) -> dict[str, Any]:
 
 def bench_prior_turns(rules: Any, texts: dict[str, list[str]], repeat: int) -> dict[str, Any]:
     """Check time of a conversation's newest request when its earlier requests were already checked."""
-    from monitor.ingest.store import ingest_bytes
+    from monitor.ingest.store.batches import ingest_bytes
     from monitor.store.engine import make_engine, session_factory
     from monitor.worker.jobs import check_job
 

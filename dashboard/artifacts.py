@@ -1,6 +1,6 @@
 """The Item page's evidence as HTML fragments and plain values, in artifact order.
 
-Pure functions of a :class:`monitor.ingest.records.RecordView` and its findings (no Streamlit, no
+Pure functions of a :class:`monitor.ingest.store.records.RecordView` and its findings (no Streamlit, no
 database), mirroring ``monitor.cli.render`` (the terminal ``show``). Every piece of logged text is
 HTML-escaped before it is marked up: transcripts are untrusted input.
 """

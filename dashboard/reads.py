@@ -17,19 +17,11 @@ import streamlit as st
 from resources import engine
 
 from monitor.alerts.store import list_alerts
-from monitor.cases.store import CaseRow, list_cases
+from monitor.cases.store import CaseRow, count_cases, list_cases
 from monitor.checks import current_versions
-from monitor.queue.listing import (
-    FilterOptions,
-    QueueFilters,
-    QueuePage,
-    count_matching_cases,
-    filter_options,
-    list_open,
-    reviewer_throughput,
-)
-from monitor.queue.sampling import SEVERITY_RANK
-from monitor.queue.store import queue_depth
+from monitor.queue.store import FilterOptions, QueueFilters, QueuePage, filter_options, list_open, queue_depth
+from monitor.review.store import reviewer_throughput
+from monitor.severity import SEVERITY_RANK
 from monitor.stats.store import (
     finding_rates_by,
     latest_verdicts,
@@ -68,7 +60,7 @@ def open_items(
     limit: int,
     offset: int,
 ) -> QueuePage:
-    """One page of open queue items with counts (``monitor.queue.listing.list_open``).
+    """One page of open queue items with counts (``monitor.queue.store.list_open``).
 
     ``now`` should be rounded (``bucket``) so reruns within the bucket hit the cache.
     """
@@ -219,7 +211,7 @@ def cases(
             limit=limit,
             offset=offset,
         )
-        total = count_matching_cases(
+        total = count_cases(
             session=session, label=label, since=since_dt, include_superseded=include_superseded
         )
     return rows, total

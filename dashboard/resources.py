@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from monitor.settings import Settings, load_settings
-from monitor.store.engine import make_engine, require_current_schema, session_factory
+from monitor.store.engine import open_store, session_factory
 
 LOG = logging.getLogger("rewrite_monitor.dashboard")
 
@@ -45,9 +45,7 @@ def database_url() -> str:
 def engine(url: str) -> Engine:
     """One engine per database URL for the server's life. Raises ``StorageError`` when the schema is
     not at head (the page shows the message: run ``rewrite-monitor db upgrade``)."""
-    eng = make_engine(url)
-    require_current_schema(eng)
-    return eng
+    return open_store(url)
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
 These are plain frozen dataclasses with no database or I/O dependency, so ``monitor.checks`` can
 import them without pulling in SQLAlchemy. The store builds them from the stored events
-(``monitor.ingest.records.load_records``); tests build them by hand.
+(``monitor.ingest.store.records.load_records``); tests build them by hand.
 
 Shapes follow log format v1 (``schemas/*.schema.json``); timestamps are timezone-aware UTC.
 """
@@ -59,7 +59,7 @@ class ContextInput:
 
     def missing_messages(self) -> str:
         """Why ``messages`` is ``None``, for a reviewer: removed by retention (the marker
-        ``monitor.ingest.retention`` writes into the event), or never logged by the producer."""
+        ``monitor.ingest.store.retention`` writes into the event), or never logged by the producer."""
         marker = self.context_extra.get("retention")
         removed = marker.get("messages_removed_at") if isinstance(marker, dict) else None
         if removed:

@@ -117,7 +117,7 @@ def cli_db(tmp_path: Path) -> str:
     (``rewrite-monitor db upgrade``); its URL."""
     from typer.testing import CliRunner
 
-    from monitor.cli.app import app
+    from monitor.cli.main import app
 
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     result = CliRunner().invoke(app, ["--database-url", url, "db", "upgrade"])

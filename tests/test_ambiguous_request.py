@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session
 from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
 from monitor.errors import AmbiguousRequestError
-from monitor.ingest.records import get_record_view
-from monitor.ingest.store import ingest_bytes
-from monitor.queue.store import verdict_for_request
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.ingest.store.records import get_record_view
+from monitor.review.store import verdict_for_request
 from monitor.store.models import QueueItem, Verdict
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
@@ -88,7 +88,7 @@ def _checks() -> list[tuple[str, int]]:
 def test_show_and_verdict_take_conv_on_the_command_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
-    from monitor.cli.app import app
+    from monitor.cli.main import app
     from monitor.store.engine import make_engine, session_factory, upgrade
 
     url = f"sqlite:///{tmp_path / 'amb.db'}"

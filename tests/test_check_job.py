@@ -12,9 +12,10 @@ from sqlalchemy.orm import Session
 from monitor.checks import REGISTRY, current_versions
 from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
-from monitor.ingest.records import load_records
-from monitor.ingest.store import ingest_bytes
-from monitor.stats.evaluate import evaluate, read_labels, wilson
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.ingest.store.records import load_records
+from monitor.stats.evaluate import evaluate, read_labels
+from monitor.stats.intervals import wilson
 from monitor.store.models import CheckRun, Finding, Record
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite

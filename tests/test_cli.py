@@ -12,7 +12,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from monitor.cli.app import app
+from monitor.cli.main import app
 from monitor.ingest.events import json_schemas, parse_line
 from tests.conftest import REPO
 from tests.factories import ctx_input, log, rewrite

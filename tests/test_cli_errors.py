@@ -16,7 +16,7 @@ import pytest
 from alembic.script import ScriptDirectory
 from typer.testing import CliRunner
 
-from monitor.cli.app import app
+from monitor.cli.main import app
 from monitor.replay import core as rp
 from monitor.store.engine import alembic_config, downgrade_plan, head_revision
 from tests.conftest import REPO, throwaway_pg_database
@@ -272,7 +272,7 @@ def test_the_refusal_counts_the_rows_that_would_be_lost(tmp_path: Path) -> None:
 def test_on_a_terminal_the_downgrade_asks_and_no_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("monitor.cli.app._interactive", lambda: True)
+    monkeypatch.setattr("monitor.cli.commands.db._interactive", lambda: True)
     url, _ = _db(tmp_path)
     head = head_revision()
     tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)

@@ -17,7 +17,7 @@ import annotated_types
 import pytest
 from typer.testing import CliRunner
 
-from monitor.cli.app import app
+from monitor.cli.main import app
 from monitor.errors import ConfigError
 from monitor.settings import NON_SETTING_ENV_VARS, Settings, check_env_names, load_settings
 from tests.conftest import REPO

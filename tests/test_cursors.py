@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.ingest.cursors import get_cursor
+from monitor.ingest.store.cursors import get_cursor
 from monitor.ingest.tail import Tailer, TailReport, expand_sources
 from monitor.store.models import Event, Quarantine
 from tests.factories import ctx_input, line, rewrite

@@ -23,9 +23,10 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from monitor.checks.rules import load_rules
-from monitor.cli.app import app as cli_app
-from monitor.ingest.store import ingest_bytes
-from monitor.queue.store import claim, record_verdict
+from monitor.cli.main import app as cli_app
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.queue.store import claim
+from monitor.review.store import record_verdict
 from monitor.settings import load_settings
 from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.store.models import AliasProposal, QueueItem, RegressionCase, Verdict

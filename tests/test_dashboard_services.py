@@ -10,20 +10,23 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from monitor.cases.store import count_cases
 from monitor.cli.commands.dashboard import APP_PATH, auth_configured, streamlit_command
-from monitor.errors import ConfigError
-from monitor.queue.listing import (
+from monitor.errors import ConfigError, ProposalError
+from monitor.queue.store import (
     QueueFilters,
-    Throughput,
-    count_matching_cases,
+    claim,
+    claim_next,
+    enqueue_days,
     filter_options,
     held_item,
     item_for_request,
     list_open,
-    reviewer_throughput,
+    list_queue,
+    skip,
 )
-from monitor.queue.store import claim, claim_next, enqueue_days, list_queue, skip
-from monitor.review.proposals import ProposalError, list_proposals, proposals_yaml, propose_alias
+from monitor.review.proposals import proposals_yaml
+from monitor.review.store import Throughput, list_proposals, propose_alias, reviewer_throughput
 from monitor.store.models import QueueItem, Verdict
 from tests.test_queue import CHECKS, DAY, LEASE, NOW, checked_record
 
@@ -166,7 +169,7 @@ def test_filter_options_come_from_the_queue(queue: Session) -> None:
 
 
 def test_no_cases_counts_zero(queue: Session) -> None:
-    assert count_matching_cases(session=queue, label="ok") == 0
+    assert count_cases(session=queue, label="ok") == 0
 
 
 # -- alias proposals --------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from monitor.cases.export import SCHEMA_PATH, collect_cases, export_cases, write_cases
 from monitor.cases.redact import name_finder
 from monitor.checks.rules import load_rules
-from monitor.cli.app import app
-from monitor.ingest.store import ingest_bytes
-from monitor.queue.store import verdict_for_request
+from monitor.cli.main import app
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.review.store import verdict_for_request
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.ingest.store import ingest_bytes
+from monitor.ingest.store.batches import ingest_bytes
 from monitor.store.models import Event, Quarantine
 from tests.factories import ctx_input, line, rewrite
 

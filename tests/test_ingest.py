@@ -10,7 +10,8 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.ingest.store import discover, ingest_bytes, ingest_sources
+from monitor.ingest.sources import discover
+from monitor.ingest.store.batches import ingest_bytes, ingest_sources
 from monitor.store.models import Event, Quarantine, Record
 from tests.factories import ctx_input, line, log, rewrite
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from monitor.cli.app import app
+from monitor.cli.main import app
 from tests.conftest import REPO
 
 runner = CliRunner()

@@ -18,18 +18,20 @@ from typer.testing import CliRunner
 
 from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
-from monitor.cli.app import app
-from monitor.cli.render import _rewrite, quarantine_table, visible
+from monitor.cli.main import app
+from monitor.cli.render import _rewrite, quarantine_table
 from monitor.errors import IngestError
 from monitor.ingest.events import LineError, parse_line, parse_ts
-from monitor.ingest.quarantine import QuarantineRow, list_quarantine, scrub_detail
-from monitor.ingest.records import get_record_view
-from monitor.ingest.retention import apply_retention
-from monitor.ingest.store import discover, ingest_bytes
+from monitor.ingest.sources import discover
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.ingest.store.quarantine import QuarantineRow, list_quarantine, scrub_detail
+from monitor.ingest.store.records import get_record_view
+from monitor.ingest.store.retention import apply_retention
 from monitor.queue.store import enqueue_days
 from monitor.settings import Settings
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import Quarantine
+from monitor.text import visible
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, line, log, rewrite
 

@@ -13,17 +13,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.checks import REGISTRY, current_versions
-from monitor.queue.store import (
-    QueueError,
-    claim,
-    claim_next,
-    enqueue_days,
-    list_queue,
-    queue_depth,
-    record_verdict,
-    release,
-    verdict_for_request,
-)
+from monitor.queue.store import QueueError, claim, claim_next, enqueue_days, list_queue, queue_depth, release
+from monitor.review.store import record_verdict, verdict_for_request
 from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, precision_by_kind, whole_traffic_estimates
 from monitor.store.engine import make_engine, session_factory

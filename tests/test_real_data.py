@@ -13,7 +13,8 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest.store import discover, ingest_sources
+from monitor.ingest.sources import discover
+from monitor.ingest.store.batches import ingest_sources
 
 
 def test_all_real_logs_ingest_join_and_reingest_to_nothing(session: Session, shared_logs: Path) -> None:

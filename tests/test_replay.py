@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from monitor.checks.rules import load_rules
-from monitor.cli.app import app
+from monitor.cli.main import app
 from monitor.replay import core as rp
 
 RULES = load_rules()

@@ -7,8 +7,8 @@ from datetime import date, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.ingest.retention import REMOVED_EXCERPT, apply_retention
-from monitor.ingest.store import ingest_bytes
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.ingest.store.retention import REMOVED_EXCERPT, apply_retention
 from monitor.store.models import Event, Quarantine, QueueItem, Record
 from tests.factories import ctx_input, log, rewrite
 
@@ -85,7 +85,7 @@ def test_a_view_after_retention_says_the_messages_were_removed_not_unlogged(sess
     from rich.console import Console
 
     from monitor.cli.render import render_record
-    from monitor.ingest.records import get_record_view
+    from monitor.ingest.store.records import get_record_view
 
     old = "2024-03-04T08:01:31Z"
     ingest_bytes(session, log(ctx_input("a", "a_2", ts=old), rewrite("a", "a_2", ts=old)))

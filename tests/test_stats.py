@@ -8,8 +8,8 @@ from sqlalchemy.orm import Session
 
 from monitor.checks import current_versions
 from monitor.checks.rules import load_rules
-from monitor.ingest.store import ingest_bytes
-from monitor.queue.sampling import SEVERITY_RANK
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.severity import SEVERITY_RANK
 from monitor.stats.store import finding_rates, finding_rates_by
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite

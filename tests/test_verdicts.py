@@ -12,16 +12,10 @@ from typer.testing import CliRunner
 
 from monitor.cases.store import count_cases, list_cases, sync_cases
 from monitor.checks.rules import load_rules
-from monitor.cli.app import app
-from monitor.ingest.store import ingest_bytes
-from monitor.queue.store import (
-    QueueError,
-    claim,
-    enqueue_days,
-    list_queue,
-    record_verdict,
-    verdict_for_request,
-)
+from monitor.cli.main import app
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.queue.store import QueueError, claim, enqueue_days, list_queue
+from monitor.review.store import record_verdict, verdict_for_request
 from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, whole_traffic_estimates
 from monitor.store.models import QueueDay, QueueItem, RegressionCase, Verdict

@@ -25,8 +25,8 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from monitor.checks import REGISTRY
-from monitor.cli.app import app
-from monitor.ingest.cursors import get_cursor
+from monitor.cli.main import app
+from monitor.ingest.store.cursors import get_cursor
 from monitor.observability.logs import JsonFormatter, configure_logging
 from monitor.settings import Settings
 from monitor.store.engine import make_engine, session_factory, upgrade

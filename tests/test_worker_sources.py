@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from monitor.cli.app import app
+from monitor.cli.main import app
 from monitor.ingest.tail import gzip_complete, resolve_sources
 from monitor.store.engine import upgrade
 

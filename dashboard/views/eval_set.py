@@ -8,7 +8,7 @@ import reads
 import streamlit as st
 from resources import database_url
 
-from monitor.queue.store import LABELS
+from monitor.review.labels import LABELS
 
 PAGE_SIZE = 50
 

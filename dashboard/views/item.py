@@ -14,21 +14,21 @@ import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
 from monitor.checks.store import list_findings
-from monitor.errors import AmbiguousRequestError
-from monitor.ingest.records import get_record_view
-from monitor.queue.listing import get_item, held_item, item_for_request, latest_verdict
+from monitor.errors import AmbiguousRequestError, ProposalError
+from monitor.ingest.store.records import get_record_view
 from monitor.queue.store import (
-    ARTIFACTS,
-    FINE_LABELS,
-    LABELS,
     QueueError,
     claim,
     claim_next,
-    record_verdict,
+    get_item,
+    held_item,
+    item_for_request,
     release,
     skip,
 )
-from monitor.review.proposals import ProposalError, clean_members, propose_alias
+from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
+from monitor.review.proposals import clean_members
+from monitor.review.store import latest_verdict, propose_alias, record_verdict
 
 ss = st.session_state
 

@@ -10,8 +10,8 @@ import reads
 import streamlit as st
 from resources import database_url, db, flash, guarded, now, reads_changed, settings, show_flash
 
-from monitor.queue.listing import STRATA, held_item
-from monitor.queue.store import claim_next
+from monitor.queue.sampling import STRATA
+from monitor.queue.store import claim_next, held_item
 
 PAGE_SIZE = 50
 

@@ -8,7 +8,7 @@ Windows are in EVENT time (the rewrites' ``ts``), so a backfill is judged by whe
 happened: the window is the ``alert_window_minutes`` up to the newest checked rewrite, the baseline
 the ``alert_baseline_days`` before the window (the window excluded).
 
-Decision for one group (:func:`decide`), with Wilson 95% intervals (``monitor.stats.evaluate.wilson``):
+Decision for one group (:func:`decide`), with Wilson 95% intervals (``monitor.stats.intervals.wilson``):
 
 - **spike**: the window has at least ``min_rewrites`` rewrites and ``min_flagged`` flagged ones, and
   either its lower bound exceeds ``factor`` x the baseline's upper bound (reason ``spike``; needs a
@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from monitor.checks.base import FABRICATION_KINDS
-from monitor.stats.evaluate import wilson
+from monitor.stats.intervals import wilson
 
 ALERT_KIND = "fabrication_rate"
 OVERALL = "overall"

@@ -22,7 +22,7 @@ Identity and versions (:func:`apply_verdict`):
 - A re-review of a record that no longer yields its case (another label, or ``ok`` on a clean item)
   stamps that case's current version superseded with no successor: the case is withdrawn.
 
-:func:`record_verdict <monitor.queue.store.record_verdict>` calls :func:`apply_verdict` inside the
+:func:`record_verdict <monitor.review.store.record_verdict>` calls :func:`apply_verdict` inside the
 verdict's transaction; :func:`sync_cases` (run by ``export``) applies the newest verdict of every item
 that has no case row yet, e.g. verdicts stored before this module existed. Both are idempotent.
 """
@@ -41,8 +41,8 @@ from sqlalchemy import exists, func, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from monitor.ingest.records import load_records
-from monitor.queue.store import FINE_LABELS
+from monitor.ingest.store.records import load_records
+from monitor.review.labels import FINE_LABELS
 from monitor.store.models import Event, Finding, Record, RegressionCase, Verdict
 
 HARD_MIN_RANK = 1
@@ -288,25 +288,35 @@ def list_cases(
         order = (RegressionCase.verdict_at, RegressionCase.id)
     else:
         order = (RegressionCase.verdict_at.desc(), RegressionCase.id.desc())
-    stmt = select(RegressionCase).order_by(*order)
-    if not include_superseded:
-        stmt = stmt.where(RegressionCase.superseded_at.is_(None))
-    if label is not None:
-        stmt = stmt.where(RegressionCase.label == label)
-    if since is not None:
-        stmt = stmt.where(RegressionCase.verdict_at >= since)
+    stmt = select(RegressionCase).where(*_case_filters(label, since, include_superseded)).order_by(*order)
     stmt = stmt.offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
     return [_row(c) for c in session.scalars(stmt)]
 
 
-def count_cases(*, session: Session, include_superseded: bool = False) -> int:
-    """How many cases (current versions only, unless ``include_superseded``)."""
-    stmt = select(func.count()).select_from(RegressionCase)
+def _case_filters(label: str | None, since: datetime | None, include_superseded: bool) -> list[Any]:
+    where: list[Any] = []
     if not include_superseded:
-        stmt = stmt.where(RegressionCase.superseded_at.is_(None))
-    return int(session.scalar(stmt) or 0)
+        where.append(RegressionCase.superseded_at.is_(None))
+    if label is not None:
+        where.append(RegressionCase.label == label)
+    if since is not None:
+        where.append(RegressionCase.verdict_at >= since)
+    return where
+
+
+def count_cases(
+    *,
+    session: Session,
+    label: str | None = None,
+    since: datetime | None = None,
+    include_superseded: bool = False,
+) -> int:
+    """How many cases :func:`list_cases` would list with these filters, ignoring its limit and offset
+    (current versions only, unless ``include_superseded``; ``since`` bounds ``verdict_at``)."""
+    stmt = select(func.count()).select_from(RegressionCase)
+    return int(session.scalar(stmt.where(*_case_filters(label, since, include_superseded))) or 0)
 
 
 def logged_rewrites(*, session: Session, record_ids: Sequence[int]) -> dict[int, dict[str, Any]]:

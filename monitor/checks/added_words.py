@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from monitor.checks.base import SEVERITY_RANK, Finding, alias_index, analyzer, transcript
+from monitor.checks.base import Finding, alias_index, analyzer, transcript
 from monitor.checks.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
 from monitor.checks.qualifiers import qualifiers_in
 from monitor.checks.references import is_meta_text
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
+from monitor.severity import SEVERITY_RANK
 
 VERSION = 1
 CHECK_ID = "added_content_word"

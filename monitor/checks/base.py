@@ -11,12 +11,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-SEVERITIES = ("low", "medium", "high")
+from monitor.severity import SEVERITIES, SEVERITY_RANK
+
 FABRICATION_KINDS = ("added_content_word", "qualifier_conflict")
 """Finding kinds that mean a possibly invented constraint: a word in no turn, or a constraining value
 other than the live one (the fabrication the added-word check misses; issue 3, section 2). The alert's
 fabrication rate, ``evaluate``'s ``fabricated`` label and the dashboard's query highlights use them."""
-SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,10 +11,9 @@ from typing import Any
 from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
+from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore
 from monitor.store.models import CheckRun, Finding, Record
-
-SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,21 @@ class FindingRow:
             "words": self.words,
             "reason": self.reason,
         }
+
+
+def finding_row(f: Finding, conv_id: str) -> FindingRow:
+    """The plain row of stored finding ``f`` of a rewrite in conversation ``conv_id``."""
+    return FindingRow(
+        request_id=f.request_id,
+        conv_id=conv_id,
+        kind=f.kind,
+        severity=f.severity,
+        words=list(f.words),
+        reason=f.reason,
+        evidence=dict(f.evidence),
+        check_id=f.check_id,
+        check_version=f.check_version,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,20 +262,7 @@ def list_findings(
         stmt = stmt.where(Record.conv_id == conv_id)
     if limit is not None:
         stmt = stmt.limit(limit)
-    return [
-        FindingRow(
-            request_id=f.request_id,
-            conv_id=conv_id,
-            kind=f.kind,
-            severity=f.severity,
-            words=list(f.words),
-            reason=f.reason,
-            evidence=dict(f.evidence),
-            check_id=f.check_id,
-            check_version=f.check_version,
-        )
-        for f, conv_id in session.execute(stmt)
-    ]
+    return [finding_row(f, conv_id) for f, conv_id in session.execute(stmt)]
 
 
 def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Coverage]:
@@ -294,3 +296,41 @@ def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Cov
         )
         for cid, ver in checks
     ]
+
+
+def findings_by_request(
+    *, session: Session, request_ids: Sequence[str], checks: Sequence[tuple[str, int]]
+) -> tuple[dict[str, list[FindingRow]], dict[str, dict[str, str]], set[str]]:
+    """Findings and per-check statuses of the stored rewrites with these request ids, at ``checks``.
+
+    Returns ``(findings by request id, {request id: {check id: "ran" | "skipped"}}, the request ids that
+    have a logged rewrite)``. Reads in chunks of 500 ids (SQLite's bound-parameter limit).
+    """
+    found: dict[str, list[FindingRow]] = defaultdict(list)
+    statuses: dict[str, dict[str, str]] = defaultdict(dict)
+    present: set[str] = set()
+    ids = list(set(request_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        present.update(
+            session.scalars(
+                select(Record.request_id).where(
+                    Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
+                )
+            )
+        )
+        for f, conv_id in session.execute(
+            select(Finding, Record.conv_id)
+            .join(Record, Record.id == Finding.record_id)
+            .where(Finding.request_id.in_(chunk), tuple_(Finding.check_id, Finding.check_version).in_(checks))
+        ):
+            found[f.request_id].append(finding_row(f, conv_id))
+        for req, cid, status in session.execute(
+            select(Record.request_id, CheckRun.check_id, CheckRun.status)
+            .join(CheckRun, CheckRun.record_id == Record.id)
+            .where(
+                Record.request_id.in_(chunk), tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
+            )
+        ):
+            statuses[req][cid] = status
+    return found, statuses, present

@@ -41,16 +41,9 @@ from typing import IO, Any
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
-from monitor.ingest.store import (
-    LOG_SUFFIXES,
-    Ingestor,
-    IngestSummary,
-    RawLine,
-    read_failure,
-    read_lines,
-    unjoined_counts,
-)
+from monitor.ingest.sources import LOG_SUFFIXES, RawLine, read_failure, read_lines
+from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
+from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
 
 log = logging.getLogger("monitor.worker.tail")
 

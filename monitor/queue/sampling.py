@@ -21,10 +21,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from monitor.severity import SEVERITY_RANK
+
 STRATA = ("high", "medium", "low", "control")
 PRIORITY = {"high": 3, "medium": 2, "low": 1, "control": 0}
 DEFAULT_SEED = "rewrite-monitor"
-SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
 
 
 def draw(seed: str, purpose: str, key: str) -> float:

@@ -1,4 +1,8 @@
-"""The review queue: admission per day, claims with leases, verdicts, and listings.
+"""The only door to the queue tables: admission per day, claims with leases, and listings.
+
+Listings for the dashboard are filtered and paginated in SQL, so the Queue page costs the same with
+100,000 records as with 100 (``benchmarks/dashboard_load.py`` measures it); rows come back as
+:class:`QueueRow`, the same plain data the CLI's ``queue`` prints. Verdicts are in ``monitor.review.store``.
 
 Claims are compare-and-set updates (``UPDATE ... WHERE id = :id AND <still claimable>``): on
 PostgreSQL a second concurrent claimer waits for the first to commit, re-reads the row, and matches
@@ -12,44 +16,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, tuple_, update
+from sqlalchemy import and_, exists, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import fully_checked
-from monitor.errors import AmbiguousRequestError, QueueError
-from monitor.queue.sampling import PRIORITY, SEVERITY_RANK, Candidate, admit
+from monitor.errors import QueueError
+from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit
+from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 
-ARTIFACTS = ("chat_state", "rewrite", "retrieval", "generation", "none")
-LABELS = (
-    "ok",
-    "fabricated_constraint",
-    "dropped_constraint",
-    "wrong_antecedent",
-    "unresolved_reference",
-    "over_carried",
-    "not_a_query",
-    "window_truncated",
-    "missing_assistant_turns",
-    "foreign_session",
-    "ranking",
-    "generation",
-    "false_alarm_synonym",
-)
-"""Verdict labels (issue 6's form). ``ok`` and ``false_alarm_synonym`` mean the rewrite was fine."""
-FINE_LABELS = ("ok", "false_alarm_synonym")
-DEFAULT_ARTIFACT = {
-    **{label: "rewrite" for label in LABELS},
-    "ok": "none",
-    "false_alarm_synonym": "none",
-    "window_truncated": "chat_state",
-    "missing_assistant_turns": "chat_state",
-    "foreign_session": "chat_state",
-    "ranking": "retrieval",
-    "generation": "generation",
-}
-"""The first wrong artifact a label implies, for the terminal commands' default ``--artifact``."""
 MANUAL = "manual"
 """Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
 daily sample. Their π is 0: they were not drawn, so ``stats`` leaves them out of the whole-traffic
@@ -457,182 +433,6 @@ def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> Non
     session.commit()
 
 
-def _validate(label: str, artifact: str) -> None:
-    if label not in LABELS:
-        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
-    if artifact not in ARTIFACTS:
-        raise QueueError(f"unknown artifact {artifact!r}; one of: {', '.join(ARTIFACTS)}")
-    if (label in FINE_LABELS) != (artifact == "none"):
-        raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
-
-
-def record_verdict(
-    *,
-    session: Session,
-    item_id: int,
-    reviewer: str,
-    label: str,
-    artifact: str,
-    now: datetime,
-    corrected_query: str | None = None,
-    must_include: Sequence[str] = (),
-    must_not_include: Sequence[str] = (),
-    note: str | None = None,
-    lease: timedelta = timedelta(minutes=10),
-) -> int:
-    """Record a verdict on a queue item, mark it done and update its regression case; returns the
-    verdict id.
-
-    The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
-    ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
-    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise. Assertion terms
-    are stripped and blank ones dropped. The regression case (``monitor.cases.store.apply_verdict``)
-    is written in the same transaction as the verdict, so the eval set never lags the verdicts.
-    """
-    # cases.py reads LABELS and FINE_LABELS from this module: import it here, not at the top.
-    from monitor.cases.store import apply_verdict
-
-    now = naive_utc(now)
-    _validate(label, artifact)
-    claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
-    item = _own(session, item_id, reviewer, now)
-    verdict = Verdict(
-        queue_item_id=item.id,
-        record_id=item.record_id,
-        request_id=item.request_id,
-        reviewer=reviewer,
-        artifact=artifact,
-        label=label,
-        corrected_query=(corrected_query or "").strip() or None,
-        must_include=_terms(must_include),
-        must_not_include=_terms(must_not_include),
-        note=note,
-        created_at=now,
-    )
-    session.add(verdict)
-    item.state, item.finished_at = "done", now
-    session.flush()
-    apply_verdict(session=session, verdict=verdict, now=now)
-    session.commit()
-    return verdict.id
-
-
-def _terms(terms: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for t in terms:
-        t = " ".join(t.split())
-        if t and t not in out:
-            out.append(t)
-    return out
-
-
-def verdict_for_request(
-    *,
-    session: Session,
-    request_id: str,
-    reviewer: str,
-    label: str,
-    artifact: str,
-    now: datetime,
-    corrected_query: str | None = None,
-    must_include: Sequence[str] = (),
-    must_not_include: Sequence[str] = (),
-    note: str | None = None,
-    lease: timedelta = timedelta(minutes=10),
-    conv_id: str | None = None,
-) -> int:
-    """Record a verdict on the rewrite of ``request_id`` (in ``conv_id``, when given), queued or not;
-    returns the verdict id.
-
-    A record already in the queue goes through :func:`record_verdict` (same claim rules); a finished
-    (done or skipped) item is reopened first, so this is how a re-review is recorded (appended: the
-    newest verdict of an item counts, and its case gets a new version). A record that is not queued is
-    first added as a :data:`MANUAL` item (π 0, no kinds, due at once; see there for how ``stats``
-    treats it), then verdicted; so is a withdrawn one (it left its day's sample). Raises
-    ``QueueError`` for an unknown label or artifact, a request id with no logged rewrite (in
-    ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
-    conversations when ``conv_id`` does not pick one.
-    """
-    now = naive_utc(now)
-    _validate(label, artifact)
-    stmt = select(Record.id, Record.conv_id, Record.ts).where(
-        Record.request_id == request_id, Record.rewrite_event_id.is_not(None)
-    )
-    if conv_id is not None:
-        stmt = stmt.where(Record.conv_id == conv_id)
-    records = session.execute(stmt.order_by(Record.id)).all()
-    if not records:
-        where = f" in conversation {conv_id!r}" if conv_id is not None else ""
-        raise QueueError(f"no logged rewrite with request id {request_id!r}{where}")
-    if len(records) > 1:
-        raise AmbiguousRequestError(request_id, (r.conv_id for r in records))
-    rec = records[0]
-    item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
-    if item_id is None:
-        model, prompt_version = session.execute(
-            select(Record.model, Record.prompt_version).where(Record.id == rec.id)
-        ).one()
-        row = {
-            "record_id": rec.id,
-            "request_id": request_id,
-            "conv_id": rec.conv_id,
-            "day": (rec.ts or now).date(),
-            "stratum": MANUAL,
-            "priority": PRIORITY["control"],
-            "inclusion_prob": 0.0,
-            "kinds": [],
-            "words": [],
-            "model": model,
-            "prompt_version": prompt_version,
-            "state": "pending",
-            "due_at": now,
-            "created_at": now,
-        }
-        # insert-or-ignore: a concurrent admission or verdict may have queued the record meanwhile
-        session.execute(insert_ignore(session, QueueItem, ["record_id"]), [row])
-        session.flush()
-        item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
-    else:
-        # A withdrawn item is no longer part of its day's sample: like a request never queued, it
-        # becomes a manual item (π 0), which later admissions leave alone.
-        session.execute(
-            update(QueueItem)
-            .where(QueueItem.id == item_id, QueueItem.state == WITHDRAWN)
-            .values(
-                state="pending",
-                stratum=MANUAL,
-                priority=PRIORITY["control"],
-                inclusion_prob=0.0,
-                due_at=now,
-                finished_at=None,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        # A finished item is reopened for this re-review; compare-and-set, so of two concurrent
-        # re-reviewers one reopens and claims it and the other meets the usual claim refusal.
-        session.execute(
-            update(QueueItem)
-            .where(QueueItem.id == item_id, QueueItem.state.in_(("done", "skipped")))
-            .values(
-                state="pending", claimed_by=None, claimed_at=None, lease_expires_at=None, finished_at=None
-            )
-            .execution_options(synchronize_session=False)
-        )
-    return record_verdict(
-        session=session,
-        item_id=int(item_id),  # type: ignore[arg-type]
-        reviewer=reviewer,
-        label=label,
-        artifact=artifact,
-        now=now,
-        corrected_query=corrected_query,
-        must_include=must_include,
-        must_not_include=must_not_include,
-        note=note,
-        lease=lease,
-    )
-
-
 def list_queue(
     *,
     session: Session,
@@ -661,23 +461,160 @@ def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
     return int(total), int(overdue)
 
 
-__all__ = [
-    "ARTIFACTS",
-    "DEFAULT_ARTIFACT",
-    "FINE_LABELS",
-    "LABELS",
-    "MANUAL",
-    "EnqueueResult",
-    "QueueError",
-    "QueueRow",
-    "claim",
-    "claim_next",
-    "held_claim",
-    "enqueue_days",
-    "list_queue",
-    "queue_depth",
-    "record_verdict",
-    "release",
-    "skip",
-    "verdict_for_request",
-]
+@dataclass(frozen=True, slots=True)
+class QueueFilters:
+    """What the Queue page narrows the pending list to; ``None`` (or ``False``) means no filter.
+
+    ``kind`` keeps items whose record has a finding of that kind at or above the queue's minimum
+    severity (the kinds an item shows); ``stratum`` is the item's severity stratum (``STRATA``);
+    ``day_from``/``day_to`` bound the rewrite's UTC day, both inclusive.
+    """
+
+    kind: str | None = None
+    stratum: str | None = None
+    prompt_version: str | None = None
+    model: str | None = None
+    day_from: date | None = None
+    day_to: date | None = None
+    overdue_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePage:
+    """One page of open items in review order, with counts over every item matching the filters.
+
+    ``total`` and ``by_stratum`` count all matching items (not only this page); ``overdue`` counts the
+    matching items past their due time.
+    """
+
+    rows: list[QueueRow]
+    total: int
+    overdue: int
+    by_stratum: dict[str, int]
+    offset: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class FilterOptions:
+    """The values the Queue page's filters offer, read from the queue itself (sorted)."""
+
+    kinds: list[str]
+    prompt_versions: list[str]
+    models: list[str]
+    first_day: date | None
+    last_day: date | None
+
+
+def _where(
+    filters: QueueFilters, now: datetime, checks: Sequence[tuple[str, int]], min_rank: int
+) -> list[Any]:
+    # Open for review: pending, or claimed (by anyone) and not finished. The page lists claimed items
+    # too, so a reviewer sees what a colleague holds; claim_next decides who gets which item.
+    conds: list[Any] = [QueueItem.state.in_(("pending", "claimed"))]
+    if filters.kind is not None:
+        # Findings rather than the JSON ``kinds`` column: an indexed EXISTS behaves the same on SQLite
+        # and PostgreSQL, where JSON containment does not.
+        conds.append(
+            exists().where(
+                Finding.record_id == QueueItem.record_id,
+                Finding.kind == filters.kind,
+                Finding.severity_rank >= min_rank,
+                tuple_(Finding.check_id, Finding.check_version).in_(checks),
+            )
+        )
+    if filters.stratum is not None:
+        conds.append(QueueItem.stratum == filters.stratum)
+    if filters.prompt_version is not None:
+        conds.append(QueueItem.prompt_version == filters.prompt_version)
+    if filters.model is not None:
+        conds.append(QueueItem.model == filters.model)
+    if filters.day_from is not None:
+        conds.append(QueueItem.day >= filters.day_from)
+    if filters.day_to is not None:
+        conds.append(QueueItem.day <= filters.day_to)
+    if filters.overdue_only:
+        conds.append(QueueItem.due_at < now)
+    return conds
+
+
+def list_open(
+    *,
+    session: Session,
+    now: datetime,
+    checks: Sequence[tuple[str, int]],
+    min_severity: str = "medium",
+    filters: QueueFilters = QueueFilters(),
+    limit: int = 50,
+    offset: int = 0,
+) -> QueuePage:
+    """Open queue items (pending or claimed) matching ``filters``, in review order, one page of them.
+
+    ``checks`` are the current ``(check_id, version)`` pairs and ``min_severity`` the queue's minimum
+    (they define which findings the kind filter looks at). Three queries: the page, counts per stratum,
+    the overdue count. Raises ``ValueError`` for an unknown ``stratum`` or ``min_severity``.
+    """
+    if filters.stratum is not None and filters.stratum not in STRATA:
+        raise ValueError(f"unknown stratum {filters.stratum!r}; one of: {', '.join(STRATA)}")
+    now = naive_utc(now)
+    conds = _where(filters, now, checks, SEVERITY_RANK[min_severity])
+    order = review_order()
+    items = session.scalars(select(QueueItem).where(*conds).order_by(*order).limit(limit).offset(offset))
+    rows = [queue_row(i, now) for i in items]
+    by_stratum = {
+        s: int(n)
+        for s, n in session.execute(
+            select(QueueItem.stratum, func.count()).where(*conds).group_by(QueueItem.stratum)
+        )
+    }
+    overdue = session.scalar(
+        select(func.count()).select_from(QueueItem).where(*conds, QueueItem.due_at < now)
+    )
+    return QueuePage(
+        rows=rows,
+        total=sum(by_stratum.values()),
+        overdue=int(overdue or 0),
+        by_stratum={s: by_stratum[s] for s in STRATA if s in by_stratum},
+        offset=offset,
+        limit=limit,
+    )
+
+
+def filter_options(*, session: Session) -> FilterOptions:
+    """Finding kinds that occur in findings, and the prompt versions, models and day range of the queue."""
+    kinds = session.scalars(select(Finding.kind).distinct().order_by(Finding.kind))
+    versions = session.scalars(
+        select(QueueItem.prompt_version)
+        .where(QueueItem.prompt_version.is_not(None))
+        .distinct()
+        .order_by(QueueItem.prompt_version)
+    )
+    models = session.scalars(
+        select(QueueItem.model).where(QueueItem.model.is_not(None)).distinct().order_by(QueueItem.model)
+    )
+    first, last = session.execute(select(func.min(QueueItem.day), func.max(QueueItem.day))).one()
+    return FilterOptions(list(kinds), [v for v in versions if v], [m for m in models if m], first, last)
+
+
+def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | None:
+    """The item ``reviewer`` holds an unexpired claim on (the oldest in review order), or ``None``.
+
+    Read-only: unlike ``claim_next`` it neither claims nor renews.
+    """
+    now = naive_utc(now)
+    item = held_claim(session=session, reviewer=reviewer, now=now)
+    return queue_row(item, now) if item is not None else None
+
+
+def get_item(*, session: Session, item_id: int, now: datetime) -> QueueRow | None:
+    """Queue item ``item_id`` as plain data (re-read from the database), or ``None`` when unknown."""
+    item = session.get(QueueItem, item_id, populate_existing=True)
+    return queue_row(item, naive_utc(now)) if item is not None else None
+
+
+def item_for_request(*, session: Session, request_id: str, now: datetime) -> QueueRow | None:
+    """The queue item of ``request_id``, or ``None`` when that request was never queued."""
+    item = session.scalars(
+        select(QueueItem).where(QueueItem.request_id == request_id).order_by(QueueItem.id).limit(1)
+    ).first()
+    return queue_row(item, naive_utc(now)) if item is not None else None

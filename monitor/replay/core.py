@@ -40,10 +40,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from monitor.errors import ReplayError, utf8_fault
+from monitor.review.labels import FINE_LABELS
 
 PROMPT_PATH = Path(__file__).resolve().parent / "prompts" / "contextualizer.md"
 PRICES_PATH = Path(__file__).resolve().parent / "prices.yaml"
-FINE_LABELS = ("ok", "false_alarm_synonym")  # monitor.queue.store.FINE_LABELS, without the DB import
 REWRITE_FAMILIES = ("added_words", "qualifiers", "references", "intent")
 MIN_SEVERITY = "medium"
 

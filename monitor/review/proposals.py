@@ -14,12 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import yaml
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from monitor.errors import ProposalError
-from monitor.store.engine import naive_utc
-from monitor.store.models import AliasProposal, QueueItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,51 +38,6 @@ def clean_members(members: Sequence[str]) -> list[str]:
         if m and m.casefold() not in {o.casefold() for o in out}:
             out.append(m)
     return out
-
-
-def propose_alias(
-    *,
-    session: Session,
-    queue_item_id: int,
-    proposer: str,
-    members: Sequence[str],
-    now: datetime,
-    note: str | None = None,
-) -> int:
-    """Store a proposed alias group from the review of queue item ``queue_item_id``; returns its id.
-
-    ``members`` are stripped of surrounding and repeated whitespace and deduplicated ignoring case
-    (first spelling kept). Raises ``ProposalError`` when fewer than two distinct members remain (the
-    alias file's schema needs two) or the queue item does not exist. Commits.
-    """
-    clean = clean_members(members)
-    if len(clean) < 2:
-        raise ProposalError(f"an alias group needs at least two distinct members, got {clean!r}")
-    item = session.get(QueueItem, queue_item_id)
-    if item is None:
-        raise ProposalError(f"no queue item {queue_item_id}")
-    proposal = AliasProposal(
-        queue_item_id=queue_item_id,
-        request_id=item.request_id,
-        proposer=proposer,
-        members=clean,
-        note=note or None,
-        created_at=naive_utc(now),
-    )
-    session.add(proposal)
-    session.commit()
-    return proposal.id
-
-
-def list_proposals(*, session: Session, since: datetime | None = None) -> list[ProposalRow]:
-    """Stored proposals, oldest first (``since``: created at or after, naive UTC)."""
-    stmt = select(AliasProposal).order_by(AliasProposal.created_at, AliasProposal.id)
-    if since is not None:
-        stmt = stmt.where(AliasProposal.created_at >= since)
-    return [
-        ProposalRow(p.id, p.queue_item_id, p.request_id, p.proposer, list(p.members), p.note, p.created_at)
-        for p in session.scalars(stmt)
-    ]
 
 
 def _slug(text: str) -> str:

@@ -17,19 +17,19 @@ never as negatives. Items not in the store count as ``missing``.
 from __future__ import annotations
 
 import json
-import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.checks.base import FABRICATION_KINDS
+from monitor.checks.store import findings_by_request
 from monitor.errors import LabelError, utf8_fault
-from monitor.store.models import CheckRun, Finding, Record
+from monitor.severity import SEVERITY_RANK
+from monitor.stats.intervals import wilson
 
 LABEL_KINDS = (
     "fabricated",
@@ -53,7 +53,6 @@ PREDICTORS: dict[str, tuple[str, ...]] = {
 
 THRESHOLDS = ("low", "medium", "high")
 DEFAULT_THRESHOLD = "medium"
-SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
 
 LLM_STRATUM_POOLS: dict[str, int] = {
     "qrecc/cand": 857,
@@ -75,20 +74,6 @@ class LabelItem:
     truth: dict[str, bool]
     stratum: str | None = None
     words: dict[str, list[str]] = field(default_factory=dict)
-
-
-def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] | None:
-    """95% Wilson score interval for a proportion (``None`` when ``n == 0``).
-
-    Source: E. B. Wilson (1927), "Probable inference, the law of succession, and statistical inference".
-    """
-    if n == 0:
-        return None
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def _tags(note: str) -> set[str]:
@@ -227,40 +212,6 @@ class Evaluation:
         return {"files": files}
 
 
-def _findings_by_request(
-    session: Session, request_ids: Sequence[str], checks: Sequence[tuple[str, int]]
-) -> tuple[dict[str, list[Finding]], dict[str, dict[str, str]], set[str]]:
-    """Findings and per-check statuses of the stored records with these request ids."""
-    found: dict[str, list[Finding]] = defaultdict(list)
-    statuses: dict[str, dict[str, str]] = defaultdict(dict)
-    present: set[str] = set()
-    ids = list(set(request_ids))
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        present.update(
-            session.scalars(
-                select(Record.request_id).where(
-                    Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
-                )
-            )
-        )
-        for f in session.scalars(
-            select(Finding).where(
-                Finding.request_id.in_(chunk), tuple_(Finding.check_id, Finding.check_version).in_(checks)
-            )
-        ):
-            found[f.request_id].append(f)
-        for req, cid, status in session.execute(
-            select(Record.request_id, CheckRun.check_id, CheckRun.status)
-            .join(CheckRun, CheckRun.record_id == Record.id)
-            .where(
-                Record.request_id.in_(chunk), tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
-            )
-        ):
-            statuses[req][cid] = status
-    return found, statuses, present
-
-
 def evaluate(
     *,
     session: Session,
@@ -277,7 +228,9 @@ def evaluate(
     for path in label_files:
         items = read_labels(path)
         name = path.name
-        found, statuses, present = _findings_by_request(session, [i.request_id for i in items], checks)
+        found, statuses, present = findings_by_request(
+            session=session, request_ids=[i.request_id for i in items], checks=checks
+        )
         per_stratum = Counter(i.stratum for i in items)
         weight_of = {
             s: LLM_STRATUM_POOLS[s] / n for s, n in per_stratum.items() if s in LLM_STRATUM_POOLS and n
@@ -298,7 +251,7 @@ def evaluate(
                     if not ran:
                         conf.skipped += 1
                         continue
-                    fired = [f for f in relevant if f.severity_rank >= SEVERITY_RANK[threshold]]
+                    fired = [f for f in relevant if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[threshold]]
                     if not truth:
                         conf.weighted_neg += weight
                     if truth and fired:

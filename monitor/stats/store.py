@@ -26,12 +26,13 @@ from sqlalchemy import distinct, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import fully_checked
-from monitor.queue.store import FINE_LABELS, WITHDRAWN
-from monitor.stats.evaluate import wilson
+from monitor.queue.store import WITHDRAWN
+from monitor.review.labels import FINE_LABELS
+from monitor.stats.intervals import Z95, agresti_coull_centre, wilson
 from monitor.store.models import Finding, QueueItem, Record, Verdict
 
 GROUPS = ("prompt_version", "model", "day")
-Z = 1.959964
+Z = Z95
 """The normal quantile of a two-sided 95% interval."""
 BAD_ARTIFACTS = ("chat_state", "rewrite")
 """A verdict whose first wrong artifact is the chat state or the rewrite means the rewrite was bad."""
@@ -196,7 +197,7 @@ def whole_traffic_estimates(pairs: Sequence[tuple[QueueItem, Verdict]], session:
             num += n_pop * bad / v
             # The Agresti–Coull centre in place of bad/v: a stratum whose few verdicts are all fine
             # (or all bad), or that has one verdict, is not certain; a fully reviewed one is.
-            p_adj = (bad + Z * Z / 2) / (v + Z * Z)
+            p_adj = agresti_coull_centre(bad, v, Z)
             var += n_pop * n_pop * max(0.0, 1 - v / n_pop) * p_adj * (1 - p_adj) / v
         if not covered:
             return Estimate(name, None, None, 0.0, 0)

@@ -400,3 +400,33 @@ def naive_utc(dt: datetime | None) -> datetime | None:
     if dt is None or dt.tzinfo is None:
         return dt
     return dt.astimezone(UTC).replace(tzinfo=None)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (``None`` for in-memory SQLite and for PostgreSQL)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def open_store(url: str, *, require_schema: bool = True, writes: bool = False) -> Engine:
+    """The engine of the store at ``url``: the one opener of every command, the worker and the dashboard.
+
+    ``writes`` for callers that write (SQLite transactions then take the write lock at BEGIN, so a
+    concurrent writer waits instead of failing). With ``require_schema`` a missing SQLite file is
+    refused, never created (connecting would make an empty one), and the schema must be at head.
+    Raises ``StorageError`` for a missing SQLite file or folder, an unreachable database or an old schema.
+    """
+    path = sqlite_file(url)
+    if require_schema and path is not None:
+        # Connecting would create an empty file; a missing store is a mistake worth naming instead.
+        if not path.parent.is_dir():
+            where = display_url(url)
+            raise StorageError(f"cannot reach the database {where}: the folder {path.parent} does not exist")
+        if not path.exists():
+            raise StorageError(f"no database file {path}: run `rewrite-monitor db upgrade` to create it")
+    engine = make_engine(url, immediate=writes)
+    if require_schema:
+        require_current_schema(engine)
+    return engine

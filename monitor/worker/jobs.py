@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import clear_runs, coverage, store_outcomes, unchecked_record_ids
-from monitor.ingest.records import load_records
+from monitor.ingest.store.records import load_records
 
 _log = logging.getLogger("monitor.alerts")
 _worker_log = logging.getLogger("monitor.worker")
@@ -211,9 +211,9 @@ def run_job(
     ``now`` defaults to the current time (it sets queue timestamps and what is overdue).
     """
     from monitor.checks import current_versions
-    from monitor.ingest.store import ingest_sources
-    from monitor.queue.sampling import SEVERITY_RANK
+    from monitor.ingest.store.batches import ingest_sources
     from monitor.queue.store import queue_depth
+    from monitor.severity import SEVERITY_RANK
     from monitor.stats.store import finding_rates
 
     now = now or datetime.now(UTC)
@@ -384,7 +384,7 @@ def evaluate_alerts(ctx: Any, session: Session) -> list[Any]:
     from monitor.alerts import policy as rules
     from monitor.alerts.store import alert_history, group_windows, newest_checked_ts, store_alert
     from monitor.checks import current_versions
-    from monitor.queue.sampling import SEVERITY_RANK
+    from monitor.severity import SEVERITY_RANK
 
     settings = ctx.settings
     policy = rules.Policy.from_settings(settings)
@@ -465,8 +465,8 @@ class DailySummary:
 
 
 def retention_job(ctx: Any) -> Any:
-    """Remove transcripts older than ``retention_days`` (``monitor.ingest.retention``)."""
-    from monitor.ingest.retention import apply_retention
+    """Remove transcripts older than ``retention_days`` (``monitor.ingest.store.retention``)."""
+    from monitor.ingest.store.retention import apply_retention
 
     now = ctx.clock()
     with ctx.session() as session:

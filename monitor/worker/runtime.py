@@ -93,12 +93,11 @@ def open_worker(settings: Any, *, sentry_transport: Any = None, holder: str | No
     from monitor.checks.nlp import use_model
     from monitor.checks.rules import load_rules
     from monitor.observability.sentry import init_sentry
-    from monitor.store.engine import make_engine, require_current_schema
+    from monitor.store.engine import open_store
 
     rules = load_rules(settings.rules_dir)
     use_model(settings.spacy_model)
-    engine = make_engine(settings.database_url.get_secret_value())
-    require_current_schema(engine)
+    engine = open_store(settings.database_url.get_secret_value())
     holder = holder or f"{socket.gethostname()}:{os.getpid()}"
     try:
         locks = locks_for(engine, holder)

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from monitor.cli.app import State, app, out, rules_app
+from monitor.cli.app import State, out
 from monitor.errors import ConfigError
 
 APP_PATH = Path(__file__).resolve().parents[3] / "dashboard" / "app.py"
@@ -108,7 +108,6 @@ def streamlit_command(
     return argv, env
 
 
-@app.command("dashboard")
 def dashboard(
     ctx: typer.Context,
     port: Annotated[int | None, typer.Option("--port", help="Port; default: dashboard_port.")] = None,
@@ -147,21 +146,6 @@ def dashboard(
     os.execve(argv[0], argv, env)
 
 
-@rules_app.command("proposals")
-def rules_proposals(ctx: typer.Context) -> None:
-    """Print the reviewers' proposed alias groups as YAML to paste into rules/aliases.yaml.
-
-    Each group comes with a comment naming who proposed it and the queue item it came from. Rules are
-    never edited in place: review the YAML, then add it to the file by hand.
-
-    Example: rewrite-monitor rules proposals >> proposals.yaml
-    """
-    from monitor.review.proposals import list_proposals, proposals_yaml
-    from monitor.store.engine import make_engine, require_current_schema, session_factory
-
-    state: State = ctx.obj
-    engine = make_engine(state.url)
-    require_current_schema(engine)
-    with session_factory(engine)() as session:
-        rows = list_proposals(session=session)
-    typer.echo(proposals_yaml(rows), nl=False)
+def register(app: typer.Typer) -> None:
+    """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
+    app.command("dashboard")(dashboard)

@@ -1,7 +1,7 @@
 """CLI commands of the review area: ``verdict``, ``review``, ``export`` and ``replay``.
 
 ``verdict`` and ``review`` call the same service functions as the dashboard
-(``monitor.queue.store.record_verdict`` / ``verdict_for_request``), so validation and claim rules
+(``monitor.review.store.record_verdict`` / ``verdict_for_request``), so validation and claim rules
 are the same everywhere. ``replay`` needs no database: it reads an exported eval set.
 """
 
@@ -20,7 +20,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from monitor.cli.app import State, app, err, out
+from monitor.cli.app import State, current_checks, err, open_engine, out
 from monitor.errors import ReplayError
 
 LABEL_KEYS = {
@@ -50,17 +50,9 @@ def _session(state: State) -> Any:
     """A session on the configured store; raises ``StorageError`` when it is not migrated. Its SQLite
     transactions take the write lock at BEGIN, so a verdict waits for a concurrent `run` to commit
     instead of failing (see ``monitor.store.engine.make_engine``)."""
-    from monitor.store.engine import make_engine, require_current_schema, session_factory
+    from monitor.store.engine import session_factory
 
-    engine = make_engine(state.url, immediate=True)
-    require_current_schema(engine)
-    return session_factory(engine)()
-
-
-def _current_checks() -> list[tuple[str, int]]:
-    from monitor.checks import current_versions
-
-    return current_versions()
+    return session_factory(open_engine(state, writes=True))()
 
 
 def _reviewer(state: State, given: str | None) -> str:
@@ -74,11 +66,11 @@ def _lease(state: State) -> timedelta:
 def _say(renderable: Any) -> None:
     """Print without Rich markup: ids, labels and queries may hold brackets (``[over_carried]``).
 
-    A string also has its control characters escaped (``monitor.cli.render.visible``): request ids and
+    A string also has its control characters escaped (``monitor.text.visible``): request ids and
     replayed queries come from logs and a model, and an escape sequence in them must not reach the
     terminal. Renderables from ``monitor.cli.render`` are already made safe there.
     """
-    from monitor.cli.render import visible
+    from monitor.text import visible
 
     safe = visible(renderable) if isinstance(renderable, str) else renderable
     out.print(safe, markup=False, highlight=False)
@@ -89,7 +81,6 @@ def _terms(text: str) -> list[str]:
 
 
 # -- verdict -------------------------------------------------------------------------------------
-@app.command("verdict")
 def verdict_cmd(
     ctx: typer.Context,
     request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
@@ -128,7 +119,9 @@ def verdict_cmd(
     Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
     Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
     """
-    from monitor.queue.store import DEFAULT_ARTIFACT, LABELS, QueueError, verdict_for_request
+    from monitor.queue.store import QueueError
+    from monitor.review.labels import DEFAULT_ARTIFACT, LABELS
+    from monitor.review.store import verdict_for_request
 
     state: State = ctx.obj
     if label not in LABELS:
@@ -170,15 +163,10 @@ def review_loop(
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import render_record
-    from monitor.ingest.records import get_record_view
-    from monitor.queue.store import (
-        DEFAULT_ARTIFACT,
-        FINE_LABELS,
-        claim_next,
-        record_verdict,
-        release,
-        skip,
-    )
+    from monitor.ingest.store.records import get_record_view
+    from monitor.queue.store import claim_next, release, skip
+    from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
+    from monitor.review.store import record_verdict
 
     legend = "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items()) + "  s skip  q quit"
     done = {"verdicts": 0, "skipped": 0}
@@ -189,7 +177,7 @@ def review_loop(
             return done
         view = get_record_view(session=session, request_id=row.request_id, conv_id=row.conv_id)
         findings = list_findings(
-            session=session, checks=_current_checks(), request_id=row.request_id, conv_id=row.conv_id
+            session=session, checks=current_checks(), request_id=row.request_id, conv_id=row.conv_id
         )
         show(f"item {row.id} · {row.request_id} · {row.stratum} · due {row.due_at:%Y-%m-%d %H:%M}")
         if view is not None:
@@ -258,7 +246,6 @@ def _read_line(prompt: str, default: str) -> str:
     return line.rstrip("\n") or default if line else default
 
 
-@app.command("review")
 def review_cmd(
     ctx: typer.Context,
     kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
@@ -290,7 +277,6 @@ def review_cmd(
 
 
 # -- export --------------------------------------------------------------------------------------
-@app.command("export")
 def export_cmd(
     ctx: typer.Context,
     out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
@@ -310,7 +296,7 @@ def export_cmd(
     """
     from monitor.cases.export import FORMATS, export_cases
     from monitor.cases.redact import name_finder
-    from monitor.queue.store import LABELS
+    from monitor.review.labels import LABELS
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
@@ -343,7 +329,6 @@ def export_cmd(
 
 
 # -- replay --------------------------------------------------------------------------------------
-@app.command("replay")
 def replay_cmd(
     ctx: typer.Context,
     cases_path: Annotated[Path, typer.Argument(help="An eval set written by `export` (JSON Lines).")],
@@ -458,3 +443,11 @@ def replay_cmd(
         failed = regressions > 0
     if failed:
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
+    app.command("verdict")(verdict_cmd)
+    app.command("review")(review_cmd)
+    app.command("export")(export_cmd)
+    app.command("replay")(replay_cmd)

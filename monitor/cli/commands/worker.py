@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from monitor.cli.app import State, app, err, out
+from monitor.cli.app import State, err, out
 
 worker_app = typer.Typer(
     help=(
@@ -21,8 +21,6 @@ worker_app = typer.Typer(
     invoke_without_command=True,
 )
 alerts_app = typer.Typer(help="Fabrication-rate alerts raised by the worker.", no_args_is_help=True)
-app.add_typer(worker_app, name="worker")
-app.add_typer(alerts_app, name="alerts")
 
 
 def _configure_logging(state: State) -> None:
@@ -129,13 +127,13 @@ def worker_status(
 
     Example: rewrite-monitor worker status
     """
-    from monitor.cli.app import _engine
-    from monitor.ingest.cursors import list_cursors
+    from monitor.cli.app import open_engine
+    from monitor.ingest.store.cursors import list_cursors
     from monitor.store.engine import session_factory
     from monitor.worker.runtime import utcnow
     from monitor.worker.store import list_leases
 
-    engine = _engine(ctx.obj)
+    engine = open_engine(ctx.obj)
     now = utcnow()
     with session_factory(engine)() as session:
         leases = list_leases(session=session)
@@ -192,10 +190,10 @@ def alerts_list(
     Example: rewrite-monitor alerts list --since 2024-03-01
     """
     from monitor.alerts.store import list_alerts
-    from monitor.cli.app import _engine
+    from monitor.cli.app import open_engine
     from monitor.store.engine import session_factory
 
-    engine = _engine(ctx.obj)
+    engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows = list_alerts(session=session, since=since, limit=limit)
     if as_json:
@@ -238,3 +236,9 @@ def alerts_list(
             r.delivered_to,
         )
     out.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
+    app.add_typer(worker_app, name="worker")
+    app.add_typer(alerts_app, name="alerts")

@@ -10,7 +10,7 @@ What is removed (chosen so every stored finding, rate, queue item and verdict ke
   of a rejected line can hold a transcript); reason, detail and line number stay.
 - whatever quarantine details stored by older versions quoted from the rejected line (a wrong-typed
   value, a free-text ``message``), of rows of any age: such a detail is rewritten to name the field
-  only (``monitor.ingest.quarantine.scrub_detail``). Current details never quote a line.
+  only (``monitor.ingest.store.quarantine.scrub_detail``). Current details never quote a line.
 
 What is kept: the rewrite events (the query is the artifact under audit, a few words long), and
 every transcript of a record attached to a queue item, a verdict or a regression case, however old:
@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, union, update
 from sqlalchemy.orm import Session
 
-from monitor.ingest.quarantine import scrub_stored_details
+from monitor.ingest.store.quarantine import scrub_stored_details
 from monitor.store.models import Event, Quarantine, QueueItem, Record, RegressionCase, Verdict
 
 REMOVED_EXCERPT = "[removed by retention]"

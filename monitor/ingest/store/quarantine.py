@@ -16,9 +16,9 @@ from datetime import datetime
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from monitor.cli.render import visible
 from monitor.ingest.events import NAME_RE, field_path
 from monitor.store.models import Quarantine
+from monitor.text import visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ def list_quarantine(
 
     The excerpt is the raw line's start, which may hold personal data: returned only with
     ``with_excerpt``. Detail and excerpt come with control characters escaped
-    (:func:`monitor.cli.render.visible`), as they are printed as they are, also as JSON: a raw ESC byte in
+    (:func:`monitor.text.visible`), as they are printed as they are, also as JSON: a raw ESC byte in
     a rejected line must not reach the terminal. A detail stored before details stopped quoting
     values is returned scrubbed (:func:`scrub_detail`).
     """

@@ -1,0 +1,109 @@
+"""Queue commands: ``queue`` (the review queue) and ``show`` (one request's four artifacts)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from monitor.cli.app import current_checks, err, known_kind, open_engine, out
+
+
+def queue_cmd(
+    ctx: typer.Context,
+    state: Annotated[
+        str | None, typer.Option("--state", help="pending, claimed, done, skipped, withdrawn or all.")
+    ] = "pending",
+    kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N items.")] = 50,
+) -> None:
+    """The review queue in review order (severity, then age), with the flagged words.
+
+    The last line (stderr) counts what is shown, what matches, and the queue depth:
+    "showing 20 of 64 pending items; queue depth: 64 open (pending or claimed), 64 overdue".
+
+    Example: rewrite-monitor queue --state pending --kind added_content_word --limit 20
+    """
+    from datetime import UTC, datetime
+
+    from monitor.cli.render import safe_text
+    from monitor.queue.store import list_queue, queue_depth
+    from monitor.store.engine import session_factory
+
+    if state not in ("pending", "claimed", "done", "skipped", "withdrawn", "all"):
+        raise typer.BadParameter(
+            "must be pending, claimed, done, skipped, withdrawn or all", param_hint="--state"
+        )
+    known_kind(kind)
+    engine = open_engine(ctx.obj)
+    now = datetime.now(UTC)
+    with session_factory(engine)() as session:
+        # Every match, to say how many --limit left out (list_queue reads them all to filter by kind).
+        matching = list_queue(
+            session=session, now=now, state=None if state == "all" else state, kind=kind, limit=None
+        )
+        depth, overdue = queue_depth(session=session, now=now)
+    rows = matching[:limit]
+    table = Table("id", "request", "stratum", "kinds", "words", "state", "due", "π")
+    for r in rows:
+        due = r.due_at.strftime("%Y-%m-%d %H:%M") + (" OVERDUE" if r.overdue else "")
+        who = f"{r.state} ({r.claimed_by})" if r.claimed_by and r.state == "claimed" else r.state
+        table.add_row(
+            str(r.id),
+            safe_text(r.request_id),
+            r.stratum,
+            ", ".join(r.kinds) or "-",
+            safe_text(", ".join(r.words[:6]) or "-"),
+            safe_text(who),
+            due,
+            f"{r.inclusion_prob:.3f}",
+        )
+    out.print(table)
+    which = "items in any state" if state == "all" else f"{state} items"
+    if kind is not None:
+        which += f" with {kind}"
+    err.print(
+        f"showing {len(rows):,} of {len(matching):,} {which}; "
+        f"queue depth: {depth:,} open (pending or claimed), {overdue:,} overdue",
+        markup=False,
+        highlight=False,
+    )
+
+
+def show(
+    ctx: typer.Context,
+    request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
+    conv: Annotated[
+        str | None,
+        typer.Option("--conv", help="The conversation, when the request id was logged in several."),
+    ] = None,
+) -> None:
+    """The four artifacts of one request in review order: state, transcript and rewrite, retrieval,
+    answer; then the findings.
+
+    Example: rewrite-monitor show cast2020-90_3
+    """
+    from monitor.checks.store import list_findings
+    from monitor.cli.render import render_record
+    from monitor.ingest.store.records import get_record_view
+    from monitor.store.engine import session_factory
+
+    engine = open_engine(ctx.obj)
+    with session_factory(engine)() as session:
+        view = get_record_view(session=session, request_id=request_id, conv_id=conv)
+        if view is None:
+            where = f" in conversation {conv!r}" if conv is not None else ""
+            err.print(f"no request {request_id!r}{where} in the store", style="red", markup=False)
+            raise typer.Exit(1)
+        found = list_findings(
+            session=session, checks=current_checks(), request_id=request_id, conv_id=view.conv_id
+        )
+    for block in render_record(view, found):
+        out.print(block)
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
+    app.command("queue")(queue_cmd)
+    app.command("show")(show)

@@ -1,0 +1,214 @@
+"""Measurement commands: ``stats`` (rates, precision, estimates) and ``evaluate`` (against labels)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from monitor.cli.app import current_checks, open_engine, out
+
+
+def evaluate_cmd(
+    ctx: typer.Context,
+    labels: Annotated[list[Path], typer.Option("--labels", help="Label file (JSON Lines); repeatable.")],
+    details: Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the default-threshold table as JSON.")
+    ] = False,
+) -> None:
+    """Measure the stored findings against hand labels: precision, recall, false alarms, Wilson 95% CIs.
+
+    Ingest and check the labelled logs first.
+
+    Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --details
+    """
+    from monitor.checks import REGISTRY
+    from monitor.cli.render import safe_text
+    from monitor.stats.evaluate import THRESHOLDS, evaluate
+    from monitor.store.engine import session_factory
+
+    kind_to_check = {kind: spec.id for spec in REGISTRY.values() for kind in spec.kinds}
+    engine = open_engine(ctx.obj)
+    with session_factory(engine)() as session:
+        result = evaluate(
+            session=session, label_files=labels, checks=current_checks(), kind_to_check=kind_to_check
+        )
+    if as_json:
+        out.print_json(json.dumps(result.as_json()))
+        return
+    for name, by_threshold in result.table.items():
+        missing = result.missing[name]
+        title = f"{name}: {result.items[name]} items" + (
+            f", {len(missing)} not in the store" if missing else ""
+        )
+        table = Table(
+            "label",
+            "at",
+            "tp",
+            "fp",
+            "fn",
+            "tn",
+            "skip",
+            "precision",
+            "recall",
+            "false alarms",
+            "weighted FA",
+            title=title,
+        )
+        for kind in by_threshold[THRESHOLDS[0]]:
+            for threshold in THRESHOLDS:
+                conf = by_threshold[threshold][kind]
+                m, ci = conf.metrics(), conf.intervals()
+                table.add_row(
+                    kind if threshold == THRESHOLDS[0] else "",
+                    f"{threshold}+",
+                    *(str(m[k]) for k in ("tp", "fp", "fn", "tn")),
+                    str(ci["skipped"]),
+                    _pct(m["precision"], ci["precision_ci"]),
+                    _pct(m["recall"], ci["recall_ci"]),
+                    _pct(m["false_alarm_rate"], ci["false_alarm_ci"]),
+                    _pct(ci["weighted_false_alarm_rate"], None),
+                )
+        out.print(table)
+    if details:
+        for d in result.details:
+            words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
+            reasons = " | ".join(f"{f['kind']}/{f['severity']}: {f['reason']}" for f in d.findings) or "-"
+            out.print(
+                safe_text(
+                    f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} "
+                    f"labelled={d.labelled_words} words={words} {reasons}"
+                ),
+                markup=False,
+                highlight=False,
+            )
+
+
+def stats(
+    ctx: typer.Context,
+    by: Annotated[str | None, typer.Option("--by", help="prompt_version, model or day.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only rewrites from this date (YYYY-MM-DD).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Finding rates per group with 95% intervals; with verdicts, the checks' precision per kind and the
+    estimated share of bad rewrites in the whole traffic (weighted by inclusion probabilities).
+
+    Example: rewrite-monitor stats --by prompt_version --since 2024-03-01
+    """
+    from datetime import date, datetime, time
+
+    from monitor.cli.render import safe_text
+    from monitor.severity import SEVERITY_RANK
+    from monitor.stats.store import (
+        GROUPS,
+        finding_rates,
+        latest_verdicts,
+        precision_by_kind,
+        whole_traffic_estimates,
+    )
+    from monitor.store.engine import session_factory
+
+    if by is not None and by not in GROUPS:
+        raise typer.BadParameter(f"must be one of {', '.join(GROUPS)}", param_hint="--by")
+    try:
+        since_day = date.fromisoformat(since) if since else None
+    except ValueError:
+        raise typer.BadParameter("must be a date like 2024-03-01", param_hint="--since") from None
+    settings = ctx.obj.settings
+    engine = open_engine(ctx.obj)
+    with session_factory(engine)() as session:
+        rates = finding_rates(
+            session=session,
+            checks=current_checks(),
+            min_rank=SEVERITY_RANK[settings.queue_min_severity],
+            by=by,
+            since=datetime.combine(since_day, time.min) if since_day else None,
+        )
+        pairs = latest_verdicts(session=session, since=since_day)
+        precision = precision_by_kind(pairs)
+        estimates = whole_traffic_estimates(pairs, session) if pairs else []
+    result = {
+        "by": by or "all",
+        "min_severity": settings.queue_min_severity,
+        "rates": [
+            {
+                "group": r.group,
+                "kind": r.kind,
+                "flagged": r.flagged,
+                "checked": r.checked,
+                "per_1000": r.per_1000,
+                "ci95_per_1000": r.ci_per_1000,
+            }
+            for r in rates
+        ],
+        "verdicts": len(pairs),
+        "precision": precision,
+        "estimates": [
+            {"name": e.name, "value": e.value, "ci95": e.ci, "coverage": e.coverage, "verdicts": e.verdicts}
+            for e in estimates
+        ],
+    }
+    if as_json:
+        out.print_json(json.dumps(result, default=str))
+        return
+    table = Table(
+        by or "group",
+        "finding kind",
+        "flagged",
+        "checked",
+        "per 1,000",
+        "95% CI",
+        title=f"finding rates (severity {settings.queue_min_severity} and above)",
+    )
+    for r in rates:
+        ci = r.ci_per_1000
+        table.add_row(
+            safe_text(r.group),
+            r.kind,
+            str(r.flagged),
+            str(r.checked),
+            f"{r.per_1000:.1f}",
+            f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "-",
+        )
+    out.print(table)
+    if not pairs:
+        out.print("no verdicts yet: precision and whole-traffic estimates appear once items are reviewed")
+        return
+    prec = Table(
+        "finding kind", "verdicts", "confirmed", "precision", title="checks' precision from verdicts"
+    )
+    for kind, p in precision.items():
+        prec.add_row(kind, str(p["verdicts"]), str(p["confirmed"]), _pct(p["precision"], p["ci"]))
+    out.print(prec)
+    est = Table(
+        "estimate",
+        "share of traffic",
+        "95% CI",
+        "population covered",
+        "verdicts",
+        title="whole-traffic estimates (Horvitz–Thompson over the sampled strata)",
+    )
+    for e in estimates:
+        ci = f"{e.ci[0]:.1%}–{e.ci[1]:.1%}" if e.ci else "-"
+        est.add_row(
+            e.name, f"{e.value:.1%}" if e.value is not None else "-", ci, f"{e.coverage:.0%}", str(e.verdicts)
+        )
+    out.print(est)
+
+
+def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1%}" + (f" [{ci[0]:.0%}-{ci[1]:.0%}]" if ci else "")
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
+    app.command("evaluate")(evaluate_cmd)
+    app.command("stats")(stats)

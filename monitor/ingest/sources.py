@@ -1,0 +1,184 @@
+"""Log sources: files (plain or ``.gz``), directories and standard input, read as bounded raw lines.
+
+A directory is read recursively in sorted path order, picking up :data:`LOG_SUFFIXES`; a path to a pipe or
+device is refused (it has no identity a re-run could recognise; such a stream goes through ``-``). Lines
+are read in chunks of at most ``max_line_bytes``, so a giant line never sits whole in memory. Nothing here
+touches the store.
+"""
+
+from __future__ import annotations
+
+import gzip
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from monitor.errors import IngestError
+
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
+"""File names a directory walk picks up; a file named explicitly is read whatever its name."""
+
+
+ProgressFn = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One physical line: its 1-based number, bytes without the newline, and flags."""
+
+    line_no: int
+    data: bytes
+    complete: bool
+    too_long: bool = False
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A readable input: ``origin`` is what gets stored (absolute path, or ``-`` for stdin)."""
+
+    origin: str
+    path: Path | None
+
+    @property
+    def size(self) -> int | None:
+        """Size in bytes on disk (compressed size for ``.gz``), or ``None`` for stdin."""
+        return self.path.stat().st_size if self.path else None
+
+    def open(self) -> IO[bytes]:
+        """Open for binary reading; raises ``IngestError`` when the source cannot be opened."""
+        if self.path is None:
+            return sys.stdin.buffer
+        try:
+            if self.path.name.endswith(".gz"):
+                return gzip.open(self.path, "rb")  # type: ignore[return-value]
+            return self.path.open("rb")
+        except OSError as exc:
+            raise IngestError(f"{self.origin}: cannot open: {exc.strerror or exc}") from exc
+
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_file(p: Path, mode: int) -> IngestError:
+    """The refusal of a path that exists but is neither a regular file nor a directory."""
+    kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    # A pipe or device (`<(zcat f.gz)`, /dev/stdin) reads once and has no stable identity: its path
+    # (/dev/fd/63) names a different stream on every run, so a re-run could not tell its lines from
+    # new ones (stored events are known by origin and line number). `-` is that one-shot stream.
+    return IngestError(
+        f"{p}: not a regular file or directory ({kind}): pipe it to `rewrite-monitor ingest -` "
+        "instead, e.g. `zcat logs.jsonl.gz | rewrite-monitor ingest -`"
+    )
+
+
+def discover(paths: Iterable[str | Path]) -> list[Source]:
+    """Expand paths into sources: directories recursively (sorted, hidden entries skipped).
+
+    Raises ``IngestError`` for a path that does not exist or cannot be looked at, a path that is not a
+    regular file or directory (a pipe such as ``<(zcat f.gz)``, a device such as ``/dev/null``: read
+    those through ``-``), and a directory with no log files.
+    """
+    out: list[Source] = []
+    for raw in paths:
+        if str(raw) == "-":
+            out.append(Source("-", None))
+            continue
+        p = Path(raw)
+        try:
+            mode = p.stat().st_mode  # follows symlinks, like opening would
+        except FileNotFoundError:
+            broken = " (a symbolic link to a missing target)" if p.is_symlink() else ""
+            raise IngestError(f"{p}: no such file or directory{broken}") from None
+        except OSError as exc:
+            raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(mode):
+            found = sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file()
+                and f.name.endswith(LOG_SUFFIXES)
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            if not found:
+                raise IngestError(f"{p}: directory holds no log files ({', '.join(LOG_SUFFIXES)})")
+            out.extend(Source(str(f.resolve()), f.resolve()) for f in found)
+        elif stat.S_ISREG(mode):
+            out.append(Source(str(p.resolve()), p.resolve()))
+        else:
+            raise _not_a_file(p, mode)
+    return out
+
+
+def read_lines(
+    stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None, *, first_line_no: int = 1
+) -> Iterator[RawLine]:
+    """Split a binary stream into lines of at most ``max_bytes`` (newline excluded).
+
+    A longer line is yielded once with ``too_long=True`` and its first ``max_bytes`` bytes; the rest
+    of it is read and discarded in chunks. A final line without a newline has ``complete=False``.
+    Lines are numbered from ``first_line_no`` (a reader resuming at a cursor passes the next line's
+    number, so stored line numbers stay those of the whole file). ``RawLine.size`` counts every byte
+    consumed, newline included, so summing sizes gives the byte offset after a line.
+    """
+    line_no = first_line_no - 1
+    while True:
+        chunk = stream.readline(max_bytes + 1)
+        if not chunk:
+            return
+        line_no += 1
+        size = len(chunk)
+        if chunk.endswith(b"\n"):
+            if on_bytes:
+                on_bytes(size)
+            yield RawLine(line_no, chunk[:-1].rstrip(b"\r"), True, size=size)
+            continue
+        if len(chunk) <= max_bytes:  # end of stream without newline
+            if on_bytes:
+                on_bytes(size)
+            yield RawLine(line_no, chunk, False, size=size)
+            return
+        head, complete = chunk[:max_bytes], False
+        while True:
+            rest = stream.readline(1 << 16)
+            size += len(rest)
+            if not rest:
+                break
+            if rest.endswith(b"\n"):
+                complete = True
+                break
+        if on_bytes:
+            on_bytes(size)
+        yield RawLine(line_no, head, complete, too_long=True, size=size)
+
+
+def _noting_last(lines: Iterator[RawLine], last: list[int]) -> Iterator[RawLine]:
+    """``lines`` unchanged, keeping the number of the latest one in ``last[0]`` (for "read failed after
+    line N")."""
+    for raw in lines:
+        last[0] = raw.line_no
+        yield raw
+
+
+def read_failure(exc: BaseException) -> str:
+    """Why a stream broke, without any of its bytes (gzip quotes a bad header's first bytes).
+
+    Shared by ``ingest`` and the worker's tailing, so both say the same about one fault.
+    """
+    if isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file"):
+        return "not a gzip stream (bad header)"
+    if isinstance(exc, gzip.BadGzipFile):
+        return str(exc)  # CRC or length mismatch: checksums and sizes, never data
+    if isinstance(exc, EOFError):
+        return "the compressed stream ends early (cut or still being written)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)  # zlib.error: "Error -3 while decompressing data: ..." names the fault only

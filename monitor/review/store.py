@@ -1,0 +1,305 @@
+"""The only door to the review tables: verdicts on queued items and the alias proposals they file.
+
+A verdict claims its item (``monitor.queue.store.claim``), marks it done and updates its regression case
+(``monitor.cases.store.apply_verdict``) in one transaction, so the eval set never lags the verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from monitor.cases.store import apply_verdict
+from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
+from monitor.queue.sampling import PRIORITY
+from monitor.queue.store import MANUAL, WITHDRAWN, _own, claim
+from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
+from monitor.review.proposals import ProposalRow, clean_members
+from monitor.store.engine import insert_ignore, naive_utc
+from monitor.store.models import AliasProposal, QueueItem, Record, Verdict
+
+
+def _validate(label: str, artifact: str) -> None:
+    if label not in LABELS:
+        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
+    if artifact not in ARTIFACTS:
+        raise QueueError(f"unknown artifact {artifact!r}; one of: {', '.join(ARTIFACTS)}")
+    if (label in FINE_LABELS) != (artifact == "none"):
+        raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
+
+
+def record_verdict(
+    *,
+    session: Session,
+    item_id: int,
+    reviewer: str,
+    label: str,
+    artifact: str,
+    now: datetime,
+    corrected_query: str | None = None,
+    must_include: Sequence[str] = (),
+    must_not_include: Sequence[str] = (),
+    note: str | None = None,
+    lease: timedelta = timedelta(minutes=10),
+) -> int:
+    """Record a verdict on a queue item, mark it done and update its regression case; returns the
+    verdict id.
+
+    The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
+    ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
+    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise. Assertion terms
+    are stripped and blank ones dropped. The regression case (``monitor.cases.store.apply_verdict``)
+    is written in the same transaction as the verdict, so the eval set never lags the verdicts.
+    """
+    now = naive_utc(now)
+    _validate(label, artifact)
+    claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
+    item = _own(session, item_id, reviewer, now)
+    verdict = Verdict(
+        queue_item_id=item.id,
+        record_id=item.record_id,
+        request_id=item.request_id,
+        reviewer=reviewer,
+        artifact=artifact,
+        label=label,
+        corrected_query=(corrected_query or "").strip() or None,
+        must_include=_terms(must_include),
+        must_not_include=_terms(must_not_include),
+        note=note,
+        created_at=now,
+    )
+    session.add(verdict)
+    item.state, item.finished_at = "done", now
+    session.flush()
+    apply_verdict(session=session, verdict=verdict, now=now)
+    session.commit()
+    return verdict.id
+
+
+def _terms(terms: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for t in terms:
+        t = " ".join(t.split())
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+def verdict_for_request(
+    *,
+    session: Session,
+    request_id: str,
+    reviewer: str,
+    label: str,
+    artifact: str,
+    now: datetime,
+    corrected_query: str | None = None,
+    must_include: Sequence[str] = (),
+    must_not_include: Sequence[str] = (),
+    note: str | None = None,
+    lease: timedelta = timedelta(minutes=10),
+    conv_id: str | None = None,
+) -> int:
+    """Record a verdict on the rewrite of ``request_id`` (in ``conv_id``, when given), queued or not;
+    returns the verdict id.
+
+    A record already in the queue goes through :func:`record_verdict` (same claim rules); a finished
+    (done or skipped) item is reopened first, so this is how a re-review is recorded (appended: the
+    newest verdict of an item counts, and its case gets a new version). A record that is not queued is
+    first added as a :data:`MANUAL` item (π 0, no kinds, due at once; see there for how ``stats``
+    treats it), then verdicted; so is a withdrawn one (it left its day's sample). Raises
+    ``QueueError`` for an unknown label or artifact, a request id with no logged rewrite (in
+    ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
+    conversations when ``conv_id`` does not pick one.
+    """
+    now = naive_utc(now)
+    _validate(label, artifact)
+    stmt = select(Record.id, Record.conv_id, Record.ts).where(
+        Record.request_id == request_id, Record.rewrite_event_id.is_not(None)
+    )
+    if conv_id is not None:
+        stmt = stmt.where(Record.conv_id == conv_id)
+    records = session.execute(stmt.order_by(Record.id)).all()
+    if not records:
+        where = f" in conversation {conv_id!r}" if conv_id is not None else ""
+        raise QueueError(f"no logged rewrite with request id {request_id!r}{where}")
+    if len(records) > 1:
+        raise AmbiguousRequestError(request_id, (r.conv_id for r in records))
+    rec = records[0]
+    item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    if item_id is None:
+        model, prompt_version = session.execute(
+            select(Record.model, Record.prompt_version).where(Record.id == rec.id)
+        ).one()
+        row = {
+            "record_id": rec.id,
+            "request_id": request_id,
+            "conv_id": rec.conv_id,
+            "day": (rec.ts or now).date(),
+            "stratum": MANUAL,
+            "priority": PRIORITY["control"],
+            "inclusion_prob": 0.0,
+            "kinds": [],
+            "words": [],
+            "model": model,
+            "prompt_version": prompt_version,
+            "state": "pending",
+            "due_at": now,
+            "created_at": now,
+        }
+        # insert-or-ignore: a concurrent admission or verdict may have queued the record meanwhile
+        session.execute(insert_ignore(session, QueueItem, ["record_id"]), [row])
+        session.flush()
+        item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    else:
+        # A withdrawn item is no longer part of its day's sample: like a request never queued, it
+        # becomes a manual item (π 0), which later admissions leave alone.
+        session.execute(
+            update(QueueItem)
+            .where(QueueItem.id == item_id, QueueItem.state == WITHDRAWN)
+            .values(
+                state="pending",
+                stratum=MANUAL,
+                priority=PRIORITY["control"],
+                inclusion_prob=0.0,
+                due_at=now,
+                finished_at=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        # A finished item is reopened for this re-review; compare-and-set, so of two concurrent
+        # re-reviewers one reopens and claims it and the other meets the usual claim refusal.
+        session.execute(
+            update(QueueItem)
+            .where(QueueItem.id == item_id, QueueItem.state.in_(("done", "skipped")))
+            .values(
+                state="pending", claimed_by=None, claimed_at=None, lease_expires_at=None, finished_at=None
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return record_verdict(
+        session=session,
+        item_id=int(item_id),  # type: ignore[arg-type]
+        reviewer=reviewer,
+        label=label,
+        artifact=artifact,
+        now=now,
+        corrected_query=corrected_query,
+        must_include=must_include,
+        must_not_include=must_not_include,
+        note=note,
+        lease=lease,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRow:
+    """A stored verdict as plain data (the newest of an item is its verdict)."""
+
+    id: int
+    queue_item_id: int
+    request_id: str
+    reviewer: str
+    artifact: str
+    label: str
+    corrected_query: str | None
+    must_include: list[str]
+    must_not_include: list[str]
+    note: str | None
+    created_at: datetime
+
+
+def latest_verdict(*, session: Session, item_id: int) -> VerdictRow | None:
+    """The newest verdict on queue item ``item_id``, or ``None`` when it has none."""
+    v = session.scalars(
+        select(Verdict).where(Verdict.queue_item_id == item_id).order_by(Verdict.id.desc()).limit(1)
+    ).first()
+    if v is None:
+        return None
+    return VerdictRow(
+        v.id,
+        v.queue_item_id,
+        v.request_id,
+        v.reviewer,
+        v.artifact,
+        v.label,
+        v.corrected_query,
+        list(v.must_include),
+        list(v.must_not_include),
+        v.note,
+        v.created_at,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Verdicts one reviewer gave on one UTC day."""
+
+    day: date
+    reviewer: str
+    verdicts: int
+
+
+def reviewer_throughput(*, session: Session, now: datetime, days: int = 14) -> list[Throughput]:
+    """Verdicts per UTC day and reviewer over the last ``days`` days up to ``now``, oldest day first."""
+    since = naive_utc(now) - timedelta(days=days)
+    day = func.date(Verdict.created_at)
+    stmt = (
+        select(day, Verdict.reviewer, func.count())
+        .where(Verdict.created_at >= since)
+        .group_by(day, Verdict.reviewer)
+        .order_by(day, Verdict.reviewer)
+    )
+    return [
+        Throughput(d if isinstance(d, date) else date.fromisoformat(str(d)), reviewer, int(n))
+        for d, reviewer, n in session.execute(stmt)
+    ]
+
+
+def propose_alias(
+    *,
+    session: Session,
+    queue_item_id: int,
+    proposer: str,
+    members: Sequence[str],
+    now: datetime,
+    note: str | None = None,
+) -> int:
+    """Store a proposed alias group from the review of queue item ``queue_item_id``; returns its id.
+
+    ``members`` are stripped of surrounding and repeated whitespace and deduplicated ignoring case
+    (first spelling kept). Raises ``ProposalError`` when fewer than two distinct members remain (the
+    alias file's schema needs two) or the queue item does not exist. Commits.
+    """
+    clean = clean_members(members)
+    if len(clean) < 2:
+        raise ProposalError(f"an alias group needs at least two distinct members, got {clean!r}")
+    item = session.get(QueueItem, queue_item_id)
+    if item is None:
+        raise ProposalError(f"no queue item {queue_item_id}")
+    proposal = AliasProposal(
+        queue_item_id=queue_item_id,
+        request_id=item.request_id,
+        proposer=proposer,
+        members=clean,
+        note=note or None,
+        created_at=naive_utc(now),
+    )
+    session.add(proposal)
+    session.commit()
+    return proposal.id
+
+
+def list_proposals(*, session: Session, since: datetime | None = None) -> list[ProposalRow]:
+    """Stored proposals, oldest first (``since``: created at or after, naive UTC)."""
+    stmt = select(AliasProposal).order_by(AliasProposal.created_at, AliasProposal.id)
+    if since is not None:
+        stmt = stmt.where(AliasProposal.created_at >= since)
+    return [
+        ProposalRow(p.id, p.queue_item_id, p.request_id, p.proposer, list(p.members), p.note, p.created_at)
+        for p in session.scalars(stmt)
+    ]
