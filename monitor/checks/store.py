@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +28,7 @@ class FindingRow:
     evidence: dict[str, Any]
     check_id: str
     check_version: int
+    rules_hash: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +52,7 @@ def finding_row(f: Finding, conv_id: str) -> FindingRow:
         evidence=dict(f.evidence),
         check_id=f.check_id,
         check_version=f.check_version,
+        rules_hash=f.rules_hash,
     )
 
 
@@ -298,39 +299,54 @@ def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Cov
     ]
 
 
-def findings_by_request(
-    *, session: Session, request_ids: Sequence[str], checks: Sequence[tuple[str, int]]
-) -> tuple[dict[str, list[FindingRow]], dict[str, dict[str, str]], set[str]]:
-    """Findings and per-check statuses of the stored rewrites with these request ids, at ``checks``.
+@dataclass(slots=True)
+class StoredRewrite:
+    """What the store holds about one logged rewrite, for scoring it against a label.
 
-    Returns ``(findings by request id, {request id: {check id: "ran" | "skipped"}}, the request ids that
-    have a logged rewrite)``. Reads in chunks of 500 ids (SQLite's bound-parameter limit).
+    ``statuses`` maps a check id to ``(status, rules_hash)`` of its run at the version asked for;
+    ``findings`` are that run's findings (each with its ``rules_hash``).
     """
-    found: dict[str, list[FindingRow]] = defaultdict(list)
-    statuses: dict[str, dict[str, str]] = defaultdict(dict)
-    present: set[str] = set()
+
+    request_id: str
+    conv_id: str
+    model: str | None
+    prompt_version: str | None
+    statuses: dict[str, tuple[str, str]] = field(default_factory=dict)
+    findings: list[FindingRow] = field(default_factory=list)
+
+
+def stored_rewrites(
+    *, session: Session, request_ids: Sequence[str], checks: Sequence[tuple[str, int]]
+) -> dict[str, StoredRewrite]:
+    """The stored rewrites with these request ids, with their check statuses and findings at ``checks``
+    (``(check_id, version)`` pairs); a request id with no logged rewrite is absent from the result.
+
+    Reads in chunks of 500 ids (SQLite's bound-parameter limit).
+    """
+    out: dict[str, StoredRewrite] = {}
     ids = list(set(request_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        present.update(
-            session.scalars(
-                select(Record.request_id).where(
-                    Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
-                )
+        for req, conv_id, model, prompt_version in session.execute(
+            select(Record.request_id, Record.conv_id, Record.model, Record.prompt_version).where(
+                Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
             )
-        )
+        ):
+            out[req] = StoredRewrite(req, conv_id, model, prompt_version)
         for f, conv_id in session.execute(
             select(Finding, Record.conv_id)
             .join(Record, Record.id == Finding.record_id)
             .where(Finding.request_id.in_(chunk), tuple_(Finding.check_id, Finding.check_version).in_(checks))
         ):
-            found[f.request_id].append(finding_row(f, conv_id))
-        for req, cid, status in session.execute(
-            select(Record.request_id, CheckRun.check_id, CheckRun.status)
+            if f.request_id in out:
+                out[f.request_id].findings.append(finding_row(f, conv_id))
+        for req, cid, status, rules_hash in session.execute(
+            select(Record.request_id, CheckRun.check_id, CheckRun.status, CheckRun.rules_hash)
             .join(CheckRun, CheckRun.record_id == Record.id)
             .where(
                 Record.request_id.in_(chunk), tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
             )
         ):
-            statuses[req][cid] = status
-    return found, statuses, present
+            if req in out:
+                out[req].statuses[cid] = (status, rules_hash)
+    return out

@@ -9,16 +9,31 @@ Label files (see ``../shared/data/README.md`` for their rules):
   ``benign``; item flags ``not_a_query``, ``escaped_fabrication``; ``note`` tags such as ``[drift]``;
   ``stratum`` names the sampling stratum (the sample is enriched; see :data:`LLM_STRATUM_POOLS`).
 
-A label kind is predicted positive for an item when a finding of one of its kinds (:data:`PREDICTORS`)
-is at or above the threshold. Items whose predicting checks were all skipped count as ``skipped``,
-never as negatives. Items not in the store count as ``missing``.
+Each row of the table (:data:`ROWS`) is one label kind and the finding kinds that predict it. An item is
+predicted positive when one of those findings is at or above the threshold. Items whose predicting checks
+were all skipped count as ``skipped``, never as negatives; items checked with other rules than the current
+ones count as ``stale`` and are not scored (re-run ``check`` after a rules edit); items not in the store
+count as ``missing``. A row no check ran on is reported as "not measured", never as zeros.
+
+Figures, side by side:
+
+- item-level: a positive item with any predicting finding is a true positive;
+- right-word (rows about words: ``fabricated``, ``dropped_constraint``): the true positive also needs a
+  finding whose words overlap the labelled words (:func:`words_overlap`: same token, same 5-letter stem,
+  or one alias group); a finding on a positive item that names other words counts against precision and
+  the item as missed. Items whose label names no words (``escaped_fabrication``) are scored item-level;
+- weighted: each item weighs its stratum's pool size over its sample size (:func:`item_weight`), so the
+  rates are those of the natural traffic, not of the enriched sample;
+- queue precision: of the items with a rewrite finding at the queue threshold, the share that carry any
+  error label, and of the items with an error label, the share that would reach the queue.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +41,37 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from monitor.checks.base import FABRICATION_KINDS
-from monitor.checks.store import findings_by_request
+from monitor.checks.store import FindingRow, StoredRewrite, stored_rewrites
 from monitor.errors import LabelError, utf8_fault
 from monitor.severity import SEVERITY_RANK
 from monitor.stats.intervals import wilson
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row of the table: the label kind it scores, the finding kinds predicting it, whether the
+    labelled words must overlap the finding's words (right-word), and the label kinds whose union is its
+    truth (usually just itself)."""
+
+    name: str
+    predictors: tuple[str, ...]
+    right_word: bool
+    truth_from: tuple[str, ...]
+
+
+ROWS: tuple[Row, ...] = (
+    # qualifier_conflict is the fabrication the added-word check misses (a logged value put in place of
+    # the asked one); escaped_fabrication labels are that pattern, so they count as fabricated.
+    Row("fabricated", FABRICATION_KINDS, True, ("fabricated",)),
+    Row("dropped_constraint", ("dropped_qualifier",), True, ("dropped_constraint",)),
+    # intent_dropped fires on a lost request word: a dropped constraint or a drifted intent, so it is
+    # scored once against their union rather than as a hit for one and a false alarm for the other.
+    Row("intent_dropped", ("intent_dropped",), False, ("dropped_constraint", "intent_drift")),
+    Row("unresolved", ("unresolved_reference",), False, ("unresolved",)),
+    Row("wrong_antecedent", ("antecedent_not_in_input", "wrong_antecedent"), True, ("wrong_antecedent",)),
+    Row("not_a_query", ("not_a_query",), False, ("not_a_query",)),
+)
+"""The scored rows, in table order."""
 
 LABEL_KINDS = (
     "fabricated",
@@ -39,20 +81,17 @@ LABEL_KINDS = (
     "not_a_query",
     "intent_drift",
 )
+"""The label kinds a label file can carry (``../shared/data/README.md``)."""
 
-PREDICTORS: dict[str, tuple[str, ...]] = {
-    # qualifier_conflict is the fabrication the added-word check misses (issue 3, section 2).
-    "fabricated": FABRICATION_KINDS,
-    "dropped_constraint": ("dropped_qualifier", "intent_dropped"),
-    "unresolved": ("unresolved_reference",),
-    "wrong_antecedent": ("antecedent_not_in_input",),
-    "not_a_query": ("not_a_query",),
-    "intent_drift": ("intent_dropped",),
-}
-"""Finding kinds whose presence predicts each label kind."""
+PREDICTORS: dict[str, tuple[str, ...]] = {row.name: row.predictors for row in ROWS}
+"""Finding kinds whose presence predicts each row."""
+REWRITE_KINDS: tuple[str, ...] = tuple(dict.fromkeys(k for row in ROWS for k in row.predictors))
+"""The finding kinds the labels judge (chat-state kinds judge the logging, which no label speaks to)."""
 
 THRESHOLDS = ("low", "medium", "high")
 DEFAULT_THRESHOLD = "medium"
+QUEUE_THRESHOLD = "medium"
+"""The queue's default ``queue_min_severity``: a finding at or above it puts the item in the queue."""
 
 LLM_STRATUM_POOLS: dict[str, int] = {
     "qrecc/cand": 857,
@@ -64,6 +103,9 @@ LLM_STRATUM_POOLS: dict[str, int] = {
 }
 """Pool size of each sampling stratum of ``llm_word_labels.jsonl`` (source: ``../shared/data/README.md``,
 "Selection"). Weight of an item = pool size / items of its stratum in the file."""
+ENRICHED = "enriched"
+"""The ``selection`` of audit items added to a natural sample because they hold a candidate word: they
+speak for no population of their own, so they weigh 0 in the weighted (natural-prevalence) figures."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +135,9 @@ ITEM_LABEL_FIELDS = (
 def parse_label_line(obj: dict[str, Any]) -> LabelItem:
     """Turn one label object (either format) into a :class:`LabelItem`.
 
+    ``escaped_fabrication`` (a changed constraint made of logged words) makes the item ``fabricated``
+    with no labelled words; ``not_a_query`` is read where the file has it (the LLM and MTRAG files).
+
     Raises ``KeyError`` when the object carries no label at all (a log event, say): counting it
     as a clean item would make every false-alarm rate look plausible and be wrong.
     """
@@ -103,7 +148,7 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
     if "candidates" in obj:  # word-level LLM labels
         fab = [c["span"] for c in obj["candidates"] if c.get("label") == "fabricated"]
         tags = _tags(obj.get("note", ""))
-        truth["fabricated"] = bool(fab)
+        truth["fabricated"] = bool(fab) or bool(obj.get("escaped_fabrication"))
         words["fabricated"] = fab
         truth["not_a_query"] = bool(obj.get("not_a_query"))
         truth["dropped_constraint"] = "dropped" in tags
@@ -118,6 +163,8 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
     truth["unresolved"] = bool(obj.get("unresolved"))
     truth["wrong_antecedent"] = bool(obj.get("wrong_antecedent"))
     truth["intent_drift"] = bool(obj.get("intent_drift"))
+    if "not_a_query" in obj:
+        truth["not_a_query"] = bool(obj.get("not_a_query"))
     return LabelItem(obj["request_id"], truth, obj.get("selection"), words)
 
 
@@ -145,48 +192,150 @@ def read_labels(path: Path) -> list[LabelItem]:
     return items
 
 
+_TOKEN_RE = re.compile(r"[^\W_]+")
+STEM_LETTERS = 5
+"""Two words of at least this many letters sharing their first 5 are one word for right-word scoring
+(the prefix length of the naive check ``../shared/data/README.md`` describes)."""
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN_RE.findall(text.lower())
+
+
+def words_overlap(
+    found: Sequence[str], labelled: Sequence[str], same_alias: Callable[[str, str], bool] | None = None
+) -> bool:
+    """Whether any finding word names a labelled word: a shared token (case-insensitive), a shared
+    :data:`STEM_LETTERS`-letter stem ("stroke"/"strokes", "beginner"/"beginners"), or two phrases of one
+    alias group (``same_alias``). ``found`` and ``labelled`` are phrases ("free tier")."""
+    for a in found:
+        ta = _tokens(a)
+        for b in labelled:
+            tb = _tokens(b)
+            if set(ta) & set(tb):
+                return True
+            if any(
+                len(x) >= STEM_LETTERS and len(y) >= STEM_LETTERS and x[:STEM_LETTERS] == y[:STEM_LETTERS]
+                for x in ta
+                for y in tb
+            ):
+                return True
+            if same_alias is not None and same_alias(a, b):
+                return True
+    return False
+
+
+def item_weight(item: LabelItem, per_stratum: Counter[str | None]) -> float:
+    """The weight of ``item`` in the weighted figures: pool size / sample size of its stratum for the
+    word-level LLM file (:data:`LLM_STRATUM_POOLS`), 0 for an enriched audit item (:data:`ENRICHED`),
+    1 otherwise (a natural sample at natural prevalence)."""
+    if item.stratum in LLM_STRATUM_POOLS and per_stratum[item.stratum]:
+        return LLM_STRATUM_POOLS[item.stratum] / per_stratum[item.stratum]
+    return 0.0 if item.stratum == ENRICHED else 1.0
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
 @dataclass
 class Confusion:
-    """Counts for one label kind at one threshold, plus the stratum-weighted false alarms (LLM file)."""
+    """Counts for one row at one threshold.
+
+    ``tp/fp/fn/tn`` are item-level. ``tp_right`` counts the true positives whose finding names a labelled
+    word (equal to ``tp`` on rows that are not right-word); ``fp_wrong_word`` the positive items fired on
+    with other words only. The ``w_*`` sums are the same counts weighted by :func:`item_weight`
+    (right-word where the row is). ``skipped``: no predicting check ran; ``stale``: checked with other rules.
+    """
 
     tp: int = 0
     fp: int = 0
     fn: int = 0
     tn: int = 0
+    tp_right: int = 0
+    fp_wrong_word: int = 0
     skipped: int = 0
-    weighted_fp: float = 0.0
-    weighted_neg: float = 0.0
+    stale: int = 0
+    w_tp: float = 0.0
+    w_fired: float = 0.0
+    w_pos: float = 0.0
+    w_fp: float = 0.0
+    w_neg: float = 0.0
+
+    @property
+    def measured(self) -> bool:
+        """Whether any item was scored (a row whose checks never ran is not measured, not zero)."""
+        return self.tp + self.fp + self.fn + self.tn > 0
 
     def metrics(self) -> dict[str, Any]:
-        pos_pred, pos, neg = self.tp + self.fp, self.tp + self.fn, self.fp + self.tn
+        """Counts and rates as plain data (the ``--json`` shape); rates are ``None`` without a base."""
+        fired, pos, neg = self.tp + self.fp, self.tp + self.fn, self.fp + self.tn
         return {
+            "measured": self.measured,
             "tp": self.tp,
             "fp": self.fp,
             "fn": self.fn,
             "tn": self.tn,
-            "precision": self.tp / pos_pred if pos_pred else None,
-            "recall": self.tp / pos if pos else None,
-            "false_alarm_rate": self.fp / neg if neg else None,
+            "precision": _ratio(self.tp, fired),
+            "recall": _ratio(self.tp, pos),
+            "false_alarm_rate": _ratio(self.fp, neg),
+            "tp_right_word": self.tp_right,
+            "precision_right_word": _ratio(self.tp_right, fired),
+            "recall_right_word": _ratio(self.tp_right, pos),
+            "weighted_precision": _ratio(self.w_tp, self.w_fired),
+            "weighted_recall": _ratio(self.w_tp, self.w_pos),
+            "weighted_false_alarm_rate": _ratio(self.w_fp, self.w_neg),
+            "skipped": self.skipped,
+            "stale": self.stale,
         }
 
     def intervals(self) -> dict[str, Any]:
+        """95% Wilson intervals of the item-level and right-word rates (``None`` without a base)."""
         return {
             "precision_ci": wilson(self.tp, self.tp + self.fp),
             "recall_ci": wilson(self.tp, self.tp + self.fn),
             "false_alarm_ci": wilson(self.fp, self.fp + self.tn),
-            "skipped": self.skipped,
-            "weighted_false_alarm_rate": self.weighted_fp / self.weighted_neg if self.weighted_neg else None,
+            "precision_right_word_ci": wilson(self.tp_right, self.tp + self.fp),
+            "recall_right_word_ci": wilson(self.tp_right, self.tp + self.fn),
+        }
+
+
+@dataclass
+class QueueFigures:
+    """Queue precision of one file (or rewriter): ``queued`` items with a rewrite finding at or above
+    :data:`QUEUE_THRESHOLD`, ``errors`` items with any error label, ``both`` items that are both."""
+
+    scored: int = 0
+    queued: int = 0
+    errors: int = 0
+    both: int = 0
+    w_queued: float = 0.0
+    w_errors: float = 0.0
+    w_both: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scored": self.scored,
+            "queued": self.queued,
+            "with_error_label": self.errors,
+            "queued_with_error_label": self.both,
+            "queue_precision": _ratio(self.both, self.queued),
+            "queue_precision_ci": wilson(self.both, self.queued),
+            "errors_reaching_queue": _ratio(self.both, self.errors),
+            "weighted_queue_precision": _ratio(self.w_both, self.w_queued),
+            "weighted_errors_reaching_queue": _ratio(self.w_both, self.w_errors),
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Detail:
-    """A miss or false alarm, for ``--details``."""
+    """A miss or false alarm, for ``--details``: ``outcome`` is ``miss``, ``false_alarm`` or
+    ``wrong_word`` (fired on a positive item, naming none of its labelled words)."""
 
     file: str
     kind: str
     threshold: str
-    outcome: str  # "miss" | "false_alarm"
+    outcome: str
     request_id: str
     labelled_words: list[str]
     findings: list[dict[str, Any]]
@@ -194,22 +343,55 @@ class Detail:
 
 @dataclass
 class Evaluation:
-    """Result per file: ``table[file][threshold][label_kind] -> Confusion``; plus details and counts."""
+    """Result per group (a file, or a file's rewriter with ``by``): ``table[group][threshold][row]``,
+    queue figures, details and counts."""
 
     table: dict[str, dict[str, dict[str, Confusion]]] = field(default_factory=dict)
+    queue: dict[str, QueueFigures] = field(default_factory=dict)
     details: list[Detail] = field(default_factory=list)
     items: Counter[str] = field(default_factory=Counter)
     missing: dict[str, list[str]] = field(default_factory=dict)
+    stale: Counter[str] = field(default_factory=Counter)
 
-    def as_json(self) -> dict[str, Any]:
-        """The ``evaluate --json`` object: default threshold, plus ``fabricated_high``."""
+    def as_json(self, *, details: bool = False) -> dict[str, Any]:
+        """The ``evaluate --json`` object: per group, the default threshold's metrics per row plus
+        ``fabricated_high``, every threshold under ``by_threshold``, the queue figures and counts;
+        ``details`` (every miss and false alarm) on request."""
         files: dict[str, Any] = {}
         for name, by_threshold in self.table.items():
-            kinds = {k: c.metrics() for k, c in by_threshold[DEFAULT_THRESHOLD].items()}
+            kinds: dict[str, Any] = {k: c.metrics() for k, c in by_threshold[DEFAULT_THRESHOLD].items()}
             if "fabricated" in by_threshold["high"]:
                 kinds["fabricated_high"] = by_threshold["high"]["fabricated"].metrics()
+            for row, metrics in list(kinds.items()):
+                if not metrics["measured"]:
+                    kinds[row] = {**metrics, "not_measured": "no check ran"}
+            kinds["by_threshold"] = {
+                t: {k: c.metrics() for k, c in rows.items()} for t, rows in by_threshold.items()
+            }
+            kinds["queue"] = self.queue[name].as_dict()
+            kinds["items"] = self.items[name]
+            kinds["missing"] = len(self.missing.get(name, []))
+            kinds["stale"] = self.stale[name]
             files[name] = kinds
-        return {"files": files}
+        out: dict[str, Any] = {"files": files}
+        if details:
+            out["details"] = [
+                {
+                    "file": d.file,
+                    "kind": d.kind,
+                    "threshold": d.threshold,
+                    "outcome": d.outcome,
+                    "request_id": d.request_id,
+                    "labelled_words": d.labelled_words,
+                    "findings": d.findings,
+                }
+                for d in self.details
+            ]
+        return out
+
+
+def _finding_dict(f: FindingRow) -> dict[str, Any]:
+    return {"kind": f.kind, "severity": f.severity, "words": f.words, "reason": f.reason}
 
 
 def evaluate(
@@ -218,71 +400,124 @@ def evaluate(
     label_files: Sequence[Path],
     checks: Sequence[tuple[str, int]],
     kind_to_check: dict[str, str],
+    rules_hash: str | None = None,
+    by: str | None = None,
+    same_alias: Callable[[str, str], bool] | None = None,
 ) -> Evaluation:
-    """Join each label file to stored findings and count, per label kind and severity threshold.
+    """Join each label file to the stored findings and count, per row and severity threshold.
 
     ``checks`` are the current ``(check_id, version)`` pairs; ``kind_to_check`` maps a finding kind to
-    the check id that emits it (to tell "skipped" from "ran and found nothing").
+    the check id that emits it (to tell "skipped" from "ran and found nothing"); ``rules_hash`` is the
+    current rules' hash (``None``: any). ``by`` (``"model"`` or ``"prompt_version"``) splits each file by
+    the rewriter that wrote the rewrite: groups are then named ``"<file> [<value>]"``. Raises
+    ``LabelError`` for an unreadable label file and ``ValueError`` for another ``by``.
     """
+    if by not in (None, "model", "prompt_version"):
+        raise ValueError(f"by must be model or prompt_version, not {by!r}")
     result = Evaluation()
     for path in label_files:
         items = read_labels(path)
-        name = path.name
-        found, statuses, present = findings_by_request(
-            session=session, request_ids=[i.request_id for i in items], checks=checks
-        )
+        stored = stored_rewrites(session=session, request_ids=[i.request_id for i in items], checks=checks)
         per_stratum = Counter(i.stratum for i in items)
-        weight_of = {
-            s: LLM_STRATUM_POOLS[s] / n for s, n in per_stratum.items() if s in LLM_STRATUM_POOLS and n
-        }
-        result.table[name] = {t: {} for t in THRESHOLDS}
-        result.missing[name] = [i.request_id for i in items if i.request_id not in present]
-        result.items[name] = len(items)
         for item in items:
-            if item.request_id not in present:
+            rec = stored.get(item.request_id)
+            group = path.name
+            if by is not None and rec is not None:
+                group = f"{path.name} [{getattr(rec, by) or 'unknown'}]"
+            if group not in result.table:
+                result.table[group] = {t: {} for t in THRESHOLDS}
+                result.queue[group] = QueueFigures()
+                result.missing[group] = []
+            result.items[group] += 1
+            if rec is None:
+                result.missing[group].append(item.request_id)
                 continue
-            weight = weight_of.get(item.stratum or "", 1.0)
-            for kind, truth in item.truth.items():
-                predictors = PREDICTORS[kind]
-                ran = any(statuses[item.request_id].get(kind_to_check.get(p, p)) == "ran" for p in predictors)
-                relevant = [f for f in found[item.request_id] if f.kind in predictors]
-                for threshold in THRESHOLDS:
-                    conf = result.table[name][threshold].setdefault(kind, Confusion())
-                    if not ran:
-                        conf.skipped += 1
-                        continue
-                    fired = [f for f in relevant if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[threshold]]
-                    if not truth:
-                        conf.weighted_neg += weight
-                    if truth and fired:
-                        conf.tp += 1
-                    elif truth:
-                        conf.fn += 1
-                        outcome = "miss"
-                    elif fired:
-                        conf.fp += 1
-                        conf.weighted_fp += weight
-                        outcome = "false_alarm"
-                    else:
-                        conf.tn += 1
-                    if (truth and not fired) or (fired and not truth):
-                        result.details.append(
-                            Detail(
-                                name,
-                                kind,
-                                threshold,
-                                outcome,
-                                item.request_id,
-                                item.words.get(kind, []),
-                                [
-                                    {
-                                        "kind": f.kind,
-                                        "severity": f.severity,
-                                        "words": f.words,
-                                        "reason": f.reason,
-                                    }
-                                    for f in (fired or relevant)
-                                ],
-                            )
-                        )
+            weight = item_weight(item, per_stratum)
+            _score(result, group, item, rec, weight, kind_to_check, rules_hash, same_alias)
     return result
+
+
+def _score(
+    result: Evaluation,
+    group: str,
+    item: LabelItem,
+    rec: StoredRewrite,
+    weight: float,
+    kind_to_check: dict[str, str],
+    rules_hash: str | None,
+    same_alias: Callable[[str, str], bool] | None,
+) -> None:
+    runs = [rec.statuses.get(kind_to_check.get(k, k)) for k in REWRITE_KINDS]
+    if rules_hash is not None and any(r is not None and r[1] != rules_hash for r in runs):
+        result.stale[group] += 1
+        for rows in result.table[group].values():
+            for row in ROWS:
+                rows.setdefault(row.name, Confusion()).stale += 1
+        return
+    has_error = any(item.truth.get(k) for k in LABEL_KINDS)
+    queued = any(
+        f.kind in REWRITE_KINDS and SEVERITY_RANK[f.severity] >= SEVERITY_RANK[QUEUE_THRESHOLD]
+        for f in rec.findings
+    )
+    q = result.queue[group]
+    q.scored += 1
+    q.queued += queued
+    q.errors += has_error
+    q.both += queued and has_error
+    q.w_queued += weight * queued
+    q.w_errors += weight * has_error
+    q.w_both += weight * (queued and has_error)
+    for row in ROWS:
+        if not any(k in item.truth for k in row.truth_from):
+            continue  # this file does not label it
+        truth = any(item.truth.get(k) for k in row.truth_from)
+        labelled = [w for k in row.truth_from for w in item.words.get(k, [])]
+        ran = any((rec.statuses.get(kind_to_check.get(p, p)) or ("", ""))[0] == "ran" for p in row.predictors)
+        relevant = [f for f in rec.findings if f.kind in row.predictors]
+        for threshold in THRESHOLDS:
+            conf = result.table[group][threshold].setdefault(row.name, Confusion())
+            if not ran:
+                conf.skipped += 1
+                continue
+            fired = [f for f in relevant if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[threshold]]
+            right = bool(fired) and (
+                not row.right_word
+                or not labelled
+                or words_overlap([w for f in fired for w in f.words], labelled, same_alias)
+            )
+            outcome = None
+            if truth:
+                conf.w_pos += weight
+                if fired:
+                    conf.tp += 1
+                    conf.w_fired += weight
+                    if right:
+                        conf.tp_right += 1
+                        conf.w_tp += weight
+                    else:
+                        conf.fp_wrong_word += 1
+                        outcome = "wrong_word"
+                else:
+                    conf.fn += 1
+                    outcome = "miss"
+            else:
+                conf.w_neg += weight
+                if fired:
+                    conf.fp += 1
+                    conf.w_fp += weight
+                    conf.w_fired += weight
+                    outcome = "false_alarm"
+                else:
+                    conf.tn += 1
+            if outcome is not None:
+                result.details.append(
+                    Detail(
+                        group,
+                        row.name,
+                        threshold,
+                        outcome,
+                        item.request_id,
+                        labelled,
+                        [_finding_dict(f) for f in (fired or relevant)],
+                    )
+                )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,39 +13,69 @@ from rich.table import Table
 from monitor.cli.app import current_checks, open_engine, out
 
 
+class RewriterField(StrEnum):
+    """The record field that names the rewriter, for ``evaluate --by``."""
+
+    MODEL = "model"
+    PROMPT_VERSION = "prompt_version"
+
+
 def evaluate_cmd(
     ctx: typer.Context,
     labels: Annotated[list[Path], typer.Option("--labels", help="Label file (JSON Lines); repeatable.")],
     details: Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the default-threshold table as JSON.")
+        bool, typer.Option("--json", help="Print every figure as JSON (with --details: the details too).")
     ] = False,
+    by: Annotated[
+        RewriterField | None,
+        typer.Option("--by", help="Split every figure by the rewriter: model or prompt_version."),
+    ] = None,
 ) -> None:
     """Measure the stored findings against hand labels: precision, recall, false alarms, Wilson 95% CIs.
 
-    Ingest and check the labelled logs first.
+    Per file (and with --by, per rewriter): item-level and right-word figures (a hit must name a
+    labelled word), stratum-weighted figures, and queue precision (the share of queued items that carry
+    an error label). Only findings of the current check versions and rules count: items checked with
+    other rules are reported as stale. Ingest and check the labelled logs first.
 
-    Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --details
+    Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --details
     """
     from monitor.checks import REGISTRY
+    from monitor.checks.rules import load_rules
     from monitor.cli.render import safe_text
     from monitor.stats.evaluate import THRESHOLDS, evaluate
     from monitor.store.engine import session_factory
+
+    rules = load_rules(ctx.obj.settings.rules_dir)
+    group_of = {m.lower(): g.name for g in rules.aliases.groups for m in g.members}
+
+    def same_alias(a: str, b: str) -> bool:
+        ga = group_of.get(a.lower())
+        return ga is not None and ga == group_of.get(b.lower())
 
     kind_to_check = {kind: spec.id for spec in REGISTRY.values() for kind in spec.kinds}
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         result = evaluate(
-            session=session, label_files=labels, checks=current_checks(), kind_to_check=kind_to_check
+            session=session,
+            label_files=labels,
+            checks=current_checks(),
+            kind_to_check=kind_to_check,
+            rules_hash=rules.hash,
+            by=by.value if by is not None else None,
+            same_alias=same_alias,
         )
     if as_json:
-        out.print_json(json.dumps(result.as_json()))
+        out.print_json(json.dumps(result.as_json(details=details)))
         return
     for name, by_threshold in result.table.items():
-        missing = result.missing[name]
+        missing, stale = result.missing[name], result.stale[name]
         title = f"{name}: {result.items[name]} items" + (
             f", {len(missing)} not in the store" if missing else ""
         )
+        if stale:
+            title += f", {stale} checked with other rules (not scored: run `rewrite-monitor check`)"
         table = Table(
             "label",
             "at",
@@ -55,11 +86,16 @@ def evaluate_cmd(
             "skip",
             "precision",
             "recall",
+            "right-word P / R",
             "false alarms",
-            "weighted FA",
+            "weighted P / R / FA",
             title=title,
         )
         for kind in by_threshold[THRESHOLDS[0]]:
+            if not by_threshold[THRESHOLDS[0]][kind].measured:
+                skipped = by_threshold[THRESHOLDS[0]][kind].skipped
+                table.add_row(kind, "-", *("",) * 5, f"not measured: no check ran ({skipped} skipped)")
+                continue
             for threshold in THRESHOLDS:
                 conf = by_threshold[threshold][kind]
                 m, ci = conf.metrics(), conf.intervals()
@@ -67,13 +103,27 @@ def evaluate_cmd(
                     kind if threshold == THRESHOLDS[0] else "",
                     f"{threshold}+",
                     *(str(m[k]) for k in ("tp", "fp", "fn", "tn")),
-                    str(ci["skipped"]),
+                    str(m["skipped"]),
                     _pct(m["precision"], ci["precision_ci"]),
                     _pct(m["recall"], ci["recall_ci"]),
+                    f"{_pct(m['precision_right_word'], None)} / {_pct(m['recall_right_word'], None)}",
                     _pct(m["false_alarm_rate"], ci["false_alarm_ci"]),
-                    _pct(ci["weighted_false_alarm_rate"], None),
+                    " / ".join(
+                        _pct(m[k], None)
+                        for k in ("weighted_precision", "weighted_recall", "weighted_false_alarm_rate")
+                    ),
                 )
         out.print(table)
+        q = result.queue[name].as_dict()
+        out.print(
+            f"queue (a rewrite finding at medium+): {q['queued']} of {q['scored']} items queued; "
+            f"queue precision {_pct(q['queue_precision'], q['queue_precision_ci'])} "
+            f"({q['queued_with_error_label']} carry an error label); "
+            f"{_pct(q['errors_reaching_queue'], None)} of the {q['with_error_label']} items with an error "
+            "label reach the queue",
+            markup=False,
+            highlight=False,
+        )
     if details:
         for d in result.details:
             words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
@@ -127,7 +177,7 @@ def stats(
             session=session,
             checks=current_checks(),
             min_rank=SEVERITY_RANK[settings.queue_min_severity],
-            by=by,
+            by=by.value if by is not None else None,
             since=datetime.combine(since_day, time.min) if since_day else None,
         )
         pairs = latest_verdicts(session=session, since=since_day)

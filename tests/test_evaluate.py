@@ -1,0 +1,214 @@
+"""The evaluation's honest measurement, on hand-made stored rewrites: right-word hits, the union row of
+intent_dropped, stale rules, unmeasured rows, stratum weights and queue precision (values by hand)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from monitor.checks.store import FindingRow, StoredRewrite
+from monitor.stats.evaluate import (
+    Confusion,
+    Evaluation,
+    LabelItem,
+    QueueFigures,
+    _score,
+    item_weight,
+    parse_label_line,
+    words_overlap,
+)
+
+KIND_TO_CHECK = {
+    "added_content_word": "added_content_word",
+    "qualifier_conflict": "qualifier_conflict",
+    "dropped_qualifier": "dropped_qualifier",
+    "intent_dropped": "intent_dropped",
+    "unresolved_reference": "unresolved_reference",
+    "not_a_query": "not_a_query",
+}
+RAN = {c: ("ran", "h1") for c in KIND_TO_CHECK.values()}
+
+
+def finding(kind: str, severity: str, words: list[str]) -> FindingRow:
+    return FindingRow("r", "c", kind, severity, words, "why", {}, kind, 1, "h1")
+
+
+def stored(*findings: FindingRow, statuses: dict[str, tuple[str, str]] | None = None) -> StoredRewrite:
+    return StoredRewrite("r", "c", "m", "p", dict(RAN if statuses is None else statuses), list(findings))
+
+
+def score(
+    item: LabelItem, rec: StoredRewrite, rules_hash: str | None = "h1", weight: float = 1.0
+) -> Evaluation:
+    result = Evaluation()
+    result.table["f"] = {t: {} for t in ("low", "medium", "high")}
+    result.queue["f"] = QueueFigures()
+    _score(result, "f", item, rec, weight, KIND_TO_CHECK, rules_hash, None)
+    return result
+
+
+def audit(**labels: object) -> LabelItem:
+    base: dict[str, object] = {
+        "request_id": "r",
+        "fabricated": [],
+        "dropped_constraint": [],
+        "wrong_antecedent": False,
+        "unresolved": False,
+        "intent_drift": False,
+    }
+    return parse_label_line({**base, **labels})
+
+
+def test_words_overlap_by_token_stem_and_alias() -> None:
+    assert words_overlap(["free tier"], ["tier"])  # shared token
+    assert words_overlap(["beginners"], ["beginner"])  # shared 5-letter stem
+    assert not words_overlap(["son"], ["sons"])  # too short for the stem rule, different tokens
+    assert not words_overlap(["halftime show"], ["Super Bowl"])
+    assert words_overlap(["eu-west-1"], ["Dublin"], lambda a, b: {a, b} == {"eu-west-1", "Dublin"})
+
+
+def test_a_hit_that_names_other_words_is_an_item_hit_but_not_a_right_word_hit() -> None:
+    item = audit(fabricated=["Boeing 737"])
+    result = score(item, stored(finding("added_content_word", "high", ["biggest"])))
+    conf = result.table["f"]["medium"]["fabricated"]
+    assert (conf.tp, conf.tp_right, conf.fp_wrong_word, conf.fn) == (1, 0, 1, 0)
+    m = conf.metrics()
+    assert (m["precision"], m["precision_right_word"], m["recall_right_word"]) == (1.0, 0.0, 0.0)
+    assert [(d.kind, d.threshold, d.outcome) for d in result.details] == [
+        ("fabricated", "low", "wrong_word"),
+        ("fabricated", "medium", "wrong_word"),
+        ("fabricated", "high", "wrong_word"),
+    ]
+    right = score(item, stored(finding("added_content_word", "high", ["Boeing"])))
+    assert right.table["f"]["high"]["fabricated"].tp_right == 1
+
+
+def test_intent_dropped_is_scored_once_against_dropped_or_drift() -> None:
+    drift_only = audit(intent_drift=True)
+    conf = score(drift_only, stored(finding("intent_dropped", "medium", ["cost"]))).table["f"]["medium"]
+    # one hit on the union row; dropped_constraint (predicted by dropped_qualifier only) is a clean negative
+    assert (conf["intent_dropped"].tp, conf["intent_dropped"].fp) == (1, 0)
+    assert (conf["dropped_constraint"].tp, conf["dropped_constraint"].fp, conf["dropped_constraint"].tn) == (
+        0,
+        0,
+        1,
+    )
+    clean = score(audit(), stored(finding("intent_dropped", "medium", ["cost"]))).table["f"]["medium"]
+    assert (clean["intent_dropped"].fp, clean["intent_dropped"].tn) == (1, 0)
+
+
+def test_escaped_fabrication_counts_as_fabricated_without_words() -> None:
+    item = parse_label_line({"request_id": "r", "candidates": [], "escaped_fabrication": True, "note": ""})
+    assert item.truth["fabricated"] and item.words["fabricated"] == []
+    conf = score(item, stored(finding("qualifier_conflict", "high", ["touchdowns"]))).table["f"]["high"]
+    assert (conf["fabricated"].tp, conf["fabricated"].tp_right) == (1, 1)  # no labelled words: item-level
+
+
+def test_findings_of_other_rules_are_stale_and_not_scored() -> None:
+    rec = stored(
+        finding("added_content_word", "high", ["x"]), statuses={"added_content_word": ("ran", "old")}
+    )
+    result = score(audit(fabricated=["x"]), rec, rules_hash="h1")
+    assert result.stale["f"] == 1
+    conf = result.table["f"]["medium"]["fabricated"]
+    assert (conf.tp, conf.fp, conf.fn, conf.tn, conf.stale) == (0, 0, 0, 0, 1)
+    assert result.queue["f"].scored == 0
+
+
+def test_a_row_no_check_ran_on_is_not_measured() -> None:
+    rec = stored(statuses={k: v for k, v in RAN.items() if k != "unresolved_reference"})
+    conf = score(audit(unresolved=True), rec).table["f"]["medium"]["unresolved"]
+    assert (conf.skipped, conf.measured) == (1, False)
+    assert conf.metrics()["recall"] is None
+    assert Confusion(tp=1).measured
+
+
+def test_queue_precision_counts_rewrite_findings_at_medium_and_any_error_label() -> None:
+    result = Evaluation()
+    result.table["f"] = {t: {} for t in ("low", "medium", "high")}
+    result.queue["f"] = QueueFigures()
+    cases = [
+        (
+            audit(fabricated=["Boeing"]),
+            stored(finding("added_content_word", "high", ["Boeing"])),
+        ),  # queued, error
+        (audit(), stored(finding("added_content_word", "medium", ["career"]))),  # queued, fine
+        (audit(), stored(finding("added_content_word", "low", ["notable"]))),  # low: not queued
+        (audit(unresolved=True), stored()),  # an error the queue misses
+    ]
+    for item, rec in cases:
+        _score(result, "f", item, rec, 1.0, KIND_TO_CHECK, "h1", None)
+    q = result.queue["f"].as_dict()
+    assert (q["scored"], q["queued"], q["with_error_label"], q["queued_with_error_label"]) == (4, 2, 2, 1)
+    assert (q["queue_precision"], q["errors_reaching_queue"]) == (0.5, 0.5)
+
+
+def test_item_weights_follow_the_strata() -> None:
+    per = Counter({"qrecc/cand": 138, "natural": 191, "enriched": 9})
+    assert item_weight(LabelItem("r", {}, "qrecc/cand"), per) == 857 / 138
+    assert item_weight(LabelItem("r", {}, "natural"), per) == 1.0
+    assert item_weight(LabelItem("r", {}, "enriched"), per) == 0.0
+    assert item_weight(LabelItem("r", {}, None), per) == 1.0
+
+
+def test_evaluate_by_prompt_version_and_details_in_json(session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from monitor.checks import REGISTRY, current_versions
+    from monitor.checks.rules import load_rules
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.stats.evaluate import evaluate
+    from monitor.worker.jobs import check_job
+    from tests.factories import ctx_input, log, rewrite
+
+    msgs = [{"role": "user", "content": "Which EU regions support customer-managed keys?"}]
+    events = b""
+    for conv, version in (("a", "v1"), ("b", "v2")):
+        events += log(
+            ctx_input(conv=conv, req=f"{conv}_2", messages=msgs, n_messages=1, client_turn_count=1),
+            rewrite(
+                conv=conv,
+                req=f"{conv}_2",
+                latest="And the SLA?",
+                query="What is the SLA of eu-west-9 for customer-managed keys?",
+                prompt_version=version,
+                resolved=[],  # no self-report: the antecedent check has nothing to test
+            ),
+        )
+    ingest_bytes(session, events)
+    rules = load_rules()
+    check_job(session=session, rules=rules)
+    labels = tmp_path / "l.jsonl"
+    flags = {"dropped_constraint": [], "wrong_antecedent": False, "unresolved": False, "intent_drift": False}
+    labels.write_text(
+        json.dumps({"request_id": "a_2", "fabricated": ["eu-west-9"], **flags})
+        + "\n"
+        + json.dumps({"request_id": "b_2", "fabricated": [], **flags})
+        + "\n"
+    )
+    kind_to_check = {k: s.id for s in REGISTRY.values() for k in s.kinds}
+    result = evaluate(
+        session=session,
+        label_files=[labels],
+        checks=current_versions(),
+        kind_to_check=kind_to_check,
+        rules_hash=rules.hash,
+        by="prompt_version",
+    )
+    got = result.as_json(details=True)
+    assert sorted(got["files"]) == ["l.jsonl [v1]", "l.jsonl [v2]"]
+    v1, v2 = got["files"]["l.jsonl [v1]"]["fabricated"], got["files"]["l.jsonl [v2]"]["fabricated"]
+    assert (v1["tp"], v1["tp_right_word"], v1["fp"]) == (1, 1, 0)
+    assert (v2["tp"], v2["fp"], v2["false_alarm_rate"]) == (0, 1, 1.0)
+    assert got["files"]["l.jsonl [v1]"]["wrong_antecedent"]["not_measured"] == "no check ran"
+    assert {(d["file"], d["kind"], d["threshold"], d["outcome"]) for d in got["details"]} >= {
+        ("l.jsonl [v2]", "fabricated", "medium", "false_alarm")
+    }
+    # the same store scored against other rules: nothing is current
+    stale = evaluate(
+        session=session,
+        label_files=[labels],
+        checks=current_versions(),
+        kind_to_check=kind_to_check,
+        rules_hash="0",
+    )
+    assert stale.stale["l.jsonl"] == 2
