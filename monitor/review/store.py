@@ -21,6 +21,7 @@ from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import ProposalRow, clean_members
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import AliasProposal, QueueItem, Record, Verdict
+from monitor.text import normalise_terms
 
 
 def _validate(label: str, artifact: str) -> None:
@@ -67,8 +68,8 @@ def record_verdict(
         artifact=artifact,
         label=label,
         corrected_query=(corrected_query or "").strip() or None,
-        must_include=_terms(must_include),
-        must_not_include=_terms(must_not_include),
+        must_include=normalise_terms(must_include),
+        must_not_include=normalise_terms(must_not_include),
         note=note,
         created_at=now,
     )
@@ -78,15 +79,6 @@ def record_verdict(
     apply_verdict(session=session, verdict=verdict, now=now)
     session.commit()
     return verdict.id
-
-
-def _terms(terms: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for t in terms:
-        t = " ".join(t.split())
-        if t and t not in out:
-            out.append(t)
-    return out
 
 
 def verdict_for_request(

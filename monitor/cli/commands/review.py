@@ -23,6 +23,7 @@ from rich.text import Text
 from monitor.cli.app import State, current_checks, err, kind_choice, lazy_choice, open_engine, out
 from monitor.errors import ReplayError
 from monitor.review.labels import Artifact, Label
+from monitor.text import split_terms
 
 LABEL_KEYS = {
     "o": "ok",
@@ -75,10 +76,6 @@ def _say(renderable: Any) -> None:
 
     safe = visible(renderable) if isinstance(renderable, str) else renderable
     out.print(safe, markup=False, highlight=False)
-
-
-def _terms(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 # -- verdict -------------------------------------------------------------------------------------
@@ -197,8 +194,10 @@ def review_loop(
             pre_must = [w for f in medium if f.kind in MUST_KINDS for w in f.words]
             try:
                 corrected = read_line("corrected query (Enter: none)", "").strip() or None
-                must = _terms(read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must))))
-                must_not = _terms(
+                must = split_terms(
+                    read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must)))
+                )
+                must_not = split_terms(
                     read_line("must not include, comma-separated", ", ".join(dict.fromkeys(pre_not)))
                 )
             except BaseException:
