@@ -15,6 +15,7 @@ from typing import Any
 
 from monitor.checks.base import FABRICATION_KINDS
 from monitor.record import ContextInput, transcript_digest
+from monitor.text import split_terms as text_split_terms
 
 ADDED_TITLE = "in no turn, in no alias group"
 """Hover text of an added content word: why the check flagged it."""
@@ -226,8 +227,9 @@ def prefill_terms(findings: Sequence[Any]) -> tuple[list[str], list[str]]:
 
 
 def split_terms(text: str) -> list[str]:
-    """Comma-separated terms from a form field: stripped, empty ones dropped, order kept."""
-    return [t.strip() for t in text.split(",") if t.strip()]
+    """Comma-separated terms from a form field: ``monitor.text.split_terms`` (normalised, empty and
+    repeated ones dropped, order kept)."""
+    return text_split_terms(text)
 
 
 def latest_html(latest: str, findings: Sequence[Any]) -> str:

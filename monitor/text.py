@@ -6,6 +6,7 @@ Imports only the standard library.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # C0 controls but tab and newline, DEL, and C1 controls (U+0080-U+009F: 0x9B is a one-byte CSI on
 # some terminals). CRLF is a line break written by Windows producers, so it stays one.
@@ -39,3 +40,51 @@ def _visible_with_offsets(text: str) -> tuple[str, list[int]]:
         n += len(piece)
     where.append(n)
     return "".join(pieces), where
+
+
+# -- terms ---------------------------------------------------------------------------------------
+# A term is what a reviewer types or a rules file lists: a must-include / must-not-include word of a
+# verdict, a member of an alias group, a qualifier phrase. Stored terms keep the reviewer's spelling
+# (``normalise_term``); the checks compare phrases case-insensitively (``match_key``).
+_JOINERS_RE = re.compile(r"[-_\u2013\u2014]+")
+_NOT_WORD_RE = re.compile(r"[^\w\s]")
+
+
+def normalise_term(text: str) -> str:
+    """A term as stored: surrounding whitespace removed and each inner run of whitespace one space;
+    case and punctuation kept. ``"  Dublin \\t office "`` -> ``"Dublin office"``."""
+    return " ".join(text.split())
+
+
+def normalise_terms(terms: Iterable[str], *, ignore_case: bool = False) -> list[str]:
+    """Each term through :func:`normalise_term`, blank ones dropped, duplicates dropped (the first
+    kept), in order. With ``ignore_case`` two terms differing only in case are duplicates, and the
+    first spelling is kept: ``["SLA", " sla", "Dublin"]`` -> ``["SLA", "Dublin"]`` (alias members)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for term in terms:
+        term = normalise_term(term)
+        key = term.casefold() if ignore_case else term
+        if term and key not in seen:
+            seen.add(key)
+            out.append(term)
+    return out
+
+
+def split_terms(text: str, *, ignore_case: bool = False) -> list[str]:
+    """The terms of a comma-separated field (the terminal review, the dashboard form):
+    ``normalise_terms(text.split(","))``. ``" Dublin, ,SLA ,Dublin"`` -> ``["Dublin", "SLA"]``."""
+    return normalise_terms(text.split(","), ignore_case=ignore_case)
+
+
+def match_key(text: str, *, punctuation: bool = False) -> str:
+    """The form phrases are compared in by the checks: lower-cased, each run of hyphens, underscores
+    and en/em dashes a space, then :func:`normalise_term`: ``"Single-Tenant  Hosting"`` ->
+    ``"single tenant hosting"``.
+
+    With ``punctuation`` every character that is not a word character (letter, digit, underscore) or
+    whitespace becomes a space instead, so underscores are kept: ``"Why? The e-mail_id!"`` ->
+    ``"why the e mail_id"`` (``references`` compares a query with the latest message this way).
+    """
+    pattern = _NOT_WORD_RE if punctuation else _JOINERS_RE
+    return normalise_term(pattern.sub(" ", text.lower()))

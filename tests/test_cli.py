@@ -231,13 +231,13 @@ def test_quarantine_lists_rejected_lines_without_their_text_unless_asked(cli_db:
 
 def test_small_usage_errors_are_caught_before_any_work(cli_db: str, tmp_path: Path) -> None:
     kind = runner.invoke(app, ["--database-url", cli_db, "queue", "--kind", "bogus"])
-    assert kind.exit_code == 2 and "unknown finding kind 'bogus'" in kind.output
+    assert kind.exit_code == 2 and "Value error, 'bogus' is not one of 'added_content_word'," in kind.output
     limit = runner.invoke(app, ["--database-url", cli_db, "findings", "--limit", "0"])
     assert limit.exit_code == 2
     label = runner.invoke(
         app, ["--database-url", cli_db, "export", "--out", str(tmp_path / "e.jsonl"), "--label", "nonsense"]
     )
-    assert label.exit_code == 2 and "unknown label 'nonsense'" in label.output
+    assert label.exit_code == 2 and "Value error, 'nonsense' is not one of 'ok'," in label.output
     missing = tmp_path / "nowhere.db"
     result = runner.invoke(app, ["--database-url", f"sqlite:///{missing}", "queue"])
     assert result.exit_code == 4

@@ -310,8 +310,8 @@ def test_verdict_command_records_through_the_service_function(cli_db: str) -> No
         ("c1_2", "fabricated_constraint", "uptime SLA of Dublin", ["Dublin"], ["enterprise"], "dana")
     ]
     bad = runner.invoke(app, ["--database-url", cli_db, "verdict", "c1_2", "--label", "nonsense"])
-    assert bad.exit_code == 6
-    assert "unknown label 'nonsense'" in bad.output
+    assert bad.exit_code == 2  # a usage error, like every wrong choice (tests/test_cli_choices.py)
+    assert "Invalid value for '--label': Value error, 'nonsense' is not one of 'ok'," in bad.output
 
 
 def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.policy import ALERT_KIND, NO_VERSION, OVERALL, Counts, Decision, GroupWindow, History
 from monitor.store.models import Alert, CheckRun, Finding, Record
+from monitor.store.rows import to_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,24 +40,7 @@ def list_alerts(*, session: Session, since: datetime | None = None, limit: int =
     stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
     if since is not None:
         stmt = stmt.where(Alert.created_at >= since)
-    return [
-        AlertRow(
-            a.id,
-            a.kind,
-            a.group_key,
-            a.prompt_version,
-            a.status,
-            a.window_start,
-            a.window_end,
-            a.window_rewrites,
-            a.window_flagged,
-            a.window_rate,
-            a.baseline_rate,
-            a.delivered_to,
-            a.created_at,
-        )
-        for a in session.scalars(stmt)
-    ]
+    return [to_row(AlertRow, a) for a in session.scalars(stmt)]
 
 
 # -- the worker's alert evaluation -------------------------------------------------------------------

@@ -44,6 +44,7 @@ from sqlalchemy.orm import Session, aliased
 from monitor.ingest.store.records import load_records
 from monitor.review.labels import FINE_LABELS
 from monitor.store.models import Event, Finding, Record, RegressionCase, Verdict
+from monitor.store.rows import to_row
 
 HARD_MIN_RANK = 1
 """A finding at this severity rank or above (medium) makes an ``ok`` verdict a hard negative case."""
@@ -250,26 +251,7 @@ def sync_cases(*, session: Session, now: datetime) -> int:
 
 
 def _row(c: RegressionCase) -> CaseRow:
-    return CaseRow(
-        c.id,
-        c.case_key,
-        c.version,
-        c.superseded_at is not None,
-        c.source_request_id,
-        list(c.messages),
-        c.latest,
-        c.expected_query,
-        list(c.must_include),
-        list(c.must_not_include),
-        c.label,
-        c.artifact,
-        c.reviewer,
-        c.verdict_at,
-        c.prompt_version,
-        c.model,
-        c.record_id,
-        c.verdict_id,
-    )
+    return to_row(CaseRow, c, superseded=c.superseded_at is not None)
 
 
 def list_cases(

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
 from monitor.checks.registry import register
-from monitor.checks.rules import CompiledKind, Rules, normalise_phrase
+from monitor.checks.rules import CompiledKind, Rules
 from monitor.record import RewriteRecord
+from monitor.text import match_key
 
 VERSION = 3
 _NON_WORD = re.compile(r"[^\w]+")
@@ -121,7 +122,7 @@ def _user_statements(
         for m in mentions:
             if any(q.kind == m.kind and q.value == m.value for q in found):
                 continue
-            span = _mention(text, kinds[m.kind].surfaces(m.value) + (normalise_phrase(m.text),))
+            span = _mention(text, kinds[m.kind].surfaces(m.value) + (match_key(m.text),))
             if span is not None:
                 found.append(QualifierMatch(m.kind, m.value, text[span[0] : span[1]], *span, True))
         stated: dict[str, list[LiveValue]] = {}
@@ -187,9 +188,9 @@ def _applies(kind: CompiledKind, texts: list[str]) -> str | None:
     """The first ``applies_to`` word found (as a word prefix) in ``texts``; ``""`` when the kind has none."""
     if not kind.spec.applies_to:
         return ""
-    hay = " " + " ".join(normalise_phrase(t) for t in texts) + " "
+    hay = " " + " ".join(match_key(t) for t in texts) + " "
     for w in kind.spec.applies_to:
-        if f" {normalise_phrase(w)}" in hay:
+        if f" {match_key(w)}" in hay:
             return w
     return None
 
@@ -222,7 +223,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     query_groups = _groups_of(record.query, rules)
     received = record.context.messages if record.context is not None else None  # checked above
     assistant_norm = _words(" \n ".join(m.content for m in received or () if m.role != "user"))
-    admitted = [normalise_phrase(d) for d in record.dropped]
+    admitted = [match_key(d) for d in record.dropped]
     out: list[Finding] = []
     for kind_name, values in live.items():
         ck = kinds[kind_name]
@@ -279,7 +280,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         for v in values:
             if kept[v.value]:
                 continue
-            admitted_it = any(v.value in d or normalise_phrase(v.text) in d for d in admitted)
+            admitted_it = any(v.value in d or match_key(v.text) in d for d in admitted)
             out.append(
                 Finding(
                     kind="dropped_qualifier",

@@ -16,6 +16,7 @@ from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
+from monitor.text import match_key
 
 VERSION = 1
 
@@ -73,10 +74,6 @@ def is_meta_text(query: str) -> bool:
     return bool(META_RE.search(query))
 
 
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
 def _adds_content(record: RewriteRecord) -> bool:
     """Does the query carry a content word the latest message lacks (i.e. something was substituted)?"""
     an = analyzer()
@@ -103,7 +100,7 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     latest, query = record.latest, record.query
     if not query.strip():
         return []  # an empty query is not_a_query's finding
-    unchanged = _norm(query) == _norm(latest)
+    unchanged = match_key(query, punctuation=True) == match_key(latest, punctuation=True)
     exprs: list[tuple[str, str, int, int]] = []  # (class, text, start, end) in latest
     if ELLIPSIS_RE.search(latest):
         exprs.append(("ellipsis", latest.strip(), latest.find(latest.strip()), len(latest.rstrip())))

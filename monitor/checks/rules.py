@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from monitor.errors import RulesError, utf8_fault
+from monitor.text import match_key
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 FILES = ("aliases.yaml", "neutral.yaml", "qualifiers.yaml")
@@ -71,7 +72,7 @@ class AliasesFile(_Strict):
                 raise LocatedValueError(f"group name {g.name!r} is used twice", ("groups", gi, "name"))
             names.add(g.name)
             for mi, m in enumerate(g.members):
-                k = normalise_phrase(m)
+                k = match_key(m)
                 if k in seen and seen[k] != g.name:
                     raise LocatedValueError(
                         f"member {m!r} of group {g.name!r} is already in group {seen[k]!r}",
@@ -150,11 +151,6 @@ class QualifiersFile(_Strict):
         return self
 
 
-def normalise_phrase(text: str) -> str:
-    """Lower-case, hyphens/underscores as spaces, spaces collapsed: "Single-Tenant" -> "single tenant"."""
-    return " ".join(re.sub(r"[-_\u2013\u2014]+", " ", text.lower()).split())
-
-
 @dataclass(frozen=True)
 class CompiledKind:
     """A :class:`QualifierKind` with compiled regexes and a surface -> canonical value map."""
@@ -170,7 +166,7 @@ class CompiledKind:
 
     def canon(self, surface: str) -> str:
         """Canonical value of a matched surface (normalised; unknown surfaces are their own value)."""
-        n = normalise_phrase(surface)
+        n = match_key(surface)
         return self.canonical.get(n, n)
 
     def surfaces(self, value: str) -> tuple[str, ...]:
@@ -203,10 +199,10 @@ def build_rules(
         flags = 0 if k.case_sensitive else re.IGNORECASE
         canonical: dict[str, str] = {}
         for value, syns in k.values.items():
-            cv = normalise_phrase(value)
+            cv = match_key(value)
             canonical[cv] = cv
             for s in syns:
-                canonical[normalise_phrase(s)] = cv
+                canonical[match_key(s)] = cv
         kinds.append(
             CompiledKind(k, tuple(re.compile(p, flags) for p in k.patterns), canonical, frozenset(k.exclude))
         )

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore
 from monitor.store.models import CheckRun, Finding, Record
+from monitor.store.rows import to_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,18 +43,7 @@ class FindingRow:
 
 def finding_row(f: Finding, conv_id: str) -> FindingRow:
     """The plain row of stored finding ``f`` of a rewrite in conversation ``conv_id``."""
-    return FindingRow(
-        request_id=f.request_id,
-        conv_id=conv_id,
-        kind=f.kind,
-        severity=f.severity,
-        words=list(f.words),
-        reason=f.reason,
-        evidence=dict(f.evidence),
-        check_id=f.check_id,
-        check_version=f.check_version,
-        rules_hash=f.rules_hash,
-    )
+    return to_row(FindingRow, f, conv_id=conv_id)
 
 
 @dataclass(frozen=True, slots=True)

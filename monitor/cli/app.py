@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -142,19 +143,38 @@ def progress_bar(label: Any, *columns: Any, quiet: bool) -> Progress:
     )
 
 
-# -- checks --------------------------------------------------------------------------------------
-def known_kind(kind: str | None) -> str | None:
-    """``kind`` if a registered check emits it; raises ``typer.BadParameter`` listing the kinds."""
+# -- choices -------------------------------------------------------------------------------------
+# Every option taking one of a fixed set of values fails the same way: click's usage error
+# "Invalid value for '--label': Value error, 'okk' is not one of 'ok', ...", exit 2. Where the values are
+# an Enum that costs nothing to import (Label, Artifact, Severity) the option is typed with it; where they
+# live in a module that is slow to import (the finding kinds need every check family, ~110 ms; formats,
+# stats groups and quarantine reasons sit next to sqlalchemy), an Enum would put that import in every
+# command's start-up, --help included, so the option gets a ``lazy_choice`` parser instead: it reads the
+# values on first use and raises the same ValueError text typer raises for an Enum, giving the same message.
+def lazy_choice(values: Callable[[], Iterable[str]]) -> Callable[[str], str]:
+    """A typer ``parser=`` accepting only the strings ``values()`` returns (called at parse time)."""
+
+    def parse(value: str) -> str:
+        choices = tuple(values())
+        if value not in choices:
+            raise ValueError(f"{value!r} is not one of {', '.join(map(repr, choices))}.")
+        return value
+
+    return parse
+
+
+def finding_kinds() -> list[str]:
+    """Every finding kind a registered check can emit, sorted (imports the checks)."""
     from monitor.checks import REGISTRY
 
-    kinds = sorted({k for spec in REGISTRY.values() for k in spec.kinds})
-    if kind is not None and kind not in kinds:
-        raise typer.BadParameter(
-            f"unknown finding kind {kind!r}; one of: {', '.join(kinds)}", param_hint="--kind"
-        )
-    return kind
+    return sorted({k for spec in REGISTRY.values() for k in spec.kinds})
 
 
+kind_choice = lazy_choice(finding_kinds)
+"""The ``parser`` of every ``--kind`` (finding kind) option."""
+
+
+# -- checks --------------------------------------------------------------------------------------
 def current_checks() -> list[tuple[str, int]]:
     """``(check_id, version)`` of every current check (imports the checks only when a command needs them)."""
     from monitor.checks import current_versions

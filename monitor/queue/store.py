@@ -25,6 +25,7 @@ from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
+from monitor.store.rows import to_row
 
 MANUAL = "manual"
 """Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
@@ -70,23 +71,8 @@ class EnqueueResult:
 
 def queue_row(item: QueueItem, now: datetime) -> QueueRow:
     """The one ``QueueItem`` -> :class:`QueueRow` conversion (``overdue`` judged at ``now``)."""
-    return QueueRow(
-        id=item.id,
-        request_id=item.request_id,
-        conv_id=item.conv_id,
-        day=item.day,
-        stratum=item.stratum,
-        inclusion_prob=item.inclusion_prob,
-        kinds=list(item.kinds),
-        words=list(item.words),
-        state=item.state,
-        claimed_by=item.claimed_by,
-        lease_expires_at=item.lease_expires_at,
-        due_at=item.due_at,
-        created_at=item.created_at,
-        prompt_version=item.prompt_version,
-        model=item.model,
-        overdue=item.state in ("pending", "claimed") and item.due_at < naive_utc(now),
+    return to_row(
+        QueueRow, item, overdue=item.state in ("pending", "claimed") and item.due_at < naive_utc(now)
     )
 
 

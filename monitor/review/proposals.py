@@ -15,6 +15,8 @@ from datetime import datetime
 
 import yaml
 
+from monitor.text import normalise_terms
+
 
 @dataclass(frozen=True, slots=True)
 class ProposalRow:
@@ -31,13 +33,8 @@ class ProposalRow:
 
 def clean_members(members: Sequence[str]) -> list[str]:
     """Members with surrounding and repeated whitespace removed, empty ones dropped, deduplicated
-    ignoring case (the first spelling is kept), in order."""
-    out: list[str] = []
-    for m in members:
-        m = " ".join(m.split())
-        if m and m.casefold() not in {o.casefold() for o in out}:
-            out.append(m)
-    return out
+    ignoring case (the first spelling is kept), in order: ``normalise_terms(..., ignore_case=True)``."""
+    return normalise_terms(members, ignore_case=True)
 
 
 def _slug(text: str) -> str:

@@ -21,6 +21,8 @@ from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import ProposalRow, clean_members
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import AliasProposal, QueueItem, Record, Verdict
+from monitor.store.rows import to_row
+from monitor.text import normalise_terms
 
 
 def _validate(label: str, artifact: str) -> None:
@@ -67,8 +69,8 @@ def record_verdict(
         artifact=artifact,
         label=label,
         corrected_query=(corrected_query or "").strip() or None,
-        must_include=_terms(must_include),
-        must_not_include=_terms(must_not_include),
+        must_include=normalise_terms(must_include),
+        must_not_include=normalise_terms(must_not_include),
         note=note,
         created_at=now,
     )
@@ -78,15 +80,6 @@ def record_verdict(
     apply_verdict(session=session, verdict=verdict, now=now)
     session.commit()
     return verdict.id
-
-
-def _terms(terms: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for t in terms:
-        t = " ".join(t.split())
-        if t and t not in out:
-            out.append(t)
-    return out
 
 
 def verdict_for_request(
@@ -220,19 +213,7 @@ def latest_verdict(*, session: Session, item_id: int) -> VerdictRow | None:
     ).first()
     if v is None:
         return None
-    return VerdictRow(
-        v.id,
-        v.queue_item_id,
-        v.request_id,
-        v.reviewer,
-        v.artifact,
-        v.label,
-        v.corrected_query,
-        list(v.must_include),
-        list(v.must_not_include),
-        v.note,
-        v.created_at,
-    )
+    return to_row(VerdictRow, v)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +280,4 @@ def list_proposals(*, session: Session, since: datetime | None = None) -> list[P
     stmt = select(AliasProposal).order_by(AliasProposal.created_at, AliasProposal.id)
     if since is not None:
         stmt = stmt.where(AliasProposal.created_at >= since)
-    return [
-        ProposalRow(p.id, p.queue_item_id, p.request_id, p.proposer, list(p.members), p.note, p.created_at)
-        for p in session.scalars(stmt)
-    ]
+    return [to_row(ProposalRow, p) for p in session.scalars(stmt)]

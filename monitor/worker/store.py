@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from monitor.store.engine import insert_ignore
 from monitor.store.models import Lease
+from monitor.store.rows import to_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +58,7 @@ def release(*, session: Session, name: str, holder: str) -> None:
 
 def list_leases(*, session: Session) -> list[LeaseRow]:
     """Every lease row, by name."""
-    return [
-        LeaseRow(x.name, x.holder, x.acquired_at, x.expires_at)
-        for x in session.scalars(select(Lease).order_by(Lease.name))
-    ]
+    return [to_row(LeaseRow, x) for x in session.scalars(select(Lease).order_by(Lease.name))]
 
 
 __all__ = ["LeaseRow", "heartbeat", "list_leases", "release"]

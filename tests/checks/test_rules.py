@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from monitor.checks.rules import RULES_DIR, load_rules, normalise_phrase, validate_rules
+from monitor.checks.rules import RULES_DIR, load_rules, validate_rules
 from monitor.errors import RulesError
+from monitor.text import match_key
 
 
 @pytest.fixture()
@@ -109,8 +110,8 @@ def test_duplicate_alias_member_across_groups(rules_copy: Path):
         load_rules(rules_copy)
 
 
-def test_normalise_phrase():
-    assert normalise_phrase("  Single-Tenant  Hosting ") == "single tenant hosting"
+def test_match_key():
+    assert match_key("  Single-Tenant  Hosting ") == "single tenant hosting"
 
 
 def test_exclude_words_must_be_single_lower_case_words(rules_copy: Path):

@@ -10,7 +10,8 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from monitor.cli.app import State, current_checks, err, known_kind, open_engine, out, progress_bar
+from monitor.cli.app import State, current_checks, err, kind_choice, open_engine, out, progress_bar
+from monitor.severity import Severity
 
 rules_app = typer.Typer(
     help="Validate the rules (alias groups, neutral words, qualifier kinds).", no_args_is_help=True
@@ -94,8 +95,12 @@ def check(
 def findings(
     ctx: typer.Context,
     request_id: Annotated[str | None, typer.Option("--request-id", help="Only this request.")] = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="Only this finding kind.")] = None,
-    min_severity: Annotated[str, typer.Option("--min-severity", help="low, medium or high.")] = "low",
+    kind: Annotated[
+        str | None, typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only this finding kind.")
+    ] = None,
+    min_severity: Annotated[Severity, typer.Option("--min-severity", help="The lowest severity shown.")] = (
+        Severity.LOW
+    ),
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N findings.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
@@ -105,12 +110,8 @@ def findings(
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import safe_text
-    from monitor.severity import SEVERITY_RANK
     from monitor.store.engine import session_factory
 
-    if min_severity not in SEVERITY_RANK:
-        raise typer.BadParameter("must be low, medium or high", param_hint="--min-severity")
-    known_kind(kind)
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows = list_findings(

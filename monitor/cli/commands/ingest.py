@@ -10,7 +10,7 @@ import typer
 from rich.progress import DownloadColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from monitor.cli.app import State, err, open_engine, out, progress_bar
+from monitor.cli.app import State, err, lazy_choice, open_engine, out, progress_bar
 
 
 # -- ingest --------------------------------------------------------------------------------------
@@ -73,10 +73,22 @@ def ingest(
         raise typer.Exit(1)
 
 
+def _reasons() -> tuple[str, ...]:
+    from monitor.ingest.events import REASONS
+
+    return REASONS
+
+
 def quarantine_cmd(
     ctx: typer.Context,
     reason: Annotated[
-        str | None, typer.Option("--reason", help="Only this reason (e.g. wrong_type).")
+        str | None,
+        typer.Option(
+            "--reason",
+            parser=lazy_choice(_reasons),
+            metavar="REASON",
+            help="Only this reason (e.g. wrong_type).",
+        ),
     ] = None,
     origin: Annotated[
         str | None, typer.Option("--origin", help="Only lines of this file (as stored).")
@@ -91,12 +103,9 @@ def quarantine_cmd(
 
     Example: rewrite-monitor quarantine --reason missing_field --limit 20
     """
-    from monitor.ingest.events import REASONS
     from monitor.ingest.store.quarantine import list_quarantine
     from monitor.store.engine import session_factory
 
-    if reason is not None and reason not in REASONS:
-        raise typer.BadParameter(f"must be one of {', '.join(REASONS)}", param_hint="--reason")
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows, counts = list_quarantine(

@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from monitor.cli.app import current_checks, err, known_kind, open_engine, out
+from monitor.cli.app import current_checks, err, kind_choice, open_engine, out
+
+
+class StateFilter(StrEnum):
+    """``queue --state``: a queue item's state (``queue_items.state``, set by ``monitor.queue.store``),
+    or ``all``. An Enum here rather than there: that module imports sqlalchemy."""
+
+    PENDING = "pending"
+    CLAIMED = "claimed"
+    DONE = "done"
+    SKIPPED = "skipped"
+    WITHDRAWN = "withdrawn"
+    ALL = "all"
 
 
 def queue_cmd(
     ctx: typer.Context,
-    state: Annotated[
-        str | None, typer.Option("--state", help="pending, claimed, done, skipped, withdrawn or all.")
-    ] = "pending",
-    kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
+    state: Annotated[StateFilter, typer.Option("--state", help="Only items in this state.")] = (
+        StateFilter.PENDING
+    ),
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only items with this finding kind."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most N items.")] = 50,
 ) -> None:
     """The review queue in review order (severity, then age), with the flagged words.
@@ -31,17 +47,16 @@ def queue_cmd(
     from monitor.queue.store import list_queue, queue_depth
     from monitor.store.engine import session_factory
 
-    if state not in ("pending", "claimed", "done", "skipped", "withdrawn", "all"):
-        raise typer.BadParameter(
-            "must be pending, claimed, done, skipped, withdrawn or all", param_hint="--state"
-        )
-    known_kind(kind)
     engine = open_engine(ctx.obj)
     now = datetime.now(UTC)
     with session_factory(engine)() as session:
         # Every match, to say how many --limit left out (list_queue reads them all to filter by kind).
         matching = list_queue(
-            session=session, now=now, state=None if state == "all" else state, kind=kind, limit=None
+            session=session,
+            now=now,
+            state=None if state == StateFilter.ALL else state.value,
+            kind=kind,
+            limit=None,
         )
         depth, overdue = queue_depth(session=session, now=now)
     rows = matching[:limit]

@@ -20,8 +20,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from monitor.cli.app import State, current_checks, err, open_engine, out
+from monitor.cli.app import State, current_checks, err, kind_choice, lazy_choice, open_engine, out
 from monitor.errors import ReplayError
+from monitor.review.labels import Artifact, Label
+from monitor.text import split_terms
 
 LABEL_KEYS = {
     "o": "ok",
@@ -76,25 +78,13 @@ def _say(renderable: Any) -> None:
     out.print(safe, markup=False, highlight=False)
 
 
-def _terms(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
 # -- verdict -------------------------------------------------------------------------------------
 def verdict_cmd(
     ctx: typer.Context,
     request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
-    label: Annotated[
-        str,
-        typer.Option(
-            "--label",
-            help="ok, fabricated_constraint, dropped_constraint, wrong_antecedent, unresolved_reference, "
-            "over_carried, not_a_query, window_truncated, missing_assistant_turns, foreign_session, ranking, "
-            "generation or false_alarm_synonym.",
-        ),
-    ],
+    label: Annotated[Label, typer.Option("--label", help="The verdict label.")],
     artifact: Annotated[
-        str | None,
+        Artifact | None,
         typer.Option("--artifact", help="First wrong artifact; default: the one the label implies."),
     ] = None,
     query: Annotated[str | None, typer.Option("--query", help="The corrected standalone query.")] = None,
@@ -119,20 +109,17 @@ def verdict_cmd(
     Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
     Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
     """
-    from monitor.queue.store import QueueError
-    from monitor.review.labels import DEFAULT_ARTIFACT, LABELS
+    from monitor.review.labels import DEFAULT_ARTIFACT
     from monitor.review.store import verdict_for_request
 
     state: State = ctx.obj
-    if label not in LABELS:
-        raise QueueError(f"unknown label {label!r}; one of: {', '.join(LABELS)}")
     with _session(state) as session:
         vid = verdict_for_request(
             session=session,
             request_id=request_id,
             reviewer=_reviewer(state, reviewer),
-            label=label,
-            artifact=artifact or DEFAULT_ARTIFACT[label],
+            label=label.value,
+            artifact=artifact.value if artifact is not None else DEFAULT_ARTIFACT[label],
             now=datetime.now(UTC),
             corrected_query=query,
             must_include=must_include or (),
@@ -141,7 +128,7 @@ def verdict_cmd(
             lease=_lease(state),
             conv_id=conv,
         )
-    _say(f"verdict {vid} recorded on {request_id}: {label}")
+    _say(f"verdict {vid} recorded on {request_id}: {label.value}")
 
 
 # -- review --------------------------------------------------------------------------------------
@@ -207,8 +194,10 @@ def review_loop(
             pre_must = [w for f in medium if f.kind in MUST_KINDS for w in f.words]
             try:
                 corrected = read_line("corrected query (Enter: none)", "").strip() or None
-                must = _terms(read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must))))
-                must_not = _terms(
+                must = split_terms(
+                    read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must)))
+                )
+                must_not = split_terms(
                     read_line("must not include, comma-separated", ", ".join(dict.fromkeys(pre_not)))
                 )
             except BaseException:
@@ -248,7 +237,10 @@ def _read_line(prompt: str, default: str) -> str:
 
 def review_cmd(
     ctx: typer.Context,
-    kind: Annotated[str | None, typer.Option("--kind", help="Only items with this finding kind.")] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only items with this finding kind."),
+    ] = None,
     reviewer: Annotated[
         str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
     ] = None,
@@ -277,14 +269,25 @@ def review_cmd(
 
 
 # -- export --------------------------------------------------------------------------------------
+def _formats() -> tuple[str, ...]:
+    from monitor.cases.export import FORMATS
+
+    return FORMATS
+
+
 def export_cmd(
     ctx: typer.Context,
     out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
-    fmt: Annotated[str, typer.Option("--format", help="jsonl, csv or parquet.")] = "jsonl",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", parser=lazy_choice(_formats), metavar="FORMAT", help="jsonl, csv or parquet."
+        ),
+    ] = "jsonl",
     since: Annotated[
         str | None, typer.Option("--since", help="Only verdicts on or after this day (YYYY-MM-DD, UTC).")
     ] = None,
-    label: Annotated[str | None, typer.Option("--label", help="Only cases with this label.")] = None,
+    label: Annotated[Label | None, typer.Option("--label", help="Only cases with this label.")] = None,
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Keep personal details (emails, phones, names, ...).")
     ] = False,
@@ -294,16 +297,9 @@ def export_cmd(
 
     Example: rewrite-monitor export --out evalset.jsonl --since 2024-03-01 --label fabricated_constraint
     """
-    from monitor.cases.export import FORMATS, export_cases
+    from monitor.cases.export import export_cases
     from monitor.cases.redact import name_finder
-    from monitor.review.labels import LABELS
 
-    if fmt not in FORMATS:
-        raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
-    if label is not None and label not in LABELS:
-        raise typer.BadParameter(
-            f"unknown label {label!r}; one of: {', '.join(LABELS)}", param_hint="--label"
-        )
     since_dt = None
     if since is not None:
         try:
@@ -318,7 +314,7 @@ def export_cmd(
             path=out_path,
             fmt=fmt,
             since=since_dt,
-            label=label,
+            label=None if label is None else label.value,
             redact=not no_redact,
             finder=finder,
             now=datetime.now(UTC).replace(tzinfo=None),

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from monitor.cli.app import current_checks, open_engine, out
+from monitor.cli.app import current_checks, lazy_choice, open_engine, out
 
 
 class RewriterField(StrEnum):
@@ -138,9 +138,20 @@ def evaluate_cmd(
             )
 
 
+def _groups() -> tuple[str, ...]:
+    from monitor.stats.store import GROUPS
+
+    return tuple(GROUPS)
+
+
 def stats(
     ctx: typer.Context,
-    by: Annotated[str | None, typer.Option("--by", help="prompt_version, model or day.")] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by", parser=lazy_choice(_groups), metavar="GROUP", help="prompt_version, model or day."
+        ),
+    ] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only rewrites from this date (YYYY-MM-DD).")
     ] = None,
@@ -156,7 +167,6 @@ def stats(
     from monitor.cli.render import safe_text
     from monitor.severity import SEVERITY_RANK
     from monitor.stats.store import (
-        GROUPS,
         finding_rates,
         latest_verdicts,
         precision_by_kind,
@@ -164,8 +174,6 @@ def stats(
     )
     from monitor.store.engine import session_factory
 
-    if by is not None and by not in GROUPS:
-        raise typer.BadParameter(f"must be one of {', '.join(GROUPS)}", param_hint="--by")
     try:
         since_day = date.fromisoformat(since) if since else None
     except ValueError:

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.store.models import SourceCursor
+from monitor.store.rows import to_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,7 @@ class CursorRow:
 
 
 def _row(c: SourceCursor) -> CursorRow:
-    return CursorRow(c.path, c.file_id, c.head_sha, c.offset, c.line_no, c.size, c.completed, c.updated_at)
+    return to_row(CursorRow, c)
 
 
 def get_cursor(*, session: Session, path: str) -> CursorRow | None:
