@@ -185,7 +185,7 @@ def stats(
             session=session,
             checks=current_checks(),
             min_rank=SEVERITY_RANK[settings.queue_min_severity],
-            by=by.value if by is not None else None,
+            by=by,
             since=datetime.combine(since_day, time.min) if since_day else None,
         )
         pairs = latest_verdicts(session=session, since=since_day)
