@@ -25,6 +25,7 @@ bench: $(BIN)/rewrite-monitor
 lint: $(BIN)/rewrite-monitor
 	$(BIN)/ruff check monitor dashboard tests migrations benchmarks scripts
 	$(BIN)/ruff format --check monitor dashboard tests migrations benchmarks scripts
+	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache
+	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache

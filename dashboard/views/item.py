@@ -14,7 +14,7 @@ import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
 from monitor.checks.store import list_findings
-from monitor.errors import AmbiguousRequestError
+from monitor.errors import AmbiguousRequestError, ProposalError
 from monitor.ingest.records import get_record_view
 from monitor.queue.listing import get_item, held_item, item_for_request, latest_verdict
 from monitor.queue.store import (
@@ -28,7 +28,7 @@ from monitor.queue.store import (
     release,
     skip,
 )
-from monitor.review.proposals import ProposalError, clean_members, propose_alias
+from monitor.review.proposals import clean_members, propose_alias
 
 ss = st.session_state
 
