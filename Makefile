@@ -29,7 +29,8 @@ bench: $(BIN)/rewrite-monitor
 lint: $(BIN)/rewrite-monitor
 	$(BIN)/ruff check monitor dashboard tests migrations benchmarks scripts
 	$(BIN)/ruff format --check monitor dashboard tests migrations benchmarks scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q tests/test_layering.py
 
 clean:
-	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache
+	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache

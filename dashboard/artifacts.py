@@ -11,11 +11,14 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from monitor.checks.base import FABRICATION_KINDS
 from monitor.record import ContextInput, transcript_digest
 from monitor.text import split_terms as text_split_terms
+
+if TYPE_CHECKING:
+    from monitor.checks.store import FindingRow
 
 ADDED_TITLE = "in no turn, in no alias group"
 """Hover text of an added content word: why the check flagged it."""
@@ -107,7 +110,7 @@ def digest_status(ctx: ContextInput) -> str:
     return f"{ctx.digest}: {'matches the messages' if ok else 'DOES NOT match the messages'}"
 
 
-def other_requests(findings: Sequence[Any]) -> list[str]:
+def other_requests(findings: Sequence[FindingRow]) -> list[str]:
     """Request ids that session-mismatch findings point to (to link to), in order, without repeats."""
     out: list[str] = []
     for f in findings:
@@ -118,7 +121,7 @@ def other_requests(findings: Sequence[Any]) -> list[str]:
 
 
 # -- 2. transcript ---------------------------------------------------------------------------------
-def _message_spans(index: int, content: str, findings: Sequence[Any], words: set[str]) -> list[Span]:
+def _message_spans(index: int, content: str, findings: Sequence[FindingRow], words: set[str]) -> list[Span]:
     spans = word_spans(content, words)
     for f in findings:
         stated = f.evidence.get("stated_at")
@@ -128,7 +131,7 @@ def _message_spans(index: int, content: str, findings: Sequence[Any], words: set
     return spans
 
 
-def transcript_html(ctx: ContextInput | None, findings: Sequence[Any]) -> str:
+def transcript_html(ctx: ContextInput | None, findings: Sequence[FindingRow]) -> str:
     """The messages the rewriter received, oldest first, role-labelled, with the words the findings
     name highlighted; preceded by one row per turn the client showed but the rewriter never received.
 
@@ -157,7 +160,7 @@ def transcript_html(ctx: ContextInput | None, findings: Sequence[Any]) -> str:
 
 
 # -- 3. rewrite ------------------------------------------------------------------------------------
-def query_spans(findings: Sequence[Any]) -> list[Span]:
+def query_spans(findings: Sequence[FindingRow]) -> list[Span]:
     """Spans of the query to highlight: each added content word (hover: why it was flagged) and each
     conflicting qualifier value."""
     spans = []
@@ -176,12 +179,12 @@ def query_spans(findings: Sequence[Any]) -> list[Span]:
     return spans
 
 
-def query_html(query: str, findings: Sequence[Any]) -> str:
+def query_html(query: str, findings: Sequence[FindingRow]) -> str:
     """The logged query, escaped, with the added words marked."""
     return f"<p>{mark(query, query_spans(findings))}</p>" if query else "<p>(empty query)</p>"
 
 
-def constraining_dropped(dropped: Sequence[str], findings: Sequence[Any]) -> list[tuple[str, bool]]:
+def constraining_dropped(dropped: Sequence[str], findings: Sequence[FindingRow]) -> list[tuple[str, bool]]:
     """Each ``dropped`` entry with whether a live constraining qualifier was dropped with it (a
     ``dropped_qualifier`` finding that the rewriter's own ``dropped`` lists)."""
     values = [
@@ -195,7 +198,7 @@ def constraining_dropped(dropped: Sequence[str], findings: Sequence[Any]) -> lis
 
 
 # -- verdict form prefills -------------------------------------------------------------------------
-def prefill_terms(findings: Sequence[Any]) -> tuple[list[str], list[str]]:
+def prefill_terms(findings: Sequence[FindingRow]) -> tuple[list[str], list[str]]:
     """``(must_include, must_not_include)`` suggested by the findings, each in order without repeats.
 
     Must include: live qualifiers the query dropped or contradicted, and intent words it lost. Must not
@@ -204,7 +207,7 @@ def prefill_terms(findings: Sequence[Any]) -> tuple[list[str], list[str]]:
     include: list[str] = []
     exclude: list[str] = []
 
-    def add(to: list[str], value: Any) -> None:
+    def add(to: list[str], value: object) -> None:
         if isinstance(value, str) and value.strip() and value.casefold() not in {x.casefold() for x in to}:
             to.append(value.strip())
 
@@ -232,7 +235,7 @@ def split_terms(text: str) -> list[str]:
     return text_split_terms(text)
 
 
-def latest_html(latest: str, findings: Sequence[Any]) -> str:
+def latest_html(latest: str, findings: Sequence[FindingRow]) -> str:
     """The latest user message, escaped, with the words the query lost (``intent_dropped``) marked."""
     spans = [
         Span(w["start"], w["end"], "rm-word", "intent_dropped: the query lacks this word")

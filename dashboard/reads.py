@@ -10,11 +10,12 @@ session's own writes clear the cache at once (``resources.reads_changed``). Clai
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import TypedDict
 
 import pandas as pd
 import streamlit as st
 from resources import engine
+from sqlalchemy.orm import Session
 
 from monitor.alerts.store import list_alerts
 from monitor.cases.store import CaseRow, count_cases, list_cases
@@ -41,7 +42,7 @@ def current_checks() -> list[tuple[str, int]]:
     return current_versions()
 
 
-def _session(url: str) -> Any:
+def _session(url: str) -> Session:
     return session_factory(engine(url))()
 
 
@@ -84,8 +85,21 @@ def options(url: str) -> FilterOptions:
         return filter_options(session=session)
 
 
+class Overview(TypedDict):
+    """What :func:`overview` returns; its docstring gives the columns of each frame."""
+
+    by_day: pd.DataFrame
+    by_prompt: pd.DataFrame
+    depth: int
+    overdue: int
+    throughput: pd.DataFrame
+    precision: pd.DataFrame
+    estimates: pd.DataFrame
+    alerts: pd.DataFrame
+
+
 @st.cache_data(ttl=STATS_TTL, show_spinner=False)
-def overview(url: str, now: datetime, min_severity: str, since: date | None) -> dict[str, Any]:
+def overview(url: str, now: datetime, min_severity: str, since: date | None) -> Overview:
     """Everything the Overview page draws, as DataFrames and numbers.
 
     Keys: ``by_day`` and ``by_prompt`` (columns group, kind, flagged, checked, per_1000, lo, hi: rates
@@ -128,7 +142,7 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
         estimates = whole_traffic_estimates(pairs, session)
         throughput = reviewer_throughput(session=session, now=now, days=14)
         alerts = list_alerts(session=session, since=since_dt, limit=50)
-        out = {
+        out: Overview = {
             "by_day": rates("day"),
             "by_prompt": rates("prompt_version"),
             "depth": depth,

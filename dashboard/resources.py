@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import ParamSpec, cast
 
 import streamlit as st
 from sqlalchemy import Engine
@@ -26,6 +26,7 @@ from monitor.settings import Settings, load_settings
 from monitor.store.engine import open_store, session_factory
 
 LOG = logging.getLogger("rewrite_monitor.dashboard")
+_P = ParamSpec("_P")
 
 
 def settings() -> Settings:
@@ -33,7 +34,7 @@ def settings() -> Settings:
     if "settings" not in st.session_state:
         config = os.environ.get("REWRITE_MONITOR_CONFIG")
         st.session_state["settings"] = load_settings(Path(config) if config else None)
-    return st.session_state["settings"]
+    return cast(Settings, st.session_state["settings"])  # session_state values are untyped
 
 
 def database_url() -> str:
@@ -116,12 +117,12 @@ def log_failure(what: str, exc: BaseException) -> str:
     return f"{what} failed ({type(exc).__name__}); the server log says where. Nothing was stored."
 
 
-def guarded(callback: Callable[..., None]) -> Callable[..., None]:
+def guarded(callback: Callable[_P, None]) -> Callable[_P, None]:
     """Wrap an ``on_click`` callback so an unexpected error is logged without its message (see
     :func:`log_failure`) and shown to the reviewer on the next render."""
 
     @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> None:
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> None:
         try:
             callback(*args, **kwargs)
         except Exception as exc:  # anything else is a bug: keep its text out of the log

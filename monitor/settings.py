@@ -27,7 +27,7 @@ from pydantic_settings import (
 
 from monitor.errors import ConfigError
 
-DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.store.engine"
+DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
 ENV_PREFIX = "REWRITE_MONITOR_"
 
 # REWRITE_MONITOR_* variables that are read elsewhere and are not settings. Any other variable with

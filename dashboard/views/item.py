@@ -14,10 +14,9 @@ import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
 from monitor.checks.store import list_findings
-from monitor.errors import AmbiguousRequestError, ProposalError
+from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.ingest.store.records import get_record_view
 from monitor.queue.store import (
-    QueueError,
     claim,
     claim_next,
     get_item,

@@ -68,7 +68,7 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
     )
     days = st.date_input(
         "Day (UTC)",
-        value=(),
+        value=[],  # a range with nothing chosen (Streamlit's typing lists no empty tuple)
         min_value=opts.first_day,
         max_value=opts.last_day,
         key="f_days",

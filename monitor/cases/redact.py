@@ -38,7 +38,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 KINDS = ("CREDENTIAL", "EMAIL", "IP", "CARD", "PHONE", "NAME")
 """Detection order; when two matches overlap the earlier one in the text wins, then the longer one,
@@ -119,6 +122,7 @@ def pattern_spans(text: str) -> list[Span]:
 
 # -- names -----------------------------------------------------------------------------------------
 _TITLES = ["mr", "mr.", "mrs", "mrs.", "ms", "ms.", "miss", "dr", "dr.", "prof", "prof."]
+# Matcher token patterns: dicts of attribute -> value or operator, as spaCy's Matcher.add types them.
 _NAME_TOKEN: dict[str, Any] = {"IS_TITLE": True, "IS_ALPHA": True, "OP": "{1,3}"}
 _CUES: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     # id: (tokens before the name, tokens after it); the name is what lies between
@@ -138,7 +142,7 @@ class NameFinder:
     pipeline with an ``ner`` component adds its ``PERSON`` entities.
     """
 
-    def __init__(self, nlp: Any = None) -> None:
+    def __init__(self, nlp: Language | None = None) -> None:
         import spacy
         from spacy.matcher import Matcher
 

@@ -266,6 +266,7 @@ def list_cases(
 ) -> list[CaseRow]:
     """Regression cases, newest verdict first (``oldest_first``: oldest first, the export's stable
     order); by default only the current version of each case. ``since`` bounds ``verdict_at``."""
+    order: tuple[Any, ...]
     if oldest_first:
         order = (RegressionCase.verdict_at, RegressionCase.id)
     else:

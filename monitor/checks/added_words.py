@@ -21,11 +21,12 @@ The span's severity is its highest word's. Every word's evidence names the signa
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 from monitor.checks.base import Finding, alias_index, analyzer, transcript
 from monitor.checks.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
-from monitor.checks.qualifiers import qualifiers_in
+from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
 from monitor.checks.references import is_meta_text
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
@@ -72,7 +73,13 @@ def _supported_tokens(q: Analysis, tr: Transcript, rules: Rules) -> tuple[set[in
 
 
 def _grade(
-    word: Tok, unit_text: str, q: Analysis, tr: Transcript, rules: Rules, quals: list[Any], meta: bool
+    word: Tok,
+    unit_text: str,
+    q: Analysis,
+    tr: Transcript,
+    rules: Rules,
+    quals: list[QualifierMatch],
+    meta: bool,
 ) -> dict[str, Any]:
     """Severity + signal of one unsupported word (first matching rule wins; order documented above)."""
     info: dict[str, Any] = {"text": unit_text, "lemma": word.key}
@@ -294,9 +301,9 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     return out
 
 
-def _vocab_union(tr: Transcript) -> Any:
+def _vocab_union(tr: Transcript) -> Container[str]:
     class _Any:
-        def __contains__(self, item: str) -> bool:
+        def __contains__(self, item: object) -> bool:
             return any(item in a.vocab for a in tr.analyses)
 
     return _Any()

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from monitor.checks.nlp import AliasIndex, Analyzer, Transcript
+    from monitor.checks.rules import Rules
+    from monitor.record import RewriteRecord
 
 from monitor.severity import SEVERITIES, SEVERITY_RANK
 
@@ -126,7 +131,7 @@ def at_least(severity: str, threshold: str) -> bool:
     return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
 
 
-def message_texts(record: Any) -> list[str]:
+def message_texts(record: RewriteRecord) -> list[str]:
     """Contents of the logged messages, or raise :class:`SkipCheck` when none were logged."""
     ctx = record.context
     if ctx is None:
@@ -136,27 +141,28 @@ def message_texts(record: Any) -> list[str]:
     return [m.content for m in ctx.messages]
 
 
-def analyzer() -> Any:
+def analyzer() -> Analyzer:
     """The shared :class:`monitor.checks.nlp.Analyzer` (blank English + lookup lemmas)."""
     from monitor.checks.nlp import get_analyzer
 
     return get_analyzer()
 
 
-def alias_index(rules: Any) -> Any:
+def alias_index(rules: Rules) -> AliasIndex:
     """The rules' alias groups as a :class:`monitor.checks.nlp.AliasIndex` (built once per Rules object)."""
     from monitor.checks.nlp import build_alias_index
 
-    got = rules._memo.get("alias_index")
+    got = rules._memo.alias_index
     if got is None:
         got = build_alias_index(((g.name, g.members) for g in rules.aliases.groups), analyzer())
-        rules._memo["alias_index"] = got
+        rules._memo.alias_index = got
     return got
 
 
-def transcript(record: Any) -> Any:
+def transcript(record: RewriteRecord) -> Transcript:
     """The analysed :class:`monitor.checks.nlp.Transcript` of ``record``; SkipCheck without messages."""
     from monitor.checks.nlp import build_transcript
 
     message_texts(record)
+    assert record.context is not None and record.context.messages is not None  # message_texts checked
     return build_transcript(analyzer(), ((m.role, m.content) for m in record.context.messages), record.latest)

@@ -17,6 +17,7 @@ Severity choices (documented here because they are policy, not measurement):
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck
 from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE
@@ -40,7 +41,7 @@ def _messages(ctx: ContextInput) -> tuple[Message, ...]:
     return ctx.messages
 
 
-def _f(kind: str, severity: str, evidence: dict, reason: str) -> Finding:  # type: ignore[type-arg]
+def _f(kind: str, severity: str, evidence: dict[str, Any], reason: str) -> Finding:
     return Finding(
         kind=kind, severity=severity, evidence=evidence, reason=reason, check_id=kind, check_version=VERSION
     )
@@ -60,7 +61,7 @@ def check_window(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if ctx.n_messages >= ctx.client_turn_count:
         return []
     unseen = ctx.client_turn_count - ctx.n_messages
-    ev = {
+    ev: dict[str, Any] = {
         "n_messages": ctx.n_messages,
         "client_turn_count": ctx.client_turn_count,
         "unseen_turns": unseen,

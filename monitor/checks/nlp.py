@@ -22,7 +22,13 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.lexeme import Lexeme
+    from spacy.lookups import Table
+    from spacy.tokens import Token
 
 # Same-length replacements only, so character offsets into the normalised text are offsets into the
 # original. Why: logged text mixes typographic and ASCII punctuation ("2000–08" vs "2000-08",
@@ -86,6 +92,17 @@ class Unit:
 
 
 @dataclass(slots=True)
+class _AnalysisMemo:
+    """What :class:`Analysis` methods and :func:`alias_matches` derive from one analysis, once."""
+
+    content_keys: frozenset[str] | None = None
+    lower_text: str | None = None
+    key_text: str | None = None
+    alias: dict[int, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+    """:func:`alias_matches` results by ``id`` of the :class:`AliasIndex`."""
+
+
+@dataclass(slots=True)
 class Analysis:
     """The analysis of one text: tokens, units and the lookup sets used for support tests.
 
@@ -100,30 +117,30 @@ class Analysis:
     units: tuple[Unit, ...]
     vocab: frozenset[str]
     stems: dict[str, tuple[str, ...]]
-    _memo: dict[Any, Any] = field(default_factory=dict)
+    _memo: _AnalysisMemo = field(default_factory=_AnalysisMemo)
 
     def content_keys(self) -> frozenset[str]:
         """Keys of the content tokens."""
-        got = self._memo.get("content_keys")
+        got = self._memo.content_keys
         if got is None:
             got = frozenset(t.key for t in self.tokens if t.is_content)
-            self._memo["content_keys"] = got
+            self._memo.content_keys = got
         return got
 
     def lower_text(self) -> str:
         """The normalised text, lower-cased, words separated by single spaces (for phrase search)."""
-        got = self._memo.get("lower_text")
+        got = self._memo.lower_text
         if got is None:
             got = " " + " ".join(t.lower for t in self.tokens if not t.text.isspace()) + " "
-            self._memo["lower_text"] = got
+            self._memo.lower_text = got
         return got
 
     def key_text(self) -> str:
         """Like :meth:`lower_text` but with keys (lemmas), so "Ireland regions" matches "ireland region"."""
-        got = self._memo.get("key_text")
+        got = self._memo.key_text
         if got is None:
             got = " " + " ".join(t.key for t in self.tokens if not t.text.isspace()) + " "
-            self._memo["key_text"] = got
+            self._memo.key_text = got
         return got
 
 
@@ -137,16 +154,18 @@ class Analyzer:
 
     def __init__(self, model: str | None = None, cache_size: int = 50_000) -> None:
         import spacy  # local import: spaCy is slow to import and only the checks need it
+        from spacy.pipeline import Lemmatizer
 
         if model is None:
             nlp = spacy.blank("en")
             lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+            assert isinstance(lemmatizer, Lemmatizer)  # add_pipe is typed as returning any pipe
             nlp.initialize()
             table = lemmatizer.lookups.get_table("lemma_lookup")
             self._lemma_table: dict[str, str] | None = {}
             # Copy into a plain dict of str -> str: the spaCy Table hashes every key on lookup.
-            self._table = table
-            self._nlp_full = None
+            self._table: Table | None = table
+            self._nlp_full: Language | None = None
         else:
             nlp = spacy.load(model)
             self._lemma_table = None
@@ -169,7 +188,7 @@ class Analyzer:
 
     def lemma(self, text: str, lower: str) -> str:
         """Lookup lemma: the lower-cased surface is looked up first, then the surface as written."""
-        assert self._lemma_table is not None
+        assert self._lemma_table is not None and self._table is not None
         got = self._lemma_table.get(lower)
         if got is None:
             table = self._table
@@ -192,13 +211,18 @@ class Analyzer:
             self._cache.popitem(last=False)
         return got
 
-    def _lexeme_props(self, surface: str, t: Any) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
+    def _lexeme_props(
+        self, surface: str, t: Token | Lexeme
+    ) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
         """Context-free properties of a token text (memoised per surface: vocabularies repeat).
 
         ``t`` is the spaCy ``Token`` (trained pipeline: its contextual lemma is used) or the ``Lexeme``.
         """
         lower = surface.lower()
         if self._nlp_full is not None:
+            from spacy.tokens import Token
+
+            assert isinstance(t, Token)  # a trained pipeline passes its tokens, never a bare Lexeme
             key = t.lemma_.lower() or lower
         else:
             key = self.lemma(surface, lower).lower()
@@ -237,7 +261,7 @@ class Analyzer:
 
     def _analyze(self, text: str) -> Analysis:
         norm = text.translate(_NORMALISE)
-        rows: list[tuple[str, int, bool, Any]]
+        rows: list[tuple[str, int, bool, Token | None]]
         if self._nlp_full is not None:
             rows = [(t.text, t.idx, bool(t.whitespace_), t) for t in self._nlp_full(norm)]
         else:
@@ -444,10 +468,10 @@ def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int],
     A token matches a sequence element by key or by lower-cased surface. A match must start and end on
     unit boundaries, so "eu" inside "eu-west-1" does not match a member "EU".
     """
-    memo_key = ("alias", id(index))
-    got = a._memo.get(memo_key)
+    memo_key = id(index)
+    got = a._memo.alias.get(memo_key)
     if got is not None:
-        return got  # type: ignore[no-any-return]
+        return got
     toks = [i for i, t in enumerate(a.tokens) if _alias_token(t)]
     out: list[tuple[int, int, int]] = []
     for pos, ti in enumerate(toks):
@@ -469,7 +493,7 @@ def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int],
             if u_first.first == first and u_last.last == last:
                 out.append((gi, first, last))
     got = tuple(out)
-    a._memo[memo_key] = got
+    a._memo.alias[memo_key] = got
     return got
 
 

@@ -149,14 +149,14 @@ def _mention(text: str, surfaces: Iterable[str]) -> tuple[int, int] | None:
 def qualifiers_in(text: str, rules: Rules) -> list[QualifierMatch]:
     """:func:`find_qualifiers`, memoised per ``Rules`` object: a query is read by two checks, and a
     conversation's user turns by every later request of it."""
-    memo = rules._memo.setdefault("qual_cache", {})
+    memo = rules._memo.qualifiers
     got = memo.get(text)
     if got is None:
         got = find_qualifiers(text, rules)
         if len(memo) > 100_000:  # bound the memo; texts repeat only within a conversation
             memo.clear()
         memo[text] = got
-    return got  # type: ignore[no-any-return]
+    return got
 
 
 def _present(

@@ -18,13 +18,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from monitor.errors import RulesError, utf8_fault
 from monitor.text import match_key
+
+if TYPE_CHECKING:
+    from monitor.checks.nlp import AliasIndex
+    from monitor.checks.qualifiers import QualifierMatch
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 FILES = ("aliases.yaml", "neutral.yaml", "qualifiers.yaml")
@@ -174,6 +178,15 @@ class CompiledKind:
         return tuple(sorted({s for s, c in self.canonical.items() if c == value} | {value}))
 
 
+@dataclass
+class RulesMemo:
+    """What the checks derive from one :class:`Rules` object and keep on it (the rules are frozen)."""
+
+    alias_index: AliasIndex | None = None
+    qualifiers: dict[str, list[QualifierMatch]] = field(default_factory=dict)
+    """Qualifier matches by text (``monitor.checks.qualifiers.qualifiers_in``)."""
+
+
 @dataclass(frozen=True)
 class Rules:
     """The loaded rules: validated file models, compiled qualifier kinds, and ``hash`` (16 hex)."""
@@ -187,7 +200,7 @@ class Rules:
     framing_words: frozenset[str]
     filler_words: frozenset[str]
     source: str = "<memory>"
-    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _memo: RulesMemo = field(default_factory=RulesMemo, compare=False, repr=False)
 
 
 def build_rules(
@@ -234,7 +247,10 @@ _MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def _load_file(path: Path, model: type[BaseModel]) -> BaseModel:
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _load_file(path: Path, model: type[_Model]) -> _Model:
     """Parse one YAML file and validate it; errors -> ``RulesError("<path>:<line>: reason")``."""
     label = f"rules/{path.name}" if path.parent == RULES_DIR else str(path)
     try:
@@ -278,7 +294,7 @@ def _load_file(path: Path, model: type[BaseModel]) -> BaseModel:
         raise RulesError("\n".join(problems)) from None
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int:
+def _line_of(node: yaml.Node | None, loc: tuple[str | int, ...]) -> int:
     """1-based line of the YAML node at pydantic location ``loc`` (the deepest node found on the path)."""
     if node is None:
         return 1
@@ -308,13 +324,12 @@ def load_rules(directory: Path | None = None) -> Rules:
     on a missing, unparsable or invalid file.
     """
     d = Path(directory) if directory is not None else RULES_DIR
-    loaded = {name: _load_file(d / name, model) for name, model in _MODELS.items()}
     return build_rules(
-        aliases=loaded["aliases.yaml"],
-        neutral=loaded["neutral.yaml"],  # type: ignore[arg-type]
-        qualifiers=loaded["qualifiers.yaml"],
+        aliases=_load_file(d / "aliases.yaml", AliasesFile),
+        neutral=_load_file(d / "neutral.yaml", NeutralFile),
+        qualifiers=_load_file(d / "qualifiers.yaml", QualifiersFile),
         source=str(d),
-    )  # type: ignore[arg-type]
+    )
 
 
 def validate_rules(directory: Path | None = None) -> list[str]:

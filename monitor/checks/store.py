@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import Subquery, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.severity import SEVERITY_RANK
-from monitor.store.engine import insert_ignore
+from monitor.store.engine import insert_ignore, rowcount
 from monitor.store.models import CheckRun, Finding, Record
 from monitor.store.rows import to_row
+
+if TYPE_CHECKING:
+    from monitor.checks.base import CheckOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +67,7 @@ class Coverage:
 
 def fully_checked(
     checks: Sequence[tuple[str, int]], start: datetime | None = None, end: datetime | None = None
-) -> Any:
+) -> Subquery:
     """Subquery (column ``record_id``) of the records with a run of every current check in ``checks``,
     of rewrites with ``start <= ts < end`` when bounds are given.
 
@@ -149,10 +152,12 @@ def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:
     result = session.execute(
         delete(CheckRun).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
     )
-    return int(result.rowcount or 0)
+    return rowcount(result)
 
 
-def store_outcomes(*, session: Session, outcomes: Sequence[tuple[int, str, Any]], now: datetime) -> int:
+def store_outcomes(
+    *, session: Session, outcomes: Sequence[tuple[int, str, CheckOutcome]], now: datetime
+) -> int:
     """Store ``(record_id, request_id, CheckOutcome)`` triples in two statements; returns findings stored.
 
     Idempotent: a run already stored for (record, check, version) is left as it is and its findings
@@ -268,7 +273,7 @@ def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Cov
             .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status)
         )
     }
-    reasons: dict[tuple[str, int], str] = {}
+    reasons: dict[tuple[str, int], str | None] = {}
     for cid, ver, reason, _n in session.execute(
         select(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason, func.count().label("n"))
         .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks), CheckRun.status == "skipped")

@@ -13,7 +13,7 @@ cannot clear the reviewer's screen or retitle the window) and into a ``Text`` (s
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -24,16 +24,20 @@ from monitor.ingest.store.records import RecordView
 from monitor.record import transcript_digest
 from monitor.text import _visible_with_offsets, visible
 
+if TYPE_CHECKING:
+    from monitor.checks.store import FindingRow
+    from monitor.ingest.store.quarantine import QuarantineRow
+
 MESSAGE_CHARS = 600
 """Longer messages are cut in the terminal view (the passages of some transcripts run to pages)."""
 
 
-def safe_text(value: Any, style: str = "") -> Text:
+def safe_text(value: object, style: str = "") -> Text:
     """Logged ``value`` (any type; ``None`` is empty) as a ``Text``: no markup, no control characters."""
     return Text(visible("" if value is None else str(value)), style=style)
 
 
-def _safe_join(values: Iterable[Any], sep: str = ", ") -> str:
+def _safe_join(values: Iterable[object], sep: str = ", ") -> str:
     return sep.join(visible(str(v)) for v in values)
 
 
@@ -89,7 +93,7 @@ def _transcript(view: RecordView, words: set[str]) -> RenderableType:
     return Panel(table, title=f"2. transcript ({len(ctx.messages)} messages, oldest first)")
 
 
-def _rewrite(view: RecordView, findings: Sequence[Any]) -> RenderableType:
+def _rewrite(view: RecordView, findings: Sequence[FindingRow]) -> RenderableType:
     rec = view.record
     if rec is None:
         return Panel("no rewrite logged for this request", title="3. rewrite")
@@ -148,7 +152,7 @@ def _answer(view: RecordView) -> RenderableType:
     )
 
 
-def _findings(findings: Sequence[Any]) -> RenderableType:
+def _findings(findings: Sequence[FindingRow]) -> RenderableType:
     if not findings:
         return Panel("no findings", title="findings")
     table = Table("severity", "kind", "words", "reason")
@@ -162,7 +166,7 @@ def _findings(findings: Sequence[Any]) -> RenderableType:
     return Panel(table, title="findings")
 
 
-def render_record(view: RecordView, findings: Sequence[Any]) -> list[RenderableType]:
+def render_record(view: RecordView, findings: Sequence[FindingRow]) -> list[RenderableType]:
     """Rich renderables for ``show``: header, then the artifacts in review order, then the findings."""
     words = {w for f in findings for w in f.words}
     rec = view.record
@@ -179,7 +183,7 @@ def render_record(view: RecordView, findings: Sequence[Any]) -> list[RenderableT
     ]
 
 
-def quarantine_table(rows: Sequence[Any], *, excerpt: bool) -> Table:
+def quarantine_table(rows: Sequence[QuarantineRow], *, excerpt: bool) -> Table:
     """The ``quarantine`` listing: file, line, reason, detail and, with ``excerpt``, the first 120
     characters of each line. ``rows`` are ``QuarantineRow``; every cell is a ``Text`` made with
     :func:`visible`, because an excerpt is a raw log line (markup and escape sequences included)."""

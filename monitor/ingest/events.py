@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -30,6 +31,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
+from pydantic_core import ErrorDetails
 
 EVENT_NAME_KEYS = ("event", "message", "msg")
 """Where producers put the event name: structlog (``event``), python-json-logger (``message``),
@@ -43,7 +45,7 @@ class TimestampError(ValueError):
     quarantine detail, which is kept and shown without ``--excerpt``, and a bad ``ts`` can hold text."""
 
 
-def parse_ts(value: Any) -> datetime:
+def parse_ts(value: object) -> datetime:
     """Parse a log timestamp into an aware UTC datetime.
 
     Accepts ISO-8601 text (``2024-03-04T08:00:00Z``, ``...+02:00``, naive = UTC) and epoch
@@ -86,6 +88,10 @@ Count = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]  # stored in 32-bit INTE
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
+    if TYPE_CHECKING:
+        # Every event model declares its own validated ``request_id``; declared here for the type
+        # checker only, so code handling any event can read it without a field of the base model.
+        request_id: str
 
 
 class MessageIn(BaseModel):
@@ -197,7 +203,7 @@ Reason = Literal[
     "duplicate_event",
     "unsupported_text",
 ]
-REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
+REASONS: tuple[str, ...] = get_args(Reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +240,7 @@ _KEY_HAS_LETTER_RE = re.compile(r"[A-Za-z_]")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON type of a decoded value with its article: ``an object``, ``an array``, ``a string``,
     ``an integer``, ``a number``, ``a boolean`` or ``null``."""
     if value is None:
@@ -254,7 +260,7 @@ def json_type(value: Any) -> str:
     return "a value"
 
 
-def _key_label(key: Any) -> str:
+def _key_label(key: str | int) -> str:
     """A path component safe to show: list indices and name-like keys as they are, other keys ``*``."""
     if isinstance(key, int):
         return str(key)
@@ -266,7 +272,7 @@ def _key_label(key: Any) -> str:
     return "*"
 
 
-def field_path(parts: Any) -> str:
+def field_path(parts: Iterable[str | int]) -> str:
     """A dotted field path (``messages.0.content``) built from keys and indices, with keys that may be
     text rather than names shown as ``*`` (see :func:`_key_label`)."""
     return ".".join(_key_label(p) for p in parts)
@@ -294,7 +300,7 @@ def event_name(obj: dict[str, Any]) -> str | LineError:
     return LineError("missing_field", "no event name: expected a string under 'event', 'message' or 'msg'")
 
 
-def _problem(err: Any) -> str:
+def _problem(err: ErrorDetails) -> str:
     """What is wrong with one field, from a pydantic error, without the value.
 
     Pydantic's own messages state the expectation only ("Input should be a valid string"); a
@@ -333,7 +339,7 @@ def canonical_sha(obj: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def unsupported_text(obj: Any, path: str = "") -> LineError | None:
+def unsupported_text(obj: object, path: str = "") -> LineError | None:
     """The first string in ``obj`` that no store or tokenizer can take, as an ``unsupported_text`` error.
 
     JSON may escape a NUL character (``\\u0000``, which PostgreSQL text and JSONB refuse) or a lone
@@ -412,7 +418,7 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
         return unsupported_text(obj) or LineError("unsupported_text", "text that is not valid Unicode")
     except (ValueError, RecursionError) as exc:
         return LineError("invalid_json", f"JSON cannot be stored: {exc}")
-    key = event_key(name, getattr(model, "conv_id", None), model.request_id)  # type: ignore[attr-defined]
+    key = event_key(name, getattr(model, "conv_id", None), model.request_id)
     return ParsedEvent(kind=name, data=model, raw=obj, event_key=key, content_sha=sha)
 
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from sqlalchemy.orm import Session
 
@@ -258,9 +258,10 @@ class Tailer:
             if prior is not None:
                 action, start, line_no = "renamed", prior.offset, prior.line_no
         if action in ("truncated", "rotated"):
+            assert cur is not None  # both are decided from the path's cursor
             log.warning(
                 f"source {action}", extra={"fields": {"origin": origin, "previous_offset": cur.offset}}
-            )  # type: ignore[union-attr]
+            )
         self._read(path, fid, st.st_size, start, line_no, gz=gz)
         return action
 
@@ -309,13 +310,15 @@ class Tailer:
         origin = str(path)
         # The head hash covers min(offset, HEAD_BYTES) bytes, so it changes only while the offset is
         # below HEAD_BYTES; it is recomputed only then.
-        head: dict[str, Any] = {"n": -1, "sha": None}
+        head_n = -1
+        head_digest: str | None = None
 
         def cursor(done: bool) -> CursorRow:
+            nonlocal head_n, head_digest
             n = min(reader.pos, HEAD_BYTES)
-            if n != head["n"]:
-                head["n"], head["sha"] = n, head_sha(path, n)
-            return CursorRow(origin, fid, head["sha"], reader.pos, reader.last_line_no, size, done, _now())
+            if n != head_n:
+                head_n, head_digest = n, head_sha(path, n)
+            return CursorRow(origin, fid, head_digest, reader.pos, reader.last_line_no, size, done, _now())
 
         with _open(path) as stream:
             if start:

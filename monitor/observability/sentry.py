@@ -14,11 +14,17 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from monitor.alerts import policy as rules
 from monitor.errors import MonitorError
 from monitor.observability.logs import SCRUBBED, TEXT_KEYS
+
+if TYPE_CHECKING:
+    from sentry_sdk.transport import Transport
+    from sentry_sdk.types import Event, Hint, MonitorConfig
+
+    from monitor.settings import Settings
 
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 EMAIL_REPLACEMENT = "[email]"
@@ -43,7 +49,7 @@ def _redact(value: Any) -> Any:
     return value
 
 
-def scrub_event(event: dict[str, Any], hint: dict[str, Any] | None = None) -> dict[str, Any]:
+def scrub_event(event: Event, hint: Hint | None = None) -> Event:
     """``before_send``: the event without transcript text. Returns a new dict.
 
     - every key in ``TEXT_KEYS`` (``query``, ``latest``, ``messages``, ``content``, ...), at any depth,
@@ -54,7 +60,7 @@ def scrub_event(event: dict[str, Any], hint: dict[str, Any] | None = None) -> di
     - exception messages are replaced by ``[scrubbed]`` unless the exception is a ``MonitorError``.
     """
     own = _own_error_names()
-    out = _redact(event)
+    out: Event = _redact(event)
     out.pop("request", None)
     if isinstance(out.get("user"), dict):
         out["user"] = {k: v for k, v in out["user"].items() if k == "id"}
@@ -64,7 +70,9 @@ def scrub_event(event: dict[str, Any], hint: dict[str, Any] | None = None) -> di
     return out
 
 
-def init_sentry(settings: Any, *, transport: Any = None, release: str | None = None) -> bool:
+def init_sentry(
+    settings: Settings, *, transport: Transport | None = None, release: str | None = None
+) -> bool:
     """Set up the SDK when ``settings.sentry_dsn`` is set; returns whether Sentry is on.
 
     ``transport`` replaces the HTTP transport (tests pass a capturing one: the real SDK builds and
@@ -84,7 +92,7 @@ def init_sentry(settings: Any, *, transport: Any = None, release: str | None = N
         # asserts the client reports it off). Setting data_collection instead would disable the SDK's
         # own EventScrubber, which stays on as a second net behind scrub_event.
         include_local_variables=False,
-        before_send=scrub_event,  # type: ignore[arg-type]
+        before_send=scrub_event,
         transport=transport,
         integrations=[LoggingIntegration(event_level=None)],
         traces_sample_rate=None,
@@ -117,11 +125,11 @@ def send_alert(decision: rules.Decision, policy: rules.Policy) -> str | None:
             scope.set_tag(k, v)
         scope.set_context("fabrication_rate", rules.context(decision, policy))
         scope.fingerprint = rules.fingerprint(decision)
-        level = "error" if decision.action == "alert" else "info"
+        level: Literal["error", "info"] = "error" if decision.action == "alert" else "info"
         return sentry_sdk.capture_message(rules.message(decision), level=level)
 
 
-def monitor_config(settings: Any) -> dict[str, Any]:
+def monitor_config(settings: Settings) -> MonitorConfig:
     """The Crons monitor of the cycle job: an interval schedule of ``worker_interval_minutes``.
 
     Sentry takes whole minutes, so the interval is rounded up; a check-in may be one interval late
@@ -139,7 +147,7 @@ def monitor_config(settings: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def cron_checkin(settings: Any, enabled: bool) -> Iterator[None]:
+def cron_checkin(settings: Settings, enabled: bool) -> Iterator[None]:
     """Wrap a cycle in Crons check-ins: ``in_progress``, then ``ok``, or ``error`` if it raises."""
     if not enabled:
         yield

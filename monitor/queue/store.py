@@ -23,7 +23,7 @@ from monitor.checks.store import fully_checked
 from monitor.errors import QueueError
 from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit
 from monitor.severity import SEVERITY_RANK
-from monitor.store.engine import insert_ignore, naive_utc
+from monitor.store.engine import insert_ignore, naive_utc, rowcount
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
 
@@ -266,11 +266,13 @@ def enqueue_days(
             session.execute(insert_ignore(session, QueueItem, ["record_id"]), rows)
         for rid, old in undecided.items():
             if old.state == "pending" and rid not in chosen:
-                gone = session.execute(
-                    update(QueueItem)
-                    .where(QueueItem.id == old.id, QueueItem.state == "pending")
-                    .values(state=WITHDRAWN, finished_at=now_naive)
-                ).rowcount
+                gone = rowcount(
+                    session.execute(
+                        update(QueueItem)
+                        .where(QueueItem.id == old.id, QueueItem.state == "pending")
+                        .values(state=WITHDRAWN, finished_at=now_naive)
+                    )
+                )
                 if gone:
                     withdrawn[old.stratum] = withdrawn.get(old.stratum, 0) + 1
         for stratum in set(plan.eligible) | set(plan.taken):
@@ -363,7 +365,7 @@ def _try_claim(session: Session, item_id: int, reviewer: str, now: datetime, lea
         .execution_options(synchronize_session=False)
     )
     session.commit()
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 def claim(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> QueueRow:

@@ -34,13 +34,21 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from monitor.errors import ReplayError, utf8_fault
 from monitor.review.labels import FINE_LABELS
+
+if TYPE_CHECKING:
+    import anthropic
+    import httpx2
+    from anthropic.types import Message as ApiMessage
+
+    from monitor.checks.rules import Rules
+    from monitor.record import RewriteRecord
 
 PROMPT_PATH = Path(__file__).resolve().parent / "prompts" / "contextualizer.md"
 PRICES_PATH = Path(__file__).resolve().parent / "prices.yaml"
@@ -116,6 +124,25 @@ class CaseResult:
         return asdict(self)
 
 
+class _Usage(TypedDict, total=False):
+    """What the API reported for a case, and its wall time (fields of :class:`CaseResult`)."""
+
+    model: str | None
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+
+
+class _Outcome(_Usage, total=False):
+    """The optional fields of a :class:`CaseResult`."""
+
+    failures: list[str]
+    query: str | None
+    rewritten: bool | None
+    resolved: list[dict[str, Any]]
+    dropped: list[str]
+
+
 def read_text(path: Path, what: str = "") -> str:
     """The UTF-8 text of ``path``. Raises ``ReplayError``: ``cannot read [what ]path: reason``, or
     ``path:line: not UTF-8 text (byte 0x.. at column N)``."""
@@ -176,7 +203,7 @@ def render_user_turn(messages: Sequence[dict[str, str]], latest: str) -> str:
     return "\n".join(lines)
 
 
-def _record(case: dict[str, Any], rewrite: ModelRewrite) -> Any:
+def _record(case: dict[str, Any], rewrite: ModelRewrite) -> RewriteRecord:
     from monitor.record import ContextInput, Message, Resolution, RewriteRecord, transcript_digest
 
     msgs = tuple(Message(m["role"], m["content"]) for m in case["messages"])
@@ -204,7 +231,7 @@ def _record(case: dict[str, Any], rewrite: ModelRewrite) -> Any:
     )
 
 
-def judge(case: dict[str, Any], rewrite: ModelRewrite, rules: Any) -> list[str]:
+def judge(case: dict[str, Any], rewrite: ModelRewrite, rules: Rules) -> list[str]:
     """Why ``rewrite`` fails ``case`` (empty: it passes); see the module docstring for the three tests."""
     if not rewrite.query.strip():
         return ["empty query"]
@@ -222,11 +249,11 @@ def judge(case: dict[str, Any], rewrite: ModelRewrite, rules: Any) -> list[str]:
     return failures
 
 
-def _result(case: dict[str, Any], status: str, **kw: Any) -> CaseResult:
+def _result(case: dict[str, Any], status: str, **kw: Unpack[_Outcome]) -> CaseResult:
     return CaseResult(case["id"], case["version"], case["label"], case["source_request_id"], status, **kw)
 
 
-def judged(case: dict[str, Any], rewrite: ModelRewrite, rules: Any, **kw: Any) -> CaseResult:
+def judged(case: dict[str, Any], rewrite: ModelRewrite, rules: Rules, **kw: Unpack[_Usage]) -> CaseResult:
     """A pass/fail :class:`CaseResult` for ``rewrite`` on ``case``."""
     failures = judge(case, rewrite, rules)
     return _result(
@@ -241,7 +268,7 @@ def judged(case: dict[str, Any], rewrite: ModelRewrite, rules: Any, **kw: Any) -
     )
 
 
-def evaluate_logged(cases: Iterable[dict[str, Any]], rules: Any) -> list[CaseResult]:
+def evaluate_logged(cases: Iterable[dict[str, Any]], rules: Rules) -> list[CaseResult]:
     """Judge each case's logged rewrite (what the failing prompt and model produced) like a replay."""
     out = []
     for case in cases:
@@ -254,7 +281,7 @@ def evaluate_logged(cases: Iterable[dict[str, Any]], rules: Any) -> list[CaseRes
     return out
 
 
-def load_results(path: Path, rules: Any, *, allow_empty: bool = False) -> list[CaseResult]:
+def load_results(path: Path, rules: Rules, *, allow_empty: bool = False) -> list[CaseResult]:
     """Results to compare with: a replay's ``--out`` file, or an eval set (then its logged rewrites are
     judged). Raises ``ReplayError`` for an unreadable or non-UTF-8 file, a line that is neither, and
     ``no results in PATH: nothing to compare with`` for an empty file unless ``allow_empty`` (with an
@@ -279,7 +306,9 @@ def load_results(path: Path, rules: Any, *, allow_empty: bool = False) -> list[C
 
 
 # -- the rewriter ---------------------------------------------------------------------------------
-def make_client(*, api_key: str, max_retries: int, http_client: Any = None) -> Any:
+def make_client(
+    *, api_key: str, max_retries: int, http_client: httpx2.AsyncClient | None = None
+) -> anthropic.AsyncAnthropic:
     """An ``anthropic.AsyncAnthropic`` client (``http_client``: e.g. one over a mock transport)."""
     import anthropic
 
@@ -289,19 +318,19 @@ def make_client(*, api_key: str, max_retries: int, http_client: Any = None) -> A
 async def replay_case(
     case: dict[str, Any],
     *,
-    client: Any,
+    client: anthropic.AsyncAnthropic,
     model: str,
     system: str,
     max_tokens: int,
     timeout: float,
-    rules: Any,
+    rules: Rules,
 ) -> CaseResult:
     """Rewrite one case with the model and judge it; errors become ``status="error"`` results."""
     import anthropic
 
     started = time.perf_counter()
 
-    async def call() -> Any:
+    async def call() -> ApiMessage:
         return await client.messages.create(
             model=model,
             max_tokens=max_tokens,
@@ -322,13 +351,13 @@ async def replay_case(
     except anthropic.APIConnectionError as exc:
         msg = f"API unreachable after retries: {type(exc).__name__}"
         return _result(case, "error", failures=[msg], model=model, seconds=time.perf_counter() - started)
-    usage = {
+    usage: _Usage = {
         "model": resp.model or model,
         "input_tokens": resp.usage.input_tokens,
         "output_tokens": resp.usage.output_tokens,
         "seconds": time.perf_counter() - started,
     }
-    text = "".join(b.text for b in resp.content if getattr(b, "type", None) == "text")
+    text = "".join(b.text for b in resp.content if isinstance(b, anthropic.types.TextBlock))
     try:
         rewrite = parse_model_output(text)
     except ReplayError as exc:
@@ -340,13 +369,13 @@ async def replay_case(
 async def replay_cases(
     cases: Sequence[dict[str, Any]],
     *,
-    client: Any,
+    client: anthropic.AsyncAnthropic,
     model: str,
     system: str,
     max_tokens: int,
     timeout: float,
     concurrency: int,
-    rules: Any,
+    rules: Rules,
 ) -> list[CaseResult]:
     """Replay every case, at most ``concurrency`` at a time; results in the order of ``cases``."""
     gate = asyncio.Semaphore(max(1, concurrency))

@@ -11,7 +11,7 @@ from typing import Any, overload
 
 from sqlalchemy import URL, Engine, create_engine, event, func, inspect, select, table
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import CursorResult, Result, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -430,3 +430,12 @@ def open_store(url: str, *, require_schema: bool = True, writes: bool = False) -
     if require_schema:
         require_current_schema(engine)
     return engine
+
+
+def rowcount(result: Result[Any]) -> int:
+    """Rows matched by an UPDATE or DELETE, from its ``session.execute`` result (``Session.execute`` is
+    typed as returning ``Result``; a DML statement returns a ``CursorResult``). Raises ``TypeError`` for
+    the result of a SELECT."""
+    if not isinstance(result, CursorResult):
+        raise TypeError("rowcount needs the result of an UPDATE or DELETE")
+    return int(result.rowcount or 0)

@@ -7,17 +7,21 @@ copy its fields by hand. Imports only the standard library.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-@cache
+_FIELDS: dict[type, tuple[dataclasses.Field[Any], ...]] = {}
+
+
 def _fields(row_cls: type) -> tuple[dataclasses.Field[Any], ...]:
-    if not dataclasses.is_dataclass(row_cls):
-        raise TypeError(f"{row_cls.__name__} is not a dataclass")
-    return tuple(f for f in dataclasses.fields(row_cls) if f.init)
+    got = _FIELDS.get(row_cls)
+    if got is None:
+        if not dataclasses.is_dataclass(row_cls):
+            raise TypeError(f"{row_cls.__name__} is not a dataclass")
+        got = _FIELDS[row_cls] = tuple(f for f in dataclasses.fields(row_cls) if f.init)
+    return got
 
 
 def to_row(row_cls: type[T], obj: object, **computed: Any) -> T:

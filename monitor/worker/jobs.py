@@ -9,16 +9,28 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from monitor.checks.store import clear_runs, coverage, store_outcomes, unchecked_record_ids
+from monitor.checks.store import Coverage, clear_runs, coverage, store_outcomes, unchecked_record_ids
 from monitor.ingest.store.records import load_records
+
+if TYPE_CHECKING:
+    from monitor.alerts.policy import Decision
+    from monitor.checks.base import CheckOutcome
+    from monitor.checks.rules import Rules
+    from monitor.ingest.sources import Source
+    from monitor.ingest.store.batches import IngestSummary
+    from monitor.ingest.store.retention import RetentionResult
+    from monitor.queue.store import EnqueueResult
+    from monitor.settings import Settings
+    from monitor.stats.store import KindRate
+    from monitor.worker.runtime import WorkerContext
 
 _log = logging.getLogger("monitor.alerts")
 _worker_log = logging.getLogger("monitor.worker")
@@ -36,7 +48,7 @@ class CheckSummary:
     cleared_runs: int = 0
     days: set[date] = field(default_factory=set)
     seconds: float = 0.0
-    coverage: list[Any] = field(default_factory=list)
+    coverage: list[Coverage] = field(default_factory=list)
 
     @property
     def per_second(self) -> float | None:
@@ -70,7 +82,7 @@ class CheckSummary:
 def check_job(
     *,
     session: Session,
-    rules: Any,
+    rules: Rules,
     recheck: bool = False,
     check_rate: float = 1.0,
     batch_size: int = 500,
@@ -108,7 +120,7 @@ def check_job(
         if not ids:
             break
         now = datetime.now(UTC).replace(tzinfo=None)
-        outcomes = []
+        outcomes: list[tuple[int, str, CheckOutcome]] = []
         for record_id, record in load_records(session=session, record_ids=ids):
             outcome = run_checks(record, rules)
             outcomes.append((record_id, record.request_id, outcome))
@@ -134,10 +146,10 @@ def check_job(
 class RunSummary:
     """The main job's report: what was ingested, checked and queued, and the state of the queue."""
 
-    ingest: Any
+    ingest: IngestSummary | None
     check: CheckSummary
-    enqueue: Any
-    rates: list[Any]
+    enqueue: EnqueueResult
+    rates: list[KindRate]
     depth: int
     overdue: int
     min_severity: str
@@ -177,7 +189,9 @@ class RunSummary:
         }
 
 
-def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) -> Any:
+def enqueue_job(
+    *, session: Session, settings: Settings, days: Iterable[date], now: datetime
+) -> EnqueueResult:
     """Admit to the review queue the given days, plus every day checked since the last admission, and
     commit (idempotent)."""
     from monitor.checks import current_versions
@@ -197,12 +211,12 @@ def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) ->
 def run_job(
     *,
     session: Session,
-    settings: Any,
-    rules: Any,
-    sources: list[Any],
+    settings: Settings,
+    rules: Rules,
+    sources: list[Source],
     now: datetime | None = None,
     on_bytes: Callable[[int], None] | None = None,
-    on_source: Callable[[Any], None] | None = None,
+    on_source: Callable[[Source], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
 ) -> RunSummary:
     """The main job: ingest ``sources``, check what is unchecked, admit the days touched to the queue,
@@ -260,12 +274,12 @@ class CycleSummary:
     ``leader`` says whether this worker held the leader lock (only the leader admits and alerts).
     """
 
-    ingest: Any
+    ingest: IngestSummary
     files: dict[str, str]
     check: CheckSummary
     leader: bool
-    enqueue: Any = None
-    alerts: list[Any] = field(default_factory=list)
+    enqueue: EnqueueResult | None = None
+    alerts: list[Decision] = field(default_factory=list)
     stopped: bool = False
     phase_seconds: dict[str, float] = field(default_factory=dict)
     sources_waiting: list[str] = field(default_factory=list)
@@ -312,7 +326,7 @@ class CycleSummary:
 _WARNED_WAITING: set[str] = set()
 
 
-def cycle_job(ctx: Any) -> CycleSummary:
+def cycle_job(ctx: WorkerContext) -> CycleSummary:
     """The worker's cycle: read the configured sources on from their cursors, check what is
     unchecked, then, if this worker is the leader, admit the days touched to the queue and evaluate
     the alerts. ``ctx`` is a ``monitor.worker.runtime.WorkerContext``.
@@ -374,7 +388,7 @@ def cycle_job(ctx: Any) -> CycleSummary:
     return summary
 
 
-def evaluate_alerts(ctx: Any, session: Session) -> list[Any]:
+def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     """Decide and deliver the fabrication-rate alerts (``monitor.alerts.policy``) and commit; returns every
     group's decision. The caller holds the leader lock.
 
@@ -437,7 +451,7 @@ def evaluate_alerts(ctx: Any, session: Session) -> list[Any]:
     return decisions
 
 
-def alerts_job(ctx: Any) -> Any:
+def alerts_job(ctx: WorkerContext) -> list[Decision]:
     """Evaluate the alerts once, under the leader lock (skipped, returning ``[]``, when another worker
     leads right now)."""
     if not ctx.locks.try_lock("leader"):
@@ -454,8 +468,8 @@ class DailySummary:
     """The daily job: the queue's state for ``day`` and what retention removed."""
 
     day: date
-    queue: dict[str, Any]
-    retention: Any
+    queue: dict[str, int | dict[str, int]]
+    retention: RetentionResult
 
     def log_fields(self) -> dict[str, Any]:
         return {"day": self.day.isoformat(), **self.queue, **self.retention.as_dict()}
@@ -464,7 +478,7 @@ class DailySummary:
         return {"day": self.day.isoformat(), "queue": self.queue, "retention": self.retention.as_dict()}
 
 
-def retention_job(ctx: Any) -> Any:
+def retention_job(ctx: WorkerContext) -> RetentionResult:
     """Remove transcripts older than ``retention_days`` (``monitor.ingest.store.retention``)."""
     from monitor.ingest.store.retention import apply_retention
 
@@ -475,7 +489,7 @@ def retention_job(ctx: Any) -> Any:
         )
 
 
-def queue_summary(session: Session, day: date, now: datetime) -> dict[str, Any]:
+def queue_summary(session: Session, day: date, now: datetime) -> dict[str, int | dict[str, int]]:
     """The queue for the daily log: open and overdue items, and ``day``'s items per stratum and state."""
     from monitor.queue.store import list_queue, queue_depth
 
@@ -492,7 +506,7 @@ def queue_summary(session: Session, day: date, now: datetime) -> dict[str, Any]:
     }
 
 
-def daily_job(ctx: Any) -> DailySummary:
+def daily_job(ctx: WorkerContext) -> DailySummary:
     """Write the queue summary of the day before ``now`` (in ``timezone``) to the log, then apply
     retention. The log line is written by the caller (``run_job``) from ``log_fields``."""
     from zoneinfo import ZoneInfo
@@ -505,7 +519,10 @@ def daily_job(ctx: Any) -> DailySummary:
     return DailySummary(day, queue, retention_job(ctx))
 
 
-WORKER_JOBS: dict[str, Callable[[Any], Any]] = {
+JobSummary: TypeAlias = "CycleSummary | DailySummary | list[Decision] | RetentionResult"
+"""What a worker job returns (``alerts``: every group's decision)."""
+
+WORKER_JOBS: dict[str, Callable[[WorkerContext], JobSummary]] = {
     "cycle": cycle_job,
     "daily": daily_job,
     "alerts": alerts_job,

@@ -19,12 +19,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from monitor.worker.locks import Locks, WorkerError, locks_for
+
+if TYPE_CHECKING:
+    from sentry_sdk.transport import Transport
+
+    from monitor.checks.rules import Rules
+    from monitor.settings import Settings
+    from monitor.worker.jobs import JobSummary
 
 log = logging.getLogger("monitor.worker")
 
@@ -42,9 +50,9 @@ class WorkerContext:
     naive UTC (tests pass a fixed one); ``sentry`` says whether alerts and check-ins go to Sentry.
     """
 
-    settings: Any
+    settings: Settings
     engine: Engine
-    rules: Any
+    rules: Rules
     locks: Locks
     holder: str
     sentry: bool = False
@@ -84,7 +92,9 @@ class WorkerContext:
             self.engine.dispose()
 
 
-def open_worker(settings: Any, *, sentry_transport: Any = None, holder: str | None = None) -> WorkerContext:
+def open_worker(
+    settings: Settings, *, sentry_transport: Transport | None = None, holder: str | None = None
+) -> WorkerContext:
     """Build the worker context: engine (schema at head), rules, NLP pipeline, locks and Sentry.
 
     Raises ``StorageError`` (database unreachable or not migrated), ``RulesError``, ``ConfigError``,
@@ -110,7 +120,7 @@ def open_worker(settings: Any, *, sentry_transport: Any = None, holder: str | No
     )
 
 
-def run_job(ctx: WorkerContext, name: str) -> Any:
+def run_job(ctx: WorkerContext, name: str) -> JobSummary:
     """Run the job ``name`` (``cycle``, ``daily``, ``alerts``, ``retention``) once and return its summary.
 
     The cycle checks in with Sentry Crons when Sentry is on. Raises ``WorkerError`` for an unknown name;
@@ -165,7 +175,7 @@ def run_forever(ctx: WorkerContext, *, install_signals: bool = True) -> None:
 
     if install_signals:
 
-        def on_signal(signum: int, _frame: Any) -> None:
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
             log.info("shutdown requested", extra={"fields": {"signal": signal.Signals(signum).name}})
             ctx.stop_event.set()
 

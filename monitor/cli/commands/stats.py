@@ -253,10 +253,9 @@ def stats(
         title="whole-traffic estimates (Horvitz–Thompson over the sampled strata)",
     )
     for e in estimates:
-        ci = f"{e.ci[0]:.1%}–{e.ci[1]:.1%}" if e.ci else "-"
-        est.add_row(
-            e.name, f"{e.value:.1%}" if e.value is not None else "-", ci, f"{e.coverage:.0%}", str(e.verdicts)
-        )
+        interval = f"{e.ci[0]:.1%}–{e.ci[1]:.1%}" if e.ci else "-"
+        value = f"{e.value:.1%}" if e.value is not None else "-"
+        est.add_row(e.name, value, interval, f"{e.coverage:.0%}", str(e.verdicts))
     out.print(est)
 
 

@@ -167,12 +167,16 @@ def worker_status(
     lt = Table("lease", "holder", "since", "renew by", "state", title="workers")
     for x in data["leases"]:
         lt.add_row(
-            x["name"], x["holder"], x["acquired_at"], x["expires_at"], "EXPIRED" if x["expired"] else "ok"
+            str(x["name"]),
+            str(x["holder"]),
+            str(x["acquired_at"]),
+            str(x["expires_at"]),
+            "EXPIRED" if x["expired"] else "ok",
         )
     out.print(lt)
     ct = Table("file", "line", "offset", "size", "updated", title="source cursors")
     for c in data["cursors"]:
-        ct.add_row(c["path"], str(c["line_no"]), str(c["offset"]), str(c["size"]), c["updated_at"])
+        ct.add_row(str(c["path"]), str(c["line_no"]), str(c["offset"]), str(c["size"]), str(c["updated_at"]))
     out.print(ct)
 
 

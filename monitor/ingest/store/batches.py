@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, or_, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from monitor.errors import IngestError
@@ -220,7 +220,7 @@ class Ingestor:
                             p,
                             LineError(
                                 "duplicate_event",
-                                f"{ev.kind} {ev.data.request_id!r} {same} the event from {where}",  # type: ignore[attr-defined]
+                                f"{ev.kind} {ev.data.request_id!r} {same} the event from {where}",
                             ),
                         )
                     )
@@ -250,7 +250,7 @@ class Ingestor:
                 "event_key": ev.event_key,
                 "content_sha": ev.content_sha,
                 "conv_id": getattr(ev.data, "conv_id", None),
-                "request_id": ev.data.request_id,  # type: ignore[attr-defined]
+                "request_id": ev.data.request_id,
                 "turn": getattr(ev.data, "turn", None),
                 "ts": naive_utc(getattr(ev.data, "ts", None)),
                 "source": self.source_name,
@@ -429,7 +429,7 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
 
 def unjoined_counts(session: Session) -> tuple[int, int]:
     """``(ctx_inputs with no rewrite, rewrites with no ctx_input)`` across the whole store."""
-    stmt: Select[Any] = select(
+    stmt = select(
         func.count().filter(Record.rewrite_event_id.is_(None)),
         func.count().filter(Record.ctx_event_id.is_(None)),
     ).where(or_(Record.ctx_event_id.is_(None), Record.rewrite_event_id.is_(None)))

@@ -28,6 +28,7 @@ from sqlalchemy import and_, func, or_, select, union, update
 from sqlalchemy.orm import Session
 
 from monitor.ingest.store.quarantine import scrub_stored_details
+from monitor.store.engine import rowcount
 from monitor.store.models import Event, Quarantine, QueueItem, Record, RegressionCase, Verdict
 
 REMOVED_EXCERPT = "[removed by retention]"
@@ -107,7 +108,7 @@ def apply_retention(
     )
     session.commit()
     scrubbed = scrub_stored_details(session=session, batch_size=batch_size)
-    return RetentionResult(removed, int(kept), int(result.rowcount or 0), cutoff, scrubbed)
+    return RetentionResult(removed, int(kept), rowcount(result), cutoff, scrubbed)
 
 
 __all__ = ["REMOVED_EXCERPT", "RetentionResult", "apply_retention"]
