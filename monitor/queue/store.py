@@ -195,7 +195,6 @@ def enqueue_days(
     withdrawn: dict[str, int] = {}
     capped = 0
     subsampled: dict[str, list[str]] = {}
-    now_naive = naive_utc(now)
     for day in sorted(set(days)):
         candidates, meta = day_candidates(
             session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
@@ -261,7 +260,7 @@ def enqueue_days(
                         "prompt_version": m["prompt_version"],
                         "state": "pending",
                         "due_at": due,
-                        "created_at": now_naive,
+                        "created_at": now,
                         **fields,
                     }
                 )
@@ -283,7 +282,7 @@ def enqueue_days(
                 gone = session.execute(
                     update(QueueItem)
                     .where(QueueItem.id == old.id, QueueItem.state == "pending")
-                    .values(state=WITHDRAWN, finished_at=now_naive)
+                    .values(state=WITHDRAWN, finished_at=now)
                 ).rowcount
                 if gone:
                     withdrawn[old.stratum] = withdrawn.get(old.stratum, 0) + 1
@@ -300,7 +299,7 @@ def enqueue_days(
                 "capped": plan.capped[stratum],
                 "subsampled": stratum in plan.subsampled,
                 # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
-                "updated_at": datetime.now(UTC).replace(tzinfo=None),
+                "updated_at": datetime.now(UTC),
             }
             if session.get(QueueDay, (day, stratum)) is None:
                 session.add(QueueDay(day=day, stratum=stratum, **values))
@@ -335,7 +334,7 @@ def held_claim(*, session: Session, reviewer: str, now: datetime) -> QueueItem |
         .where(
             QueueItem.state == "claimed",
             QueueItem.claimed_by == reviewer,
-            QueueItem.lease_expires_at >= naive_utc(now),
+            QueueItem.lease_expires_at >= now,
         )
         .order_by(*review_order())
         .limit(1)
@@ -349,7 +348,6 @@ def claim_next(
 
     A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
     """
-    now = naive_utc(now)
     held = held_claim(session=session, reviewer=reviewer, now=now)
     if held is not None:
         held.lease_expires_at = now + lease
@@ -409,7 +407,7 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
     if item is None:
         raise QueueError(f"no queue item {item_id}")
     if item.state == "claimed" and item.claimed_by == reviewer:
-        if item.lease_expires_at is not None and item.lease_expires_at < now:
+        if item.lease_expires_at is not None and item.lease_expires_at < naive_utc(now):
             raise QueueError(
                 f"{reviewer}'s claim on queue item {item_id} expired at {item.lease_expires_at:%H:%M:%S}"
             )
@@ -420,14 +418,13 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
 
 def release(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Give a claimed item back to the queue. Raises ``QueueError`` unless ``reviewer`` holds it."""
-    item = _own(session, item_id, reviewer, naive_utc(now))
+    item = _own(session, item_id, reviewer, now)
     item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
     session.commit()
 
 
 def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Mark a claimed item skipped (it leaves the queue without a verdict)."""
-    now = naive_utc(now)
     item = _own(session, item_id, reviewer, now)
     item.state, item.finished_at = "skipped", now
     session.commit()
@@ -442,7 +439,6 @@ def list_queue(
     limit: int | None = 50,
 ) -> list[QueueRow]:
     """Queue items in review order (severity, then age). ``state`` ``pending`` includes expired claims."""
-    now = naive_utc(now)
     stmt = select(QueueItem).order_by(*review_order())
     if state == "pending":
         stmt = stmt.where(_claimable(now))
@@ -454,7 +450,6 @@ def list_queue(
 
 def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
     """``(open items, overdue open items)``; open means pending or claimed."""
-    now = naive_utc(now)
     open_ = QueueItem.state.in_(("pending", "claimed"))
     total = session.scalar(select(func.count()).where(open_)) or 0
     overdue = session.scalar(select(func.count()).where(open_, QueueItem.due_at < now)) or 0
@@ -556,7 +551,6 @@ def list_open(
     """
     if filters.stratum is not None and filters.stratum not in STRATA:
         raise ValueError(f"unknown stratum {filters.stratum!r}; one of: {', '.join(STRATA)}")
-    now = naive_utc(now)
     conds = _where(filters, now, checks, SEVERITY_RANK[min_severity])
     order = review_order()
     items = session.scalars(select(QueueItem).where(*conds).order_by(*order).limit(limit).offset(offset))
@@ -601,7 +595,6 @@ def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | N
 
     Read-only: unlike ``claim_next`` it neither claims nor renews.
     """
-    now = naive_utc(now)
     item = held_claim(session=session, reviewer=reviewer, now=now)
     return queue_row(item, now) if item is not None else None
 
@@ -609,7 +602,7 @@ def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | N
 def get_item(*, session: Session, item_id: int, now: datetime) -> QueueRow | None:
     """Queue item ``item_id`` as plain data (re-read from the database), or ``None`` when unknown."""
     item = session.get(QueueItem, item_id, populate_existing=True)
-    return queue_row(item, naive_utc(now)) if item is not None else None
+    return queue_row(item, now) if item is not None else None
 
 
 def item_for_request(*, session: Session, request_id: str, now: datetime) -> QueueRow | None:
@@ -617,4 +610,4 @@ def item_for_request(*, session: Session, request_id: str, now: datetime) -> Que
     item = session.scalars(
         select(QueueItem).where(QueueItem.request_id == request_id).order_by(QueueItem.id).limit(1)
     ).first()
-    return queue_row(item, naive_utc(now)) if item is not None else None
+    return queue_row(item, now) if item is not None else None
