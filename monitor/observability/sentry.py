@@ -13,11 +13,14 @@ from __future__ import annotations
 import math
 import re
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monitor.alerts import policy as rules
 from monitor.errors import MonitorError
 from monitor.observability.logs import SCRUBBED, TEXT_KEYS
+
+if TYPE_CHECKING:
+    from monitor.settings import Settings
 
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 EMAIL_REPLACEMENT = "[email]"
@@ -63,7 +66,7 @@ def scrub_event(event: dict[str, Any], hint: dict[str, Any] | None = None) -> di
     return out
 
 
-def init_sentry(settings: Any, *, transport: Any = None, release: str | None = None) -> bool:
+def init_sentry(settings: Settings, *, transport: Any = None, release: str | None = None) -> bool:
     """Set up the SDK when ``settings.sentry_dsn`` is set; returns whether Sentry is on.
 
     ``transport`` replaces the HTTP transport (tests pass a capturing one: the real SDK builds and
@@ -120,7 +123,7 @@ def send_alert(decision: rules.Decision, policy: rules.Policy) -> str | None:
         return sentry_sdk.capture_message(rules.message(decision), level=level)
 
 
-def monitor_config(settings: Any) -> dict[str, Any]:
+def monitor_config(settings: Settings) -> dict[str, Any]:
     """The Crons monitor of the cycle job: an interval schedule of ``worker_interval_minutes``.
 
     Sentry takes whole minutes, so the interval is rounded up; a check-in may be one interval late
@@ -137,7 +140,7 @@ def monitor_config(settings: Any) -> dict[str, Any]:
     }
 
 
-def cron_checkin(settings: Any, enabled: bool) -> AbstractContextManager[None]:
+def cron_checkin(settings: Settings, enabled: bool) -> AbstractContextManager[None]:
     """The cycle's Crons check-ins: the SDK's ``sentry_sdk.monitor`` for ``settings.cron_monitor_slug``
     with :func:`monitor_config` (``in_progress`` on entry, then ``ok``, or ``error`` with the exception
     still raised, each with the same check-in id and the duration), or a no-op when not ``enabled``."""

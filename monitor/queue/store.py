@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, exists, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
@@ -25,6 +25,9 @@ from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
+
+if TYPE_CHECKING:
+    from monitor.settings import Settings
 
 MANUAL = "manual"
 """Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
@@ -174,7 +177,7 @@ def enqueue_days(
     session: Session,
     days: Sequence[date],
     checks: Sequence[tuple[str, int]],
-    settings: Any,
+    settings: Settings,
     now: datetime,
 ) -> EnqueueResult:
     """Admit each day's checked rewrites to the queue (see ``monitor.queue.sampling.admit``); idempotent.

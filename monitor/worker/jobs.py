@@ -12,13 +12,16 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import clear_runs, coverage, store_outcomes, unchecked_record_ids
 from monitor.ingest.store.records import load_records
+
+if TYPE_CHECKING:
+    from monitor.settings import Settings
 
 _log = logging.getLogger("monitor.alerts")
 _worker_log = logging.getLogger("monitor.worker")
@@ -177,7 +180,7 @@ class RunSummary:
         }
 
 
-def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) -> Any:
+def enqueue_job(*, session: Session, settings: Settings, days: Any, now: datetime) -> Any:
     """Admit to the review queue the given days, plus every day checked since the last admission, and
     commit (idempotent)."""
     from monitor.checks import current_versions
@@ -197,7 +200,7 @@ def enqueue_job(*, session: Session, settings: Any, days: Any, now: datetime) ->
 def run_job(
     *,
     session: Session,
-    settings: Any,
+    settings: Settings,
     rules: Any,
     sources: list[Any],
     now: datetime | None = None,

@@ -19,12 +19,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from monitor.worker.locks import Locks, WorkerError, locks_for
+
+if TYPE_CHECKING:
+    from monitor.settings import Settings
 
 log = logging.getLogger("monitor.worker")
 
@@ -42,7 +45,7 @@ class WorkerContext:
     naive UTC (tests pass a fixed one); ``sentry`` says whether alerts and check-ins go to Sentry.
     """
 
-    settings: Any
+    settings: Settings
     engine: Engine
     rules: Any
     locks: Locks
@@ -84,7 +87,9 @@ class WorkerContext:
             self.engine.dispose()
 
 
-def open_worker(settings: Any, *, sentry_transport: Any = None, holder: str | None = None) -> WorkerContext:
+def open_worker(
+    settings: Settings, *, sentry_transport: Any = None, holder: str | None = None
+) -> WorkerContext:
     """Build the worker context: engine (schema at head), rules, NLP pipeline, locks and Sentry.
 
     Raises ``StorageError`` (database unreachable or not migrated), ``RulesError``, ``ConfigError``,

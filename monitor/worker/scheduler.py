@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -24,11 +24,14 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+if TYPE_CHECKING:
+    from monitor.settings import Settings
+
 JOB_IDS = ("cycle", "daily")
 DAILY_GRACE_SECONDS = 6 * 3600
 
 
-def build_scheduler(settings: Any, run: Callable[[str], None]) -> BackgroundScheduler:
+def build_scheduler(settings: Settings, run: Callable[[str], None]) -> BackgroundScheduler:
     """A (not yet started) scheduler calling ``run("cycle")`` and ``run("daily")`` on their triggers."""
     tz = ZoneInfo(settings.timezone)
     interval = settings.worker_interval_minutes
