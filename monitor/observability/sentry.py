@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal
 
 from monitor.alerts import policy as rules
@@ -146,36 +145,16 @@ def monitor_config(settings: Settings) -> MonitorConfig:
     }
 
 
-@contextmanager
-def cron_checkin(settings: Settings, enabled: bool) -> Iterator[None]:
-    """Wrap a cycle in Crons check-ins: ``in_progress``, then ``ok``, or ``error`` if it raises."""
+def cron_checkin(settings: Settings, enabled: bool) -> AbstractContextManager[None]:
+    """The cycle's Crons check-ins: the SDK's ``sentry_sdk.monitor`` for ``settings.cron_monitor_slug``
+    with :func:`monitor_config` (``in_progress`` on entry, then ``ok``, or ``error`` with the exception
+    still raised, each with the same check-in id and the duration), or a no-op when not ``enabled``."""
     if not enabled:
-        yield
-        return
-    import time
+        return nullcontext()
+    import sentry_sdk
 
-    from sentry_sdk.crons import capture_checkin
-
-    slug, config = settings.cron_monitor_slug, monitor_config(settings)
-    check_in_id = capture_checkin(monitor_slug=slug, status="in_progress", monitor_config=config)
-    started = time.monotonic()
-    try:
-        yield
-    except BaseException:
-        capture_checkin(
-            monitor_slug=slug,
-            check_in_id=check_in_id,
-            status="error",
-            duration=time.monotonic() - started,
-            monitor_config=config,
-        )
-        raise
-    capture_checkin(
-        monitor_slug=slug,
-        check_in_id=check_in_id,
-        status="ok",
-        duration=time.monotonic() - started,
-        monitor_config=config,
+    return sentry_sdk.monitor(
+        monitor_slug=settings.cron_monitor_slug, monitor_config=monitor_config(settings)
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, exists, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
@@ -26,6 +26,9 @@ from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc, rowcount
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
+
+if TYPE_CHECKING:
+    from monitor.settings import Settings
 
 MANUAL = "manual"
 """Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
@@ -160,7 +163,7 @@ def enqueue_days(
     session: Session,
     days: Sequence[date],
     checks: Sequence[tuple[str, int]],
-    settings: Any,
+    settings: Settings,
     now: datetime,
 ) -> EnqueueResult:
     """Admit each day's checked rewrites to the queue (see ``monitor.queue.sampling.admit``); idempotent.
@@ -181,7 +184,6 @@ def enqueue_days(
     withdrawn: dict[str, int] = {}
     capped = 0
     subsampled: dict[str, list[str]] = {}
-    now_naive = naive_utc(now)
     for day in sorted(set(days)):
         candidates, meta = day_candidates(
             session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
@@ -247,7 +249,7 @@ def enqueue_days(
                         "prompt_version": m["prompt_version"],
                         "state": "pending",
                         "due_at": due,
-                        "created_at": now_naive,
+                        "created_at": now,
                         **fields,
                     }
                 )
@@ -270,7 +272,7 @@ def enqueue_days(
                     session.execute(
                         update(QueueItem)
                         .where(QueueItem.id == old.id, QueueItem.state == "pending")
-                        .values(state=WITHDRAWN, finished_at=now_naive)
+                        .values(state=WITHDRAWN, finished_at=now)
                     )
                 )
                 if gone:
@@ -288,7 +290,7 @@ def enqueue_days(
                 "capped": plan.capped[stratum],
                 "subsampled": stratum in plan.subsampled,
                 # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
-                "updated_at": datetime.now(UTC).replace(tzinfo=None),
+                "updated_at": datetime.now(UTC),
             }
             if session.get(QueueDay, (day, stratum)) is None:
                 session.add(QueueDay(day=day, stratum=stratum, **values))
@@ -323,7 +325,7 @@ def held_claim(*, session: Session, reviewer: str, now: datetime) -> QueueItem |
         .where(
             QueueItem.state == "claimed",
             QueueItem.claimed_by == reviewer,
-            QueueItem.lease_expires_at >= naive_utc(now),
+            QueueItem.lease_expires_at >= now,
         )
         .order_by(*review_order())
         .limit(1)
@@ -337,7 +339,6 @@ def claim_next(
 
     A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
     """
-    now = naive_utc(now)
     held = held_claim(session=session, reviewer=reviewer, now=now)
     if held is not None:
         held.lease_expires_at = now + lease
@@ -397,7 +398,7 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
     if item is None:
         raise QueueError(f"no queue item {item_id}")
     if item.state == "claimed" and item.claimed_by == reviewer:
-        if item.lease_expires_at is not None and item.lease_expires_at < now:
+        if item.lease_expires_at is not None and item.lease_expires_at < naive_utc(now):
             raise QueueError(
                 f"{reviewer}'s claim on queue item {item_id} expired at {item.lease_expires_at:%H:%M:%S}"
             )
@@ -408,14 +409,13 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
 
 def release(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Give a claimed item back to the queue. Raises ``QueueError`` unless ``reviewer`` holds it."""
-    item = _own(session, item_id, reviewer, naive_utc(now))
+    item = _own(session, item_id, reviewer, now)
     item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
     session.commit()
 
 
 def skip(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Mark a claimed item skipped (it leaves the queue without a verdict)."""
-    now = naive_utc(now)
     item = _own(session, item_id, reviewer, now)
     item.state, item.finished_at = "skipped", now
     session.commit()
@@ -430,7 +430,6 @@ def list_queue(
     limit: int | None = 50,
 ) -> list[QueueRow]:
     """Queue items in review order (severity, then age). ``state`` ``pending`` includes expired claims."""
-    now = naive_utc(now)
     stmt = select(QueueItem).order_by(*review_order())
     if state == "pending":
         stmt = stmt.where(_claimable(now))
@@ -442,7 +441,6 @@ def list_queue(
 
 def queue_depth(*, session: Session, now: datetime) -> tuple[int, int]:
     """``(open items, overdue open items)``; open means pending or claimed."""
-    now = naive_utc(now)
     open_ = QueueItem.state.in_(("pending", "claimed"))
     total = session.scalar(select(func.count()).where(open_)) or 0
     overdue = session.scalar(select(func.count()).where(open_, QueueItem.due_at < now)) or 0
@@ -544,7 +542,6 @@ def list_open(
     """
     if filters.stratum is not None and filters.stratum not in STRATA:
         raise ValueError(f"unknown stratum {filters.stratum!r}; one of: {', '.join(STRATA)}")
-    now = naive_utc(now)
     conds = _where(filters, now, checks, SEVERITY_RANK[min_severity])
     order = review_order()
     items = session.scalars(select(QueueItem).where(*conds).order_by(*order).limit(limit).offset(offset))
@@ -589,7 +586,6 @@ def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | N
 
     Read-only: unlike ``claim_next`` it neither claims nor renews.
     """
-    now = naive_utc(now)
     item = held_claim(session=session, reviewer=reviewer, now=now)
     return queue_row(item, now) if item is not None else None
 
@@ -597,7 +593,7 @@ def held_item(*, session: Session, reviewer: str, now: datetime) -> QueueRow | N
 def get_item(*, session: Session, item_id: int, now: datetime) -> QueueRow | None:
     """Queue item ``item_id`` as plain data (re-read from the database), or ``None`` when unknown."""
     item = session.get(QueueItem, item_id, populate_existing=True)
-    return queue_row(item, naive_utc(now)) if item is not None else None
+    return queue_row(item, now) if item is not None else None
 
 
 def item_for_request(*, session: Session, request_id: str, now: datetime) -> QueueRow | None:
@@ -605,4 +601,4 @@ def item_for_request(*, session: Session, request_id: str, now: datetime) -> Que
     item = session.scalars(
         select(QueueItem).where(QueueItem.request_id == request_id).order_by(QueueItem.id).limit(1)
     ).first()
-    return queue_row(item, naive_utc(now)) if item is not None else None
+    return queue_row(item, now) if item is not None else None

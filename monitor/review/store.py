@@ -57,7 +57,6 @@ def record_verdict(
     are stripped and blank ones dropped. The regression case (``monitor.cases.store.apply_verdict``)
     is written in the same transaction as the verdict, so the eval set never lags the verdicts.
     """
-    now = naive_utc(now)
     _validate(label, artifact)
     claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
     item = _own(session, item_id, reviewer, now)
@@ -109,7 +108,6 @@ def verdict_for_request(
     ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
     conversations when ``conv_id`` does not pick one.
     """
-    now = naive_utc(now)
     _validate(label, artifact)
     stmt = select(Record.id, Record.conv_id, Record.ts).where(
         Record.request_id == request_id, Record.rewrite_event_id.is_not(None)
@@ -132,7 +130,7 @@ def verdict_for_request(
             "record_id": rec.id,
             "request_id": request_id,
             "conv_id": rec.conv_id,
-            "day": (rec.ts or now).date(),
+            "day": (rec.ts or naive_utc(now)).date(),  # the rewrite's UTC day
             "stratum": MANUAL,
             "priority": PRIORITY["control"],
             "inclusion_prob": 0.0,
@@ -227,7 +225,7 @@ class Throughput:
 
 def reviewer_throughput(*, session: Session, now: datetime, days: int = 14) -> list[Throughput]:
     """Verdicts per UTC day and reviewer over the last ``days`` days up to ``now``, oldest day first."""
-    since = naive_utc(now) - timedelta(days=days)
+    since = now - timedelta(days=days)
     day = func.date(Verdict.created_at)
     stmt = (
         select(day, Verdict.reviewer, func.count())
@@ -268,7 +266,7 @@ def propose_alias(
         proposer=proposer,
         members=clean,
         note=note or None,
-        created_at=naive_utc(now),
+        created_at=now,
     )
     session.add(proposal)
     session.commit()

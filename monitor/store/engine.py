@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, overload
 
-from sqlalchemy import URL, Engine, create_engine, event, func, inspect, select, table
+from sqlalchemy import URL, DateTime, Engine, create_engine, event, func, inspect, select, table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult, Result, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Mapper, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
 
 from monitor.errors import ConfigError, StorageError
 
@@ -400,6 +401,51 @@ def naive_utc(dt: datetime | None) -> datetime | None:
     if dt is None or dt.tzinfo is None:
         return dt
     return dt.astimezone(UTC).replace(tzinfo=None)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """The store's one datetime type: a plain ``DateTime`` column (``timestamp without time zone``)
+    holding naive UTC, so the schema and the migrations are those of ``DateTime``.
+
+    - Bind (INSERT/UPDATE values, Core ``insert()`` rows, comparisons with a column of this type): an
+      aware value is converted to UTC and its tzinfo dropped; a naive one is taken as UTC already.
+    - Result: the naive UTC value as stored (as before this type: callers and tests compare with naive
+      datetimes). Code comparing a loaded value with an aware clock in Python converts the clock with
+      :func:`naive_utc`.
+    - ORM attributes: assigning a datetime to a mapped attribute of this type stores it as naive UTC
+      right away (:func:`normalize_utc_attributes`), so an object's in-memory value matches what a
+      reload would return, whatever the caller passed.
+
+    A ``literal()`` or ``bindparam()`` not compared with such a column needs ``type_=UTCDateTime()``.
+    """
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return naive_utc(value)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return value
+
+    @property
+    def python_type(self) -> type[datetime]:
+        return datetime
+
+
+def _naive_utc_on_set(_target: Any, value: Any, _old: Any, _initiator: Any) -> Any:
+    return naive_utc(value) if isinstance(value, datetime) else value
+
+
+def normalize_utc_attributes(base: type[Any]) -> None:
+    """Make every mapped attribute of a :class:`UTCDateTime` column of ``base``'s models keep naive UTC
+    on assignment (``Verdict(created_at=aware)``, ``item.finished_at = aware``)."""
+
+    @event.listens_for(base, "mapper_configured", propagate=True)
+    def _listen(mapper: Mapper[Any], _class: type[Any]) -> None:
+        for attr in mapper.column_attrs:
+            if any(isinstance(getattr(c, "type", None), UTCDateTime) for c in attr.columns):
+                event.listen(attr.class_attribute, "set", _naive_utc_on_set, retval=True)
 
 
 def sqlite_file(url: str) -> Path | None:

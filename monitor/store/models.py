@@ -26,7 +26,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Date,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -38,6 +37,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from monitor.store.engine import UTCDateTime, normalize_utc_attributes
 
 # Deterministic constraint names, so migrations can drop what they created on every backend.
 NAMING = {
@@ -58,6 +59,9 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
+normalize_utc_attributes(Base)  # every datetime column is UTCDateTime: naive UTC in memory as stored
+
+
 class Event(Base):
     """One accepted log event (``ctx_input``, ``rewrite``, ``retrieve`` or ``answer``)."""
 
@@ -70,12 +74,12 @@ class Event(Base):
     conv_id: Mapped[str | None] = mapped_column(String(255))
     request_id: Mapped[str] = mapped_column(String(255))
     turn: Mapped[int | None] = mapped_column(Integer)
-    ts: Mapped[datetime | None] = mapped_column(DateTime)
+    ts: Mapped[datetime | None] = mapped_column(UTCDateTime)
     source: Mapped[str] = mapped_column(String(128))
     origin: Mapped[str] = mapped_column(String(1024))
     line_no: Mapped[int] = mapped_column(Integer)
     raw: Mapped[dict[str, Any]] = mapped_column(Json)
-    ingested_at: Mapped[datetime] = mapped_column(DateTime)
+    ingested_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         Index("ix_events_kind_request", "kind", "request_id"),
@@ -97,7 +101,7 @@ class Record(Base):
     conv_id: Mapped[str] = mapped_column(String(255))
     request_id: Mapped[str] = mapped_column(String(255))
     turn: Mapped[int] = mapped_column(Integer)
-    ts: Mapped[datetime | None] = mapped_column(DateTime)
+    ts: Mapped[datetime | None] = mapped_column(UTCDateTime)
     ctx_event_id: Mapped[int | None] = mapped_column(ForeignKey("events.id"), unique=True)
     rewrite_event_id: Mapped[int | None] = mapped_column(ForeignKey("events.id"), unique=True)
     join_method: Mapped[str | None] = mapped_column(String(16))
@@ -125,7 +129,7 @@ class Quarantine(Base):
     detail: Mapped[str] = mapped_column(Text)
     raw_excerpt: Mapped[str] = mapped_column(Text)
     raw_sha: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (UniqueConstraint("origin", "line_no", "raw_sha", name="uq_quarantine_line"),)
 
@@ -147,7 +151,7 @@ class CheckRun(Base):
     status: Mapped[str] = mapped_column(String(16))
     skip_reason: Mapped[str | None] = mapped_column(Text)
     n_findings: Mapped[int] = mapped_column(Integer)
-    checked_at: Mapped[datetime] = mapped_column(DateTime)
+    checked_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         UniqueConstraint("record_id", "check_id", "check_version", name="uq_check_runs_record_check"),
@@ -178,7 +182,7 @@ class Finding(Base):
     check_id: Mapped[str] = mapped_column(String(64))
     check_version: Mapped[int] = mapped_column(Integer)
     rules_hash: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         UniqueConstraint("check_run_id", "ordinal", name="uq_findings_run_ordinal"),
@@ -211,11 +215,11 @@ class QueueItem(Base):
     prompt_version: Mapped[str | None] = mapped_column(String(255))
     state: Mapped[str] = mapped_column(String(16))
     claimed_by: Mapped[str | None] = mapped_column(String(255))
-    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
-    due_at: Mapped[datetime] = mapped_column(DateTime)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         Index("ix_queue_items_order", "state", "priority", "created_at"),
@@ -235,7 +239,7 @@ class QueueDay(Base):
     taken: Mapped[int] = mapped_column(Integer)
     capped: Mapped[int] = mapped_column(Integer)
     subsampled: Mapped[bool] = mapped_column(Boolean)
-    updated_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Verdict(Base):
@@ -257,7 +261,7 @@ class Verdict(Base):
     must_include: Mapped[list[str]] = mapped_column(Json)
     must_not_include: Mapped[list[str]] = mapped_column(Json)
     note: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Lease(Base):
@@ -268,8 +272,8 @@ class Lease(Base):
 
     name: Mapped[str] = mapped_column(String(1100), primary_key=True)
     holder: Mapped[str] = mapped_column(String(255))
-    acquired_at: Mapped[datetime] = mapped_column(DateTime)
-    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    acquired_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class SourceCursor(Base):
@@ -289,7 +293,7 @@ class SourceCursor(Base):
     line_no: Mapped[int] = mapped_column(Integer)
     size: Mapped[int] = mapped_column(BigInteger)
     completed: Mapped[bool] = mapped_column(Boolean)
-    updated_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Alert(Base):
@@ -306,8 +310,8 @@ class Alert(Base):
     group_key: Mapped[str] = mapped_column(String(300), index=True)
     prompt_version: Mapped[str | None] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(16))
-    window_start: Mapped[datetime] = mapped_column(DateTime)
-    window_end: Mapped[datetime] = mapped_column(DateTime)
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime)
+    window_end: Mapped[datetime] = mapped_column(UTCDateTime)
     window_rewrites: Mapped[int] = mapped_column(Integer)
     window_flagged: Mapped[int] = mapped_column(Integer)
     window_rate: Mapped[float] = mapped_column(Float)
@@ -317,7 +321,7 @@ class Alert(Base):
     delivered_to: Mapped[str] = mapped_column(String(16))
     sentry_event_id: Mapped[str | None] = mapped_column(String(64))
     context: Mapped[dict[str, Any]] = mapped_column(Json)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class AliasProposal(Base):
@@ -334,7 +338,7 @@ class AliasProposal(Base):
     proposer: Mapped[str] = mapped_column(String(255))
     members: Mapped[list[str]] = mapped_column(Json)
     note: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class RegressionCase(Base):
@@ -349,7 +353,7 @@ class RegressionCase(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     case_key: Mapped[str] = mapped_column(String(64))
     version: Mapped[int] = mapped_column(Integer)
-    superseded_at: Mapped[datetime | None] = mapped_column(DateTime)
+    superseded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     verdict_id: Mapped[int] = mapped_column(ForeignKey("verdicts.id", ondelete="CASCADE"))
     record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
     source_request_id: Mapped[str] = mapped_column(String(255))
@@ -361,9 +365,9 @@ class RegressionCase(Base):
     label: Mapped[str] = mapped_column(String(32))
     artifact: Mapped[str] = mapped_column(String(16))
     reviewer: Mapped[str] = mapped_column(String(255))
-    verdict_at: Mapped[datetime] = mapped_column(DateTime)
+    verdict_at: Mapped[datetime] = mapped_column(UTCDateTime)
     prompt_version: Mapped[str | None] = mapped_column(String(255))
     model: Mapped[str | None] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (UniqueConstraint("case_key", "version", name="uq_regression_cases_key_version"),)

@@ -119,7 +119,7 @@ def check_job(
         )
         if not ids:
             break
-        now = datetime.now(UTC).replace(tzinfo=None)
+        now = datetime.now(UTC)
         outcomes: list[tuple[int, str, CheckOutcome]] = []
         for record_id, record in load_records(session=session, record_ids=ids):
             outcome = run_checks(record, rules)

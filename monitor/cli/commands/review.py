@@ -317,7 +317,7 @@ def export_cmd(
             label=None if label is None else label.value,
             redact=not no_redact,
             finder=finder,
-            now=datetime.now(UTC).replace(tzinfo=None),
+            now=datetime.now(UTC),
         )
     labels = ", ".join(f"{k} {v}" for k, v in summary.by_label.items()) or "none"
     redacted = "redacted" if summary.redacted else "NOT redacted (--no-redact)"

@@ -35,7 +35,7 @@ from monitor.errors import IngestError
 from monitor.ingest.events import LineError, ParsedEvent, parse_line
 from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_lines
 from monitor.queue.sampling import DEFAULT_SEED, draw
-from monitor.store.engine import insert_ignore, naive_utc
+from monitor.store.engine import insert_ignore
 from monitor.store.models import CheckRun, Event, Quarantine, Record
 
 EXCERPT_CHARS = 2000
@@ -224,7 +224,7 @@ class Ingestor:
                             ),
                         )
                     )
-        now = datetime.now(UTC).replace(tzinfo=None)
+        now = datetime.now(UTC)
         inserted = self._insert_events(origin, stored_rows, now)
         self._join(inserted)
         self._quarantine(origin, rejects, now)
@@ -252,7 +252,7 @@ class Ingestor:
                 "conv_id": getattr(ev.data, "conv_id", None),
                 "request_id": ev.data.request_id,
                 "turn": getattr(ev.data, "turn", None),
-                "ts": naive_utc(getattr(ev.data, "ts", None)),
+                "ts": getattr(ev.data, "ts", None),
                 "source": self.source_name,
                 "origin": origin,
                 "line_no": p.line.line_no,
@@ -294,7 +294,7 @@ class Ingestor:
             if match is None:
                 rec = Record(conv_id=data.conv_id, request_id=data.request_id, turn=data.turn)
                 setattr(rec, slot, eid)
-                rec.ts = naive_utc(data.ts)
+                rec.ts = data.ts
                 if ev.kind == "rewrite":
                     rec.model, rec.prompt_version = data.model, data.prompt_version
                     rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
@@ -305,7 +305,7 @@ class Ingestor:
             setattr(rec, slot, eid)
             rec.join_method = method
             if ev.kind == "rewrite":
-                rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, naive_utc(data.ts)
+                rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, data.ts
                 rec.model, rec.prompt_version = data.model, data.prompt_version
                 rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
             open_records.remove(rec)
