@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.test_dashboard import seed_store
+from tests.dashboard.test_dashboard import seed_store
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

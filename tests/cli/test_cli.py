@@ -113,7 +113,7 @@ def test_every_command_is_documented_in_the_readme() -> None:
 
 
 def test_check_findings_and_evaluate_from_the_command_line(cli_db: str, tmp_path: Path) -> None:
-    from tests.test_check_job import canonical_case_2_without_alias
+    from tests.checks.test_check_job import canonical_case_2_without_alias
 
     assert (
         runner.invoke(

@@ -33,7 +33,7 @@ from monitor.store.models import AliasProposal, QueueItem, RegressionCase, Verdi
 from monitor.worker.jobs import check_job, enqueue_job
 from tests import factories
 
-APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 QUEUED_AT = datetime(2024, 3, 6, tzinfo=UTC)
 TIMEOUT = 30  # seconds per AppTest run; the first run imports spaCy-free pages but pandas and altair
 

@@ -22,7 +22,7 @@ from monitor.review.store import verdict_for_request
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, rewrite
 
-GOLDEN = Path(__file__).parent / "golden" / "export_cases.jsonl"
+GOLDEN = Path(__file__).parents[1] / "golden" / "export_cases.jsonl"
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
 FINDER = name_finder()
 runner = CliRunner()

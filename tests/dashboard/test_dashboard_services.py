@@ -28,7 +28,7 @@ from monitor.queue.store import (
 from monitor.review.proposals import proposals_yaml
 from monitor.review.store import Throughput, list_proposals, propose_alias, reviewer_throughput
 from monitor.store.models import QueueItem, Verdict
-from tests.test_queue import CHECKS, DAY, LEASE, NOW, checked_record
+from tests.queue.test_queue import CHECKS, DAY, LEASE, NOW, checked_record
 
 SETTINGS = type(
     "S",
