@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from monitor.cli.main import app
 from monitor.errors import ConfigError
 from monitor.settings import NON_SETTING_ENV_VARS, Settings, check_env_names, load_settings
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 runner = CliRunner()
 

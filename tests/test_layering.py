@@ -272,7 +272,8 @@ STORE_MODULE = re.compile(r"monitor\.store\.\w+|monitor\.(?!cli\.)\w+\.store(\.\
 
 def test_only_store_modules_import_the_models() -> None:
     """Only store modules import ``monitor.store.models``: ``monitor/store/*``, a stage's ``store.py``
-    (``monitor/<stage>/store.py``, or the modules of its ``store/`` package) and ``migrations/``; the rest of ``monitor/`` and the dashboard do not.
+    (``monitor/<stage>/store.py``, or the modules of its ``store/`` package) and ``migrations/``; the rest
+    of ``monitor/`` and the dashboard do not.
 
     Why: the tables are the storage layout, not an interface. Keeping every query in the store modules
     lets the schema change behind their functions, keeps SQLAlchemy out of the pure code, and gives each

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from monitor.cli.main import app
 from monitor.replay import core as rp
 from monitor.store.engine import alembic_config, downgrade_plan, head_revision
-from tests.conftest import REPO, throwaway_pg_database
 from tests.factories import ctx_input, log, rewrite
+from tests.helpers import REPO, throwaway_pg_database
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import CheckRun, QueueItem
-from tests.conftest import REPO, throwaway_pg_database
+from tests.helpers import REPO, throwaway_pg_database
 
 
 @pytest.fixture

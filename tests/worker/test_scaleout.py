@@ -26,7 +26,8 @@ from sqlalchemy import func, select
 from monitor.checks import REGISTRY
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import CheckRun, Event, Quarantine, QueueItem, Record
-from tests.worker.test_worker import REPO, Writer, count, fresh_database, start_worker, stream_lines, worker_env
+from tests.factories import stream_lines
+from tests.helpers import REPO, Writer, count, fresh_database, start_worker, worker_env
 
 # The default queue settings: a budget of 40 a day binds (about 830 flagged rewrites arrive on the
 # one day), so identity with the single worker shows that re-planning the day at each admission makes
