@@ -486,6 +486,7 @@ def test_db_current_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) 
     assert not missing.exists()
 
 
+@pytest.mark.slow
 def test_a_reader_closing_the_pipe_early_is_exit_0_without_a_message(tmp_path: Path) -> None:
     url, _ = _db(tmp_path)
     assert runner.invoke(app, ["--database-url", url, "run", str(REPO / "examples")]).exit_code == 0

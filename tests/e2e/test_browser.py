@@ -129,6 +129,7 @@ def _radio_option(group: str, option: str) -> tuple[str, str]:
     )
 
 
+@pytest.mark.slow
 def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
     server: tuple[str, str], browser: object, tmp_path: Path
 ) -> None:

@@ -93,6 +93,7 @@ def pg_db(tmp_path: Path) -> Any:
     yield from fresh_database("postgresql", tmp_path)
 
 
+@pytest.mark.slow
 def test_three_workers_store_and_check_everything_once(pg_db: str, tmp_path: Path) -> None:
     lines = stream_lines(2500, turns=4, seed=11)  # 20,000 events: 10,000 rewrites with their ctx_input
     assert len(lines) == 20_000

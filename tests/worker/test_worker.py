@@ -41,6 +41,7 @@ def worker_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 # -- crash safety ----------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sigkill_at_random_points_loses_and_duplicates_nothing(worker_db: str, tmp_path: Path) -> None:
     lines = stream_lines(60, turns=4)  # 480 lines
     log_file = tmp_path / "app.jsonl"
@@ -92,6 +93,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(worker_db: str, t
 
 
 # -- shutdown, refusal, scheduler, logs --------------------------------------------------------------------
+@pytest.mark.slow
 def test_sigterm_finishes_the_cycle_and_exits_cleanly(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'w.db'}"
     upgrade(url)
