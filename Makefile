@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
 
-.PHONY: demo test contracts lint bench clean
+.PHONY: demo test test-fast contracts lint bench clean
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ demo: $(BIN)/rewrite-monitor
 
 test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest
+
+# Everything but the tests marked `slow` (worker processes killed and restarted, the three-worker
+# scale-out, concurrent runs, the browser, the real logs, hypothesis): under two minutes on 2 cores,
+# for the edit-test loop. `make test` still runs all of them.
+test-fast: $(BIN)/rewrite-monitor
+	$(BIN)/python -m pytest -m "not slow"
 
 # The layering contracts between the pipeline stages (tests/test_layering.py), on their own.
 contracts: $(BIN)/rewrite-monitor

@@ -12,55 +12,15 @@ unreachable the PostgreSQL variants are skipped, unless ``REWRITE_MONITOR_REQUIR
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from monitor.store.engine import make_engine, upgrade
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("REWRITE_MONITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
-PG_ADMIN_URL = os.environ.get("REWRITE_MONITOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
-REQUIRE_PG = os.environ.get("REWRITE_MONITOR_REQUIRE_PG") == "1"
-
-
-def _pg_admin_engine() -> Engine:
-    url = make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg")
-    return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
-
-
-@contextmanager
-def throwaway_pg_database(prefix: str, *, migrate: bool = False) -> Iterator[str]:
-    """A new PostgreSQL database on the test server, dropped on exit (migrated to head if asked).
-
-    Skips when the server is unreachable, or fails the test when ``REWRITE_MONITOR_REQUIRE_PG=1``.
-    Tests that commit from several connections or processes use one of their own.
-    """
-    admin = _pg_admin_engine()
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:
-        admin.dispose()
-        if REQUIRE_PG:
-            pytest.fail(f"PostgreSQL is required (REWRITE_MONITOR_REQUIRE_PG=1) but unreachable: {exc}")
-        pytest.skip(f"PostgreSQL unreachable: {exc}")
-    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    try:
-        if migrate:
-            upgrade(url)
-        yield url
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+from tests.helpers import SHARED_DATA, throwaway_pg_database
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,33 @@
-"""Builders of log-format-v1 events (dicts) and log bytes, one per event kind."""
+"""The one set of test factories: how tests build what they need, with defaults and keyword overrides.
+
+- log-format-v1 events (dicts) and log bytes, one builder per event kind, plus generated traffic;
+- the in-memory records the checks read (:func:`make_context`, :func:`make_record`);
+- store rows, one factory per model the tests create directly (:func:`event_row`, :func:`record_row`,
+  :func:`check_run_row`, :func:`finding_row`, :func:`queue_item_row`, :func:`quarantine_row`), and
+  :func:`checked_record`, a record checked at the current versions;
+- rows made the way the pipeline makes them: :func:`ingest_checked` (ingest, then the check job) and
+  :func:`verdict` (a reviewer's verdict).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import random
+import uuid
+from collections import Counter
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from monitor.record import Message, transcript_digest
+from monitor.checks import REGISTRY, current_versions
+from monitor.record import ContextInput, Message, Resolution, RewriteRecord, transcript_digest
+from monitor.store.models import CheckRun, Event, Finding, Quarantine, QueueItem, Record
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from monitor.ingest.store.batches import IngestSummary
+
+# -- log events ------------------------------------------------------------------------------------------
 
 
 def ctx_input(conv: str = "c1", req: str = "c1_2", turn: int = 2, **over: Any) -> dict[str, Any]:
@@ -62,3 +84,345 @@ def line(ev: dict[str, Any]) -> bytes:
 
 def log(*events: dict[str, Any]) -> bytes:
     return b"".join(line(e) for e in events)
+
+
+def canonical_case_2_without_alias(conv: str = "cmk") -> bytes:
+    """Issue 3, canonical case 2 with an invented region code (no alias group names 'eu-west-9')."""
+    msgs = [
+        {"role": "user", "content": "Which EU regions support customer-managed encryption keys?"},
+        {
+            "role": "assistant",
+            "content": "Frankfurt and Dublin both support customer-managed keys (CMK) for data at rest.",
+        },
+    ]
+    return log(
+        ctx_input(conv=conv, req=f"{conv}_2", messages=msgs, n_messages=2, client_turn_count=2),
+        rewrite(
+            conv=conv,
+            req=f"{conv}_2",
+            latest="What's the uptime SLA on the second one?",
+            query="What is the uptime SLA for the Dublin (eu-west-9) region?",
+            resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 1}],
+            dropped=["customer-managed encryption keys"],
+        ),
+    )
+
+
+def dashboard_log() -> bytes:
+    """The log of the dashboard's three follow-ups (described in tests/dashboard/test_dashboard.py).
+
+    ``c1_2`` showed 9 turns to the client and adds "enterprise plan", with retrieval and answer
+    logged; ``c2_2`` is clean; ``c3_2`` adds "Kubernetes"."""
+    return log(
+        ctx_input(client_turn_count=9),
+        rewrite(query="What is the uptime SLA for the Dublin region on the enterprise plan?"),
+        {
+            "event": "retrieve",
+            "request_id": "c1_2",
+            "conv_id": "c1",
+            "hits": [
+                {"rank": 2, "doc_id": "doc-eu", "score": 0.71, "title": "EU regions"},
+                {"rank": 1, "doc_id": "doc-sla", "score": 0.82, "title": "Dublin SLA"},
+            ],
+        },
+        {
+            "event": "answer",
+            "request_id": "c1_2",
+            "conv_id": "c1",
+            "text": "99.95% [1]",
+            "citations": ["doc-sla"],
+        },
+        ctx_input(conv="c2", req="c2_2"),
+        rewrite(conv="c2", req="c2_2"),
+        ctx_input(conv="c3", req="c3_2"),
+        rewrite(conv="c3", req="c3_2", query="What is the uptime SLA for Dublin on Kubernetes?"),
+    )
+
+
+# -- generated traffic ---------------------------------------------------------------------------------
+TOPICS = [
+    ("Which EU regions support customer-managed keys?", "Frankfurt and Dublin.", "uptime SLA", "Dublin"),
+    ("What plans include SSO?", "Business and Enterprise.", "price", "Business plan"),
+    ("Which Postgres versions are supported?", "14, 15 and 16.", "end of life", "Postgres 14"),
+    ("Where can I store backups?", "In S3 or GCS buckets.", "retention limit", "S3 backups"),
+]
+
+
+def stream_lines(
+    n_conversations: int, turns: int = 3, *, seed: int = 7, day: str = "2024-03-04"
+) -> list[bytes]:
+    """``2 * n_conversations * turns`` log lines: per turn a ``ctx_input`` (the messages so far) and its
+    ``rewrite``, conversations interleaved in time. About 1 rewrite in 12 adds a word the user never
+    said ("enterprise"), so the checks find something; versions ctx-v1/ctx-v2 alternate."""
+    rng = random.Random(seed)
+    start = datetime.fromisoformat(day)
+    out: list[bytes] = []
+    for t in range(1, turns + 1):
+        for c in range(n_conversations):
+            q, a, follow, ante = TOPICS[c % len(TOPICS)]
+            conv = f"conv{c}"
+            ts = start + timedelta(seconds=c * 7 + t * 60)
+            stamp = ts.isoformat() + "Z"
+            msgs = []
+            for k in range(t):
+                msgs.append({"role": "user", "content": q if k == 0 else f"And the {follow}?", "ts": stamp})
+                msgs.append({"role": "assistant", "content": a, "ts": stamp})
+            req = f"{conv}_{t}"
+            out.append(
+                line(
+                    ctx_input(
+                        conv,
+                        req,
+                        t + 1,
+                        ts=stamp,
+                        n_messages=len(msgs),
+                        roles={"user": t, "assistant": t},
+                        client_turn_count=len(msgs),
+                        first_ts=stamp,
+                        last_ts=stamp,
+                        messages=msgs,
+                    )
+                )
+            )
+            fabricated = rng.random() < 1 / 12
+            query = f"What is the {follow} for {ante}" + (" enterprise" if fabricated else "") + "?"
+            out.append(
+                line(
+                    rewrite(
+                        conv,
+                        req,
+                        t + 1,
+                        ts=stamp,
+                        latest=f"What's the {follow} on that?",
+                        query=query,
+                        resolved=[],
+                        prompt_version=f"ctx-v{1 + c % 2}",
+                    )
+                )
+            )
+    return out
+
+
+# -- records as the checks read them ---------------------------------------------------------------------
+T0 = datetime(2024, 3, 4, 8, 0, tzinfo=UTC)
+
+
+def make_context(
+    messages: list[tuple[str, str]],
+    *,
+    request_id: str = "c1_3",
+    client_turn_count: int | None = -1,
+    n_messages: int | None = None,
+    roles: dict[str, int] | None = None,
+    digest: str | None = "auto",
+    monotonic: bool | None = True,
+    extra: dict | None = None,
+    timestamps: list[datetime] | None = None,
+) -> ContextInput:
+    """A ctx_input consistent with ``messages`` unless a field is overridden (``-1``/``"auto"`` = derived)."""
+    ts = timestamps or [T0 + timedelta(seconds=20 * i) for i in range(len(messages))]
+    msgs = tuple(Message(role, content, t) for (role, content), t in zip(messages, ts, strict=True))
+    return ContextInput(
+        request_id=request_id,
+        n_messages=len(msgs) if n_messages is None else n_messages,
+        roles=dict(Counter(m.role for m in msgs)) if roles is None else roles,
+        digest=transcript_digest(msgs) if digest == "auto" else digest,
+        client_turn_count=len(msgs) if client_turn_count == -1 else client_turn_count,
+        monotonic=monotonic,
+        first_ts=ts[0] if ts else None,
+        last_ts=ts[-1] if ts else None,
+        messages=msgs,
+        context_extra=extra or {},
+    )
+
+
+def make_record(
+    messages: list[tuple[str, str]] | None,
+    latest: str,
+    query: str,
+    *,
+    resolved: tuple[Resolution, ...] = (),
+    dropped: tuple[str, ...] = (),
+    context: ContextInput | None = None,
+    request_id: str = "c1_3",
+    turn: int = 3,
+    **ctx_kw,
+) -> RewriteRecord:
+    if context is None and messages is not None:
+        context = make_context(messages, request_id=request_id, **ctx_kw)
+    return RewriteRecord(
+        conv_id="c1",
+        request_id=request_id,
+        turn=turn,
+        latest=latest,
+        query=query,
+        rewritten=query.strip() != latest.strip(),
+        resolved=resolved,
+        dropped=dropped,
+        context=context,
+    )
+
+
+# -- store rows, one factory per model -------------------------------------------------------------------
+CHECKS = current_versions()
+RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+def _add(session: Session, row: Any) -> Any:
+    session.add(row)
+    session.flush()
+    return row
+
+
+def event_row(session: Session, **over: Any) -> Event:
+    """A stored ``rewrite`` event with a unique key."""
+    fields: dict[str, Any] = {
+        "kind": "rewrite",
+        "event_key": uuid.uuid4().hex,
+        "content_sha": "x",
+        "conv_id": "c",
+        "request_id": "c_2",
+        "turn": 2,
+        "ts": None,
+        "source": "t",
+        "origin": "t",
+        "line_no": 1,
+        "raw": {},
+        "ingested_at": datetime(2024, 3, 4),
+    }
+    fields.update(over)
+    return _add(session, Event(**fields))
+
+
+def record_row(session: Session, **over: Any) -> Record:
+    """A joined record of turn 2 at 09:00 on 4 March 2024; its rewrite event is made unless given."""
+    fields: dict[str, Any] = {"conv_id": "c", "request_id": "c_2", "turn": 2, "ts": datetime(2024, 3, 4, 9)}
+    fields.update(over)
+    if "rewrite_event_id" not in fields:
+        fields["rewrite_event_id"] = event_row(session, request_id=fields["request_id"]).id
+    return _add(session, Record(**fields))
+
+
+def check_run_row(session: Session, **over: Any) -> CheckRun:
+    """A run of a check that ran and found nothing (``record_id``, ``check_id``, ``check_version`` needed)."""
+    fields: dict[str, Any] = {
+        "rules_hash": "h",
+        "status": "ran",
+        "skip_reason": None,
+        "n_findings": 0,
+        "checked_at": datetime(2024, 3, 4, 10),
+    }
+    fields.update(over)
+    return _add(session, CheckRun(**fields))
+
+
+def finding_row(session: Session, *, severity: str = "high", **over: Any) -> Finding:
+    """A finding of the first ordinal (``check_run_id``, ``record_id``, ``request_id``, ``kind``,
+    ``check_id``, ``check_version`` needed); the rank follows ``severity``."""
+    fields: dict[str, Any] = {
+        "ordinal": 0,
+        "severity": severity,
+        "severity_rank": RANK[severity],
+        "reason": "r",
+        "words": [],
+        "evidence": {},
+        "rules_hash": "h",
+        "created_at": datetime(2024, 3, 4, 10),
+    }
+    fields.update(over)
+    return _add(session, Finding(**fields))
+
+
+def queue_item_row(session: Session, **over: Any) -> QueueItem:
+    """A pending high-stratum item of 4 March 2024 (``record_id``, ``request_id``, ``conv_id``,
+    ``due_at``, ``created_at`` needed)."""
+    fields: dict[str, Any] = {
+        "day": date(2024, 3, 4),
+        "stratum": "high",
+        "priority": 3,
+        "inclusion_prob": 1.0,
+        "kinds": [],
+        "words": [],
+        "state": "pending",
+    }
+    fields.update(over)
+    return _add(session, QueueItem(**fields))
+
+
+def quarantine_row(session: Session, **over: Any) -> Quarantine:
+    """A rejected line (``line_no``, ``reason``, ``detail``, ``raw_sha`` needed)."""
+    fields: dict[str, Any] = {
+        "source": "t",
+        "origin": "old.log",
+        "raw_excerpt": "{}",
+        "created_at": datetime(2024, 3, 5),
+    }
+    fields.update(over)
+    return _add(session, Quarantine(**fields))
+
+
+def checked_record(
+    session: Session,
+    conv: str,
+    req: str,
+    *,
+    severity: str | None,
+    kind: str = "added_content_word",
+    hour: int = 9,
+    day: date = date(2024, 3, 4),
+) -> int:
+    """A record fully checked at the current versions, with one finding of ``severity`` (or none)."""
+    rec = record_row(
+        session,
+        conv_id=conv,
+        request_id=req,
+        ts=datetime.combine(day, datetime.min.time()).replace(hour=hour),
+    )
+    run_ids = {
+        cid: check_run_row(session, record_id=rec.id, check_id=cid, check_version=ver).id
+        for cid, ver in CHECKS
+    }
+    if severity is not None:
+        spec = next(s for s in REGISTRY.values() if kind in s.kinds)
+        finding_row(
+            session,
+            check_run_id=run_ids[spec.id],
+            record_id=rec.id,
+            request_id=req,
+            kind=kind,
+            severity=severity,
+            words=[f"w-{req}"],
+            check_id=spec.id,
+            check_version=spec.version,
+        )
+    session.flush()
+    return rec.id
+
+
+# -- rows made the way the pipeline makes them -----------------------------------------------------------
+def ingest_checked(session: Session, *events: dict[str, Any]) -> IngestSummary:
+    """Ingest ``events`` as one log, then run the check job with the bundled rules; the ingest summary."""
+    from monitor.checks.rules import load_rules
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.worker.jobs import check_job
+
+    summary = ingest_bytes(session, log(*events))
+    check_job(session=session, rules=load_rules())
+    return summary
+
+
+VERDICT_AT = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
+
+
+def verdict(session: Session, req: str, label: str = "fabricated_constraint", **over: Any) -> int:
+    """A verdict on request ``req`` by ``alice`` at :data:`VERDICT_AT`; the artifact follows the label
+    (``none`` for ``ok`` and ``false_alarm_synonym``, else ``rewrite``). Its id."""
+    from monitor.review.store import verdict_for_request
+
+    fields: dict[str, Any] = {
+        "artifact": "none" if label in ("ok", "false_alarm_synonym") else "rewrite",
+        "reviewer": "alice",
+        "now": VERDICT_AT,
+    }
+    fields.update(over)
+    return verdict_for_request(session=session, request_id=req, label=label, **fields)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from monitor.cli.main import app
 from monitor.errors import ConfigError
 from monitor.settings import NON_SETTING_ENV_VARS, Settings, check_env_names, load_settings
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 runner = CliRunner()
 
@@ -156,6 +156,7 @@ def test_non_finite_values_in_the_config_file_are_rejected(tmp_path: Path) -> No
     )
 
 
+@pytest.mark.slow
 def test_the_jobs_run_with_every_bound_at_its_maximum(tmp_path: Path) -> None:
     """The bounds are below what overflows: ingest, check, queue, alerts and retention all run."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("REWRITE_MONITOR_")}

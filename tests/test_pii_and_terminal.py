@@ -16,7 +16,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
 from monitor.cli.main import app
 from monitor.cli.render import _rewrite, quarantine_table
@@ -32,8 +31,7 @@ from monitor.settings import Settings
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import Quarantine
 from monitor.text import visible
-from monitor.worker.jobs import check_job
-from tests.factories import ctx_input, line, log, rewrite
+from tests.factories import ctx_input, ingest_checked, line, log, quarantine_row, rewrite
 
 runner = CliRunner()
 EMAIL, SSN = "jane@corp.com", "123-45-6789"
@@ -204,19 +202,7 @@ OLD_DETAILS = [
 
 def test_details_stored_by_older_versions_are_scrubbed_on_read_and_by_retention(session: Session) -> None:
     for i, (reason, old, _new) in enumerate(OLD_DETAILS):
-        session.add(
-            Quarantine(
-                source="t",
-                origin="old.log",
-                line_no=i + 1,
-                reason=reason,
-                detail=old,
-                raw_excerpt="{}",
-                raw_sha=f"{i:064d}",
-                created_at=datetime(2024, 3, 5),
-            )
-        )
-    session.flush()
+        quarantine_row(session, line_no=i + 1, reason=reason, detail=old, raw_sha=f"{i:064d}")
     for reason, old, new in OLD_DETAILS:
         assert scrub_detail(reason, old) == new
         assert scrub_detail(reason, new) == new  # a current or scrubbed detail stays as it is
@@ -243,32 +229,37 @@ MARKUP = "[red]x[/red] [link=https://evil.example]here[/link]"
 TAINTED_QUERY = f"What is the uptime {ESCAPED}SLA for the Dublin region on the enterprise plan?"
 
 
-def _seed_tainted(session: Session) -> None:
-    msgs = [
-        {
-            "role": "user",
-            "content": f"Which EU regions support CMK? {ESCAPED} {MARKUP}",
-            "ts": "2024-03-04T08:00:00Z",
-        },
-        {
-            "role": "assistant\x9b",
-            "content": "Frankfurt and Dublin. [bold]b[/bold]",
-            "ts": "2024-03-04T08:00:20Z",
-        },
-    ]
-    resolved = [{"surface": "the second one", "antecedent": "Dublin", "turn": 2}]
-    events = [
-        ctx_input("t1", "t1_2", messages=msgs),
-        rewrite("t1", "t1_2", query=TAINTED_QUERY, resolved=resolved, model=f"m{ESCAPED}[red]1[/red]"),
-        {
-            "event": "retrieve",
-            "request_id": "t1_2",
-            "hits": [{"rank": 1, "doc_id": f"[red]d{ESCAPED}", "title": MARKUP}],
-        },
-        {"event": "answer", "request_id": "t1_2", "text": f"Dublin: 99.9% {ESCAPED}{MARKUP}"},
-    ]
-    ingest_bytes(session, log(*events))
-    check_job(session=session, rules=load_rules())
+TAINTED = [
+    ctx_input(
+        "t1",
+        "t1_2",
+        messages=[
+            {
+                "role": "user",
+                "content": f"Which EU regions support CMK? {ESCAPED} {MARKUP}",
+                "ts": "2024-03-04T08:00:00Z",
+            },
+            {
+                "role": "assistant\x9b",
+                "content": "Frankfurt and Dublin. [bold]b[/bold]",
+                "ts": "2024-03-04T08:00:20Z",
+            },
+        ],
+    ),
+    rewrite(
+        "t1",
+        "t1_2",
+        query=TAINTED_QUERY,
+        resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 2}],
+        model=f"m{ESCAPED}[red]1[/red]",
+    ),
+    {
+        "event": "retrieve",
+        "request_id": "t1_2",
+        "hits": [{"rank": 1, "doc_id": f"[red]d{ESCAPED}", "title": MARKUP}],
+    },
+    {"event": "answer", "request_id": "t1_2", "text": f"Dublin: 99.9% {ESCAPED}{MARKUP}"},
+]
 
 
 def _assert_safe(output: str) -> None:
@@ -281,7 +272,7 @@ def _assert_safe(output: str) -> None:
 def test_show_prints_control_characters_escaped_and_markup_as_typed(cli_db: str) -> None:
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
-        _seed_tainted(s)
+        ingest_checked(s, *TAINTED)
         s.commit()
     engine.dispose()
     result = runner.invoke(app, ["--database-url", cli_db, "show", "t1_2"], env={"COLUMNS": "400"})
@@ -297,7 +288,7 @@ def test_review_prints_control_characters_escaped_and_markup_as_typed(cli_db: st
 
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
-        _seed_tainted(s)
+        ingest_checked(s, *TAINTED)
         enqueue_days(
             session=s, days=[date(2024, 3, 4)], checks=current_versions(), settings=Settings(), now=NOW
         )  # type: ignore[call-arg]
@@ -314,7 +305,7 @@ def test_review_prints_control_characters_escaped_and_markup_as_typed(cli_db: st
 def test_the_flagged_word_stays_highlighted_after_an_escape_before_it(session: Session) -> None:
     from monitor.checks import current_versions
 
-    _seed_tainted(session)
+    ingest_checked(session, *TAINTED)
     view = get_record_view(session=session, request_id="t1_2")
     findings = list_findings(session=session, checks=current_versions(), request_id="t1_2")
     assert view is not None and any(f.kind == "added_content_word" for f in findings)
@@ -384,7 +375,7 @@ def test_missing_and_dangling_paths_still_say_no_such_file(tmp_path: Path) -> No
 def test_findings_queue_and_stats_escape_logged_text(cli_db: str) -> None:
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
-        _seed_tainted(s)
+        ingest_checked(s, *TAINTED)
         s.commit()
     engine.dispose()
     outputs = {

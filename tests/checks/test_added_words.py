@@ -6,8 +6,7 @@ import pytest
 
 from monitor.checks import run_checks
 from monitor.checks.added_words import check
-
-from .conftest import make_record
+from tests.factories import make_record
 
 HISTORY = [
     ("user", "Tell me about the Peters family of Broadway performers."),

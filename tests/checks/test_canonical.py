@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from monitor.checks.rules import AliasesFile, build_rules
 from monitor.record import Resolution
-
-from .conftest import make_record, run, summary
+from tests.factories import make_record
+from tests.helpers import run, summary
 
 EU = [
     ("user", "Which EU regions support customer-managed encryption keys?"),

@@ -6,8 +6,7 @@ from datetime import timedelta
 
 from monitor.checks import run_checks
 from monitor.record import Peer
-
-from .conftest import T0, make_context, make_record
+from tests.factories import T0, make_context, make_record
 
 MSGS = [
     ("user", "How do I rotate keys?"),

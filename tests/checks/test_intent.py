@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from monitor.checks.intent import check
-
-from .conftest import make_record
+from tests.factories import make_record
 
 MSGS = [("user", "Tell me about the Dublin region."), ("assistant", "It is in Ireland.")]
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from monitor.checks.qualifiers import check, find_qualifiers, live_values
-
-from .conftest import make_record
+from tests.factories import make_record
 
 PLAN = [("user", "We run the enterprise plan in staging."), ("assistant", "Noted.")]
 

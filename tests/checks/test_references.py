@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from monitor.checks import run_checks
 from monitor.record import Resolution
-
-from .conftest import make_record
+from tests.factories import make_record
 
 EU = [
     ("user", "Which EU regions support customer-managed keys?"),

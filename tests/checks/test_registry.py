@@ -8,8 +8,7 @@ import pytest
 
 from monitor.checks import REGISTRY, run_checks
 from monitor.checks.base import Finding
-
-from .conftest import make_record
+from tests.factories import make_record
 
 
 def test_registry_listing():

@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.test_dashboard import seed_store
+from tests.helpers import seed_dashboard_store
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -58,7 +58,7 @@ def free_port() -> int:
 def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """``rewrite-monitor dashboard`` on a free port over a seeded store: yields (base URL, DB URL)."""
     db_url = f"sqlite:///{tmp_path / 'store.db'}"
-    seed_store(db_url)
+    seed_dashboard_store(db_url)
     port = free_port()
     env = {
         **os.environ,
@@ -129,6 +129,7 @@ def _radio_option(group: str, option: str) -> tuple[str, str]:
     )
 
 
+@pytest.mark.slow
 def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
     server: tuple[str, str], browser: object, tmp_path: Path
 ) -> None:

@@ -2,23 +2,21 @@
 SIGTERM shuts down cleanly; a second worker on a SQLite store is refused; the scheduler's triggers;
 logs carry no transcript text.
 
-``stream_lines`` generates realistic, short traffic (used by ``test_scaleout`` too).
+``stream_lines`` (tests/factories.py) generates realistic, short traffic, ``tests/helpers.py`` starts
+and feeds the worker processes (for ``test_scaleout`` too).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -33,82 +31,8 @@ from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.store.models import CheckRun, Event, Quarantine, Record
 from monitor.worker.locks import SqliteWorkerLock, WorkerError
 from monitor.worker.scheduler import build_scheduler
-from tests.conftest import REPO, throwaway_pg_database
-from tests.factories import ctx_input, line, rewrite
-
-TOPICS = [
-    ("Which EU regions support customer-managed keys?", "Frankfurt and Dublin.", "uptime SLA", "Dublin"),
-    ("What plans include SSO?", "Business and Enterprise.", "price", "Business plan"),
-    ("Which Postgres versions are supported?", "14, 15 and 16.", "end of life", "Postgres 14"),
-    ("Where can I store backups?", "In S3 or GCS buckets.", "retention limit", "S3 backups"),
-]
-
-
-def stream_lines(
-    n_conversations: int, turns: int = 3, *, seed: int = 7, day: str = "2024-03-04"
-) -> list[bytes]:
-    """``2 * n_conversations * turns`` log lines: per turn a ``ctx_input`` (the messages so far) and its
-    ``rewrite``, conversations interleaved in time. About 1 rewrite in 12 adds a word the user never
-    said ("enterprise"), so the checks find something; versions ctx-v1/ctx-v2 alternate."""
-    rng = random.Random(seed)
-    start = datetime.fromisoformat(day)
-    out: list[bytes] = []
-    for t in range(1, turns + 1):
-        for c in range(n_conversations):
-            q, a, follow, ante = TOPICS[c % len(TOPICS)]
-            conv = f"conv{c}"
-            ts = start + timedelta(seconds=c * 7 + t * 60)
-            stamp = ts.isoformat() + "Z"
-            msgs = []
-            for k in range(t):
-                msgs.append({"role": "user", "content": q if k == 0 else f"And the {follow}?", "ts": stamp})
-                msgs.append({"role": "assistant", "content": a, "ts": stamp})
-            req = f"{conv}_{t}"
-            out.append(
-                line(
-                    ctx_input(
-                        conv,
-                        req,
-                        t + 1,
-                        ts=stamp,
-                        n_messages=len(msgs),
-                        roles={"user": t, "assistant": t},
-                        client_turn_count=len(msgs),
-                        first_ts=stamp,
-                        last_ts=stamp,
-                        messages=msgs,
-                    )
-                )
-            )
-            fabricated = rng.random() < 1 / 12
-            query = f"What is the {follow} for {ante}" + (" enterprise" if fabricated else "") + "?"
-            out.append(
-                line(
-                    rewrite(
-                        conv,
-                        req,
-                        t + 1,
-                        ts=stamp,
-                        latest=f"What's the {follow} on that?",
-                        query=query,
-                        resolved=[],
-                        prompt_version=f"ctx-v{1 + c % 2}",
-                    )
-                )
-            )
-    return out
-
-
-# -- databases the worker processes share -------------------------------------------------------------
-def fresh_database(kind: str, tmp_path: Path) -> Iterator[str]:
-    """A new, migrated database of ``kind`` (``sqlite`` file or a new PostgreSQL database)."""
-    if kind == "sqlite":
-        url = f"sqlite:///{tmp_path / 'worker.db'}"
-        upgrade(url)
-        yield url
-        return
-    with throwaway_pg_database("rm_worker", migrate=True) as url:
-        yield url
+from tests.factories import TOPICS, stream_lines
+from tests.helpers import REPO, Writer, count, fresh_database, start_worker, worker_env
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -116,65 +40,8 @@ def worker_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     yield from fresh_database(request.param, tmp_path)
 
 
-def worker_env(url: str, sources: list[str], **settings: Any) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "REWRITE_MONITOR_DATABASE_URL": url,
-            "REWRITE_MONITOR_SOURCES": json.dumps(sources),
-            "REWRITE_MONITOR_LOG_JSON": "true",
-            "PYTHONPATH": str(REPO),
-        }
-    )
-    for k, v in settings.items():
-        env[f"REWRITE_MONITOR_{k.upper()}"] = str(v)
-    env.pop("REWRITE_MONITOR_SENTRY_DSN", None)
-    return env
-
-
-def start_worker(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
-    with log.open("ab") as fh:
-        return subprocess.Popen(
-            [sys.executable, "-m", "monitor", "worker", *args], env=env, stdout=fh, stderr=fh, cwd=REPO
-        )
-
-
-def count(url: str, stmt: Any) -> int:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as s:
-            return int(s.scalar(stmt) or 0)
-    finally:
-        engine.dispose()
-
-
-class Writer(threading.Thread):
-    """Appends ``lines`` to ``path`` in small bursts, often splitting a line across two writes (a
-    producer caught mid-line), for about ``seconds``."""
-
-    def __init__(self, path: Path, lines: list[bytes], seconds: float, seed: int = 1):
-        super().__init__(daemon=True)
-        self.path, self.lines, self.seconds = path, lines, seconds
-        self.rng = random.Random(seed)
-        self.written = 0
-
-    def run(self) -> None:
-        pause = self.seconds / max(1, len(self.lines) // 20)
-        with self.path.open("ab", buffering=0) as fh:
-            i = 0
-            while i < len(self.lines):
-                burst = self.lines[i : i + self.rng.randint(1, 40)]
-                data = b"".join(burst)
-                cut = self.rng.randint(1, len(data) - 1)
-                fh.write(data[:cut])
-                time.sleep(pause / 4)  # a reader may see the half-written line now
-                fh.write(data[cut:])
-                i += len(burst)
-                self.written = i
-                time.sleep(pause)
-
-
 # -- crash safety ----------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sigkill_at_random_points_loses_and_duplicates_nothing(worker_db: str, tmp_path: Path) -> None:
     lines = stream_lines(60, turns=4)  # 480 lines
     log_file = tmp_path / "app.jsonl"
@@ -226,6 +93,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(worker_db: str, t
 
 
 # -- shutdown, refusal, scheduler, logs --------------------------------------------------------------------
+@pytest.mark.slow
 def test_sigterm_finishes_the_cycle_and_exits_cleanly(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'w.db'}"
     upgrade(url)

@@ -8,33 +8,27 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
 from monitor.errors import AmbiguousRequestError
-from monitor.ingest.store.batches import ingest_bytes
 from monitor.ingest.store.records import get_record_view
 from monitor.review.store import verdict_for_request
 from monitor.store.models import QueueItem, Verdict
-from monitor.worker.jobs import check_job
-from tests.factories import ctx_input, log, rewrite
+from tests.factories import ctx_input, ingest_checked, rewrite
 
 INVENTED = "What is the uptime SLA for the Dublin region on the enterprise plan?"
 
 
-def seed(session: Session) -> None:
-    """Request ``same_2`` in convA (a clean rewrite) and in convB (adds "enterprise")."""
-    data = log(
-        ctx_input("convA", "same_2"),
-        rewrite("convA", "same_2"),
-        ctx_input("convB", "same_2"),
-        rewrite("convB", "same_2", query=INVENTED),
-    )
-    assert ingest_bytes(session, data).stored == 4
-    check_job(session=session, rules=load_rules())
+# Request ``same_2`` in convA (a clean rewrite) and in convB (adds "enterprise").
+SAME_REQUEST = [
+    ctx_input("convA", "same_2"),
+    rewrite("convA", "same_2"),
+    ctx_input("convB", "same_2"),
+    rewrite("convB", "same_2", query=INVENTED),
+]
 
 
 def test_a_shared_request_id_is_refused_without_a_conversation(session: Session) -> None:
-    seed(session)
+    assert ingest_checked(session, *SAME_REQUEST).stored == 4
     with pytest.raises(
         AmbiguousRequestError, match=r"'same_2' names rewrites of several conversations \(convA, convB\)"
     ):
@@ -58,7 +52,7 @@ def test_a_shared_request_id_is_refused_without_a_conversation(session: Session)
 
 
 def test_a_verdict_names_its_conversation(session: Session) -> None:
-    seed(session)
+    assert ingest_checked(session, *SAME_REQUEST).stored == 4
     now = datetime(2024, 3, 5, 9, tzinfo=UTC)
     with pytest.raises(AmbiguousRequestError, match="choose one with --conv"):
         verdict_for_request(
@@ -95,7 +89,7 @@ def test_show_and_verdict_take_conv_on_the_command_line(tmp_path) -> None:  # ty
     upgrade(url)
     engine = make_engine(url)
     with session_factory(engine)() as s:
-        seed(s)
+        assert ingest_checked(s, *SAME_REQUEST).stored == 4
         s.commit()
     engine.dispose()
     runner = CliRunner()

@@ -28,7 +28,11 @@ from monitor.queue.store import (
 from monitor.review.proposals import proposals_yaml
 from monitor.review.store import Throughput, list_proposals, propose_alias, reviewer_throughput
 from monitor.store.models import QueueItem, Verdict
-from tests.test_queue import CHECKS, DAY, LEASE, NOW, checked_record
+from tests.factories import CHECKS, checked_record
+
+DAY = date(2024, 3, 4)
+NOW = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)
+LEASE = timedelta(minutes=10)
 
 SETTINGS = type(
     "S",

@@ -11,16 +11,13 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from monitor.cases.store import count_cases, list_cases, sync_cases
-from monitor.checks.rules import load_rules
 from monitor.cli.main import app
-from monitor.ingest.store.batches import ingest_bytes
 from monitor.queue.store import QueueError, claim, enqueue_days, list_queue
-from monitor.review.store import record_verdict, verdict_for_request
+from monitor.review.store import record_verdict
 from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, whole_traffic_estimates
 from monitor.store.models import QueueDay, QueueItem, RegressionCase, Verdict
-from monitor.worker.jobs import check_job
-from tests.factories import ctx_input, log, rewrite
+from tests.factories import ctx_input, ingest_checked, rewrite, verdict
 
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
 LEASE = timedelta(minutes=10)
@@ -48,20 +45,8 @@ def seed(session: Session, *queries: str, same_prefix: bool = False) -> list[str
             msgs[0]["content"] = f"Which EU regions support CMK? (ticket {i})"
         resolved = [{"surface": "the second one", "antecedent": "Dublin", "turn": 2}]
         events += [ctx_input(conv, req, messages=msgs), rewrite(conv, req, query=q, resolved=resolved)]
-    ingest_bytes(session, log(*events))
-    check_job(session=session, rules=load_rules())
+    ingest_checked(session, *events)
     return [f"c{i}_2" for i in range(1, len(queries) + 1)]
-
-
-def verdict(session: Session, req: str, label: str = "fabricated_constraint", **kw: object) -> int:
-    args: dict[str, object] = {
-        "artifact": "none" if label in ("ok", "false_alarm_synonym") else "rewrite",
-        "reviewer": "alice",
-        "now": NOW,
-        "lease": LEASE,
-    }
-    args.update(kw)
-    return verdict_for_request(session=session, request_id=req, label=label, **args)  # type: ignore[arg-type]
 
 
 def test_a_request_not_in_the_queue_is_added_as_a_manual_item_and_verdicted(session: Session) -> None:

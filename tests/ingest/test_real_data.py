@@ -11,12 +11,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from sqlalchemy.orm import Session
 
 from monitor.ingest.sources import discover
 from monitor.ingest.store.batches import ingest_sources
 
 
+@pytest.mark.slow
 def test_all_real_logs_ingest_join_and_reingest_to_nothing(session: Session, shared_logs: Path) -> None:
     kinds: Counter[str] = Counter()
     for f in sorted(shared_logs.glob("*.jsonl")):

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import CheckRun, QueueItem
-from tests.conftest import REPO, throwaway_pg_database
+from tests.helpers import REPO, throwaway_pg_database
 
 
 @pytest.fixture
@@ -52,6 +52,7 @@ def queue(url: str) -> list[tuple[str, str, str, float]]:
         engine.dispose()
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_check_disjoint_batches_and_queue_as_one(two_stores: tuple[str, str]) -> None:
     shared, single = two_stores
     procs = [start_run(shared), start_run(shared)]

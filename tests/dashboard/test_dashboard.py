@@ -22,68 +22,21 @@ from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
-from monitor.checks.rules import load_rules
 from monitor.cli.main import app as cli_app
-from monitor.ingest.store.batches import ingest_bytes
 from monitor.queue.store import claim
 from monitor.review.store import record_verdict
-from monitor.settings import load_settings
 from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.store.models import AliasProposal, QueueItem, RegressionCase, Verdict
-from monitor.worker.jobs import check_job, enqueue_job
-from tests import factories
+from tests.helpers import seed_dashboard_store
 
-APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
-QUEUED_AT = datetime(2024, 3, 6, tzinfo=UTC)
+APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 TIMEOUT = 30  # seconds per AppTest run; the first run imports spaCy-free pages but pandas and altair
-
-
-def seed_events() -> bytes:
-    """The log of the three follow-ups described in the module docstring."""
-    return factories.log(
-        factories.ctx_input(client_turn_count=9),
-        factories.rewrite(query="What is the uptime SLA for the Dublin region on the enterprise plan?"),
-        {
-            "event": "retrieve",
-            "request_id": "c1_2",
-            "conv_id": "c1",
-            "hits": [
-                {"rank": 2, "doc_id": "doc-eu", "score": 0.71, "title": "EU regions"},
-                {"rank": 1, "doc_id": "doc-sla", "score": 0.82, "title": "Dublin SLA"},
-            ],
-        },
-        {
-            "event": "answer",
-            "request_id": "c1_2",
-            "conv_id": "c1",
-            "text": "99.95% [1]",
-            "citations": ["doc-sla"],
-        },
-        factories.ctx_input(conv="c2", req="c2_2"),
-        factories.rewrite(conv="c2", req="c2_2"),
-        factories.ctx_input(conv="c3", req="c3_2"),
-        factories.rewrite(conv="c3", req="c3_2", query="What is the uptime SLA for Dublin on Kubernetes?"),
-    )
-
-
-def seed_store(url: str) -> None:
-    """Migrate ``url`` and fill it as ``rewrite-monitor run`` would (ingest, check, queue)."""
-    upgrade(url)
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            ingest_bytes(session, seed_events())
-            session.commit()
-            check_job(session=session, rules=load_rules(None))
-            enqueue_job(session=session, settings=load_settings(), days=[], now=QUEUED_AT)
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("dash") / "template.db"
-    seed_store(f"sqlite:///{path}")
+    seed_dashboard_store(f"sqlite:///{path}")
     return path
 
 

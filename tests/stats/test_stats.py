@@ -7,35 +7,36 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from monitor.checks import current_versions
-from monitor.checks.rules import load_rules
-from monitor.ingest.store.batches import ingest_bytes
 from monitor.severity import SEVERITY_RANK
 from monitor.stats.store import finding_rates, finding_rates_by
-from monitor.worker.jobs import check_job
-from tests.factories import ctx_input, log, rewrite
+from tests.factories import ctx_input, ingest_checked, rewrite
 
 INVENTED = (
     "What is the uptime SLA for the Dublin region on the enterprise plan?"  # "enterprise": said by nobody
 )
 
 
-def seed(session: Session) -> None:
-    """Four rewrites: two on 4 March (ctx-v1 clean, ctx-v2 invented), two on 5 March (ctx-v1 invented,
-    ctx-v1 clean)."""
-    rows = [
+# Four rewrites: two on 4 March (ctx-v1 clean, ctx-v2 invented), two on 5 March (ctx-v1 invented,
+# ctx-v1 clean).
+FOUR_REWRITES = [
+    event
+    for conv, day, version, query in (
         ("a", "2024-03-04", "ctx-v1", None),
         ("b", "2024-03-04", "ctx-v2", INVENTED),
         ("c", "2024-03-05", "ctx-v1", INVENTED),
         ("d", "2024-03-05", "ctx-v1", None),
-    ]
-    events = []
-    for conv, day, version, query in rows:
-        req = f"{conv}_2"
-        events.append(ctx_input(conv, req, ts=f"{day}T08:01:31Z"))
-        extra = {"query": query} if query else {}
-        events.append(rewrite(conv, req, ts=f"{day}T08:01:31.420Z", prompt_version=version, **extra))
-    ingest_bytes(session, log(*events))
-    check_job(session=session, rules=load_rules())
+    )
+    for event in (
+        ctx_input(conv, f"{conv}_2", ts=f"{day}T08:01:31Z"),
+        rewrite(
+            conv,
+            f"{conv}_2",
+            ts=f"{day}T08:01:31.420Z",
+            prompt_version=version,
+            **({"query": query} if query else {}),
+        ),
+    )
+]
 
 
 def added(rates: list) -> dict[str, tuple[int, int]]:
@@ -43,7 +44,7 @@ def added(rates: list) -> dict[str, tuple[int, int]]:
 
 
 def test_rates_per_day_and_prompt_version_from_one_pass(session: Session) -> None:
-    seed(session)
+    ingest_checked(session, *FOUR_REWRITES)
     checks = current_versions()
     low = SEVERITY_RANK["low"]
     grouped = finding_rates_by(

@@ -26,7 +26,8 @@ from sqlalchemy import func, select
 from monitor.checks import REGISTRY
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import CheckRun, Event, Quarantine, QueueItem, Record
-from tests.test_worker import REPO, Writer, count, fresh_database, start_worker, stream_lines, worker_env
+from tests.factories import stream_lines
+from tests.helpers import REPO, Writer, count, fresh_database, start_worker, worker_env
 
 # The default queue settings: a budget of 40 a day binds (about 830 flagged rewrites arrive on the
 # one day), so identity with the single worker shows that re-planning the day at each admission makes
@@ -92,6 +93,7 @@ def pg_db(tmp_path: Path) -> Any:
     yield from fresh_database("postgresql", tmp_path)
 
 
+@pytest.mark.slow
 def test_three_workers_store_and_check_everything_once(pg_db: str, tmp_path: Path) -> None:
     lines = stream_lines(2500, turns=4, seed=11)  # 20,000 events: 10,000 rewrites with their ctx_input
     assert len(lines) == 20_000

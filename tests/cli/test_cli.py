@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from monitor.cli.main import app
 from monitor.ingest.events import json_schemas, parse_line
-from tests.conftest import REPO
 from tests.factories import ctx_input, log, rewrite
+from tests.helpers import REPO
 
 runner = CliRunner()
 
@@ -113,7 +113,7 @@ def test_every_command_is_documented_in_the_readme() -> None:
 
 
 def test_check_findings_and_evaluate_from_the_command_line(cli_db: str, tmp_path: Path) -> None:
-    from tests.test_check_job import canonical_case_2_without_alias
+    from tests.factories import canonical_case_2_without_alias
 
     assert (
         runner.invoke(

@@ -15,72 +15,67 @@ from typer.testing import CliRunner
 
 from monitor.cases.export import SCHEMA_PATH, collect_cases, export_cases, write_cases
 from monitor.cases.redact import name_finder
-from monitor.checks.rules import load_rules
 from monitor.cli.main import app
-from monitor.ingest.store.batches import ingest_bytes
-from monitor.review.store import verdict_for_request
-from monitor.worker.jobs import check_job
-from tests.factories import ctx_input, log, rewrite
+from tests.factories import ctx_input, ingest_checked, rewrite, verdict
 
-GOLDEN = Path(__file__).parent / "golden" / "export_cases.jsonl"
+GOLDEN = Path(__file__).parents[1] / "golden" / "export_cases.jsonl"
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
 FINDER = name_finder()
 runner = CliRunner()
 
 
+PII = [
+    {
+        "role": "user",
+        "content": "Hi, my name is Dana Reyes (dana.reyes@acme.io). Which EU regions support CMK?",
+    },
+    {"role": "assistant", "content": "Frankfurt and Dublin, Dana. Call +44 20 7946 0958 for keys."},
+]
+PLAIN = [
+    {"role": "user", "content": "We are on the enterprise plan. What rate limits apply?"},
+    {"role": "assistant", "content": "1,000 requests a minute on enterprise."},
+]
+# Two rewrites whose transcripts hold personal details.
+REVIEWED = [
+    ctx_input("c1", "c1_2", messages=[dict(m, ts="2024-03-04T08:00:00Z") for m in PII]),
+    rewrite(
+        "c1",
+        "c1_2",
+        latest="What's the uptime SLA on the second one? Mail it to dana.reyes@acme.io",
+        query="uptime SLA of the Dublin region with CMK for the enterprise plan, mail dana.reyes@acme.io",
+        resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 2}],
+    ),
+    ctx_input("c2", "c2_2", messages=[dict(m, ts="2024-03-04T09:00:00Z") for m in PLAIN]),
+    rewrite(
+        "c2",
+        "c2_2",
+        latest="And for burst traffic?",
+        query="enterprise plan burst rate limits",
+        resolved=[],
+        model="m2",
+        prompt_version="ctx-v2",
+    ),
+]
+
+
 def seed(session: Session) -> dict[str, int]:
-    """Two reviewed rewrites whose transcripts hold personal details; returns request id -> verdict id."""
-    pii = [
-        {
-            "role": "user",
-            "content": "Hi, my name is Dana Reyes (dana.reyes@acme.io). Which EU regions support CMK?",
-        },
-        {"role": "assistant", "content": "Frankfurt and Dublin, Dana. Call +44 20 7946 0958 for keys."},
-    ]
-    plain = [
-        {"role": "user", "content": "We are on the enterprise plan. What rate limits apply?"},
-        {"role": "assistant", "content": "1,000 requests a minute on enterprise."},
-    ]
-    events = [
-        ctx_input("c1", "c1_2", messages=[dict(m, ts="2024-03-04T08:00:00Z") for m in pii]),
-        rewrite(
-            "c1",
-            "c1_2",
-            latest="What's the uptime SLA on the second one? Mail it to dana.reyes@acme.io",
-            query="uptime SLA of the Dublin region with CMK for the enterprise plan, mail dana.reyes@acme.io",
-            resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 2}],
-        ),
-        ctx_input("c2", "c2_2", messages=[dict(m, ts="2024-03-04T09:00:00Z") for m in plain]),
-        rewrite(
-            "c2",
-            "c2_2",
-            latest="And for burst traffic?",
-            query="enterprise plan burst rate limits",
-            resolved=[],
-            model="m2",
-            prompt_version="ctx-v2",
-        ),
-    ]
-    ingest_bytes(session, log(*events))
-    check_job(session=session, rules=load_rules())
+    """:data:`REVIEWED`, ingested, checked and reviewed; returns request id -> verdict id."""
+    ingest_checked(session, *REVIEWED)
     return {
-        "c1_2": verdict_for_request(
-            session=session,
-            request_id="c1_2",
-            reviewer="alice",
-            label="over_carried",
-            artifact="rewrite",
-            now=NOW,
+        "c1_2": verdict(
+            session,
+            "c1_2",
+            "over_carried",
             corrected_query="uptime SLA of the Dublin region, mail dana.reyes@acme.io",
             must_include=["Dublin", "dana.reyes@acme.io"],
             must_not_include=["CMK", "enterprise", "Dana Reyes"],
             note="reported by Dana on ticket 88",
         ),
-        "c2_2": verdict_for_request(
-            session=session,
-            request_id="c2_2",
+        "c2_2": verdict(
+            session,
+            "c2_2",
+            "generation",
             reviewer="bob",
-            label="generation",
             artifact="generation",
             now=NOW + timedelta(days=2),
             must_include=["enterprise", "burst"],

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from monitor.cli.main import app
 from monitor.replay import core as rp
 from monitor.store.engine import alembic_config, downgrade_plan, head_revision
-from tests.conftest import REPO, throwaway_pg_database
 from tests.factories import ctx_input, log, rewrite
+from tests.helpers import REPO, throwaway_pg_database
 
 runner = CliRunner()
 
@@ -486,6 +486,7 @@ def test_db_current_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) 
     assert not missing.exists()
 
 
+@pytest.mark.slow
 def test_a_reader_closing_the_pipe_early_is_exit_0_without_a_message(tmp_path: Path) -> None:
     url, _ = _db(tmp_path)
     assert runner.invoke(app, ["--database-url", url, "run", str(REPO / "examples")]).exit_code == 0

@@ -18,7 +18,7 @@ from monitor.stats.evaluate import evaluate, read_labels
 from monitor.stats.intervals import wilson
 from monitor.store.models import CheckRun, Finding, Record
 from monitor.worker.jobs import check_job
-from tests.factories import ctx_input, log, rewrite
+from tests.factories import canonical_case_2_without_alias
 
 CHECKS = current_versions()
 
@@ -26,28 +26,6 @@ CHECKS = current_versions()
 @pytest.fixture(scope="module")
 def rules():  # type: ignore[no-untyped-def]
     return load_rules()
-
-
-def canonical_case_2_without_alias(conv: str = "cmk") -> bytes:
-    """Issue 3, canonical case 2 with an invented region code (no alias group names 'eu-west-9')."""
-    msgs = [
-        {"role": "user", "content": "Which EU regions support customer-managed encryption keys?"},
-        {
-            "role": "assistant",
-            "content": "Frankfurt and Dublin both support customer-managed keys (CMK) for data at rest.",
-        },
-    ]
-    return log(
-        ctx_input(conv=conv, req=f"{conv}_2", messages=msgs, n_messages=2, client_turn_count=2),
-        rewrite(
-            conv=conv,
-            req=f"{conv}_2",
-            latest="What's the uptime SLA on the second one?",
-            query="What is the uptime SLA for the Dublin (eu-west-9) region?",
-            resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 1}],
-            dropped=["customer-managed encryption keys"],
-        ),
-    )
 
 
 def test_loaded_record_matches_the_logged_events(session: Session) -> None:

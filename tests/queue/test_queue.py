@@ -4,7 +4,6 @@ weighted estimates, and no double claim under two concurrent claimers on Postgre
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
@@ -12,101 +11,18 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.checks import REGISTRY, current_versions
 from monitor.queue.store import QueueError, claim, claim_next, enqueue_days, list_queue, queue_depth, release
 from monitor.review.store import record_verdict, verdict_for_request
 from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, precision_by_kind, whole_traffic_estimates
 from monitor.store.engine import make_engine, session_factory
-from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record
-from tests.conftest import throwaway_pg_database
+from monitor.store.models import QueueDay, QueueItem
+from tests.factories import CHECKS, checked_record
+from tests.helpers import throwaway_pg_database
 
-CHECKS = current_versions()
 DAY = date(2024, 3, 4)
 NOW = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=10)
-RANK = {"low": 0, "medium": 1, "high": 2}
-
-
-def checked_record(
-    session: Session,
-    conv: str,
-    req: str,
-    *,
-    severity: str | None,
-    kind: str = "added_content_word",
-    hour: int = 9,
-    day: date = date(2024, 3, 4),
-) -> int:
-    """A record fully checked at the current versions, with one finding of ``severity`` (or none)."""
-    rec = Record(
-        conv_id=conv,
-        request_id=req,
-        turn=2,
-        ts=datetime.combine(day, datetime.min.time()).replace(hour=hour),
-        rewrite_event_id=_event(session, req),
-    )
-    session.add(rec)
-    session.flush()
-    run_ids = {}
-    for cid, ver in CHECKS:
-        run = CheckRun(
-            record_id=rec.id,
-            check_id=cid,
-            check_version=ver,
-            rules_hash="h",
-            status="ran",
-            skip_reason=None,
-            n_findings=0,
-            checked_at=datetime(2024, 3, 4, 10),
-        )
-        session.add(run)
-        session.flush()
-        run_ids[cid] = run.id
-    if severity is not None:
-        spec = next(s for s in REGISTRY.values() if kind in s.kinds)
-        session.add(
-            Finding(
-                check_run_id=run_ids[spec.id],
-                ordinal=0,
-                record_id=rec.id,
-                request_id=req,
-                kind=kind,
-                severity=severity,
-                severity_rank=RANK[severity],
-                reason="r",
-                words=[f"w-{req}"],
-                evidence={},
-                check_id=spec.id,
-                check_version=spec.version,
-                rules_hash="h",
-                created_at=datetime(2024, 3, 4, 10),
-            )
-        )
-    session.flush()
-    return rec.id
-
-
-def _event(session: Session, req: str) -> int:
-    from monitor.store.models import Event
-
-    ev = Event(
-        kind="rewrite",
-        event_key=uuid.uuid4().hex,
-        content_sha="x",
-        conv_id="c",
-        request_id=req,
-        turn=2,
-        ts=None,
-        source="t",
-        origin="t",
-        line_no=1,
-        raw={},
-        ingested_at=datetime(2024, 3, 4),
-    )
-    session.add(ev)
-    session.flush()
-    return ev.id
 
 
 def settings(**over: object) -> Settings:

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from monitor.cli.main import app
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 runner = CliRunner()
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.ingest.store.retention import REMOVED_EXCERPT, apply_retention
-from monitor.store.models import Event, Quarantine, QueueItem, Record
-from tests.factories import ctx_input, log, rewrite
+from monitor.store.models import Event, Quarantine, Record
+from tests.factories import ctx_input, log, queue_item_row, rewrite
 
 CUTOFF = datetime(2024, 3, 10)
 NOW = datetime(2024, 4, 9)
@@ -40,23 +40,7 @@ def test_old_transcripts_are_removed_unless_referenced(session: Session) -> None
         Quarantine.__table__.update().values(created_at=datetime(2024, 3, 5))  # the reject is old too
     )
     rec_b = session.scalars(select(Record.id).where(Record.request_id == "b_2")).one()
-    session.add(
-        QueueItem(
-            record_id=rec_b,
-            request_id="b_2",
-            conv_id="b",
-            day=date(2024, 3, 4),
-            stratum="high",
-            priority=3,
-            inclusion_prob=1.0,
-            kinds=[],
-            words=[],
-            state="pending",
-            due_at=NOW,
-            created_at=NOW,
-        )
-    )
-    session.flush()
+    queue_item_row(session, record_id=rec_b, request_id="b_2", conv_id="b", due_at=NOW, created_at=NOW)
     result = apply_retention(session=session, cutoff=CUTOFF, now=NOW)
     assert (result.transcripts_removed, result.transcripts_kept_referenced, result.excerpts_removed) == (
         1,

@@ -1,0 +1,175 @@
+"""Helpers the tests share that are neither fixtures nor factories: paths, throw-away PostgreSQL
+databases, worker processes and the dashboard's seeded store. Not a test module.
+
+PostgreSQL: throw-away databases are created on the server named by ``REWRITE_MONITOR_TEST_PG_URL``
+(default ``postgresql://postgres@127.0.0.1:5432/test``). When it is unreachable the PostgreSQL variants
+are skipped, unless ``REWRITE_MONITOR_REQUIRE_PG=1`` (set by ``.ci/run``), which turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from monitor.checks import CheckOutcome, run_checks
+from monitor.checks.rules import Rules
+from monitor.record import RewriteRecord
+from monitor.store.engine import make_engine, session_factory, upgrade
+from tests import factories
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("REWRITE_MONITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
+PG_ADMIN_URL = os.environ.get("REWRITE_MONITOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+REQUIRE_PG = os.environ.get("REWRITE_MONITOR_REQUIRE_PG") == "1"
+
+
+def _pg_admin_engine() -> Engine:
+    url = make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg")
+    return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+
+
+@contextmanager
+def throwaway_pg_database(prefix: str, *, migrate: bool = False) -> Iterator[str]:
+    """A new PostgreSQL database on the test server, dropped on exit (migrated to head if asked).
+
+    Skips when the server is unreachable, or fails the test when ``REWRITE_MONITOR_REQUIRE_PG=1``.
+    Tests that commit from several connections or processes use one of their own.
+    """
+    admin = _pg_admin_engine()
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        admin.dispose()
+        if REQUIRE_PG:
+            pytest.fail(f"PostgreSQL is required (REWRITE_MONITOR_REQUIRE_PG=1) but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        if migrate:
+            upgrade(url)
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+# -- databases the worker processes share -------------------------------------------------------------
+def fresh_database(kind: str, tmp_path: Path) -> Iterator[str]:
+    """A new, migrated database of ``kind`` (``sqlite`` file or a new PostgreSQL database)."""
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'worker.db'}"
+        upgrade(url)
+        yield url
+        return
+    with throwaway_pg_database("rm_worker", migrate=True) as url:
+        yield url
+
+
+def worker_env(url: str, sources: list[str], **settings: Any) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "REWRITE_MONITOR_DATABASE_URL": url,
+            "REWRITE_MONITOR_SOURCES": json.dumps(sources),
+            "REWRITE_MONITOR_LOG_JSON": "true",
+            "PYTHONPATH": str(REPO),
+        }
+    )
+    for k, v in settings.items():
+        env[f"REWRITE_MONITOR_{k.upper()}"] = str(v)
+    env.pop("REWRITE_MONITOR_SENTRY_DSN", None)
+    return env
+
+
+def start_worker(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
+    with log.open("ab") as fh:
+        return subprocess.Popen(
+            [sys.executable, "-m", "monitor", "worker", *args], env=env, stdout=fh, stderr=fh, cwd=REPO
+        )
+
+
+def count(url: str, stmt: Any) -> int:
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as s:
+            return int(s.scalar(stmt) or 0)
+    finally:
+        engine.dispose()
+
+
+class Writer(threading.Thread):
+    """Appends ``lines`` to ``path`` in small bursts, often splitting a line across two writes (a
+    producer caught mid-line), for about ``seconds``."""
+
+    def __init__(self, path: Path, lines: list[bytes], seconds: float, seed: int = 1):
+        super().__init__(daemon=True)
+        self.path, self.lines, self.seconds = path, lines, seconds
+        self.rng = random.Random(seed)
+        self.written = 0
+
+    def run(self) -> None:
+        pause = self.seconds / max(1, len(self.lines) // 20)
+        with self.path.open("ab", buffering=0) as fh:
+            i = 0
+            while i < len(self.lines):
+                burst = self.lines[i : i + self.rng.randint(1, 40)]
+                data = b"".join(burst)
+                cut = self.rng.randint(1, len(data) - 1)
+                fh.write(data[:cut])
+                time.sleep(pause / 4)  # a reader may see the half-written line now
+                fh.write(data[cut:])
+                i += len(burst)
+                self.written = i
+                time.sleep(pause)
+
+
+# -- the dashboard's seeded store (the AppTest and the browser tests) -----------------------------------
+QUEUED_AT = datetime(2024, 3, 6, tzinfo=UTC)
+
+
+def seed_dashboard_store(url: str) -> None:
+    """Migrate ``url`` and fill it with :func:`tests.factories.dashboard_log` as ``rewrite-monitor run``
+    would (ingest, check, queue at :data:`QUEUED_AT`)."""
+    from monitor.checks.rules import load_rules
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.settings import load_settings
+    from monitor.worker.jobs import check_job, enqueue_job
+
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            ingest_bytes(session, factories.dashboard_log())
+            session.commit()
+            check_job(session=session, rules=load_rules(None))
+            enqueue_job(session=session, settings=load_settings(), days=[], now=QUEUED_AT)
+    finally:
+        engine.dispose()
+
+
+# -- running the checks on one record -------------------------------------------------------------------
+def summary(outcome: CheckOutcome) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(kind, severity, words) of every finding, in report order."""
+    return [(f.kind, f.severity, tuple(f.words)) for f in outcome.findings]
+
+
+def run(record: RewriteRecord, rules: Rules) -> CheckOutcome:
+    return run_checks(record, rules)
