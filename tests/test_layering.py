@@ -41,6 +41,7 @@ class Import:
     target: str
     file: str
     line: int
+    typing_only: bool = False  # under ``if TYPE_CHECKING:``: read by type checkers, never run
 
     def __str__(self) -> str:
         return f"{self.importer} -> {self.target}  ({self.file}:{self.line})"
@@ -59,12 +60,16 @@ class Graph:
     def imports_of(self, module: str) -> list[Import]:
         return self._by_importer.get(module, [])
 
-    def edges(self, within: str = "") -> set[tuple[str, str]]:
-        """(importer, imported) between modules of the tree, both inside the package ``within``."""
+    def edges(self, within: str = "", *, runtime_only: bool = False) -> set[tuple[str, str]]:
+        """(importer, imported) between modules of the tree, both inside the package ``within``;
+        ``runtime_only`` leaves out the imports under ``if TYPE_CHECKING:``."""
         return {
             (i.importer, i.target)
             for i in self.imports
-            if i.target in self.modules and in_package(i.importer, within) and in_package(i.target, within)
+            if i.target in self.modules
+            and in_package(i.importer, within)
+            and in_package(i.target, within)
+            and not (runtime_only and i.typing_only)
         }
 
 
@@ -110,10 +115,19 @@ def scan(root: Path, dirs: Iterable[str], path_entries: Iterable[str] = ()) -> G
     for module, path in files.items():
         rel = path.relative_to(root).as_posix()
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_bytes(), filename=rel)):
+        tree = ast.parse(path.read_bytes(), filename=rel)
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _is_type_checking(node.test)
+            for stmt in node.body
+            for inner in ast.walk(stmt)
+        }
+        for node in ast.walk(tree):
+            only = id(node) in typing_only
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    imports.add(Import(module, resolve(alias.name), rel, node.lineno))
+                    imports.add(Import(module, resolve(alias.name), rel, node.lineno, only))
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -124,14 +138,24 @@ def scan(root: Path, dirs: Iterable[str], path_entries: Iterable[str] = ()) -> G
                 for alias in node.names:
                     full = resolve(f"{base}.{alias.name}")
                     target = full if alias.name != "*" and full in files else resolve(base)
-                    imports.add(Import(module, target, rel, node.lineno))
+                    imports.add(Import(module, target, rel, node.lineno, only))
     return Graph({m: p.relative_to(root).as_posix() for m, p in files.items()}, sorted(imports))
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def cycles(graph: Graph, within: str = "") -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted, in name order."""
+    """The strongly connected components of more than one module (Tarjan), each sorted, in name order.
+
+    Imports under ``if TYPE_CHECKING:`` are left out: they never run, so they cannot make the import
+    order matter, and annotations between two modules that use each other's types are not a cycle.
+    """
     succ: dict[str, set[str]] = defaultdict(set)
-    for a, b in graph.edges(within):
+    for a, b in graph.edges(within, runtime_only=True):
         succ[a].add(b)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -372,3 +396,22 @@ def test_walker_on_a_hand_made_tree(tmp_path: Path) -> None:
         "pkg.b": ["app.page", "app.helpers", "pkg.d", "pkg.a", "pkg.b"],
         "pkg.sub.c": ["app.page", "app.helpers", "pkg.d", "pkg.a", "pkg.b", "pkg.sub.c"],
     }
+
+
+def test_type_checking_imports_close_no_cycle(tmp_path: Path) -> None:
+    """Two modules that use each other's types only under ``if TYPE_CHECKING:`` form no cycle; the same
+    import outside it does."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/e.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.f import X\n"
+    )
+    (tmp_path / "pkg/f.py").write_text("import pkg.e\nX = 1\n")
+    graph = scan(tmp_path, ["pkg"])
+    assert [(i.importer, i.target, i.typing_only) for i in graph.imports if i.target.startswith("pkg")] == [
+        ("pkg.e", "pkg.f", True),
+        ("pkg.f", "pkg.e", False),
+    ]
+    assert cycles(graph) == []
+    (tmp_path / "pkg/e.py").write_text("from pkg.f import X\n")
+    assert cycles(scan(tmp_path, ["pkg"])) == [["pkg.e", "pkg.f"]]
