@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from monitor.checks.rules import RULES_DIR, load_rules, normalise_phrase, validate_rules
+from monitor.bundled import bundled_dir
+from monitor.checks.rules import load_rules, normalise_phrase, validate_rules
 from monitor.errors import RulesError
 
 
 @pytest.fixture()
 def rules_copy(tmp_path: Path) -> Path:
     for name in ("aliases.yaml", "neutral.yaml", "qualifiers.yaml"):
-        shutil.copy(RULES_DIR / name, tmp_path / name)
+        shutil.copy(bundled_dir("rules") / name, tmp_path / name)
     return tmp_path
 
 
