@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test wheel-smoke lint bench clean
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(BIN)/rewrite-monitor
 
 test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest
+
+# The built wheel in a fresh virtualenv outside the checkout, driven from an empty folder (needs no .venv).
+wheel-smoke:
+	PYTHON=$(PYTHON) bash scripts/wheel_smoke.sh
 
 bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run
