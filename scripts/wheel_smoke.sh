@@ -19,10 +19,25 @@ case "$TMP/" in
 esac
 DASHBOARD_PID=""
 
+# stop PID SECONDS: SIGTERM to this shell's child PID, SIGKILL if it is still running after SECONDS;
+# returns its exit status (137 when it had to be killed). Polled, since bash's wait has no timeout.
+stop() {
+    local i rc=0
+    kill "$1" 2>/dev/null || return 0
+    for ((i = 0; i < $2 * 10; i++)); do
+        case $(ps -o stat= -p "$1" 2>/dev/null) in
+        "" | Z*) break ;; # gone, or exited and waiting to be reaped
+        esac
+        sleep 0.1
+    done
+    kill -9 "$1" 2>/dev/null || true # no effect on a process that has exited
+    wait "$1" || rc=$?
+    return "$rc"
+}
+
 cleanup() {
-    if [ -n "$DASHBOARD_PID" ] && kill -0 "$DASHBOARD_PID" 2>/dev/null; then
-        kill "$DASHBOARD_PID" 2>/dev/null || true
-        wait "$DASHBOARD_PID" 2>/dev/null || true
+    if [ -n "$DASHBOARD_PID" ]; then
+        stop "$DASHBOARD_PID" 5 || true
     fi
     rm -rf "$TMP"
 }
@@ -170,7 +185,8 @@ serve_dashboard() {
             echo "the dashboard exited before answering"
             return 1
         fi
-        if [ "$(curl -fsS --max-time 2 "http://127.0.0.1:$port/_stcore/health" 2>/dev/null)" = ok ]; then
+        if "$VENV/bin/python" -c 'import sys, urllib.request as u; sys.exit(u.urlopen(sys.argv[1], timeout=2).read() != b"ok")' \
+            "http://127.0.0.1:$port/_stcore/health" 2>/dev/null; then
             echo "health ok on 127.0.0.1:$port"
             return 0
         fi
@@ -182,10 +198,12 @@ serve_dashboard() {
 }
 
 stop_dashboard() {
-    kill "$DASHBOARD_PID" || return 1
-    # Streamlit's exit status after SIGTERM is not the point; that it goes is.
-    wait "$DASHBOARD_PID" || true
+    local pid=$DASHBOARD_PID rc=0
     DASHBOARD_PID=""
+    stop "$pid" 15 || rc=$?
+    echo "exit status $rc after SIGTERM"
+    # Which status Streamlit gives on SIGTERM is not the point; that it goes, unforced, is.
+    [ "$rc" -ne 137 ]
 }
 
 echo "wheel smoke test in $TMP (python: $("$PYTHON" -c 'import sys; print(sys.version.split()[0])'))"
