@@ -27,7 +27,9 @@ def app_path() -> Path:
     package ``monitor.dashboard`` in the wheel). Raises ``ConfigError`` when it is not installed."""
     path = bundled_file("dashboard", "app.py")
     if not path.is_file():
-        raise ConfigError(f"dashboard app not found at {path}: the installation is incomplete; reinstall it")
+        raise ConfigError(
+            f"dashboard app not found at {path}: the installation is incomplete; reinstall rewrite-monitor"
+        )
     return path
 
 
