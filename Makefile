@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
 
-.PHONY: demo test test-fast contracts lint bench clean
+.PHONY: demo test test-fast contracts wheel-smoke lint bench clean
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test-fast: $(BIN)/rewrite-monitor
 # The layering contracts between the pipeline stages (tests/test_layering.py), on their own.
 contracts: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest -q tests/test_layering.py
+
+# The built wheel in a fresh virtualenv outside the checkout, driven from an empty folder (needs no .venv).
+wheel-smoke:
+	PYTHON=$(PYTHON) bash scripts/wheel_smoke.sh
 
 bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run

@@ -1,6 +1,6 @@
 """Write the eval set: the current regression cases as JSON Lines, CSV or Parquet.
 
-One case per line/row, in the shape of ``schemas/regression_case.schema.json`` (:data:`SCHEMA_PATH`),
+One case per line/row, in the shape of ``schemas/regression_case.schema.json`` (:func:`case_schema`),
 oldest verdict first, so a later export appends new cases at the end and an unchanged store exports
 the same bytes again (nothing in a line depends on when the export ran). CSV and Parquet hold the same
 columns; the nested ones (``messages``, ``must_include``, ``must_not_include``, ``logged``) are JSON
@@ -21,10 +21,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from monitor.bundled import bundled_file
 from monitor.cases.redact import NameFinder, redact_case
 from monitor.cases.store import CaseRow, list_cases, logged_rewrites, sync_cases
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "regression_case.schema.json"
 FORMATS = ("jsonl", "csv", "parquet")
 COLUMNS = (
     "id",
@@ -60,6 +60,18 @@ class ExportSummary:
     applied: int
     redacted: bool
     by_label: dict[str, int]
+
+
+def case_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one exported case: the bundled
+    ``schemas/regression_case.schema.json``, parsed.
+
+    Raises ``ConfigError`` when the schemas are not installed (see ``monitor.bundled``).
+    """
+    schema: dict[str, Any] = json.loads(
+        bundled_file("schemas", "regression_case.schema.json").read_text(encoding="utf-8")
+    )
+    return schema
 
 
 def _iso(dt: datetime) -> str:

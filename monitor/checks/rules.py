@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from monitor.bundled import bundled_dir
 from monitor.errors import RulesError, utf8_fault
 from monitor.text import match_key
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from monitor.checks.nlp import AliasIndex
     from monitor.checks.qualifiers import QualifierMatch
 
-RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 FILES = ("aliases.yaml", "neutral.yaml", "qualifiers.yaml")
 
 
@@ -252,7 +252,7 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 def _load_file(path: Path, model: type[_Model]) -> _Model:
     """Parse one YAML file and validate it; errors -> ``RulesError("<path>:<line>: reason")``."""
-    label = f"rules/{path.name}" if path.parent == RULES_DIR else str(path)
+    label = f"rules/{path.name}" if path.parent == bundled_dir("rules") else str(path)
     try:
         # Decoded whole (not read_text): a decode error then holds every byte before the bad one, so
         # its line can be named.
@@ -320,10 +320,10 @@ def _line_of(node: yaml.Node | None, loc: tuple[str | int, ...]) -> int:
 def load_rules(directory: Path | None = None) -> Rules:
     """Load ``aliases.yaml``, ``neutral.yaml`` and ``qualifiers.yaml`` from ``directory``.
 
-    Default directory: the repository's ``rules/``. Raises :class:`RulesError` (``file:line: reason``)
-    on a missing, unparsable or invalid file.
+    Default directory: the bundled rules (the repository's ``rules/``; see ``monitor.bundled``). Raises
+    :class:`RulesError` (``file:line: reason``) on a missing, unparsable or invalid file.
     """
-    d = Path(directory) if directory is not None else RULES_DIR
+    d = Path(directory) if directory is not None else bundled_dir("rules")
     return build_rules(
         aliases=_load_file(d / "aliases.yaml", AliasesFile),
         neutral=_load_file(d / "neutral.yaml", NeutralFile),
@@ -336,8 +336,9 @@ def validate_rules(directory: Path | None = None) -> list[str]:
     """Validate every rules file in ``directory``; return the error messages (empty when valid).
 
     Unlike :func:`load_rules` this checks all three files; each problem is one ``file:line: reason``.
+    Default directory: the bundled rules, as for :func:`load_rules`.
     """
-    d = Path(directory) if directory is not None else RULES_DIR
+    d = Path(directory) if directory is not None else bundled_dir("rules")
     errors = []
     for name, model in _MODELS.items():
         try:

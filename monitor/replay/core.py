@@ -166,9 +166,9 @@ def load_cases(path: Path, *, allow_empty: bool = False) -> list[dict[str, Any]]
     """
     import jsonschema
 
-    from monitor.cases.export import SCHEMA_PATH
+    from monitor.cases.export import case_schema
 
-    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    validator = jsonschema.Draft202012Validator(case_schema())
     lines = read_text(path).splitlines()
     cases = []
     for no, line in enumerate(lines, 1):

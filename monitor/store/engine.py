@@ -16,9 +16,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Mapper, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
+from monitor.bundled import bundled_dir
 from monitor.errors import ConfigError, StorageError
-
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 """How long a SQLite connection waits for another process's write lock before "database is locked".
@@ -88,11 +87,14 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 
 def alembic_config(url: str) -> Any:
-    """The Alembic ``Config`` for this repository's migrations, pointed at ``url``."""
+    """The Alembic ``Config`` of the bundled migrations (``monitor.store.migrations``, the repository's
+    ``migrations/``), pointed at ``url``. Built here rather than read from ``alembic.ini``, which only a
+    checkout has. Raises ``ConfigError`` when the migrations are not installed (see ``monitor.bundled``)."""
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # set_main_option goes through configparser interpolation: a "%" in the install path must be doubled.
+    cfg.set_main_option("script_location", str(bundled_dir("migrations")).replace("%", "%%"))
     cfg.attributes["database_url"] = url
     return cfg
 

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from monitor.cases.export import SCHEMA_PATH, collect_cases, export_cases, write_cases
+from monitor.cases.export import case_schema, collect_cases, export_cases, write_cases
 from monitor.cases.redact import name_finder
 from monitor.cli.main import app
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
@@ -100,7 +100,7 @@ def test_export_validates_matches_the_golden_file_and_is_byte_identical_again(
         True,
     )
     assert first.read_bytes() == second.read_bytes()
-    schema = json.loads(SCHEMA_PATH.read_text())
+    schema = case_schema()
     lines = _lines(first)
     for case in lines:
         jsonschema.validate(case, schema)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from monitor.checks.rules import RULES_DIR, load_rules, validate_rules
+from monitor.bundled import bundled_dir
+from monitor.checks.rules import load_rules, validate_rules
 from monitor.errors import RulesError
 from monitor.text import match_key
 
@@ -15,7 +16,7 @@ from monitor.text import match_key
 @pytest.fixture()
 def rules_copy(tmp_path: Path) -> Path:
     for name in ("aliases.yaml", "neutral.yaml", "qualifiers.yaml"):
-        shutil.copy(RULES_DIR / name, tmp_path / name)
+        shutil.copy(bundled_dir("rules") / name, tmp_path / name)
     return tmp_path
 
 

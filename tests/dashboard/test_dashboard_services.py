@@ -11,7 +11,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from monitor.cases.store import count_cases
-from monitor.cli.commands.dashboard import APP_PATH, auth_configured, streamlit_command
+from monitor.cli.commands.dashboard import app_path, auth_configured, streamlit_command
 from monitor.errors import ConfigError, ProposalError
 from monitor.queue.store import (
     QueueFilters,
@@ -237,7 +237,7 @@ def test_the_database_url_goes_through_the_environment_not_argv(tmp_path: Path) 
         "-m",
         "streamlit",
         "run",
-        str(APP_PATH),
+        str(app_path()),
         "--server.address",
         "127.0.0.1",
         "--server.port",
@@ -257,7 +257,7 @@ def test_the_database_url_goes_through_the_environment_not_argv(tmp_path: Path) 
         "REWRITE_MONITOR_DATABASE_URL": url,
         "REWRITE_MONITOR_CONFIG": str((tmp_path / "rm.toml").resolve()),
     }
-    assert APP_PATH.is_file()
+    assert app_path().is_file()
 
 
 def test_without_login_only_a_loopback_address_is_allowed() -> None:

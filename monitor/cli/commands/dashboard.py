@@ -1,8 +1,9 @@
 """CLI commands of the dashboard area: ``dashboard`` (the review web app) and ``rules proposals``.
 
-``dashboard`` runs ``streamlit run dashboard/app.py``. The database URL reaches the app through the
-environment, never argv, because it may hold a password and argv is visible to every local user
-(``ps``). Without a login configured the server binds to the loopback address only.
+``dashboard`` runs ``streamlit run`` on the bundled ``dashboard/app.py`` (:func:`app_path`), from any
+folder. The database URL reaches the app through the environment, never argv, because it may hold a
+password and argv is visible to every local user (``ps``). Without a login configured the server binds
+to the loopback address only.
 """
 
 from __future__ import annotations
@@ -16,11 +17,20 @@ from typing import Annotated
 
 import typer
 
+from monitor.bundled import bundled_file
 from monitor.cli.app import State, out
 from monitor.errors import ConfigError
 
-APP_PATH = Path(__file__).resolve().parents[3] / "dashboard" / "app.py"
-"""The Streamlit app; it lives in the repository beside ``monitor/`` (not in the wheel)."""
+
+def app_path() -> Path:
+    """The Streamlit app: ``app.py`` of the bundled dashboard (the repository's ``dashboard/``, the
+    package ``monitor.dashboard`` in the wheel). Raises ``ConfigError`` when it is not installed."""
+    path = bundled_file("dashboard", "app.py")
+    if not path.is_file():
+        raise ConfigError(
+            f"dashboard app not found at {path}: the installation is incomplete; reinstall rewrite-monitor"
+        )
+    return path
 
 
 def secrets_files(cwd: Path) -> list[Path]:
@@ -72,8 +82,9 @@ def streamlit_command(
 
     The URL goes into ``REWRITE_MONITOR_DATABASE_URL`` of the returned environment, and the config file
     (if any) into ``REWRITE_MONITOR_CONFIG``, so the app builds the same settings. Raises
-    ``ConfigError`` when ``address`` is not a loopback address and no login is configured: a
-    dashboard without auth must not be reachable from other machines.
+    ``ConfigError`` when ``address`` is not a loopback address and no login is configured (a
+    dashboard without auth must not be reachable from other machines), or when the app is not
+    installed (:func:`app_path`).
     """
     if not auth and not _is_loopback(address):
         raise ConfigError(
@@ -85,7 +96,7 @@ def streamlit_command(
         "-m",
         "streamlit",
         "run",
-        str(APP_PATH),
+        str(app_path()),
         "--server.address",
         address,
         "--server.port",
@@ -124,8 +135,6 @@ def dashboard(
 
     state: State = ctx.obj
     settings = state.settings
-    if not APP_PATH.is_file():
-        raise ConfigError(f"dashboard app not found at {APP_PATH}: run from a checkout of the repository")
     port = port or settings.dashboard_port
     argv, env = streamlit_command(
         address=settings.dashboard_address,

@@ -1,0 +1,1 @@
+"""Installed as the package ``monitor.data.rules`` (see ``monitor.bundled``); this folder holds data."""
