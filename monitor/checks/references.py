@@ -15,10 +15,12 @@ from typing import Any
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
+from monitor.checks.sentences import split_sentences
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
 VERSION = 1
+NOT_A_QUERY_VERSION = 2  # v2: sentences split without breaking on abbreviations and initials
 
 # Personal/possessive pronouns and demonstratives that point back into the conversation.
 # Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).
@@ -57,7 +59,6 @@ META_RE = re.compile(
     r"|\((?:note|this|the question|the query|assuming|it is)\b[^)]*\)",
     re.IGNORECASE,
 )
-SENTENCE_RE = re.compile(r"[^.!?]+[.!?]*")
 # Longer than this many words reads as an expansion, not a search query. Source: issue 3 ("longer
 # than a bound"); 60 is about 3x the longest gold rewrite in the CAsT manual rewrites.
 MAX_WORDS = 60
@@ -219,7 +220,7 @@ def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
     return out
 
 
-@register("not_a_query", version=VERSION, kinds=("not_a_query",))
+@register("not_a_query", version=NOT_A_QUERY_VERSION, kinds=("not_a_query",))
 def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The query is empty (high), meta text/chatter (high), several sentences or longer than
     :data:`MAX_WORDS` words (medium), or a declarative sentence of 8+ words ending in a full stop when the
@@ -237,7 +238,7 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
             signals.append(f"meta text or chatter ('{m.group(0).strip()}')")
             ev["words"] = [{"text": m.group(0), "start": m.start(), "end": m.end()}]
             sev = "high"
-        sentences = [s for s in SENTENCE_RE.findall(q) if len(s.split()) >= 3]
+        sentences = [s for s in split_sentences(q) if len(s.text.split()) >= 3]
         ev["n_sentences"] = len(sentences)
         if len(sentences) >= 2:
             signals.append(f"{len(sentences)} sentences")
@@ -261,7 +262,7 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
             evidence=ev,
             reason="the rewrite is not a search query: " + "; ".join(signals),
             check_id="not_a_query",
-            check_version=VERSION,
+            check_version=NOT_A_QUERY_VERSION,
         )
     ]
 
