@@ -21,6 +21,7 @@ The span's severity is its highest word's. Every word's evidence names the signa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 from typing import Any
 
@@ -33,7 +34,12 @@ from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
 from monitor.severity import SEVERITY_RANK
 
-VERSION = 1
+VERSION = 2  # v2: markup is not query text; the derivational-suffix test also reads the lemma
+
+# Output markup a rewriter leaves in its answer: a tag pair with a short content
+# ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
+# would not treat it as query words, so its words are neither supported nor added.
+MARKUP_RE = re.compile(r"<([A-Za-z][\w.-]*(?::[\w.-]+)?)>[^<>\n]{0,40}</\1>|</?[A-Za-z][\w.:-]*\s*/?>|```\w*")
 CHECK_ID = "added_content_word"
 
 # Zipf below this = a rare, specific term (high). 4.5 is about 30 occurrences per million words:
@@ -149,7 +155,8 @@ def _grade(
     if capitalised:
         info.update(severity="high", signal="proper_name", why="proper name (capitalised mid-sentence)")
         return info
-    if word.lower.endswith(ABSTRACT_SUFFIXES) and len(word.lower) >= 7:
+    # The lemma too: a plural ("requirements", "capabilities") hides the suffix of its singular.
+    if any(form.endswith(ABSTRACT_SUFFIXES) and len(form) >= 7 for form in (word.lower, word.key)):
         info.update(severity="low", signal="abstract_noun", why="abstract noun (derivational suffix)")
         return info
     if z < RARE_ZIPF:
@@ -264,6 +271,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if not q.tokens:
         return []
     supported, _ = _supported_tokens(q, tr, rules)
+    markup = [m.span() for m in MARKUP_RE.finditer(q.text)]
+    supported |= {i for i, t in enumerate(q.tokens) if any(s <= t.start < e for s, e in markup)}
     quals = qualifiers_in(q.text, rules)
     meta = is_meta_text(record.query)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)

@@ -13,7 +13,7 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v1", "added_words", ("added_content_word",)),
+        ("added_content_word.v2", "added_words", ("added_content_word",)),
         ("qualifiers.v3", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
@@ -23,8 +23,8 @@ def test_registry_listing():
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
         ("unresolved_reference.v1", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
-        ("not_a_query.v1", "references", ("not_a_query",)),
-        ("intent_dropped.v2", "intent", ("intent_dropped",)),
+        ("not_a_query.v2", "references", ("not_a_query",)),
+        ("intent_dropped.v3", "intent", ("intent_dropped",)),
     ]
 
 
