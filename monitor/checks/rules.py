@@ -86,23 +86,50 @@ class AliasesFile(_Strict):
         return self
 
 
+LABEL_SOURCE_RE = re.compile(r"labels?\b|\.jsonl\b|shared/data", re.IGNORECASE)
+"""What a word group's ``source`` may not cite: a word is never on a list because a labelled file held
+it (the measured figures would then be fitted to the files they are measured on)."""
+
+
+class WordGroup(_Strict):
+    """Words of one kind with the published, non-data source that makes them that kind."""
+
+    source: str = Field(min_length=10)
+    words: list[str] = Field(min_length=1)
+
+    @field_validator("source")
+    @classmethod
+    def _not_a_label_file(cls, v: str) -> str:
+        if LABEL_SOURCE_RE.search(v):
+            raise ValueError("a source must name a general reference, never a labelled data file")
+        return v
+
+
 class NeutralFile(_Strict):
     """``neutral``: never reported. ``framing``: reported at severity low. ``fillers``: discourse words
-    of the latest message that carry no intent (ignored by ``intent_dropped``). All are lower-case lemmas.
+    of the latest message that carry no intent (ignored by ``intent_dropped``). All are lower-case lemmas,
+    listed in groups ``{source, words}``: every word names the general reference its kind comes from.
+    (Version 1, plain word lists without sources, is no longer read: add a source to each group.)
     """
 
-    version: Literal[1]
-    neutral: list[str] = []
-    framing: list[str] = []
-    fillers: list[str] = []
+    version: Literal[2]
+    neutral: list[WordGroup] = []
+    framing: list[WordGroup] = []
+    fillers: list[WordGroup] = []
 
     @field_validator("neutral", "framing", "fillers")
     @classmethod
-    def _lower(cls, v: list[str]) -> list[str]:
-        for w in v:
-            if w != w.strip().lower() or not w:
-                raise ValueError(f"word {w!r} must be lower-case with no surrounding spaces")
+    def _lower(cls, v: list[WordGroup]) -> list[WordGroup]:
+        for group in v:
+            for w in group.words:
+                if w != w.strip().lower() or not w:
+                    raise ValueError(f"word {w!r} must be lower-case with no surrounding spaces")
         return v
+
+    def words(self, name: str) -> list[str]:
+        """The words of list ``name`` (``neutral``, ``framing`` or ``fillers``), groups flattened."""
+        groups: list[WordGroup] = getattr(self, name)
+        return [w for g in groups for w in g.words]
 
 
 class QualifierKind(_Strict):
@@ -233,9 +260,9 @@ def build_rules(
         qualifiers=qualifiers,
         hash=hashlib.sha256(payload.encode()).hexdigest()[:16],
         kinds=tuple(kinds),
-        neutral_words=frozenset(neutral.neutral),
-        framing_words=frozenset(neutral.framing),
-        filler_words=frozenset(neutral.fillers),
+        neutral_words=frozenset(neutral.words("neutral")),
+        framing_words=frozenset(neutral.words("framing")),
+        filler_words=frozenset(neutral.words("fillers")),
         source=source,
     )
 

@@ -41,7 +41,8 @@ def words(rec, rules):
                 ("2003", "high", "qualifier_value"),
             ],
         ),
-        ("What was her involvement with Broadway Barks?", [("involvement", "low", "framing")]),
+        # not on a list any more (neutral.yaml v2): low as a derivation of the logged "involved"
+        ("What was her involvement with Broadway Barks?", [("involvement", "low", "derivation")]),
         (
             "Was her appearance at Broadway Barks popular?",
             [("appearance", "low", "abstract_noun"), ("popular", "low", "framing")],

@@ -44,7 +44,7 @@ def test_hash_ignores_comments_but_not_content(rules_copy: Path):
     p = rules_copy / "neutral.yaml"
     p.write_text(p.read_text() + "\n# a comment changes nothing\n")
     assert load_rules(rules_copy).hash == base
-    p.write_text(p.read_text().replace("  - information\n", "  - information\n  - tidbit\n", 1))
+    p.write_text(p.read_text().replace("words: [information,", "words: [tidbit, information,", 1))
     assert load_rules(rules_copy).hash != base
 
 
@@ -75,8 +75,12 @@ def test_bad_regex_reports_its_line(rules_copy: Path):
 
 
 def test_yaml_boolean_word_is_caught_with_line(rules_copy: Path):
-    (rules_copy / "neutral.yaml").write_text("version: 1\nfillers:\n  - okay\n  - yes\n")
-    with pytest.raises(RulesError, match=r"neutral.yaml:4: fillers.1: Input should be a valid string"):
+    (rules_copy / "neutral.yaml").write_text(
+        "version: 2\nfillers:\n  - source: Biber et al. (1999), 14.3\n    words:\n      - okay\n      - yes\n"
+    )
+    with pytest.raises(
+        RulesError, match=r"neutral.yaml:6: fillers.0.words.1: Input should be a valid string"
+    ):
         load_rules(rules_copy)
 
 
@@ -146,9 +150,36 @@ def test_a_group_name_used_twice_is_reported_at_its_second_use(rules_copy: Path)
 
 
 def test_every_problem_of_a_file_is_reported_at_once(rules_copy: Path):
-    (rules_copy / "neutral.yaml").write_text("version: 1\nneutral: [5]\nframing: [career]\nsurprise: 1\n")
+    (rules_copy / "neutral.yaml").write_text(
+        "version: 2\nneutral:\n  - source: Quirk et al. (1985), 9.10\n    words: [5]\nsurprise: 1\n"
+    )
     errors = validate_rules(rules_copy)
     assert errors == [
-        f"{rules_copy}/neutral.yaml:2: neutral.0: Input should be a valid string",
-        f"{rules_copy}/neutral.yaml:4: surprise: Extra inputs are not permitted",
+        f"{rules_copy}/neutral.yaml:4: neutral.0.words.0: Input should be a valid string",
+        f"{rules_copy}/neutral.yaml:5: surprise: Extra inputs are not permitted",
     ]
+
+
+def test_every_word_list_names_a_source_that_is_not_a_labelled_file(rules_copy: Path) -> None:
+    """Tuning discipline (issue 13): each neutral/framing/filler group carries a general source, and a
+    source that cites a labelled data file is refused at load time."""
+    from monitor.checks.rules import LABEL_SOURCE_RE
+
+    rules = load_rules()
+    groups = [g for name in ("neutral", "framing", "fillers") for g in getattr(rules.neutral, name)]
+    assert groups and all(len(g.source) >= 10 and not LABEL_SOURCE_RE.search(g.source) for g in groups)
+    assert sum(len(g.words) for g in groups) == len(rules.neutral.words("neutral")) + len(
+        rules.neutral.words("framing")
+    ) + len(rules.neutral.words("fillers"))
+    p = rules_copy / "neutral.yaml"
+    p.write_text(
+        p.read_text().replace("Inserts of spoken English", "Seen in cast_audit_labels.jsonl; inserts", 1)
+    )
+    with pytest.raises(
+        RulesError,
+        match=r"neutral.yaml:60: fillers\.0\.source: a source must name a general reference, never a",
+    ):
+        load_rules(rules_copy)
+    p.write_text("version: 2\nneutral:\n  - information\n")
+    with pytest.raises(RulesError, match=r"neutral.yaml:3: neutral.0: Input should be a valid dictionary"):
+        load_rules(rules_copy)
