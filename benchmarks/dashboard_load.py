@@ -194,7 +194,7 @@ def seed(url: str, n_records: int, days: int) -> None:
             session=session,
             days=[first + timedelta(days=d) for d in range((n_records - 1) // per_day + 1)],
             checks=checks,
-            settings=settings,
+            settings=settings.queue,
             now=now,
         )
         session.commit()

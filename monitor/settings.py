@@ -13,6 +13,7 @@ import difflib
 import os
 import tomllib
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from pydantic_settings import (
 )
 
 from monitor.errors import ConfigError
+from monitor.setting_groups import AlertSettings, QueueSettings, ReplaySettings, WorkerSettings
 
 DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
 ENV_PREFIX = "REWRITE_MONITOR_"
@@ -60,6 +62,11 @@ class Settings(BaseSettings):
     Raises ``ConfigError`` (through :func:`load_settings`) naming the setting and value when a value
     is invalid (secret values are masked or left out). Numbers are finite and bounded above: durations
     end up in dates and timedeltas, which overflow (a traceback mid-job) far beyond the bounds.
+
+    The flat fields are the settings (environment names, TOML keys, ``config show``); :attr:`queue`,
+    :attr:`alerts`, :attr:`worker` and :attr:`replay` are typed, frozen views of the groups a stage
+    reads (``monitor.setting_groups``), built from the flat fields on first use. They are not
+    rebuilt: treat a ``Settings`` as read-only once built.
     """
 
     model_config = SettingsConfigDict(
@@ -223,6 +230,57 @@ class Settings(BaseSettings):
     replay_prices_file: Path | None = Field(
         default=None, description="Price table of replay's cost line; default: monitor/prices.yaml."
     )
+
+    @cached_property
+    def queue(self) -> QueueSettings:
+        """Queue admission and claims: ``queue_*`` without the prefix, and the other settings it reads."""
+        return QueueSettings(
+            budget=self.queue_budget,
+            min_severity=self.queue_min_severity,
+            control_share=self.control_share,
+            control_min=self.control_min,
+            per_conversation_cap=self.per_conversation_cap,
+            sample_seed=self.sample_seed,
+            check_rate=self.check_rate,
+            review_sla_hours=self.review_sla_hours,
+            claim_lease_minutes=self.claim_lease_minutes,
+        )
+
+    @cached_property
+    def alerts(self) -> AlertSettings:
+        """The fabrication-rate alerts: ``alert_*`` without the prefix."""
+        return AlertSettings(
+            min_severity=self.alert_min_severity,
+            window_minutes=self.alert_window_minutes,
+            baseline_days=self.alert_baseline_days,
+            min_rewrites=self.alert_min_rewrites,
+            min_flagged=self.alert_min_flagged,
+            factor=self.alert_factor,
+            ceiling=self.alert_ceiling,
+            cooldown_hours=self.alert_cooldown_hours,
+        )
+
+    @cached_property
+    def worker(self) -> WorkerSettings:
+        """The worker's schedule: ``worker_*`` without the prefix, and the other settings it reads."""
+        return WorkerSettings(
+            interval_minutes=self.worker_interval_minutes,
+            daily_time=self.daily_time,
+            timezone=self.timezone,
+            retention_days=self.retention_days,
+            cron_monitor_slug=self.cron_monitor_slug,
+        )
+
+    @cached_property
+    def replay(self) -> ReplaySettings:
+        """Replay: ``replay_*`` without the prefix (the API key stays here, on ``Settings``)."""
+        return ReplaySettings(
+            model=self.replay_model,
+            max_tokens=self.replay_max_tokens,
+            timeout_seconds=self.replay_timeout_seconds,
+            max_retries=self.replay_max_retries,
+            prices_file=self.replay_prices_file,
+        )
 
     @field_validator("timezone")
     @classmethod

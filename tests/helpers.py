@@ -160,7 +160,7 @@ def seed_dashboard_store(url: str) -> None:
             ingest_bytes(session, factories.dashboard_log())
             session.commit()
             check_job(session=session, rules=load_rules(None))
-            enqueue_job(session=session, settings=load_settings(), days=[], now=QUEUED_AT)
+            enqueue_job(session=session, settings=load_settings().queue, days=[], now=QUEUED_AT)
     finally:
         engine.dispose()
 

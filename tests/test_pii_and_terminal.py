@@ -290,7 +290,7 @@ def test_review_prints_control_characters_escaped_and_markup_as_typed(cli_db: st
     with session_factory(engine)() as s:
         ingest_checked(s, *TAINTED)
         enqueue_days(
-            session=s, days=[date(2024, 3, 4)], checks=current_versions(), settings=Settings(), now=NOW
+            session=s, days=[date(2024, 3, 4)], checks=current_versions(), settings=Settings().queue, now=NOW
         )  # type: ignore[call-arg]
         s.commit()
     engine.dispose()

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monitor.checks.base import FABRICATION_KINDS
 from monitor.stats.intervals import wilson
+
+if TYPE_CHECKING:
+    from monitor.setting_groups import AlertSettings
 
 ALERT_KIND = "fabrication_rate"
 OVERALL = "overall"
@@ -86,14 +89,15 @@ class Policy:
     min_severity: str = "high"
 
     @classmethod
-    def from_settings(cls, settings: Any) -> Policy:
+    def from_settings(cls, alerts: AlertSettings) -> Policy:
+        """The policy of the alert settings (``settings.alerts``)."""
         return cls(
-            min_rewrites=settings.alert_min_rewrites,
-            min_flagged=settings.alert_min_flagged,
-            factor=settings.alert_factor,
-            ceiling=settings.alert_ceiling,
-            cooldown=timedelta(hours=settings.alert_cooldown_hours),
-            min_severity=settings.alert_min_severity,
+            min_rewrites=alerts.min_rewrites,
+            min_flagged=alerts.min_flagged,
+            factor=alerts.factor,
+            ceiling=alerts.ceiling,
+            cooldown=timedelta(hours=alerts.cooldown_hours),
+            min_severity=alerts.min_severity,
         )
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from sentry_sdk.transport import Transport
     from sentry_sdk.types import Event, Hint, MonitorConfig
 
+    from monitor.setting_groups import WorkerSettings
     from monitor.settings import Settings
 
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -128,7 +129,7 @@ def send_alert(decision: rules.Decision, policy: rules.Policy) -> str | None:
         return sentry_sdk.capture_message(rules.message(decision), level=level)
 
 
-def monitor_config(settings: Settings) -> MonitorConfig:
+def monitor_config(worker: WorkerSettings) -> MonitorConfig:
     """The Crons monitor of the cycle job: an interval schedule of ``worker_interval_minutes``.
 
     Sentry takes whole minutes, so the interval is rounded up; a check-in may be one interval late
@@ -136,26 +137,24 @@ def monitor_config(settings: Settings) -> MonitorConfig:
     (four intervals, at least 30: a catch-up after downtime reads a backlog) before it counts as
     timed out.
     """
-    minutes = max(1, math.ceil(settings.worker_interval_minutes))
+    minutes = max(1, math.ceil(worker.interval_minutes))
     return {
         "schedule": {"type": "interval", "value": minutes, "unit": "minute"},
         "checkin_margin": minutes,
         "max_runtime": max(30, 4 * minutes),
-        "timezone": settings.timezone,
+        "timezone": worker.timezone,
     }
 
 
-def cron_checkin(settings: Settings, enabled: bool) -> AbstractContextManager[None]:
-    """The cycle's Crons check-ins: the SDK's ``sentry_sdk.monitor`` for ``settings.cron_monitor_slug``
+def cron_checkin(worker: WorkerSettings, enabled: bool) -> AbstractContextManager[None]:
+    """The cycle's Crons check-ins: the SDK's ``sentry_sdk.monitor`` for ``worker.cron_monitor_slug``
     with :func:`monitor_config` (``in_progress`` on entry, then ``ok``, or ``error`` with the exception
     still raised, each with the same check-in id and the duration), or a no-op when not ``enabled``."""
     if not enabled:
         return nullcontext()
     import sentry_sdk
 
-    return sentry_sdk.monitor(
-        monitor_slug=settings.cron_monitor_slug, monitor_config=monitor_config(settings)
-    )
+    return sentry_sdk.monitor(monitor_slug=worker.cron_monitor_slug, monitor_config=monitor_config(worker))
 
 
 __all__ = ["close_sentry", "cron_checkin", "init_sentry", "monitor_config", "scrub_event", "send_alert"]

@@ -28,7 +28,7 @@ from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record,
 from monitor.store.rows import to_row
 
 if TYPE_CHECKING:
-    from monitor.settings import Settings
+    from monitor.setting_groups import QueueSettings
 
 MANUAL = "manual"
 """Stratum of items added by :func:`verdict_for_request` (support tickets, ad-hoc finds), not by the
@@ -163,13 +163,14 @@ def enqueue_days(
     session: Session,
     days: Sequence[date],
     checks: Sequence[tuple[str, int]],
-    settings: Settings,
+    settings: QueueSettings,
     now: datetime,
 ) -> EnqueueResult:
     """Admit each day's checked rewrites to the queue (see ``monitor.queue.sampling.admit``); idempotent.
 
-    ``settings`` supplies ``sample_seed``, ``queue_budget``, ``queue_min_severity``, ``control_share``,
-    ``control_min``, ``per_conversation_cap``, ``check_rate`` and ``review_sla_hours``.
+    ``settings`` (``Settings.queue``) supplies ``sample_seed``, ``budget``, ``min_severity``,
+    ``control_share``, ``control_min``, ``per_conversation_cap``, ``check_rate`` and
+    ``review_sla_hours``.
 
     A day's rewrites arrive over many cycles, so each admission re-plans the whole day from all its
     checked rewrites. Items a reviewer has touched (claimed, done, skipped, or with a verdict) keep
@@ -186,7 +187,7 @@ def enqueue_days(
     subsampled: dict[str, list[str]] = {}
     for day in sorted(set(days)):
         candidates, meta = day_candidates(
-            session=session, day=day, checks=checks, min_severity=settings.queue_min_severity
+            session=session, day=day, checks=checks, min_severity=settings.min_severity
         )
         existing = session.execute(
             select(
@@ -218,8 +219,8 @@ def enqueue_days(
         plan = admit(
             candidates,
             seed=settings.sample_seed,
-            budget=settings.queue_budget,
-            min_severity=settings.queue_min_severity,
+            budget=settings.budget,
+            min_severity=settings.min_severity,
             control_share=settings.control_share,
             control_min=settings.control_min,
             per_conversation_cap=settings.per_conversation_cap,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from monitor.ingest.store.batches import IngestSummary
     from monitor.ingest.store.retention import RetentionResult
     from monitor.queue.store import EnqueueResult
+    from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
     from monitor.stats.store import KindRate
     from monitor.worker.runtime import WorkerContext
@@ -190,7 +191,7 @@ class RunSummary:
 
 
 def enqueue_job(
-    *, session: Session, settings: Settings, days: Iterable[date], now: datetime
+    *, session: Session, settings: QueueSettings, days: Iterable[date], now: datetime
 ) -> EnqueueResult:
     """Admit to the review queue the given days, plus every day checked since the last admission, and
     commit (idempotent)."""
@@ -248,7 +249,7 @@ def run_job(
     check = check_job(
         session=session, rules=rules, check_rate=settings.check_rate, on_batch=on_batch, claim=True
     )
-    enqueue = enqueue_job(session=session, settings=settings, days=check.days, now=now)
+    enqueue = enqueue_job(session=session, settings=settings.queue, days=check.days, now=now)
     checks = current_versions()
     rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])
     depth, overdue = queue_depth(session=session, now=now)
@@ -378,7 +379,7 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
             heartbeat(session=session, name="leader", holder=ctx.holder, now=now, ttl=ctx.lease_ttl)
             days = check.days  # enqueue_job adds every day checked since the last admission
             t2 = time.perf_counter()
-            summary.enqueue = enqueue_job(session=session, settings=settings, days=days, now=now)
+            summary.enqueue = enqueue_job(session=session, settings=settings.queue, days=days, now=now)
             t3 = time.perf_counter()
             summary.alerts = evaluate_alerts(ctx, session)
             summary.phase_seconds["enqueue"] = round(t3 - t2, 3)
@@ -400,15 +401,13 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     from monitor.checks import current_versions
     from monitor.severity import SEVERITY_RANK
 
-    settings = ctx.settings
-    policy = rules.Policy.from_settings(settings)
+    alerts = ctx.settings.alerts
+    policy = rules.Policy.from_settings(alerts)
     checks = current_versions()
     newest = newest_checked_ts(session=session, checks=checks, kinds=rules.FABRICATION_KINDS)
     if newest is None:
         return []
-    b_start, w_start, w_end = rules.windows(
-        newest, settings.alert_window_minutes, settings.alert_baseline_days
-    )
+    b_start, w_start, w_end = rules.windows(newest, alerts.window_minutes, alerts.baseline_days)
     groups = group_windows(
         session=session,
         checks=checks,
@@ -485,7 +484,7 @@ def retention_job(ctx: WorkerContext) -> RetentionResult:
     now = ctx.clock()
     with ctx.session() as session:
         return apply_retention(
-            session=session, cutoff=now - timedelta(days=ctx.settings.retention_days), now=now
+            session=session, cutoff=now - timedelta(days=ctx.settings.worker.retention_days), now=now
         )
 
 
@@ -512,7 +511,7 @@ def daily_job(ctx: WorkerContext) -> DailySummary:
     from zoneinfo import ZoneInfo
 
     now = ctx.clock()
-    local = now.replace(tzinfo=UTC).astimezone(ZoneInfo(ctx.settings.timezone))
+    local = now.replace(tzinfo=UTC).astimezone(ZoneInfo(ctx.settings.worker.timezone))
     day = local.date() - timedelta(days=1)
     with ctx.session() as session:
         queue = queue_summary(session, day, now)

@@ -72,7 +72,7 @@ class WorkerContext:
     @property
     def lease_ttl(self) -> timedelta:
         """How long a lease row promises the holder is alive: three cycle intervals."""
-        return timedelta(minutes=3 * self.settings.worker_interval_minutes)
+        return timedelta(minutes=3 * self.settings.worker.interval_minutes)
 
     def close(self) -> None:
         """Release this worker's lease row and locks, flush Sentry, dispose of the engine."""
@@ -134,7 +134,7 @@ def run_job(ctx: WorkerContext, name: str) -> JobSummary:
         raise WorkerError(f"unknown job {name!r}: choose one of {', '.join(sorted(WORKER_JOBS))}")
     started = time.perf_counter()
     if name == "cycle":
-        with cron_checkin(ctx.settings, ctx.sentry):
+        with cron_checkin(ctx.settings.worker, ctx.sentry):
             summary = job(ctx)
     else:
         summary = job(ctx)
@@ -184,7 +184,7 @@ def run_forever(ctx: WorkerContext, *, install_signals: bool = True) -> None:
     # A cycle longer than the interval makes APScheduler warn at every skipped run; coalescing them is
     # the intent, so only its errors are logged.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
-    scheduler = build_scheduler(ctx.settings, _scheduled(ctx))
+    scheduler = build_scheduler(ctx.settings.worker, _scheduled(ctx))
     scheduler.start()
     log.info(
         "worker started",

@@ -397,9 +397,9 @@ def test_cron_checkins(sentry: Any) -> None:
         cron_monitor_slug="rm-cycle",
         worker_interval_minutes=5,
     )
-    with cron_checkin(settings, True):
+    with cron_checkin(settings.worker, True):
         pass
-    with pytest.raises(RuntimeError), cron_checkin(settings, True):
+    with pytest.raises(RuntimeError), cron_checkin(settings.worker, True):
         raise RuntimeError("boom")
     checkins = sentry.transport.checkins()
     assert [(c["monitor_slug"], c["status"]) for c in checkins] == [

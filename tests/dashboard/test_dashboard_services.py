@@ -27,6 +27,7 @@ from monitor.queue.store import (
 )
 from monitor.review.proposals import proposals_yaml
 from monitor.review.store import Throughput, list_proposals, propose_alias, reviewer_throughput
+from monitor.settings import Settings
 from monitor.store.models import QueueItem, Verdict
 from tests.factories import CHECKS, checked_record
 
@@ -34,20 +35,16 @@ DAY = date(2024, 3, 4)
 NOW = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=10)
 
-SETTINGS = type(
-    "S",
-    (),
-    {
-        "sample_seed": "s",
-        "queue_budget": 40,
-        "queue_min_severity": "medium",
-        "control_share": 0.0,
-        "control_min": 0,
-        "per_conversation_cap": 3,
-        "check_rate": 1.0,
-        "review_sla_hours": 24,
-    },
-)()
+SETTINGS = Settings(
+    sample_seed="s",
+    queue_budget=40,
+    queue_min_severity="medium",
+    control_share=0.0,
+    control_min=0,
+    per_conversation_cap=3,
+    check_rate=1.0,
+    review_sla_hours=24,
+).queue
 
 
 @pytest.fixture

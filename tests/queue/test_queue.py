@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from monitor.queue.store import QueueError, claim, claim_next, enqueue_days, list_queue, queue_depth, release
 from monitor.review.store import record_verdict, verdict_for_request
+from monitor.setting_groups import QueueSettings
 from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, precision_by_kind, whole_traffic_estimates
 from monitor.store.engine import make_engine, session_factory
@@ -25,8 +26,8 @@ NOW = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=10)
 
 
-def settings(**over: object) -> Settings:
-    return Settings(**over)  # type: ignore[arg-type]
+def settings(**over: object) -> QueueSettings:
+    return Settings(**over).queue  # type: ignore[arg-type]
 
 
 def constructed_day(session: Session) -> None:

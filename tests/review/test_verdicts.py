@@ -112,7 +112,7 @@ def test_manual_items_stay_out_of_the_daily_sample_and_the_traffic_estimate(sess
         session=session,
         days=[date(2024, 3, 4)],
         checks=_checks(),
-        settings=Settings(),  # type: ignore[call-arg]
+        settings=Settings().queue,  # type: ignore[call-arg]
         now=NOW,
     )
     # only the clean record was eligible: it is the day's control sample, π = 1/1
@@ -136,7 +136,9 @@ def _checks() -> list[tuple[str, int]]:
 
 def test_a_queued_item_claimed_by_someone_else_is_refused_and_nothing_is_written(session: Session) -> None:
     (req,) = seed(session, CLEAN)
-    enqueue_days(session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+    enqueue_days(
+        session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW
+    )
     item = session.scalars(select(QueueItem)).one()
     claim(session=session, item_id=item.id, reviewer="bob", now=NOW, lease=LEASE)
     with pytest.raises(QueueError, match="claimed by bob"):
@@ -225,7 +227,9 @@ def test_sync_applies_only_verdicts_without_a_case_and_is_idempotent(session: Se
 
 def test_record_verdict_keeps_the_dashboard_keyword_signature(session: Session) -> None:
     (req,) = seed(session, FABRICATED)
-    enqueue_days(session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+    enqueue_days(
+        session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW
+    )
     item = session.scalars(select(QueueItem)).one()
     vid = record_verdict(
         session=session,
@@ -304,7 +308,7 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
 
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
-        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
         s.commit()
     engine.dispose()
     # Piped input, one answer per line. Item 1 (the flagged one, first in review order): "f", then the
@@ -327,7 +331,7 @@ def test_review_quit_releases_the_item(cli_db: str) -> None:
 
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
-        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings(), now=NOW)  # type: ignore[call-arg]
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
         s.commit()
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="z\nq\n")
     assert result.exit_code == 0, result.output

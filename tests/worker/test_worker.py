@@ -146,7 +146,7 @@ def test_a_second_worker_on_sqlite_is_refused(tmp_path: Path) -> None:
 def test_scheduler_maps_job_ids_to_triggers() -> None:
     calls: list[str] = []
     s = build_scheduler(
-        Settings(worker_interval_minutes=5, daily_time="06:30", timezone="Europe/Berlin"), calls.append
+        Settings(worker_interval_minutes=5, daily_time="06:30", timezone="Europe/Berlin").worker, calls.append
     )
     jobs = {j.id: j for j in s.get_jobs()}
     assert set(jobs) == {"cycle", "daily"}

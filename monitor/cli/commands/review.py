@@ -369,19 +369,20 @@ def replay_cmd(
 
     use_model(settings.spacy_model)
     rules = load_rules(settings.rules_dir)
-    price_table = rp.load_prices(prices or settings.replay_prices_file)
+    replay = settings.replay
+    price_table = rp.load_prices(prices or replay.prices_file)
     cases = rp.load_cases(cases_path, allow_empty=allow_empty)
     system_path = prompt or rp.PROMPT_PATH
     system = rp.read_text(system_path, "prompt ")
     before = (
         rp.load_results(compare_path, rules, allow_empty=allow_empty) if compare_path is not None else None
     )
-    model_name = model or settings.replay_model
+    model_name = model or replay.model
 
     async def run() -> list[rp.CaseResult]:
         client = rp.make_client(
             api_key=settings.anthropic_api_key.get_secret_value(),  # type: ignore[union-attr]
-            max_retries=settings.replay_max_retries,
+            max_retries=replay.max_retries,
         )
         try:
             return await rp.replay_cases(
@@ -389,8 +390,8 @@ def replay_cmd(
                 client=client,
                 model=model_name,
                 system=system,
-                max_tokens=settings.replay_max_tokens,
-                timeout=settings.replay_timeout_seconds,
+                max_tokens=replay.max_tokens,
+                timeout=replay.timeout_seconds,
                 concurrency=concurrency,
                 rules=rules,
             )

@@ -1,0 +1,121 @@
+"""Typed, read-only views of the settings one stage reads: ``settings.queue``, ``.alerts``, ``.worker``
+and ``.replay`` (built by :class:`monitor.settings.Settings` from its flat fields).
+
+The flat fields stay the source of truth: they carry the environment names, the TOML keys, the bounds
+and the validation messages, and ``config show`` lists them. A view copies the values of one group,
+its field names without the group's prefix (``queue_budget`` is ``settings.queue.budget``), so that a
+stage's functions can take the group they read instead of the whole ``Settings``.
+
+Imports only pydantic and the standard library (no SQLAlchemy, no monitor.settings): the pure modules
+(``monitor.alerts.policy``) take these types without loading the store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SeverityName = Literal["low", "medium", "high"]
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class QueueSettings(_Group):
+    """What queue admission (``monitor.queue.store.enqueue_days``) and claims read.
+
+    Each field is the flat setting of the same name, from the environment variable (or TOML key):
+
+    - ``budget``: ``queue_budget`` (``REWRITE_MONITOR_QUEUE_BUDGET``)
+    - ``min_severity``: ``queue_min_severity`` (``REWRITE_MONITOR_QUEUE_MIN_SEVERITY``)
+    - ``control_share``: ``control_share`` (``REWRITE_MONITOR_CONTROL_SHARE``)
+    - ``control_min``: ``control_min`` (``REWRITE_MONITOR_CONTROL_MIN``)
+    - ``per_conversation_cap``: ``per_conversation_cap`` (``REWRITE_MONITOR_PER_CONVERSATION_CAP``)
+    - ``sample_seed``: ``sample_seed`` (``REWRITE_MONITOR_SAMPLE_SEED``), shared with ingest
+    - ``check_rate``: ``check_rate`` (``REWRITE_MONITOR_CHECK_RATE``), shared with the checks: an
+      item's inclusion probability is ``check_rate`` times its admission's
+    - ``review_sla_hours``: ``review_sla_hours`` (``REWRITE_MONITOR_REVIEW_SLA_HOURS``)
+    - ``claim_lease_minutes``: ``claim_lease_minutes`` (``REWRITE_MONITOR_CLAIM_LEASE_MINUTES``)
+    """
+
+    budget: int
+    min_severity: SeverityName
+    control_share: float
+    control_min: int
+    per_conversation_cap: int
+    sample_seed: str
+    check_rate: float
+    review_sla_hours: float
+    claim_lease_minutes: float
+
+
+class AlertSettings(_Group):
+    """What the fabrication-rate alerts read (``monitor.alerts.policy.Policy.from_settings`` and the
+    worker's alert job).
+
+    Each field is the flat setting ``alert_<field>``, from the environment variable (or TOML key):
+
+    - ``min_severity``: ``alert_min_severity`` (``REWRITE_MONITOR_ALERT_MIN_SEVERITY``)
+    - ``window_minutes``: ``alert_window_minutes`` (``REWRITE_MONITOR_ALERT_WINDOW_MINUTES``)
+    - ``baseline_days``: ``alert_baseline_days`` (``REWRITE_MONITOR_ALERT_BASELINE_DAYS``)
+    - ``min_rewrites``: ``alert_min_rewrites`` (``REWRITE_MONITOR_ALERT_MIN_REWRITES``)
+    - ``min_flagged``: ``alert_min_flagged`` (``REWRITE_MONITOR_ALERT_MIN_FLAGGED``)
+    - ``factor``: ``alert_factor`` (``REWRITE_MONITOR_ALERT_FACTOR``)
+    - ``ceiling``: ``alert_ceiling`` (``REWRITE_MONITOR_ALERT_CEILING``)
+    - ``cooldown_hours``: ``alert_cooldown_hours`` (``REWRITE_MONITOR_ALERT_COOLDOWN_HOURS``)
+    """
+
+    min_severity: SeverityName
+    window_minutes: float
+    baseline_days: float
+    min_rewrites: int
+    min_flagged: int
+    factor: float
+    ceiling: float | None
+    cooldown_hours: float
+
+
+class WorkerSettings(_Group):
+    """What the worker's schedule reads (``monitor.worker.scheduler.build_scheduler``, the Sentry Crons
+    monitor of ``monitor.observability.sentry``, the lease and retention of the worker).
+
+    Each field is a flat setting, from the environment variable (or TOML key):
+
+    - ``interval_minutes``: ``worker_interval_minutes`` (``REWRITE_MONITOR_WORKER_INTERVAL_MINUTES``)
+    - ``daily_time``: ``daily_time`` (``REWRITE_MONITOR_DAILY_TIME``)
+    - ``timezone``: ``timezone`` (``REWRITE_MONITOR_TIMEZONE``)
+    - ``retention_days``: ``retention_days`` (``REWRITE_MONITOR_RETENTION_DAYS``)
+    - ``cron_monitor_slug``: ``cron_monitor_slug`` (``REWRITE_MONITOR_CRON_MONITOR_SLUG``)
+    """
+
+    interval_minutes: float
+    daily_time: str
+    timezone: str
+    retention_days: int
+    cron_monitor_slug: str
+
+
+class ReplaySettings(_Group):
+    """What ``rewrite-monitor replay`` passes to ``monitor.replay.core`` (the API key stays on
+    ``Settings``, a secret kept in one place).
+
+    Each field is the flat setting ``replay_<field>``, from the environment variable (or TOML key):
+
+    - ``model``: ``replay_model`` (``REWRITE_MONITOR_REPLAY_MODEL``)
+    - ``max_tokens``: ``replay_max_tokens`` (``REWRITE_MONITOR_REPLAY_MAX_TOKENS``)
+    - ``timeout_seconds``: ``replay_timeout_seconds`` (``REWRITE_MONITOR_REPLAY_TIMEOUT_SECONDS``)
+    - ``max_retries``: ``replay_max_retries`` (``REWRITE_MONITOR_REPLAY_MAX_RETRIES``)
+    - ``prices_file``: ``replay_prices_file`` (``REWRITE_MONITOR_REPLAY_PRICES_FILE``)
+    """
+
+    model: str
+    max_tokens: int
+    timeout_seconds: float
+    max_retries: int
+    prices_file: Path | None
+
+
+__all__ = ["AlertSettings", "QueueSettings", "ReplaySettings", "SeverityName", "WorkerSettings"]
