@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 import re
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from monitor.alerts import policy as rules
 from monitor.errors import MonitorError
 from monitor.observability.logs import SCRUBBED, TEXT_KEYS
 
@@ -110,25 +109,6 @@ def close_sentry() -> None:
         client.close()
 
 
-def send_alert(decision: rules.Decision, policy: rules.Policy) -> str | None:
-    """Capture one alert or recovery; returns the Sentry event id (``None`` when not sent).
-
-    Message ``fabrication rate spike: prompt_version <v>`` (or ``... recovered: ...``), level
-    ``error`` for a spike and ``info`` for a recovery, the tags of ``monitor.alerts.policy.tags``, a
-    ``fabrication_rate`` context block (counts, rates, intervals, window, request ids) and the fixed
-    fingerprint ``[fabrication_rate, <prompt version>]`` so repeats group into one issue.
-    """
-    import sentry_sdk
-
-    with sentry_sdk.new_scope() as scope:
-        for k, v in rules.tags(decision).items():
-            scope.set_tag(k, v)
-        scope.set_context("fabrication_rate", rules.context(decision, policy))
-        scope.fingerprint = rules.fingerprint(decision)
-        level: Literal["error", "info"] = "error" if decision.action == "alert" else "info"
-        return sentry_sdk.capture_message(rules.message(decision), level=level)
-
-
 def monitor_config(worker: WorkerSettings) -> MonitorConfig:
     """The Crons monitor of the cycle job: an interval schedule of ``worker_interval_minutes``.
 
@@ -157,4 +137,4 @@ def cron_checkin(worker: WorkerSettings, enabled: bool) -> AbstractContextManage
     return sentry_sdk.monitor(monitor_slug=worker.cron_monitor_slug, monitor_config=monitor_config(worker))
 
 
-__all__ = ["close_sentry", "cron_checkin", "init_sentry", "monitor_config", "scrub_event", "send_alert"]
+__all__ = ["close_sentry", "cron_checkin", "init_sentry", "monitor_config", "scrub_event"]

@@ -429,7 +429,7 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         payload = rules.context(d, policy)
         event_id = None
         if ctx.sentry:
-            from monitor.observability.sentry import send_alert
+            from monitor.alerts.deliver import send_alert
 
             event_id = send_alert(d, policy)
         store_alert(
