@@ -42,6 +42,7 @@ FILES = {
         "versions/0003_queue.py",
         "versions/0004_worker.py",
         "versions/0005_admission_indexes.py",
+        "versions/0006_added_lemmas.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

@@ -22,11 +22,20 @@ The span's severity is its highest word's. Every word's evidence names the signa
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from typing import Any
 
-from monitor.checks.base import Finding, alias_index, analyzer, transcript
-from monitor.checks.nlp import Analysis, Tok, Transcript, _one_edit, alias_matches, find_stem_relative, zipf
+from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer, transcript
+from monitor.checks.nlp import (
+    Analysis,
+    Tok,
+    Transcript,
+    Unit,
+    _one_edit,
+    alias_matches,
+    find_stem_relative,
+    zipf,
+)
 from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
 from monitor.checks.references import is_meta_text
 from monitor.checks.registry import register
@@ -34,7 +43,7 @@ from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
 from monitor.severity import SEVERITY_RANK
 
-VERSION = 2  # v2: markup is not query text; the derivational-suffix test also reads the lemma
+VERSION = 2  # v2: markup is not query text; the suffix test reads the lemma; the rewriter's style
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -270,25 +279,15 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     q = analyzer().analyze(record.query)
     if not q.tokens:
         return []
-    supported, _ = _supported_tokens(q, tr, rules)
-    markup = [m.span() for m in MARKUP_RE.finditer(q.text)]
-    supported |= {i for i, t in enumerate(q.tokens) if any(s <= t.start < e for s, e in markup)}
     quals = qualifiers_in(q.text, rules)
     meta = is_meta_text(record.query)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}
-    for ui, unit in enumerate(q.units):
-        toks = [q.tokens[i] for i in range(unit.first, unit.last + 1)]
-        bad = [
-            t
-            for i, t in zip(range(unit.first, unit.last + 1), toks, strict=True)
-            if t.is_content and i not in supported
+    for ui, unit, bad in _unsupported_units(q, tr, rules):
+        words = [
+            _styled(_grade(t, unit.text, q, tr, rules, quals, meta), rules, record.prompt_version)
+            for t in bad
         ]
-        if not bad:
-            continue
-        if len(toks) > 1 and unit.text.lower() in _vocab_union(tr):
-            continue
-        words = [_grade(t, unit.text, q, tr, rules, quals, meta) for t in bad]
         best = max(words, key=lambda w: SEVERITY_RANK[w["severity"]])
         best = dict(best)
         best.update(text=unit.text, start=unit.start, end=unit.end)
@@ -308,6 +307,60 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             out.append(_finding(run, graded, q, len(tr.analyses) - 1))
         run = [ui]
     return out
+
+
+def _unsupported_units(q: Analysis, tr: Transcript, rules: Rules) -> Iterator[tuple[int, Unit, list[Tok]]]:
+    """``(unit index, unit, its unsupported content tokens)`` for each query unit with any, in order.
+
+    Supported: a neutral word, a word of any received turn, a member of an alias group the transcript
+    hits, a token inside markup (:data:`MARKUP_RE`), or a multi-token unit the transcript has whole.
+    """
+    supported, _ = _supported_tokens(q, tr, rules)
+    markup = [m.span() for m in MARKUP_RE.finditer(q.text)]
+    supported |= {i for i, t in enumerate(q.tokens) if any(s <= t.start < e for s, e in markup)}
+    for ui, unit in enumerate(q.units):
+        toks = [q.tokens[i] for i in range(unit.first, unit.last + 1)]
+        bad = [
+            t
+            for i, t in zip(range(unit.first, unit.last + 1), toks, strict=True)
+            if t.is_content and i not in supported
+        ]
+        if not bad or (len(toks) > 1 and unit.text.lower() in _vocab_union(tr)):
+            continue
+        yield ui, unit, bad
+
+
+def added_lemmas(record: RewriteRecord, rules: Rules) -> set[str]:
+    """The keys (lower-cased lemmas) of ``record.query``'s words that nothing received supports: what the
+    rewriter profile counts (``monitor.checks.profile``). Empty when no message list was logged."""
+    try:
+        tr = transcript(record)
+    except SkipCheck:
+        return set()
+    q = analyzer().analyze(record.query)
+    return {t.key for _, _, bad in _unsupported_units(q, tr, rules) for t in bad}
+
+
+# Signals a rewriter's style may lower: common and rare content words. Never a number, a proper name,
+# a name completion or a qualifier value (a constraint is a constraint whoever adds it).
+STYLE_SIGNALS = {"content_word": "low", "rare_term": "medium"}
+
+
+def _styled(info: dict[str, Any], rules: Rules, prompt_version: str | None) -> dict[str, Any]:
+    """``info`` one severity step lower when its lemma is the rewriter's style (``rules.profile``)."""
+    if rules.profile is None or info.get("signal") not in STYLE_SIGNALS:
+        return info
+    style = rules.profile.style(prompt_version, info["lemma"])
+    if style is None:
+        return info
+    return {
+        **info,
+        "severity": STYLE_SIGNALS[info["signal"]],
+        "signal": "rewriter_style",
+        "graded_as": info["signal"],
+        "style": {"prompt_version": style.prompt_version, "others": style.others, "of": style.of},
+        "why": f"{info['why']}, but {style.why}",
+    }
 
 
 def _vocab_union(tr: Transcript) -> Container[str]:

@@ -13,6 +13,7 @@ validated content (not the bytes), so comments and formatting do not trigger a r
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -24,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from monitor.bundled import bundled_dir
+from monitor.checks.profile import RewriterProfile
 from monitor.errors import RulesError, utf8_fault
 from monitor.text import match_key
 
@@ -216,7 +218,12 @@ class RulesMemo:
 
 @dataclass(frozen=True)
 class Rules:
-    """The loaded rules: validated file models, compiled qualifier kinds, and ``hash`` (16 hex)."""
+    """The loaded rules: validated file models, compiled qualifier kinds, and ``hash`` (16 hex).
+
+    ``profile`` is the rewriter profile the check job learned from the store (``with_profile``); it is
+    context like a record's peers, not part of the rules' identity, so it is not in ``hash``: each
+    finding it changes says so in its evidence, with the figure.
+    """
 
     aliases: AliasesFile
     neutral: NeutralFile
@@ -228,6 +235,11 @@ class Rules:
     filler_words: frozenset[str]
     source: str = "<memory>"
     _memo: RulesMemo = field(default_factory=RulesMemo, compare=False, repr=False)
+    profile: RewriterProfile | None = field(default=None, compare=False, repr=False)
+
+    def with_profile(self, profile: RewriterProfile | None) -> Rules:
+        """These rules with ``profile`` for the checks (same hash, same compiled memo)."""
+        return dataclasses.replace(self, profile=profile)
 
 
 def build_rules(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Subquery, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
+from monitor.checks.profile import RewriterProfile
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, rowcount
-from monitor.store.models import CheckRun, Finding, Record
+from monitor.store.models import AddedLemma, CheckRun, Finding, Record
 from monitor.store.rows import to_row
 
 if TYPE_CHECKING:
@@ -345,3 +346,47 @@ def stored_rewrites(
             if req in out:
                 out[req].statuses[cid] = (status, rules_hash)
     return out
+
+
+def record_added_lemmas(*, session: Session, rows: Sequence[tuple[str | None, str, str]]) -> None:
+    """Store ``(prompt_version, lemma, conv_id)`` rows of the rewriter profile (``""`` for no prompt
+    version); a row already stored is left alone (insert-or-ignore on the unique key). Flushes, does not
+    commit. Lemmas longer than the column are cut (a runaway token is no style)."""
+    values = [
+        {"prompt_version": (pv or "")[:255], "lemma": lemma[:255], "conv_id": conv[:255]}
+        for pv, lemma, conv in rows
+    ]
+    for start in range(0, len(values), 500):
+        session.execute(
+            insert_ignore(session, AddedLemma, ["prompt_version", "lemma", "conv_id"]),
+            values[start : start + 500],
+        )
+
+
+def load_profile(
+    *, session: Session, prompt_versions: Iterable[str | None], lemmas: Iterable[str]
+) -> RewriterProfile:
+    """The rewriter profile of these prompt versions, restricted to ``lemmas`` (what a batch needs):
+    conversations per prompt version (records with a rewrite) and conversations per (version, lemma)."""
+    versions = sorted({pv or "" for pv in prompt_versions})
+    wanted = sorted(set(lemmas))
+    conversations: dict[str, int] = {}
+    added: dict[tuple[str, str], int] = {}
+    if not versions:
+        return RewriterProfile()
+    pv_col = func.coalesce(Record.prompt_version, "")
+    for pv, n in session.execute(
+        select(pv_col, func.count(func.distinct(Record.conv_id)))
+        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions))
+        .group_by(pv_col)
+    ):
+        conversations[pv] = int(n)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        for pv, lemma, n in session.execute(
+            select(AddedLemma.prompt_version, AddedLemma.lemma, func.count())
+            .where(AddedLemma.prompt_version.in_(versions), AddedLemma.lemma.in_(chunk))
+            .group_by(AddedLemma.prompt_version, AddedLemma.lemma)
+        ):
+            added[(pv, lemma)] = int(n)
+    return RewriterProfile(conversations, added)

@@ -296,6 +296,21 @@ class SourceCursor(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class AddedLemma(Base):
+    """A lemma that prompt version ``prompt_version`` added in conversation ``conv_id``: in the query and
+    in no received turn (the rewriter profile, ``monitor.checks.profile``). ``prompt_version`` is ``""``
+    for rewrites that logged none. One word of a query per row, never transcript text."""
+
+    __tablename__ = "added_lemmas"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    prompt_version: Mapped[str] = mapped_column(String(255))
+    lemma: Mapped[str] = mapped_column(String(255))
+    conv_id: Mapped[str] = mapped_column(String(255))
+
+    __table_args__ = (UniqueConstraint("prompt_version", "lemma", "conv_id", name="uq_added_lemmas"),)
+
+
 class Alert(Base):
     """An alert (or recovery) on the fabrication rate of one group (``overall`` or a prompt version).
 

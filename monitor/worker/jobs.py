@@ -17,17 +17,27 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from monitor.checks.store import Coverage, clear_runs, coverage, store_outcomes, unchecked_record_ids
+from monitor.checks.store import (
+    Coverage,
+    clear_runs,
+    coverage,
+    load_profile,
+    record_added_lemmas,
+    store_outcomes,
+    unchecked_record_ids,
+)
 from monitor.ingest.store.records import load_records
 
 if TYPE_CHECKING:
     from monitor.alerts.policy import Decision
     from monitor.checks.base import CheckOutcome
+    from monitor.checks.profile import RewriterProfile
     from monitor.checks.rules import Rules
     from monitor.ingest.sources import Source
     from monitor.ingest.store.batches import IngestSummary
     from monitor.ingest.store.retention import RetentionResult
     from monitor.queue.store import EnqueueResult
+    from monitor.record import RewriteRecord
     from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
     from monitor.stats.store import KindRate
@@ -99,6 +109,10 @@ def check_job(
     per batch, so an interrupted run keeps what it finished. ``claim`` locks each batch's records
     (``FOR UPDATE SKIP LOCKED`` on PostgreSQL) so several workers check disjoint batches; ``stop()``
     is asked between batches (a worker shutting down finishes the batch in hand, then returns).
+
+    The rewriter profile (``monitor.checks.profile``) is learned first: the added lemmas of every record
+    to check are stored before any is graded, so a fresh store checked in one run grades every rewrite
+    against the same profile, whatever the batch size or the number of concurrent runs.
     """
     from monitor.checks import current_versions, run_checks
 
@@ -108,6 +122,9 @@ def check_job(
     if recheck:
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
+    # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
+    # is graded against the whole store's profile, whichever run checks it.
+    _learn_profile(session=session, rules=rules, checks=checks, check_rate=check_rate, batch_size=batch_size)
     after = 0
     while not (stop and stop()):
         ids = unchecked_record_ids(
@@ -122,8 +139,10 @@ def check_job(
             break
         now = datetime.now(UTC)
         outcomes: list[tuple[int, str, CheckOutcome]] = []
-        for record_id, record in load_records(session=session, record_ids=ids):
-            outcome = run_checks(record, rules)
+        loaded = load_records(session=session, record_ids=ids)
+        batch_rules = rules.with_profile(_batch_profile(session, rules, [r for _, r in loaded]))
+        for record_id, record in loaded:
+            outcome = run_checks(record, batch_rules)
             outcomes.append((record_id, record.request_id, outcome))
             summary.records += 1
             if record.ts is not None:
@@ -141,6 +160,42 @@ def check_job(
     summary.seconds = time.perf_counter() - started
     summary.coverage = coverage(session=session, checks=checks)
     return summary
+
+
+def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str | None, str, str]]:
+    from monitor.checks.added_words import added_lemmas
+
+    return [(r.prompt_version, lemma, r.conv_id) for r in records for lemma in sorted(added_lemmas(r, rules))]
+
+
+def _learn_profile(
+    *, session: Session, rules: Rules, checks: list[tuple[str, int]], check_rate: float, batch_size: int
+) -> None:
+    """Store the added lemmas of every record still to check (committed per batch)."""
+    after = 0
+    while True:
+        ids = unchecked_record_ids(
+            session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
+        )
+        if not ids:
+            return
+        records = [r for _, r in load_records(session=session, record_ids=ids)]
+        record_added_lemmas(session=session, rows=_profile_rows(rules, records))
+        session.commit()
+        after = ids[-1]
+
+
+def _batch_profile(session: Session, rules: Rules, records: list[RewriteRecord]) -> RewriterProfile:
+    """The profile a batch is graded with: its own lemmas stored (idempotent), then read back with the
+    store's counts for the batch's prompt versions and lemmas."""
+    rows = _profile_rows(rules, records)
+    record_added_lemmas(session=session, rows=rows)
+    session.flush()
+    return load_profile(
+        session=session,
+        prompt_versions={r.prompt_version for r in records},
+        lemmas={lemma for _, lemma, _ in rows},
+    )
 
 
 @dataclass

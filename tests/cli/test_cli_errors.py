@@ -24,8 +24,15 @@ from tests.helpers import REPO, throwaway_pg_database
 
 runner = CliRunner()
 
-# Tables the migrations after 0003 create (0004; 0005 adds indexes only).
-TABLES_AFTER_0003 = ["alerts", "alias_proposals", "leases", "regression_cases", "source_cursors"]
+# Tables the migrations after 0003 create (0004 and 0006; 0005 adds indexes only).
+TABLES_AFTER_0003 = [
+    "added_lemmas",
+    "alerts",
+    "alias_proposals",
+    "leases",
+    "regression_cases",
+    "source_cursors",
+]
 
 
 def _db(tmp_path: Path, name: str = "s.db") -> tuple[str, Path]:

@@ -34,7 +34,7 @@ def db_upgrade(
 ) -> None:
     """Apply migrations (creates the schema on a new database); says what changed.
 
-    Prints "upgraded URL from none to 0005 (head)" when it migrated, "URL is already at head (0005)"
+    Prints "upgraded URL from none to 0006 (head)" when it migrated, "URL is already at head (0006)"
     otherwise (the password in URL hidden).
 
     Example: rewrite-monitor db upgrade

@@ -1,0 +1,83 @@
+"""The rewriter profile: a word a prompt version adds across many unrelated conversations is its style,
+graded one step lower with the figure in the evidence; constraints are never demoted (values by hand)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.checks import added_words
+from monitor.checks.profile import RewriterProfile
+from monitor.checks.rules import load_rules
+from monitor.checks.store import list_findings
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.store.models import AddedLemma
+from monitor.worker.jobs import check_job
+from tests.factories import ctx_input, log, make_record, rewrite
+
+MSGS = [("user", "Tell me about Joan Baez."), ("assistant", "She is an American folk singer.")]
+
+
+def test_style_needs_five_other_conversations_and_one_in_a_thousand() -> None:
+    p = RewriterProfile(
+        {"v1": 100, "big": 10_001}, {("v1", "career"): 6, ("v1", "tour"): 5, ("big", "career"): 9}
+    )
+    style = p.style("v1", "career")
+    assert style is not None and (style.others, style.of) == (5, 99)
+    assert style.why == "the rewriter's style: prompt version 'v1' adds it in 5 of its 99 other conversations"
+    assert p.style("v1", "tour") is None  # 4 others
+    assert p.style("big", "career") is None  # 8 of 10,000: fewer than one in a thousand
+    assert p.style("v2", "career") is None  # another rewriter's style is not this one's
+
+
+def test_a_style_word_is_one_step_lower_and_says_why(rules) -> None:  # type: ignore[no-untyped-def]
+    rec = make_record(MSGS, "What did she do later?", "What was Joan Baez's career in 1975?")
+    rec = dataclasses.replace(rec, prompt_version="v1")
+    profile = RewriterProfile({"v1": 100}, {("v1", "career"): 6, ("v1", "1975"): 50})
+    plain = {
+        w["text"]: (w["severity"], w["signal"])
+        for f in added_words.check(rec, rules)
+        for w in f.evidence["words"]
+    }
+    styled = {
+        w["text"]: w for f in added_words.check(rec, rules.with_profile(profile)) for w in f.evidence["words"]
+    }
+    assert plain["career"] == ("medium", "content_word")
+    assert (styled["career"]["severity"], styled["career"]["signal"], styled["career"]["graded_as"]) == (
+        "low",
+        "rewriter_style",
+        "content_word",
+    )
+    assert styled["career"]["style"] == {"prompt_version": "v1", "others": 5, "of": 99}
+    # a year is a constraint whoever adds it, however often
+    assert (styled["1975"]["severity"], styled["1975"]["signal"]) == plain["1975"]
+
+
+def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
+    rules = load_rules()
+    events = b""
+    msgs = [{"role": "user", "content": "Tell me about the singer."}]
+    for i in range(7):  # v1 adds "career" in 7 conversations: 6 others for each
+        events += log(
+            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
+            rewrite(
+                conv=f"c{i}",
+                req=f"c{i}_2",
+                latest="What else?",
+                query="the singer career",
+                prompt_version="v1",
+            ),
+        )
+    events += log(
+        ctx_input(conv="d", req="d_2", messages=msgs, n_messages=1, client_turn_count=1),
+        rewrite(conv="d", req="d_2", latest="What else?", query="the singer career", prompt_version="v2"),
+    )
+    ingest_bytes(session, events)
+    check_job(session=session, rules=rules, batch_size=2)  # batches smaller than the profile: same grades
+    assert session.scalar(select(func.count()).select_from(AddedLemma)) == 8
+    found = {
+        f.request_id: f.severity for f in list_findings(session=session, checks=[("added_content_word", 2)])
+    }
+    assert found == {**{f"c{i}_2": "low" for i in range(7)}, "d_2": "medium"}
