@@ -99,7 +99,7 @@ class WorkerSettings(_Group):
 
 
 class ReplaySettings(_Group):
-    """What ``rewrite-monitor replay`` passes to ``monitor.replay.core`` (the API key stays on
+    """What ``rewrite-monitor replay`` passes to ``monitor.replay.client`` (the API key stays on
     ``Settings``, a secret kept in one place).
 
     Each field is the flat setting ``replay_<field>``, from the environment variable (or TOML key):

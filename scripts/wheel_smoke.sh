@@ -143,7 +143,7 @@ validate_export() {
     "$VENV/bin/python" -c '
 import sys
 from pathlib import Path
-from monitor.replay.core import load_cases
+from monitor.replay.judge import load_cases
 cases = load_cases(Path(sys.argv[1]))
 assert [c["label"] for c in cases] == ["fabricated_constraint"], cases
 ' "$TMP/evalset.jsonl"

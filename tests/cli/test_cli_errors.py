@@ -17,7 +17,7 @@ from alembic.script import ScriptDirectory
 from typer.testing import CliRunner
 
 from monitor.cli.main import app
-from monitor.replay import core as rp
+from monitor.replay import judge as rp_judge
 from monitor.store.engine import alembic_config, downgrade_plan, head_revision
 from tests.factories import ctx_input, log, rewrite
 from tests.helpers import REPO, throwaway_pg_database
@@ -420,8 +420,8 @@ def test_replay_allow_empty_passes_an_empty_eval_set(tmp_path: Path) -> None:
 def test_the_library_accepts_an_empty_eval_set_when_asked(tmp_path: Path) -> None:
     empty = tmp_path / "evalset.jsonl"
     empty.write_bytes(b"")
-    assert rp.load_cases(empty, allow_empty=True) == []
-    assert rp.load_results(empty, rules=None, allow_empty=True) == []
+    assert rp_judge.load_cases(empty, allow_empty=True) == []
+    assert rp_judge.load_results(empty, rules=None, allow_empty=True) == []
 
 
 # -- 6. queue counts -------------------------------------------------------------------------------

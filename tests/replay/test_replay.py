@@ -17,7 +17,11 @@ from typer.testing import CliRunner
 
 from monitor.checks.rules import load_rules
 from monitor.cli.main import app
-from monitor.replay import core as rp
+from monitor.errors import ReplayError
+from monitor.replay import client as rp_client
+from monitor.replay import judge as rp_judge
+from monitor.replay import prices as rp_prices
+from monitor.replay import report as rp_report
 
 RULES = load_rules()
 MODEL = "claude-haiku-4-5"  # the settings default (claude-sonnet-4-5) is deprecated in the SDK
@@ -82,7 +86,7 @@ def answer(query: str, **kw: Any) -> dict[str, Any]:
 
 
 def client(handler: Callable[[httpx2.Request], Any], max_retries: int = 2) -> Any:
-    return rp.make_client(
+    return rp_client.make_client(
         api_key="sk-test",
         max_retries=max_retries,
         http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
@@ -93,11 +97,11 @@ def run(cases: list[dict[str, Any]], handler: Any, *, timeout: float = 5, concur
     async def go() -> list[Any]:
         c = client(handler)
         try:
-            return await rp.replay_cases(
+            return await rp_client.replay_cases(
                 cases,
                 client=c,
                 model=MODEL,
-                system=rp.PROMPT_PATH.read_text(),
+                system=rp_client.PROMPT_PATH.read_text(),
                 max_tokens=512,
                 timeout=timeout,
                 concurrency=concurrency,
@@ -126,7 +130,7 @@ def test_a_right_rewrite_passes_and_the_request_is_what_the_prompt_says() -> Non
     assert (r.model, r.input_tokens, r.output_tokens) == ("claude-haiku-4-5-20251001", 1200, 300)
     (body,) = seen
     assert (body["model"], body["max_tokens"]) == (MODEL, 512)
-    assert body["system"] == rp.PROMPT_PATH.read_text()
+    assert body["system"] == rp_client.PROMPT_PATH.read_text()
     assert body["messages"] == [
         {
             "role": "user",
@@ -248,37 +252,37 @@ def test_concurrency_bounds_the_calls_in_flight() -> None:
 
 
 def test_cost_comes_from_the_price_table_with_dated_model_ids() -> None:
-    prices = rp.load_prices()
-    r = rp.CaseResult("a" * 64, 1, "ok", "c1_2", "pass", model="claude-sonnet-4-5-20250929")
+    prices = rp_prices.load_prices()
+    r = rp_judge.CaseResult("a" * 64, 1, "ok", "c1_2", "pass", model="claude-sonnet-4-5-20250929")
     r.input_tokens, r.output_tokens = 1200, 300
     # (1,200 × $3 + 300 × $15) / 1,000,000
-    assert rp.total_cost([r, r], prices) == rp.Cost(2400, 600, 0.0162, ())
-    other = rp.CaseResult("b" * 64, 1, "ok", "c2_2", "pass", model="mystery-1", input_tokens=10)
-    assert rp.total_cost([r, other], prices).dollars is None
-    assert rp.total_cost([r, other], prices).unpriced == ("mystery-1",)
+    assert rp_prices.total_cost([r, r], prices) == rp_prices.Cost(2400, 600, 0.0162, ())
+    other = rp_judge.CaseResult("b" * 64, 1, "ok", "c2_2", "pass", model="mystery-1", input_tokens=10)
+    assert rp_prices.total_cost([r, other], prices).dollars is None
+    assert rp_prices.total_cost([r, other], prices).unpriced == ("mystery-1",)
 
 
 def test_load_cases_names_the_line_of_a_case_that_breaks_the_schema(tmp_path: Path) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text(json.dumps(case()) + "\n" + json.dumps(case(2, label="made_up")) + "\n")
-    with pytest.raises(rp.ReplayError, match=r"cases.jsonl:2: label: 'made_up' is not one of"):
-        rp.load_cases(path)
+    with pytest.raises(ReplayError, match=r"cases.jsonl:2: label: 'made_up' is not one of"):
+        rp_judge.load_cases(path)
 
 
 def test_compare_finds_the_cases_that_went_from_pass_to_fail() -> None:
     before = [
-        rp.CaseResult("a" * 64, 1, "over_carried", "c1_2", "pass"),
-        rp.CaseResult("b" * 64, 1, "over_carried", "c2_2", "fail"),
-        rp.CaseResult("c" * 64, 1, "ok", "c3_2", "pass"),
-        rp.CaseResult("d" * 64, 1, "ok", "c4_2", "pass"),
+        rp_judge.CaseResult("a" * 64, 1, "over_carried", "c1_2", "pass"),
+        rp_judge.CaseResult("b" * 64, 1, "over_carried", "c2_2", "fail"),
+        rp_judge.CaseResult("c" * 64, 1, "ok", "c3_2", "pass"),
+        rp_judge.CaseResult("d" * 64, 1, "ok", "c4_2", "pass"),
     ]
     after = [
-        rp.CaseResult("a" * 64, 2, "over_carried", "c1_2", "fail"),
-        rp.CaseResult("b" * 64, 1, "over_carried", "c2_2", "pass"),
-        rp.CaseResult("c" * 64, 1, "ok", "c3_2", "pass"),
-        rp.CaseResult("e" * 64, 1, "ok", "c5_2", "error"),
+        rp_judge.CaseResult("a" * 64, 2, "over_carried", "c1_2", "fail"),
+        rp_judge.CaseResult("b" * 64, 1, "over_carried", "c2_2", "pass"),
+        rp_judge.CaseResult("c" * 64, 1, "ok", "c3_2", "pass"),
+        rp_judge.CaseResult("e" * 64, 1, "ok", "c5_2", "error"),
     ]
-    changes, same = rp.compare(before, after)
+    changes, same = rp_report.compare(before, after)
     assert [(c.source_request_id, c.before, c.after, c.regression) for c in changes] == [
         ("c1_2", "pass", "fail", True),
         ("c2_2", "fail", "pass", False),
@@ -289,7 +293,7 @@ def test_compare_finds_the_cases_that_went_from_pass_to_fail() -> None:
 
 
 def test_the_logged_rewrites_are_judged_like_a_replay() -> None:
-    (r,) = rp.evaluate_logged([case()], RULES)
+    (r,) = rp_judge.evaluate_logged([case()], RULES)
     assert (r.status, r.failures, r.query) == (
         "fail",
         ["contains 'CMK'"],
@@ -299,11 +303,11 @@ def test_the_logged_rewrites_are_judged_like_a_replay() -> None:
 
 def test_junit_xml_has_one_testcase_per_case_with_failures_and_errors(tmp_path: Path) -> None:
     results = [
-        rp.CaseResult("a" * 64, 1, "over_carried", "c1_2", "pass", query="q1", seconds=0.5),
-        rp.CaseResult("b" * 64, 2, "over_carried", "c2_2", "fail", ["contains 'CMK'"], query="q2 CMK"),
-        rp.CaseResult("c" * 64, 1, "ok", "c3_2", "error", ["timed out after 60 s"]),
+        rp_judge.CaseResult("a" * 64, 1, "over_carried", "c1_2", "pass", query="q1", seconds=0.5),
+        rp_judge.CaseResult("b" * 64, 2, "over_carried", "c2_2", "fail", ["contains 'CMK'"], query="q2 CMK"),
+        rp_judge.CaseResult("c" * 64, 1, "ok", "c3_2", "error", ["timed out after 60 s"]),
     ]
-    rp.junit_xml(results, tmp_path / "r.xml")
+    rp_report.junit_xml(results, tmp_path / "r.xml")
     root = ET.parse(tmp_path / "r.xml").getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "1")
     cases = root.findall("./testsuite/testcase")
@@ -345,7 +349,7 @@ def test_the_command_replays_compares_and_fails_ci_on_a_regression(
         content = json.loads(request.content)["messages"][0]["content"]
         return httpx2.Response(200, json=answer(answers["c1_2" if "(c1)" in content else "c2_2"]))
 
-    real = rp.make_client
+    real = rp_client.make_client
 
     def fake_client(*, api_key: str, max_retries: int, http_client: Any = None) -> Any:
         # the command passes the key and the replay_max_retries setting; the transport is the mock
@@ -356,7 +360,7 @@ def test_the_command_replays_compares_and_fails_ci_on_a_regression(
         )
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    monkeypatch.setattr(rp, "make_client", fake_client)
+    monkeypatch.setattr(rp_client, "make_client", fake_client)
     # mark each case's first message so the handler can tell them apart
     lines = [json.loads(line) for line in cases_path.read_text().splitlines()]
     for c, tag in zip(lines, ["(c1)", "(c2)"], strict=True):

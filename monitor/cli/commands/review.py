@@ -357,7 +357,10 @@ def replay_cmd(
     Example: rewrite-monitor replay evalset.jsonl --model claude-haiku-4-5 --junit replay.xml
     --compare baseline.jsonl
     """
-    from monitor.replay import core as rp
+    from monitor.replay import client as rp_client
+    from monitor.replay import judge as rp_judge
+    from monitor.replay import prices as rp_prices
+    from monitor.replay import report as rp_report
 
     state: State = ctx.obj
     settings = state.settings
@@ -370,22 +373,24 @@ def replay_cmd(
     use_model(settings.spacy_model)
     rules = load_rules(settings.rules_dir)
     replay = settings.replay
-    price_table = rp.load_prices(prices or replay.prices_file)
-    cases = rp.load_cases(cases_path, allow_empty=allow_empty)
-    system_path = prompt or rp.PROMPT_PATH
-    system = rp.read_text(system_path, "prompt ")
+    price_table = rp_prices.load_prices(prices or replay.prices_file)
+    cases = rp_judge.load_cases(cases_path, allow_empty=allow_empty)
+    system_path = prompt or rp_client.PROMPT_PATH
+    system = rp_judge.read_text(system_path, "prompt ")
     before = (
-        rp.load_results(compare_path, rules, allow_empty=allow_empty) if compare_path is not None else None
+        rp_judge.load_results(compare_path, rules, allow_empty=allow_empty)
+        if compare_path is not None
+        else None
     )
     model_name = model or replay.model
 
-    async def run() -> list[rp.CaseResult]:
-        client = rp.make_client(
+    async def run() -> list[rp_judge.CaseResult]:
+        client = rp_client.make_client(
             api_key=settings.anthropic_api_key.get_secret_value(),  # type: ignore[union-attr]
             max_retries=replay.max_retries,
         )
         try:
-            return await rp.replay_cases(
+            return await rp_client.replay_cases(
                 cases,
                 client=client,
                 model=model_name,
@@ -402,13 +407,13 @@ def replay_cmd(
     table = Table(
         "label", "cases", "pass", "fail", "error", title=f"replay of {len(cases)} cases on {model_name}"
     )
-    for lab, row in rp.by_label(results).items():
+    for lab, row in rp_report.by_label(results).items():
         table.add_row(lab, str(row["cases"]), str(row["pass"]), str(row["fail"]), str(row["error"]))
     out.print(table)
     for r in results:
         if r.status != "pass":
             _say(f"{r.status.upper()} {r.id[:12]} {r.source_request_id} [{r.label}]: {'; '.join(r.failures)}")
-    cost = rp.total_cost(results, price_table)
+    cost = rp_prices.total_cost(results, price_table)
     dollars = (
         f"${cost.dollars:.4f}"
         if cost.dollars is not None
@@ -419,14 +424,14 @@ def replay_cmd(
         f" (prices: {price_table.source})"
     )
     if junit is not None:
-        rp.junit_xml(results, junit)
+        rp_report.junit_xml(results, junit)
     if results_path is not None:
         with results_path.open("w", encoding="utf-8") as fh:
             for r in results:
                 fh.write(json.dumps(r.as_dict(), ensure_ascii=False) + "\n")
     failed = any(r.status != "pass" for r in results)
     if before is not None:
-        changes, same = rp.compare(before, results)
+        changes, same = rp_report.compare(before, results)
         ct = Table("case", "request", "label", "before", "after", title=f"compared with {compare_path}")
         for c in changes:
             ct.add_row(
