@@ -59,7 +59,9 @@ def _storage_error(exc: Exception, state: Any) -> MonitorError | None:
     # sqlalchemy is imported lazily by the commands that use it; an exception cannot come from it
     # when it was never imported.
     sa_exc = sys.modules.get("sqlalchemy.exc")
-    if sa_exc is None or not isinstance(exc, sa_exc.OperationalError):
+    # DatabaseError, not only OperationalError: a file that is no SQLite database ("file is not a
+    # database") raises the wider class on the first PRAGMA.
+    if sa_exc is None or not isinstance(exc, sa_exc.DatabaseError):
         return None
     from monitor.store.engine import storage_error
 

@@ -364,7 +364,12 @@ class Evaluation:
                 kinds["fabricated_high"] = by_threshold["high"]["fabricated"].metrics()
             for row, metrics in list(kinds.items()):
                 if not metrics["measured"]:
-                    kinds[row] = {**metrics, "not_measured": "no check ran"}
+                    why = (
+                        "checked with other rules"
+                        if metrics["stale"] and not metrics["skipped"]
+                        else "no check ran"
+                    )
+                    kinds[row] = {**metrics, "not_measured": why}
             kinds["by_threshold"] = {
                 t: {k: c.metrics() for k, c in rows.items()} for t, rows in by_threshold.items()
             }
@@ -419,6 +424,11 @@ def evaluate(
         items = read_labels(path)
         stored = stored_rewrites(session=session, request_ids=[i.request_id for i in items], checks=checks)
         per_stratum = Counter(i.stratum for i in items)
+        if not items:  # an empty label file still says so (0 items), rather than vanishing
+            result.table[path.name] = {t: {} for t in THRESHOLDS}
+            result.queue[path.name] = QueueFigures()
+            result.missing[path.name] = []
+            result.items[path.name] += 0
         for item in items:
             rec = stored.get(item.request_id)
             group = path.name

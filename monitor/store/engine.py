@@ -148,6 +148,8 @@ def storage_error(exc: DBAPIError, url: str | URL) -> StorageError:
     if sqlite_db not in (None, "", ":memory:") and not Path(sqlite_db).parent.exists():
         folder = Path(sqlite_db).parent
         return StorageError(f"cannot reach the database {where}: the folder {folder} does not exist")
+    if sqlite_db and "file is not a database" in reason:
+        return StorageError(f"cannot reach the database {where}: {sqlite_db} is not a SQLite database")
     if exc.statement is None:  # SQLAlchemy had not sent a statement yet: the connection failed
         return StorageError(f"cannot reach the database {where}: {reason}")
     return StorageError(f"database error on {where}: {reason}")

@@ -522,3 +522,66 @@ def test_run_with_nothing_to_read_is_a_usage_error(tmp_path: Path, monkeypatch: 
     assert result.stderr == (
         "error: no PATH given and no `sources` configured (REWRITE_MONITOR_SOURCES or config file)\n"
     )
+
+
+def test_a_file_that_is_not_a_sqlite_database_is_one_line_and_exit_4(tmp_path: Path) -> None:
+    """A newcomer pointed the URL at a text file: every command gave a 60-line traceback and exit 1."""
+    notdb = tmp_path / "notes.db"
+    notdb.write_text("# not a database\n" * 50)
+    for args in (["queue"], ["db", "upgrade"]):
+        result = runner.invoke(app, ["--database-url", f"sqlite:///{notdb}", *args])
+        assert result.exit_code == 4, (args, result.output)
+        assert result.stderr == (
+            f"error: cannot reach the database sqlite:///{notdb}: {notdb} is not a SQLite database\n"
+        )
+
+
+def test_db_downgrade_of_a_missing_file_refuses_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    for revision in ("base", "-1"):
+        result = runner.invoke(
+            app, ["--database-url", f"sqlite:///{missing}", "db", "downgrade", revision, "--yes"]
+        )
+        assert result.exit_code == 4
+        assert result.stderr == f"error: no database file {missing}: nothing to downgrade\n"
+    assert not missing.exists()
+
+
+def test_rules_validate_without_a_folder_checks_the_configured_rules_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It checked the bundled rules whatever rules_dir said, so a broken deployment copy passed."""
+    import shutil
+
+    from monitor.bundled import bundled_dir
+
+    rules = tmp_path / "rules"
+    shutil.copytree(bundled_dir("rules"), rules)
+    (rules / "neutral.yaml").write_text("version: 1\nneutral: [information]\n")
+    monkeypatch.setenv("REWRITE_MONITOR_RULES_DIR", str(rules))
+    result = runner.invoke(app, ["rules", "validate"])
+    assert result.exit_code == 2
+    assert f"{rules}/neutral.yaml:1: version: Input should be 2" in result.stderr
+
+
+def test_evaluate_shows_a_prompt_version_that_looks_like_markup(cli_db: str, tmp_path: Path) -> None:
+    """Rewriter names in brackets ("[mtrag-fig5-rewrite]") vanished from the table titles as Rich tags."""
+    msgs = [{"role": "user", "content": "Tell me about the singer."}]
+    events = log(
+        ctx_input(conv="a", req="a_2", messages=msgs, n_messages=1, client_turn_count=1),
+        rewrite(
+            conv="a", req="a_2", latest="What else?", query="the singer", prompt_version="[bold]v1[/bold]"
+        ),
+    )
+    assert runner.invoke(app, ["--database-url", cli_db, "run", "-"], input=events).exit_code == 0
+    labels = tmp_path / "l.jsonl"
+    labels.write_text(json.dumps({"request_id": "a_2", "fabricated": []}) + "\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    args = ["--database-url", cli_db, "evaluate", "--labels", str(labels), "--labels", str(empty)]
+    result = runner.invoke(app, [*args, "--by", "prompt_version"])
+    assert result.exit_code == 0, result.output
+    assert "l.jsonl [[bold]v1[/bold]]: 1 items" in result.stdout
+    assert "empty.jsonl: 0 items" in result.stdout  # an empty label file says so instead of vanishing
+    as_json = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert as_json["files"]["empty.jsonl"]["items"] == 0

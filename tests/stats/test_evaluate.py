@@ -112,6 +112,7 @@ def test_findings_of_other_rules_are_stale_and_not_scored() -> None:
     conf = result.table["f"]["medium"]["fabricated"]
     assert (conf.tp, conf.fp, conf.fn, conf.tn, conf.stale) == (0, 0, 0, 0, 1)
     assert result.queue["f"].scored == 0
+    assert result.as_json()["files"]["f"]["fabricated"]["not_measured"] == "checked with other rules"
 
 
 def test_a_row_no_check_ran_on_is_not_measured() -> None:

@@ -19,16 +19,22 @@ rules_app = typer.Typer(
 
 
 def rules_validate(
+    ctx: typer.Context,
     directory: Annotated[
-        Path | None, typer.Argument(help="Rules folder; default: the bundled rules/.")
+        Path | None,
+        typer.Argument(help="Rules folder; default: the configured rules_dir, else the bundled rules."),
     ] = None,
 ) -> None:
     """Check every rules file; print file:line: reason for each problem (exit 2 when any).
+
+    Without DIR it checks what run and check would load: the rules_dir setting, else the bundled rules.
 
     Example: rewrite-monitor rules validate rules/
     """
     from monitor.checks.rules import load_rules, validate_rules
 
+    if directory is None:
+        directory = ctx.obj.settings.rules_dir
     problems = validate_rules(directory)
     for p in problems:
         err.print(p, markup=False, highlight=False)

@@ -80,11 +80,15 @@ def db_downgrade(
     """
     from alembic.util.exc import CommandError
 
-    from monitor.errors import ConfigError
-    from monitor.store.engine import display_url, downgrade, downgrade_plan
+    from monitor.errors import ConfigError, StorageError
+    from monitor.store.engine import display_url, downgrade, downgrade_plan, sqlite_file
 
     url: str = ctx.obj.url
     where = display_url(url)
+    path = sqlite_file(url)
+    if path is not None and not path.exists():
+        # Connecting would create an empty file; there is nothing to downgrade in a store that is not there.
+        raise StorageError(f"no database file {path}: nothing to downgrade")
     plan = downgrade_plan(url, revision)
     if not plan.steps:
         at = plan.current or "base"

@@ -89,12 +89,17 @@ def evaluate_cmd(
             "right-word P / R",
             "false alarms",
             "weighted P / R / FA",
-            title=title,
+            title=safe_text(title),
         )
         for kind in by_threshold[THRESHOLDS[0]]:
-            if not by_threshold[THRESHOLDS[0]][kind].measured:
-                skipped = by_threshold[THRESHOLDS[0]][kind].skipped
-                table.add_row(kind, "-", *("",) * 5, f"not measured: no check ran ({skipped} skipped)")
+            first = by_threshold[THRESHOLDS[0]][kind]
+            if not first.measured:
+                why = (
+                    f"not scored: {first.stale} checked with other rules"
+                    if first.stale and not first.skipped
+                    else f"not measured: no check ran ({first.skipped} skipped)"
+                )
+                table.add_row(kind, "-", *("",) * 5, why)
                 continue
             for threshold in THRESHOLDS:
                 conf = by_threshold[threshold][kind]
