@@ -27,8 +27,9 @@ with st.sidebar:
         st.button("Log out", on_click=st.logout)
 if not auth_configured():
     st.warning(
-        f"Running without auth: verdicts are signed as {st.session_state['reviewer']!r} (reviewer_name) "
-        "and the server listens on 127.0.0.1 only. Configure [auth] in .streamlit/secrets.toml to log in.",
+        f"Running without auth: verdicts are signed as {st.session_state['reviewer']!r} (reviewer_name, else "
+        "your login) and the server listens on 127.0.0.1 only. Configure [auth] in .streamlit/secrets.toml "
+        "to log in.",
         icon=":material/lock_open:",
     )
 

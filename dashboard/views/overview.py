@@ -32,7 +32,7 @@ with st.container(horizontal=True):
         st.metric("Bad rewrites in all traffic (weighted)", "no verdicts yet")
 
 kinds = sorted(set(data["by_day"]["kind"]))
-chosen = st.multiselect("Finding kinds", kinds, default=kinds[:4], key="ov_kinds")
+chosen = st.multiselect("Finding kinds", kinds, default=kinds, key="ov_kinds")
 tooltip = [
     "group",
     "kind",
