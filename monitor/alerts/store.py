@@ -8,10 +8,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, tuple_
+from sqlalchemy import func, or_, select, tuple_
 from sqlalchemy.orm import Session
 
-from monitor.alerts.policy import ALERT_KIND, NO_VERSION, OVERALL, Counts, Decision, GroupWindow, History
+from monitor.alerts.policy import (
+    ALERT_KIND,
+    ALERT_SIGNALS,
+    NO_VERSION,
+    OVERALL,
+    Counts,
+    Decision,
+    GroupWindow,
+    History,
+)
 from monitor.store.models import Alert, CheckRun, Finding, Record
 from monitor.store.rows import to_row
 
@@ -75,16 +84,20 @@ def _fully_ran(fab_checks: list[tuple[str, int]]) -> Any:
 def _flagged(
     fab_checks: list[tuple[str, int]], kinds: Sequence[str], min_rank: int, start: datetime, end: datetime
 ) -> Any:
-    """Condition on ``Record``: it has a fabrication finding at ``min_rank`` or above. The findings are
+    """Condition on ``Record``: it has a fabrication finding at ``min_rank`` or above, of a precise signal
+    (``added_content_word`` by a number, a name or a qualifier value, ``ALERT_SIGNALS``). The findings are
     read once, only for the records of ``[start, end)`` (event time); a correlated form let SQLite
     scan every finding of those kinds per record."""
     in_range = select(Record.id).where(Record.ts >= start, Record.ts < end)
+    signal = Finding.evidence["severity_signal"].as_string()
     return Record.id.in_(
         select(Finding.record_id).where(
             Finding.record_id.in_(in_range),
             Finding.kind.in_(kinds),
             Finding.severity_rank >= min_rank,
             tuple_(Finding.check_id, Finding.check_version).in_(fab_checks),
+            # the precise signals only (monitor.alerts.policy.ALERT_SIGNALS)
+            or_(Finding.kind != "added_content_word", signal.is_(None), signal.in_(ALERT_SIGNALS)),
         )
     )
 

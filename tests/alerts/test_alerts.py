@@ -50,6 +50,7 @@ def add_rewrites(
     severity: str = "high",
     kind: str = "added_content_word",
     model: str = "m1",
+    signal: str | None = None,
 ) -> None:
     """``n`` checked rewrites of ``version`` spread evenly over ``(start, start + span]``, the first
     ``flagged`` of them (in id order, spread over the span) with one ``kind`` finding of ``severity``.
@@ -121,7 +122,7 @@ def add_rewrites(
                     "severity_rank": {"low": 0, "medium": 1, "high": 2}[severity],
                     "reason": "r",
                     "words": ["w"],
-                    "evidence": {},
+                    "evidence": {} if signal is None else {"severity_signal": signal},
                     "check_id": cid,
                     "check_version": ver,
                     "rules_hash": "h",
@@ -239,6 +240,17 @@ def test_medium_findings_do_not_count_at_the_default_high_threshold(session: Ses
     assert decisions(session, ctx(T0 + timedelta(hours=1), alert_min_severity="medium"))[
         "prompt_version:ctx-v5"
     ] == ("alert", "spike")
+
+
+def test_rare_words_alone_do_not_count_towards_the_alert(session: Session) -> None:
+    """A keyword-expansion rewriter adds rare topical words everywhere: high only for rarity, they are not
+    the invention the alert is about (``ALERT_SIGNALS``); names, numbers and qualifier values are."""
+    baseline(session, ("ctx-v5", "ctx-v6"))
+    hour = timedelta(hours=1)
+    add_rewrites(session, version="ctx-v5", start=T0, span=hour, n=600, flagged=36, signal="rare_term")
+    add_rewrites(session, version="ctx-v6", start=T0, span=hour, n=600, flagged=36, signal="proper_name")
+    got = decisions(session, ctx(T0 + hour))
+    assert (got["prompt_version:ctx-v5"], got["prompt_version:ctx-v6"]) == ((None, None), ("alert", "spike"))
 
 
 def test_cooldown_then_realert_then_recovery(session: Session) -> None:
