@@ -86,6 +86,8 @@ def db_downgrade(
     url: str = ctx.obj.url
     where = display_url(url)
     path = sqlite_file(url)
+    if path is not None and not path.parent.is_dir():
+        raise StorageError(f"cannot reach the database {where}: the folder {path.parent} does not exist")
     if path is not None and not path.exists():
         # Connecting would create an empty file; there is nothing to downgrade in a store that is not there.
         raise StorageError(f"no database file {path}: nothing to downgrade")
