@@ -38,6 +38,9 @@ def table(result: dict[str, Any]) -> str:
         "| --- | ---: | --- | --- | ---: | ---: |",
     ]
     for group, v in result["files"].items():
+        if "fabricated" not in v:  # an empty label file, or one whose logs are not in the store
+            lines.append(f"| `{group}` | {v.get('items', 0)} | not measured | not measured | - | - |")
+            continue
         intent = v.get("intent_dropped", {})
         lines.append(
             f"| `{group}` | {v['items']} | {_fab(v['fabricated'])} | {_fab(v['fabricated_high'])} "

@@ -3,7 +3,8 @@
 One row per (prompt version, lemma, conversation) in which the check found the lemma in the query and
 in no received turn. ``added_content_word`` grades a word one step lower when its rewriter adds it in
 many other conversations (its style, not this conversation's fact); see ``monitor.checks.profile``.
-Rows hold single query words, never transcript text.
+Rows hold single query words, never transcript text. The table starts empty: on a store with rewrites
+already checked, ``rewrite-monitor check --recheck`` learns the profile from them.
 
 Revision ID: 0006
 Revises: 0005

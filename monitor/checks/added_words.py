@@ -290,7 +290,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             _styled(_grade(t, unit.text, q, tr, rules, quals, meta), rules, record.prompt_version)
             for t in bad
         ]
-        best = max(words, key=lambda w: SEVERITY_RANK[w["severity"]])
+        best = max(words, key=_rank)
         best = dict(best)
         best.update(text=unit.text, start=unit.start, end=unit.end)
         if len(bad) > 1:
@@ -373,10 +373,19 @@ def _vocab_union(tr: Transcript) -> Container[str]:
     return _Any()
 
 
+# Signals of a constraint (a number, a name, a qualifier value): at equal severity they name the span's
+# ``severity_signal``, so a year beside a rare word is what the alert reads (monitor.alerts.policy).
+PRECISE_SIGNALS = frozenset({"number", "proper_name", "qualifier_value"})
+
+
+def _rank(word: dict[str, Any]) -> tuple[int, bool]:
+    return SEVERITY_RANK[word["severity"]], word["signal"] in PRECISE_SIGNALS
+
+
 def _finding(run: list[int], graded: dict[int, dict[str, Any]], q: Analysis, n_messages: int) -> Finding:
     words = [graded[u] for u in run]
     start, end = words[0]["start"], words[-1]["end"]
-    top = max(words, key=lambda w: SEVERITY_RANK[w["severity"]])
+    top = max(words, key=_rank)
     span_text = q.text[start:end]
     detail = ", ".join(f"'{w['text']}' ({w['why']})" for w in words)
     return Finding(

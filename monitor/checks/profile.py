@@ -19,7 +19,10 @@ gain there, and no share below 5 in 1,096 (its conversations) can be told apart 
 share is not fitted to them. On the 24-conversation MTRAG files and on CAsT no value changes anything.
 
 Pure: the check job loads a :class:`RewriterProfile` from the store and hands it to the checks on the
-rules (``Rules.with_profile``).
+rules (``Rules.with_profile``). The profile grows with the store, so a rewrite is graded against the
+profile of the day it was checked (its evidence names the figure) and is not re-graded when the profile
+grows later; ``check --recheck`` grades every rewrite again against the whole store. A store upgraded to
+migration 0006 with rewrites already checked learns their lemmas only through ``check --recheck``.
 """
 
 from __future__ import annotations

@@ -88,7 +88,11 @@ class AliasesFile(_Strict):
         return self
 
 
-LABEL_SOURCE_RE = re.compile(r"labels?\b|\.jsonl\b|shared/data", re.IGNORECASE)
+LABEL_SOURCE_RE = re.compile(
+    r"_labels\b|\.jsonl?\b|shared/data|hand[- ]?label|label(?:l)?ed (?:file|data|items?|set|audit)"
+    r"|\baudit\b|annotat|reviewers? marked",
+    re.IGNORECASE,
+)
 """What a word group's ``source`` may not cite: a word is never on a list because a labelled file held
 it (the measured figures would then be fitted to the files they are measured on)."""
 

@@ -1,9 +1,11 @@
 """Sentence splitting that does not break on abbreviations, initials or dotted acronyms.
 
-A full stop ends a sentence only when the word before it is not an abbreviation (:data:`ABBREVIATIONS`),
-not a single letter (an initial: "Joseph P. Kennedy"), not a dotted acronym ("E.T.A.", "U.S.") and not
-inside a number ("3.5"), and the next word starts a sentence (a capital, a digit or a quote) or the text
-ends. ``?`` and ``!`` always end one. Pure regular expressions: no model, deterministic.
+A full stop ends a sentence only when the word before it is not an abbreviation (:data:`ABBREVIATIONS`;
+"No." only before a number), not an initial (a capital letter after a capitalised word: "Joseph P.
+Kennedy", but not "vitamin C. Which"), not a dotted acronym ("E.T.A.", "U.S.") and not inside a number
+("3.5"), and the next word starts a sentence (a capital, a digit or a quote) or the text ends. A
+lower-case next word never starts one ("e.g. the"), so "... a lot. which fruits" stays one sentence.
+``?`` and ``!`` always end one. Pure regular expressions: no model, deterministic.
 
 Source of the abbreviation list: the courtesy titles, name suffixes and Latin abbreviations of *The
 Chicago Manual of Style* (17th ed., §10.4–10.19) that are written with a full stop in running English
@@ -39,8 +41,14 @@ ABBREVIATIONS = frozenset(
         "pres",
         "vs",
         "etc",
+        "al",
+        "cf",
+        "ca",
+        "ft",
+        "ave",
+        "maj",
+        "esq",
         "approx",
-        "no",
         "nos",
         "vol",
         "fig",
@@ -88,16 +96,27 @@ def _is_boundary(text: str, match: re.Match[str]) -> bool:
         return True
     if not _STARTS_SENTENCE_RE.match(rest):
         return False  # "3.5", "e.g. the", a stop followed by a lower-case word
-    before = _WORD_BEFORE_RE.search(text[: match.start()])
+    head = text[: match.start()]
+    before = _WORD_BEFORE_RE.search(head)
     word = before.group(1) if before else ""
     bare = word.strip("'’").lower()
     if bare in ABBREVIATIONS:
         return False
-    if len(bare) == 1 and bare.isalpha():
-        return False  # an initial
-    if "." in word and all(len(part) <= 2 for part in word.split(".") if part):
-        return False  # a dotted acronym such as "E.T.A" or "U.S"
+    if bare == "no" and re.match(r"\s+\d", rest):
+        return False  # "No. 5"
+    if len(word) == 1 and word.isupper() and _after_a_name(head[: -len(word)]):
+        return False  # an initial: "Joseph P. Kennedy" (but "vitamin C. Which ..." ends a sentence)
+    parts = [p for p in word.split(".") if p]
+    if "." in word and len(parts) > 1 and all(len(p) <= 2 and p.isalpha() for p in parts):
+        return False  # a dotted acronym such as "E.T.A" or "U.S" (not a decimal such as "3.11")
     return True
+
+
+def _after_a_name(head: str) -> bool:
+    """Whether the word before an initial is capitalised (a first name or another initial)."""
+    m = _WORD_BEFORE_RE.search(head.rstrip())
+    prev = m.group(1) if m else ""
+    return bool(prev) and prev[0].isupper()
 
 
 def split_sentences(text: str) -> list[Sentence]:

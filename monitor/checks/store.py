@@ -147,9 +147,14 @@ def unchecked_record_ids(
 
 
 def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:
-    """Delete the runs and findings of these check versions so they run again; returns runs deleted."""
+    """Delete the runs and findings of these check versions so they run again; returns runs deleted.
+
+    The rewriter profile (``added_lemmas``) is emptied too: the re-check learns it again from every record
+    under the current rules, so rows written under other rules or versions never inflate its counts.
+    """
     run_ids = select(CheckRun.id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
     session.execute(delete(Finding).where(Finding.check_run_id.in_(run_ids)))
+    session.execute(delete(AddedLemma))
     result = session.execute(
         delete(CheckRun).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
     )
@@ -364,10 +369,16 @@ def record_added_lemmas(*, session: Session, rows: Sequence[tuple[str | None, st
 
 
 def load_profile(
-    *, session: Session, prompt_versions: Iterable[str | None], lemmas: Iterable[str]
+    *,
+    session: Session,
+    prompt_versions: Iterable[str | None],
+    lemmas: Iterable[str],
+    check_rate: float = 1.0,
 ) -> RewriterProfile:
     """The rewriter profile of these prompt versions, restricted to ``lemmas`` (what a batch needs):
-    conversations per prompt version (records with a rewrite) and conversations per (version, lemma)."""
+    conversations per prompt version and conversations per (version, lemma). With ``check_rate`` < 1 the
+    conversations are those of the checked sample (``check_draw`` below the rate), the same records the
+    lemmas are learned from, so the share is not diluted by records never checked."""
     versions = sorted({pv or "" for pv in prompt_versions})
     wanted = sorted(set(lemmas))
     conversations: dict[str, int] = {}
@@ -375,9 +386,10 @@ def load_profile(
     if not versions:
         return RewriterProfile()
     pv_col = func.coalesce(Record.prompt_version, "")
+    sampled = [Record.check_draw < check_rate] if check_rate < 1.0 else []
     for pv, n in session.execute(
         select(pv_col, func.count(func.distinct(Record.conv_id)))
-        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions))
+        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions), *sampled)
         .group_by(pv_col)
     ):
         conversations[pv] = int(n)

@@ -12,14 +12,14 @@ Label files (see ``../shared/data/README.md`` for their rules):
 Each row of the table (:data:`ROWS`) is one label kind and the finding kinds that predict it. An item is
 predicted positive when one of those findings is at or above the threshold. Items whose predicting checks
 were all skipped count as ``skipped``, never as negatives; items checked with other rules than the current
-ones count as ``stale`` and are not scored (re-run ``check`` after a rules edit); items not in the store
-count as ``missing``. A row no check ran on is reported as "not measured", never as zeros.
+ones count as ``stale`` and are not scored (run ``check --recheck`` after a rules edit); items not in the
+store count as ``missing``. A row no check ran on is reported as "not measured", never as zeros.
 
 Figures, side by side:
 
 - item-level: a positive item with any predicting finding is a true positive;
 - right-word (rows about words: ``fabricated``, ``dropped_constraint``): the true positive also needs a
-  finding whose words overlap the labelled words (:func:`words_overlap`: same token, same 5-letter stem,
+  finding whose words overlap the labelled words (:func:`words_overlap`: same token, an inflection of it,
   or one alias group); a finding on a positive item that names other words counts against precision and
   the item as missed. Items whose label names no words (``escaped_fabrication``) are scored item-level;
 - weighted: each item weighs its stratum's pool size over its sample size (:func:`item_weight`), so the
@@ -193,32 +193,40 @@ def read_labels(path: Path) -> list[LabelItem]:
 
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
-STEM_LETTERS = 5
-"""Two words of at least this many letters sharing their first 5 are one word for right-word scoring
-(the prefix length of the naive check ``../shared/data/README.md`` describes)."""
+STEM_LETTERS = 4
+"""A word of at least this many letters that starts another, which goes on by at most
+:data:`ENDING_LETTERS` letters, is one word with it for right-word scoring ("tier"/"tiers",
+"beginner"/"beginners"; not "internet"/"international")."""
+ENDING_LETTERS = 3
+FUNCTION_WORDS = frozenset(
+    "a an the of in on at to for from by with and or but is are was were be as its it his her their".split()
+)
+"""Words two phrases share without naming the same thing ("history of art", "department of defense")."""
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN_RE.findall(text.lower())
+    return [t for t in _TOKEN_RE.findall(text.lower()) if t not in FUNCTION_WORDS]
+
+
+def _same_word(x: str, y: str) -> bool:
+    short, long = sorted((x, y), key=len)
+    return x == y or (
+        len(short) >= STEM_LETTERS and long.startswith(short) and len(long) - len(short) <= ENDING_LETTERS
+    )
 
 
 def words_overlap(
     found: Sequence[str], labelled: Sequence[str], same_alias: Callable[[str, str], bool] | None = None
 ) -> bool:
-    """Whether any finding word names a labelled word: a shared token (case-insensitive), a shared
-    :data:`STEM_LETTERS`-letter stem ("stroke"/"strokes", "beginner"/"beginners"), or two phrases of one
-    alias group (``same_alias``). ``found`` and ``labelled`` are phrases ("free tier")."""
+    """Whether any finding word names a labelled word: a shared content token (case-insensitive, function
+    words aside), one word with an inflectional ending of the other (:func:`_same_word`: "stroke"/"strokes",
+    "tier"/"tiers"), or two phrases of one alias group (``same_alias``). ``found`` and ``labelled`` are
+    phrases ("free tier")."""
     for a in found:
         ta = _tokens(a)
         for b in labelled:
             tb = _tokens(b)
-            if set(ta) & set(tb):
-                return True
-            if any(
-                len(x) >= STEM_LETTERS and len(y) >= STEM_LETTERS and x[:STEM_LETTERS] == y[:STEM_LETTERS]
-                for x in ta
-                for y in tb
-            ):
+            if any(_same_word(x, y) for x in ta for y in tb):
                 return True
             if same_alias is not None and same_alias(a, b):
                 return True

@@ -111,8 +111,10 @@ def check_job(
     is asked between batches (a worker shutting down finishes the batch in hand, then returns).
 
     The rewriter profile (``monitor.checks.profile``) is learned first: the added lemmas of every record
-    to check are stored before any is graded, so a fresh store checked in one run grades every rewrite
-    against the same profile, whatever the batch size or the number of concurrent runs.
+    to check are stored before any is graded, so a store checked in one run grades every rewrite against
+    the same profile, whatever the batch size. Records checked earlier keep the grades of the profile they
+    met (each style demotion names its figure): data arriving in parts is graded as the profile grows,
+    and ``recheck`` grades everything again against the whole store.
     """
     from monitor.checks import current_versions, run_checks
 
@@ -124,7 +126,9 @@ def check_job(
         session.commit()
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
     # is graded against the whole store's profile, whichever run checks it.
-    _learn_profile(session=session, rules=rules, checks=checks, check_rate=check_rate, batch_size=batch_size)
+    _learn_profile(
+        session=session, rules=rules, checks=checks, check_rate=check_rate, batch_size=batch_size, stop=stop
+    )
     after = 0
     while not (stop and stop()):
         ids = unchecked_record_ids(
@@ -140,7 +144,7 @@ def check_job(
         now = datetime.now(UTC)
         outcomes: list[tuple[int, str, CheckOutcome]] = []
         loaded = load_records(session=session, record_ids=ids)
-        batch_rules = rules.with_profile(_batch_profile(session, rules, [r for _, r in loaded]))
+        batch_rules = rules.with_profile(_batch_profile(session, rules, [r for _, r in loaded], check_rate))
         for record_id, record in loaded:
             outcome = run_checks(record, batch_rules)
             outcomes.append((record_id, record.request_id, outcome))
@@ -169,11 +173,18 @@ def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str 
 
 
 def _learn_profile(
-    *, session: Session, rules: Rules, checks: list[tuple[str, int]], check_rate: float, batch_size: int
+    *,
+    session: Session,
+    rules: Rules,
+    checks: list[tuple[str, int]],
+    check_rate: float,
+    batch_size: int,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
-    """Store the added lemmas of every record still to check (committed per batch)."""
+    """Store the added lemmas of every record still to check (committed per batch; ``stop()`` is asked
+    between batches, as the check loop does)."""
     after = 0
-    while True:
+    while not (stop and stop()):
         ids = unchecked_record_ids(
             session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
         )
@@ -185,7 +196,9 @@ def _learn_profile(
         after = ids[-1]
 
 
-def _batch_profile(session: Session, rules: Rules, records: list[RewriteRecord]) -> RewriterProfile:
+def _batch_profile(
+    session: Session, rules: Rules, records: list[RewriteRecord], check_rate: float
+) -> RewriterProfile:
     """The profile a batch is graded with: its own lemmas stored (idempotent), then read back with the
     store's counts for the batch's prompt versions and lemmas."""
     rows = _profile_rows(rules, records)

@@ -81,3 +81,31 @@ def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
         f.request_id: f.severity for f in list_findings(session=session, checks=[("added_content_word", 2)])
     }
     assert found == {**{f"c{i}_2": "low" for i in range(7)}, "d_2": "medium"}
+
+
+def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversations(session: Session) -> None:
+    from monitor.checks.store import clear_runs, load_profile, record_added_lemmas
+    from monitor.store.models import Record
+
+    record_added_lemmas(session=session, rows=[("v1", "career", "c1"), ("v1", "career", "c2")])
+    session.flush()
+    assert clear_runs(session=session, checks=[("added_content_word", 2)]) == 0
+    assert session.scalar(select(func.count()).select_from(AddedLemma)) == 0  # relearned by the recheck
+    rules = load_rules()
+    msgs = [{"role": "user", "content": "Tell me about the singer."}]
+    events = b"".join(
+        log(
+            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
+            rewrite(
+                conv=f"c{i}", req=f"c{i}_2", latest="What else?", query="the singer", prompt_version="v1"
+            ),
+        )
+        for i in range(4)
+    )
+    ingest_bytes(session, events)
+    draws = sorted(session.scalars(select(Record.check_draw)))
+    rate = (draws[1] + draws[2]) / 2  # two of the four conversations are in the sample
+    assert load_profile(session=session, prompt_versions=["v1"], lemmas=[]).conversations == {"v1": 4}
+    sample = load_profile(session=session, prompt_versions=["v1"], lemmas=[], check_rate=rate)
+    assert sample.conversations == {"v1": 2}
+    assert rules.hash  # the rules are untouched by either

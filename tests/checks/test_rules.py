@@ -180,6 +180,13 @@ def test_every_word_list_names_a_source_that_is_not_a_labelled_file(rules_copy: 
         match=r"neutral.yaml:60: fillers\.0\.source: a source must name a general reference, never a",
     ):
         load_rules(rules_copy)
+    for source, refused in (
+        ("words the reviewers marked benign in the hand-labelled audit", True),
+        ("terms seen in cast_audit.json and the llm_word annotations", True),
+        ("Universal Dependencies v2 POS labels", False),
+        ("Collins COBUILD English Usage, the informal usage label", False),
+    ):
+        assert bool(LABEL_SOURCE_RE.search(source)) is refused, source
     p.write_text("version: 2\nneutral:\n  - information\n")
     with pytest.raises(RulesError, match=r"neutral.yaml:3: neutral.0: Input should be a valid dictionary"):
         load_rules(rules_copy)

@@ -25,6 +25,18 @@ def test_initials_titles_and_dotted_acronyms_do_not_end_a_sentence() -> None:
         "Thanks!",
     ]
     assert texts("Version 3.5 of it, e.g. the second one") == ["Version 3.5 of it, e.g. the second one"]
+    # found by a reviewer: Chicago abbreviations, a capital letter that ends a sentence, "No." and decimals
+    assert texts("best hotels in Ft. Lauderdale near the beach") == [
+        "best hotels in Ft. Lauderdale near the beach"
+    ]
+    assert texts("Smith et al. Nature 2020 study") == ["Smith et al. Nature 2020 study"]
+    assert texts("Awesome, that helps with vitamin C. Which fruits have the most?") == [
+        "Awesome, that helps with vitamin C.",
+        "Which fruits have the most?",
+    ]
+    assert texts("Is it No. 5 on the list?") == ["Is it No. 5 on the list?"]
+    assert texts("I said no. Why not?") == ["I said no.", "Why not?"]
+    assert texts("It needs Python 3.11. What changed?") == ["It needs Python 3.11.", "What changed?"]
     (first, second) = split_sentences("Sounds yummy!  What is in it?")
     assert (first.start, first.end, second.start, second.end) == (0, 13, 15, 29)
 
@@ -61,6 +73,13 @@ def test_markup_left_by_the_rewriter_is_not_query_text(rules) -> None:  # type: 
     )
     words = [w["text"] for f in added_words.check(rec, rules) for w in f.evidence["words"]]
     assert words == ["members"]
+
+
+def test_a_year_beside_a_rare_word_names_the_span_signal(rules) -> None:  # type: ignore[no-untyped-def]
+    """The alert reads the span's signal: at equal severity a number or qualifier value wins over rarity."""
+    rec = make_record(MSGS, "Which ones?", "students laptop thunderbolt 2024 models")
+    spans = [f.evidence for f in added_words.check(rec, rules) if "2024" in f.evidence["span"]["text"]]
+    assert spans and spans[0]["severity_signal"] in ("number", "qualifier_value")
 
 
 def test_a_plural_abstract_noun_is_low_like_its_singular(rules) -> None:  # type: ignore[no-untyped-def]

@@ -75,7 +75,7 @@ def evaluate_cmd(
             f", {len(missing)} not in the store" if missing else ""
         )
         if stale:
-            title += f", {stale} checked with other rules (not scored: run `rewrite-monitor check`)"
+            title += f", {stale} checked with other rules (not scored: run `rewrite-monitor check --recheck`)"
         table = Table(
             "label",
             "at",
