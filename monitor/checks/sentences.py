@@ -1,11 +1,12 @@
 """Sentence splitting that does not break on abbreviations, initials or dotted acronyms.
 
 A full stop ends a sentence only when the word before it is not an abbreviation (:data:`ABBREVIATIONS`;
-"No." only before a number), not an initial (a capital letter after a capitalised word: "Joseph P.
-Kennedy", but not "vitamin C. Which"), not a dotted acronym ("E.T.A.", "U.S.") and not inside a number
-("3.5"), and the next word starts a sentence (a capital, a digit or a quote) or the text ends. A
-lower-case next word never starts one ("e.g. the"), so "... a lot. which fruits" stays one sentence.
-``?`` and ``!`` always end one. Pure regular expressions: no model, deterministic.
+"No." only before a number), not an initial (a capital letter after a capitalised word or before another
+initial: "Joseph P. Kennedy", "E. E. Cummings", but not "vitamin C. Which"), not a dotted acronym
+("E.T.A.", "U.S.") and not inside a number ("3.5"), and the next word starts a sentence (a capital, a
+digit or a quote) or the text ends. A lower-case next word never starts one ("e.g. the"), so "... a lot.
+which fruits" stays one sentence. ``?`` and ``!`` always end one. Pure regular expressions: no model,
+deterministic.
 
 Source of the abbreviation list: the courtesy titles, name suffixes and Latin abbreviations of *The
 Chicago Manual of Style* (17th ed., §10.4–10.19) that are written with a full stop in running English
@@ -77,6 +78,7 @@ ABBREVIATIONS = frozenset(
 _END_RE = re.compile(r"[.!?]+")
 _WORD_BEFORE_RE = re.compile(r"([\w.'’-]*)$")
 _STARTS_SENTENCE_RE = re.compile(r"\s+[\"'“‘(\[]?[A-Z0-9]")
+_INITIAL_NEXT_RE = re.compile(r"\s+[A-Z]\.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +106,12 @@ def _is_boundary(text: str, match: re.Match[str]) -> bool:
         return False
     if bare == "no" and re.match(r"\s+\d", rest):
         return False  # "No. 5"
-    if len(word) == 1 and word.isupper() and _after_a_name(head[: -len(word)]):
-        return False  # an initial: "Joseph P. Kennedy" (but "vitamin C. Which ..." ends a sentence)
+    if (
+        len(word) == 1
+        and word.isupper()
+        and (_after_a_name(head[: -len(word)]) or _INITIAL_NEXT_RE.match(rest))
+    ):
+        return False  # an initial: "Joseph P. Kennedy", "E. E. Cummings" (but "vitamin C. Which" ends one)
     parts = [p for p in word.split(".") if p]
     if "." in word and len(parts) > 1 and all(len(p) <= 2 and p.isalpha() for p in parts):
         return False  # a dotted acronym such as "E.T.A" or "U.S" (not a decimal such as "3.11")

@@ -35,6 +35,9 @@ def test_initials_titles_and_dotted_acronyms_do_not_end_a_sentence() -> None:
         "Which fruits have the most?",
     ]
     assert texts("Is it No. 5 on the list?") == ["Is it No. 5 on the list?"]
+    assert texts("How did E. E. Cummings's life influence his poems?") == [
+        "How did E. E. Cummings's life influence his poems?"
+    ]
     assert texts("I said no. Why not?") == ["I said no.", "Why not?"]
     assert texts("It needs Python 3.11. What changed?") == ["It needs Python 3.11.", "What changed?"]
     (first, second) = split_sentences("Sounds yummy!  What is in it?")
