@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,7 +66,10 @@ def parse_ts(value: object) -> datetime:
             parsed = datetime.fromisoformat(value.strip())
         except ValueError as exc:
             raise TimestampError("not an ISO-8601 timestamp") from exc
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        try:
+            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        except OverflowError as exc:  # "0001-01-01T00:00:00+14:00" is before year 1 in UTC
+            raise TimestampError("timestamp out of range in UTC") from exc
     raise TimestampError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds")
 
 
@@ -150,8 +154,8 @@ class RewriteEvent(_Event):
     resolved: list[ResolvedIn] = Field(default_factory=list)
     dropped: list[StrictStr] = Field(default_factory=list)
     filters: dict[str, Any] | None = None
-    model: StrictStr | None = None
-    prompt_version: StrictStr | None = None
+    model: Annotated[StrictStr, Field(max_length=255)] | None = None  # stored in 255-character columns
+    prompt_version: Annotated[StrictStr, Field(max_length=255)] | None = None
     latency_ms: Annotated[float, Field(ge=0, strict=False)] | None = None
 
 
@@ -202,6 +206,7 @@ Reason = Literal[
     "unknown_event",
     "duplicate_event",
     "unsupported_text",
+    "non_finite_number",
 ]
 REASONS: tuple[str, ...] = get_args(Reason)
 
@@ -339,6 +344,31 @@ def canonical_sha(obj: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_NON_FINITE_HINT_RE = re.compile(r"NaN|Infinity|[eE][+]?\d{3}")
+
+
+def non_finite_number(obj: object, path: str = "") -> LineError | None:
+    """The first number in ``obj`` that is NaN or infinite, as a ``non_finite_number`` error naming its field.
+
+    JSON has no such numbers, but Python's ``json.dumps`` writes ``NaN`` and ``Infinity`` by default and
+    ``1e400`` overflows to infinity; PostgreSQL's JSONB refuses them, so one such line would fail its whole
+    batch. The line is quarantined instead.
+    """
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return LineError("non_finite_number", f"field '{path or '(value)'}' is NaN or infinite")
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found = non_finite_number(v, f"{path}.{_key_label(k)}" if path else _key_label(k))
+            if found:
+                return found
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            found = non_finite_number(v, f"{path}.{i}" if path else str(i))
+            if found:
+                return found
+    return None
+
+
 def unsupported_text(obj: object, path: str = "") -> LineError | None:
     """The first string in ``obj`` that no store or tokenizer can take, as an ``unsupported_text`` error.
 
@@ -384,6 +414,8 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
     is reported as ``truncated_line`` (a producer still writing) rather than ``invalid_json``.
     Never raises for bad input; returns a ``LineError`` instead.
     """
+    if text.startswith("\ufeff"):  # a byte-order mark at the start of a file is no part of the line
+        text = text[1:]
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -399,6 +431,10 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
         return LineError("invalid_json", "invalid JSON: nested too deeply")
     if not isinstance(obj, dict):
         return LineError("not_an_object", f"a log line must be a JSON object, got {type(obj).__name__}")
+    if _NON_FINITE_HINT_RE.search(text):  # cheap pre-test: only these spellings make a non-finite float
+        bad = non_finite_number(obj)
+        if bad is not None:
+            return bad
     name = event_name(obj)
     if isinstance(name, LineError):
         return name

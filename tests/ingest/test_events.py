@@ -126,3 +126,43 @@ def test_text_and_numbers_no_store_can_take_are_refused(
     assert isinstance(result, LineError)
     assert result.reason == reason
     assert result.detail.startswith(detail)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason", "detail"),
+    [
+        ({"latency_ms": float("nan")}, "non_finite_number", "field 'latency_ms' is NaN or infinite"),
+        (
+            {"filters": {"score": float("inf")}},
+            "non_finite_number",
+            "field 'filters.score' is NaN or infinite",
+        ),
+        (
+            {"ts": "0001-01-01T00:00:00+14:00"},
+            "wrong_type",
+            "field 'ts': timestamp out of range in UTC, got a string",
+        ),
+        (
+            {"model": "m" * 256},
+            "wrong_type",
+            "field 'model': String should have at most 255 characters, got a string",
+        ),
+    ],
+)
+def test_poison_lines_are_quarantined_with_their_field(
+    change: dict[str, object], reason: str, detail: str
+) -> None:
+    """Lines that validated but that the store could not hold (PostgreSQL's JSONB refuses NaN; a 255-character
+    column; an ISO time before year 1 in UTC) failed their whole batch; now each is one quarantined line."""
+    got = parse_line(json.dumps(rewrite(**change)))
+    assert got == LineError(reason, detail)
+
+
+def test_1e400_overflows_to_infinity_and_is_quarantined() -> None:
+    text = json.dumps(rewrite(latency_ms=1.0)).replace('"latency_ms": 1.0', '"latency_ms": 1e400')
+    assert parse_line(text) == LineError("non_finite_number", "field 'latency_ms' is NaN or infinite")
+
+
+def test_a_byte_order_mark_at_the_start_of_a_file_is_not_part_of_the_first_event() -> None:
+    got = parse_line("\ufeff" + json.dumps(rewrite()))
+    assert isinstance(got, ParsedEvent) and got.kind == "rewrite"

@@ -229,3 +229,19 @@ def test_a_line_edited_in_place_is_a_conflict_not_a_reingest(session: Session) -
     assert (summary.already_stored, summary.stored, dict(summary.rejected)) == (1, 0, {"duplicate_event": 1})
     detail = session.scalar(select(Quarantine.detail))
     assert detail == "rewrite 'c1_2' conflicts with the event from a.log:2"
+
+
+def test_a_poison_corpus_between_good_lines_stores_every_good_line(session: Session) -> None:
+    """On PostgreSQL one NaN, one over-long model or one out-of-range time used to roll back the batch and
+    stop ingest at that line for good; each is now one quarantined line and the good ones are stored."""
+    good = [
+        log(ctx_input(conv=f"g{i}", req=f"g{i}_2"), rewrite(conv=f"g{i}", req=f"g{i}_2")) for i in range(3)
+    ]
+    nan = json.dumps(rewrite(conv="p1", req="p1_2", latency_ms=float("nan"))).encode() + b"\n"
+    long_model = line(rewrite(conv="p2", req="p2_2", model="m" * 300))
+    old = line(rewrite(conv="p3", req="p3_2", ts="0001-01-01T00:00:00+14:00"))
+    data = b"\xef\xbb\xbf" + good[0] + nan + good[1] + long_model + old + good[2]
+    summary = ingest_bytes(session, data, batch_size=2)
+    assert (summary.stored, summary.joined) == (6, 3)
+    assert dict(summary.rejected) == {"non_finite_number": 1, "wrong_type": 2}
+    assert sorted(session.scalars(select(Quarantine.line_no))) == [3, 6, 7]
