@@ -372,19 +372,31 @@ def load_profile(
     *,
     session: Session,
     prompt_versions: Iterable[str | None],
-    lemmas: Iterable[str],
+    conv_ids: Iterable[str],
     check_rate: float = 1.0,
 ) -> RewriterProfile:
-    """The rewriter profile of these prompt versions, restricted to ``lemmas`` (what a batch needs):
-    conversations per prompt version and conversations per (version, lemma). With ``check_rate`` < 1 the
-    conversations are those of the checked sample (``check_draw`` below the rate), the same records the
-    lemmas are learned from, so the share is not diluted by records never checked."""
+    """The rewriter profile of these prompt versions, restricted to the lemmas added in ``conv_ids`` (what
+    a batch needs): conversations per prompt version and conversations per (version, lemma). With
+    ``check_rate`` < 1 the conversations are those of the checked sample (``check_draw`` below the rate),
+    the same records the lemmas are learned from, so the share is not diluted by records never checked."""
     versions = sorted({pv or "" for pv in prompt_versions})
-    wanted = sorted(set(lemmas))
+    convs = sorted(set(conv_ids))
     conversations: dict[str, int] = {}
     added: dict[tuple[str, str], int] = {}
     if not versions:
         return RewriterProfile()
+    wanted: set[str] = set()
+    for start in range(0, len(convs), 500):
+        wanted.update(
+            session.scalars(
+                select(AddedLemma.lemma)
+                .where(
+                    AddedLemma.conv_id.in_(convs[start : start + 500]),
+                    AddedLemma.prompt_version.in_(versions),
+                )
+                .distinct()
+            )
+        )
     pv_col = func.coalesce(Record.prompt_version, "")
     sampled = [Record.check_draw < check_rate] if check_rate < 1.0 else []
     for pv, n in session.execute(
@@ -393,8 +405,9 @@ def load_profile(
         .group_by(pv_col)
     ):
         conversations[pv] = int(n)
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
+    lemmas = sorted(wanted)
+    for start in range(0, len(lemmas), 500):
+        chunk = lemmas[start : start + 500]
         for pv, lemma, n in session.execute(
             select(AddedLemma.prompt_version, AddedLemma.lemma, func.count())
             .where(AddedLemma.prompt_version.in_(versions), AddedLemma.lemma.in_(chunk))

@@ -144,7 +144,7 @@ def check_job(
         now = datetime.now(UTC)
         outcomes: list[tuple[int, str, CheckOutcome]] = []
         loaded = load_records(session=session, record_ids=ids)
-        batch_rules = rules.with_profile(_batch_profile(session, rules, [r for _, r in loaded], check_rate))
+        batch_rules = rules.with_profile(_batch_profile(session, [r for _, r in loaded], check_rate))
         for record_id, record in loaded:
             outcome = run_checks(record, batch_rules)
             outcomes.append((record_id, record.request_id, outcome))
@@ -196,18 +196,15 @@ def _learn_profile(
         after = ids[-1]
 
 
-def _batch_profile(
-    session: Session, rules: Rules, records: list[RewriteRecord], check_rate: float
-) -> RewriterProfile:
-    """The profile a batch is graded with: its own lemmas stored (idempotent), then read back with the
-    store's counts for the batch's prompt versions and lemmas."""
-    rows = _profile_rows(rules, records)
-    record_added_lemmas(session=session, rows=rows)
-    session.flush()
+def _batch_profile(session: Session, records: list[RewriteRecord], check_rate: float) -> RewriterProfile:
+    """The profile a batch is graded with, read from the store: ``_learn_profile`` stored the batch's
+    lemmas before the first batch, so nothing is analysed twice. A record ingested after that pass is
+    graded without its own lemmas counted, which can only make a word look less like the rewriter's style."""
     return load_profile(
         session=session,
         prompt_versions={r.prompt_version for r in records},
-        lemmas={lemma for _, lemma, _ in rows},
+        conv_ids={r.conv_id for r in records},
+        check_rate=check_rate,
     )
 
 

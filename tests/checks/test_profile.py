@@ -105,7 +105,38 @@ def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversatio
     ingest_bytes(session, events)
     draws = sorted(session.scalars(select(Record.check_draw)))
     rate = (draws[1] + draws[2]) / 2  # two of the four conversations are in the sample
-    assert load_profile(session=session, prompt_versions=["v1"], lemmas=[]).conversations == {"v1": 4}
-    sample = load_profile(session=session, prompt_versions=["v1"], lemmas=[], check_rate=rate)
+    assert load_profile(session=session, prompt_versions=["v1"], conv_ids=[]).conversations == {"v1": 4}
+    sample = load_profile(session=session, prompt_versions=["v1"], conv_ids=[], check_rate=rate)
     assert sample.conversations == {"v1": 2}
     assert rules.hash  # the rules are untouched by either
+
+
+def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session: Session) -> None:
+    """The share's base is the checked sample: "of" is the other sampled conversations, not every one."""
+    from monitor.store.models import Record
+
+    rules = load_rules()
+    msgs = [{"role": "user", "content": "Tell me about the singer."}]
+    events = b"".join(
+        log(
+            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
+            rewrite(
+                conv=f"c{i}",
+                req=f"c{i}_2",
+                latest="What else?",
+                query="the singer career",
+                prompt_version="v1",
+            ),
+        )
+        for i in range(16)
+    )
+    ingest_bytes(session, events)
+    draws = sorted(session.scalars(select(Record.check_draw)))
+    rate = (draws[9] + draws[10]) / 2  # 10 of the 16 conversations are checked
+    check_job(session=session, rules=rules, check_rate=rate)
+    styles = [
+        w["style"]
+        for f in list_findings(session=session, checks=[("added_content_word", 2)])
+        for w in f.evidence["words"]
+    ]
+    assert styles == [{"prompt_version": "v1", "others": 9, "of": 9}] * 10
