@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
@@ -347,58 +347,53 @@ def canonical_sha(obj: dict[str, Any]) -> str:
 _NON_FINITE_HINT_RE = re.compile(r"NaN|Infinity|[eE][+]?\d{3}")
 
 
-def non_finite_number(obj: object, path: str = "") -> LineError | None:
+def _scalars(obj: object, path: str = "") -> Iterator[tuple[str, object]]:
+    """Every scalar of decoded JSON ``obj`` with its dotted field path, dict keys included (a key is
+    under the path of its value), depth first in document order."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            sub = f"{path}.{_key_label(k)}" if path else _key_label(k)
+            yield sub, k
+            yield from _scalars(v, sub)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _scalars(v, f"{path}.{i}" if path else str(i))
+    else:
+        yield path or "(value)", obj
+
+
+def non_finite_number(obj: object) -> LineError | None:
     """The first number in ``obj`` that is NaN or infinite, as a ``non_finite_number`` error naming its field.
 
     JSON has no such numbers, but Python's ``json.dumps`` writes ``NaN`` and ``Infinity`` by default and
     ``1e400`` overflows to infinity; PostgreSQL's JSONB refuses them, so one such line would fail its whole
     batch. The line is quarantined instead.
     """
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return LineError("non_finite_number", f"field '{path or '(value)'}' is NaN or infinite")
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            found = non_finite_number(v, f"{path}.{_key_label(k)}" if path else _key_label(k))
-            if found:
-                return found
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            found = non_finite_number(v, f"{path}.{i}" if path else str(i))
-            if found:
-                return found
+    for where, value in _scalars(obj):
+        if isinstance(value, float) and not math.isfinite(value):
+            return LineError("non_finite_number", f"field '{where}' is NaN or infinite")
     return None
 
 
-def unsupported_text(obj: object, path: str = "") -> LineError | None:
+def unsupported_text(obj: object) -> LineError | None:
     """The first string in ``obj`` that no store or tokenizer can take, as an ``unsupported_text`` error.
 
     JSON may escape a NUL character (``\\u0000``, which PostgreSQL text and JSONB refuse) or a lone
     UTF-16 surrogate (``\\ud800``, which is not Unicode text and cannot be encoded as UTF-8); such a
     line is quarantined rather than stored, so it can never wedge a later step. Keys count too.
     """
-    if isinstance(obj, str):
-        where = path or "(value)"
-        if "\x00" in obj:
+    for where, value in _scalars(obj):
+        if not isinstance(value, str):
+            continue
+        if "\x00" in value:
             return LineError("unsupported_text", f"field '{where}' holds a NUL character (\\u0000)")
-        if not obj.isascii():
+        if not value.isascii():
             try:
-                obj.encode("utf-8")
+                value.encode("utf-8")
             except UnicodeEncodeError:
                 return LineError(
                     "unsupported_text", f"field '{where}' holds a lone surrogate (not Unicode text)"
                 )
-        return None
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            sub = f"{path}.{_key_label(k)}" if path else _key_label(k)
-            found = unsupported_text(k, sub) or unsupported_text(v, sub)
-            if found:
-                return found
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            found = unsupported_text(v, f"{path}.{i}" if path else str(i))
-            if found:
-                return found
     return None
 
 
