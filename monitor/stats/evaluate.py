@@ -34,7 +34,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -361,6 +361,13 @@ class Evaluation:
     missing: dict[str, list[str]] = field(default_factory=dict)
     stale: Counter[str] = field(default_factory=Counter)
 
+    def open_group(self, name: str) -> None:
+        """Start the counts of group ``name`` (a file, or a file's rewriter); a no-op when started."""
+        if name not in self.table:
+            self.table[name] = {t: {} for t in THRESHOLDS}
+            self.queue[name] = QueueFigures()
+            self.missing[name] = []
+
     def as_json(self, *, details: bool = False) -> dict[str, Any]:
         """The ``evaluate --json`` object: per group, the default threshold's metrics per row plus
         ``fabricated_high``, every threshold under ``by_threshold``, the queue figures and counts;
@@ -388,18 +395,7 @@ class Evaluation:
             files[name] = kinds
         out: dict[str, Any] = {"files": files}
         if details:
-            out["details"] = [
-                {
-                    "file": d.file,
-                    "kind": d.kind,
-                    "threshold": d.threshold,
-                    "outcome": d.outcome,
-                    "request_id": d.request_id,
-                    "labelled_words": d.labelled_words,
-                    "findings": d.findings,
-                }
-                for d in self.details
-            ]
+            out["details"] = [asdict(d) for d in self.details]
         return out
 
 
@@ -433,19 +429,13 @@ def evaluate(
         stored = stored_rewrites(session=session, request_ids=[i.request_id for i in items], checks=checks)
         per_stratum = Counter(i.stratum for i in items)
         if not items:  # an empty label file still says so (0 items), rather than vanishing
-            result.table[path.name] = {t: {} for t in THRESHOLDS}
-            result.queue[path.name] = QueueFigures()
-            result.missing[path.name] = []
-            result.items[path.name] += 0
+            result.open_group(path.name)
         for item in items:
             rec = stored.get(item.request_id)
             group = path.name
             if by is not None and rec is not None:
                 group = f"{path.name} [{getattr(rec, by) or 'unknown'}]"
-            if group not in result.table:
-                result.table[group] = {t: {} for t in THRESHOLDS}
-                result.queue[group] = QueueFigures()
-                result.missing[group] = []
+            result.open_group(group)
             result.items[group] += 1
             if rec is None:
                 result.missing[group].append(item.request_id)
