@@ -36,6 +36,7 @@ from monitor.checks.nlp import (
     find_stem_relative,
     zipf,
 )
+from monitor.checks.profile import RewriterProfile
 from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
 from monitor.checks.references import is_meta_text
 from monitor.checks.registry import register
@@ -43,7 +44,10 @@ from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
 from monitor.severity import SEVERITY_RANK
 
-VERSION = 2  # v2: markup is not query text; the suffix test reads the lemma; the rewriter's style
+# v2: markup is not query text; the suffix test reads the lemma; the rewriter's style. v3: a style word
+# keeps its grade before the style step and every part of a span keeps its whole grade, so queue
+# admission can grade the finding again against the grown profile (:func:`restyle`).
+VERSION = 3
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -287,17 +291,14 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     graded: dict[int, dict[str, Any]] = {}
     for ui, unit, bad in _unsupported_units(q, tr, rules):
         words = [
-            _styled(_grade(t, unit.text, q, tr, rules, quals, meta), rules, record.prompt_version)
+            _styled(_grade(t, unit.text, q, tr, rules, quals, meta), rules.profile, record.prompt_version)
             for t in bad
         ]
         best = max(words, key=_rank)
         best = dict(best)
         best.update(text=unit.text, start=unit.start, end=unit.end)
         if len(bad) > 1:
-            best["parts"] = [
-                {"text": t.text, "severity": w["severity"], "signal": w["signal"]}
-                for t, w in zip(bad, words, strict=True)
-            ]
+            best["parts"] = [{**w, "text": t.text} for t, w in zip(bad, words, strict=True)]
         graded[ui] = best
     out: list[Finding] = []
     run: list[int] = []
@@ -348,21 +349,69 @@ def added_lemmas(record: RewriteRecord, rules: Rules) -> set[str]:
 STYLE_SIGNALS = {"content_word": "low", "rare_term": "medium"}
 
 
-def _styled(info: dict[str, Any], rules: Rules, prompt_version: str | None) -> dict[str, Any]:
-    """``info`` one severity step lower when its lemma is the rewriter's style (``rules.profile``)."""
-    if rules.profile is None or info.get("signal") not in STYLE_SIGNALS:
-        return info
-    style = rules.profile.style(prompt_version, info["lemma"])
+def _styled(
+    info: dict[str, Any], profile: RewriterProfile | None, prompt_version: str | None
+) -> dict[str, Any]:
+    """``info`` graded against ``profile``: one severity step lower when its lemma is the rewriter's style.
+
+    ``info`` may already carry a style step (a stored word graded again): the step is undone first, so
+    the result depends only on the word's own grade and on ``profile``. A styled word keeps that grade in
+    ``graded`` {severity, signal, why}."""
+    base = _unstyled(info)
+    if profile is None or base.get("signal") not in STYLE_SIGNALS:
+        return base
+    style = profile.style(prompt_version, base["lemma"])
     if style is None:
-        return info
+        return base
     return {
-        **info,
-        "severity": STYLE_SIGNALS[info["signal"]],
+        **base,
+        "severity": STYLE_SIGNALS[base["signal"]],
         "signal": "rewriter_style",
-        "graded_as": info["signal"],
+        "graded": {"severity": base["severity"], "signal": base["signal"], "why": base["why"]},
         "style": {"prompt_version": style.prompt_version, "others": style.others, "of": style.of},
-        "why": f"{info['why']}, but {style.why}",
+        "why": f"{base['why']}, but {style.why}",
     }
+
+
+def _unstyled(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` without its style step (itself when it has none)."""
+    graded = info.get("graded")
+    if graded is None:
+        return info
+    out = {k: v for k, v in info.items() if k not in ("graded", "style")}
+    out.update(graded)
+    return out
+
+
+def restyle(finding: Finding, profile: RewriterProfile, prompt_version: str | None) -> Finding | None:
+    """``finding`` (an ``added_content_word`` finding of this version) graded again against ``profile``,
+    or None when no word's grade changes.
+
+    What queue admission runs over a day's findings before it plans the day
+    (``monitor.checks.store.restyle_findings``): the profile grows as rewrites arrive, so a rewrite
+    checked early met a smaller profile than one checked late, and with several workers the order is
+    the scheduler's. Graded again against the store's profile at admission, every finding of the day
+    has the grade it would have had if the whole day had been checked at once. Only the style step is
+    redone (the words' own grades need the transcript, which is not read again)."""
+    words: list[dict[str, Any]] = []
+    for w in finding.evidence["words"]:
+        if "parts" in w:
+            parts = [_styled(p, profile, prompt_version) for p in w["parts"]]
+            best: dict[str, Any] = max(parts, key=_rank)
+            words.append(
+                {
+                    **best,
+                    "text": w["text"],
+                    "start": w["start"],
+                    "end": w["end"],
+                    "parts": parts,
+                }
+            )
+        else:
+            words.append(_styled(w, profile, prompt_version))
+    if words == finding.evidence["words"]:
+        return None
+    return _assembled(words, finding.evidence["span"]["text"], finding.evidence["n_messages"])
 
 
 def _vocab_union(tr: Transcript) -> Container[str]:
@@ -384,15 +433,18 @@ def _rank(word: dict[str, Any]) -> tuple[int, bool]:
 
 def _finding(run: list[int], graded: dict[int, dict[str, Any]], q: Analysis, n_messages: int) -> Finding:
     words = [graded[u] for u in run]
-    start, end = words[0]["start"], words[-1]["end"]
+    return _assembled(words, q.text[words[0]["start"] : words[-1]["end"]], n_messages)
+
+
+def _assembled(words: list[dict[str, Any]], span_text: str, n_messages: int) -> Finding:
+    """The finding of one span: its graded ``words`` in order, the span's text, the messages received."""
     top = max(words, key=_rank)
-    span_text = q.text[start:end]
     detail = ", ".join(f"'{w['text']}' ({w['why']})" for w in words)
     return Finding(
         kind=CHECK_ID,
         severity=top["severity"],
         evidence={
-            "span": {"text": span_text, "start": start, "end": end},
+            "span": {"text": span_text, "start": words[0]["start"], "end": words[-1]["end"]},
             "words": words,
             "severity_signal": top["signal"],
             "n_messages": n_messages,

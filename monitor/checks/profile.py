@@ -19,9 +19,11 @@ gain there, and no share below 5 in 1,096 (its conversations) can be told apart 
 share is not fitted to them. On the 24-conversation MTRAG files and on CAsT no value changes anything.
 
 Pure: the check job loads a :class:`RewriterProfile` from the store and hands it to the checks on the
-rules (``Rules.with_profile``). The profile grows with the store, so a rewrite is graded against the
-profile of the day it was checked (its evidence names the figure) and is not re-graded when the profile
-grows later; ``check --recheck`` grades every rewrite again against the whole store. A store upgraded to
+rules (``Rules.with_profile``). The profile grows with the store, so a rewrite checked early meets a
+smaller profile than one checked late; queue admission therefore grades each day it plans again against
+the store's profile (``monitor.checks.added_words.restyle``, only the style step is redone), and a day's
+queue does not depend on the order its rewrites were checked in. A day no longer admitted keeps the
+grades of its last admission; ``check --recheck`` grades everything again. A store upgraded to
 migration 0006 with rewrites already checked learns their lemmas only through ``check --recheck``.
 """
 

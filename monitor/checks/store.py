@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Subquery, delete, func, select, tuple_
@@ -231,6 +231,57 @@ def store_outcomes(
     if rows:
         session.execute(insert_ignore(session, Finding, ["check_run_id", "ordinal"]), rows)
     return len(rows)
+
+
+def restyle_findings(*, session: Session, days: Iterable[date], check_rate: float = 1.0) -> int:
+    """Grade the ``added_content_word`` findings of rewrites on ``days`` (UTC) again against the store's
+    rewriter profile (``monitor.checks.added_words.restyle``); returns how many changed. Flushes, does not
+    commit; idempotent (a second run with the same store changes nothing).
+
+    Queue admission runs this before it plans a day, so the day's strata do not depend on the order in
+    which its rewrites were checked. ``check_rate`` is the check job's (the profile's base, see
+    :func:`load_profile`). Findings of other check versions are left as they are.
+    """
+    from monitor.checks import added_words
+    from monitor.checks.base import Finding as Found
+
+    changed = 0
+    for day in sorted(set(days)):
+        start = datetime.combine(day, time.min)
+        after = 0
+        while True:
+            rows = session.execute(
+                select(Finding, Record.prompt_version, Record.conv_id)
+                .join(Record, Record.id == Finding.record_id)
+                .where(
+                    Finding.check_id == added_words.CHECK_ID,
+                    Finding.check_version == added_words.VERSION,
+                    Record.ts >= start,
+                    Record.ts < start + timedelta(days=1),
+                    Finding.id > after,
+                )
+                .order_by(Finding.id)
+                .limit(1000)
+            ).all()
+            if not rows:
+                break
+            after = rows[-1][0].id
+            profile = load_profile(
+                session=session,
+                prompt_versions={pv for _, pv, _ in rows},
+                conv_ids={conv for _, _, conv in rows},
+                check_rate=check_rate,
+            )
+            for f, pv, _ in rows:
+                stored = Found(f.kind, f.severity, f.evidence, f.reason, f.check_id, f.check_version)
+                new = added_words.restyle(stored, profile, pv)
+                if new is None:
+                    continue
+                f.severity, f.severity_rank = new.severity, SEVERITY_RANK[new.severity]
+                f.reason, f.evidence, f.words = new.reason, new.evidence, new.words
+                changed += 1
+            session.flush()
+    return changed
 
 
 def list_findings(

@@ -23,6 +23,7 @@ from monitor.checks.store import (
     coverage,
     load_profile,
     record_added_lemmas,
+    restyle_findings,
     store_outcomes,
     unchecked_record_ids,
 )
@@ -112,9 +113,9 @@ def check_job(
 
     The rewriter profile (``monitor.checks.profile``) is learned first: the added lemmas of every record
     to check are stored before any is graded, so a store checked in one run grades every rewrite against
-    the same profile, whatever the batch size. Records checked earlier keep the grades of the profile they
-    met (each style demotion names its figure): data arriving in parts is graded as the profile grows,
-    and ``recheck`` grades everything again against the whole store.
+    the same profile, whatever the batch size. Data arriving in parts is graded as the profile grows;
+    queue admission (:func:`enqueue_job`) grades the days it plans again against the whole store, and
+    ``recheck`` grades everything again.
     """
     from monitor.checks import current_versions, run_checks
 
@@ -259,7 +260,8 @@ def enqueue_job(
     *, session: Session, settings: QueueSettings, days: Iterable[date], now: datetime
 ) -> EnqueueResult:
     """Admit to the review queue the given days, plus every day checked since the last admission, and
-    commit (idempotent)."""
+    commit (idempotent). Each day's style grades are refreshed first (``restyle_findings``), so the plan
+    does not depend on the order its rewrites were checked in."""
     from monitor.checks import current_versions
     from monitor.queue.store import days_to_admit, enqueue_days
 
@@ -269,6 +271,7 @@ def enqueue_job(
         # leader) would each withdraw what the other adds. Serialised until this transaction commits.
         session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": ADMISSION_LOCK})
     days = set(days) | set(days_to_admit(session=session))
+    restyle_findings(session=session, days=days, check_rate=settings.check_rate)
     result = enqueue_days(session=session, days=sorted(days), checks=checks, settings=settings, now=now)
     session.commit()
     return result

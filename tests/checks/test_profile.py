@@ -4,6 +4,7 @@ graded one step lower with the figure in the evidence; constraints are never dem
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, date, datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -11,7 +12,7 @@ from sqlalchemy.orm import Session
 from monitor.checks import added_words
 from monitor.checks.profile import RewriterProfile
 from monitor.checks.rules import load_rules
-from monitor.checks.store import list_findings
+from monitor.checks.store import list_findings, restyle_findings
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.store.models import AddedLemma
 from monitor.worker.jobs import check_job
@@ -45,11 +46,12 @@ def test_a_style_word_is_one_step_lower_and_says_why(rules) -> None:  # type: ig
         w["text"]: w for f in added_words.check(rec, rules.with_profile(profile)) for w in f.evidence["words"]
     }
     assert plain["career"] == ("medium", "content_word")
-    assert (styled["career"]["severity"], styled["career"]["signal"], styled["career"]["graded_as"]) == (
-        "low",
-        "rewriter_style",
-        "content_word",
-    )
+    assert (styled["career"]["severity"], styled["career"]["signal"]) == ("low", "rewriter_style")
+    assert styled["career"]["graded"] == {
+        "severity": "medium",
+        "signal": "content_word",
+        "why": "content word that narrows the topic",
+    }
     assert styled["career"]["style"] == {"prompt_version": "v1", "others": 5, "of": 99}
     # a year is a constraint whoever adds it, however often
     assert (styled["1975"]["severity"], styled["1975"]["signal"]) == plain["1975"]
@@ -78,7 +80,7 @@ def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
     check_job(session=session, rules=rules, batch_size=2)  # batches smaller than the profile: same grades
     assert session.scalar(select(func.count()).select_from(AddedLemma)) == 8
     found = {
-        f.request_id: f.severity for f in list_findings(session=session, checks=[("added_content_word", 2)])
+        f.request_id: f.severity for f in list_findings(session=session, checks=[("added_content_word", 3)])
     }
     assert found == {**{f"c{i}_2": "low" for i in range(7)}, "d_2": "medium"}
 
@@ -89,7 +91,7 @@ def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversatio
 
     record_added_lemmas(session=session, rows=[("v1", "career", "c1"), ("v1", "career", "c2")])
     session.flush()
-    assert clear_runs(session=session, checks=[("added_content_word", 2)]) == 0
+    assert clear_runs(session=session, checks=[("added_content_word", 3)]) == 0
     assert session.scalar(select(func.count()).select_from(AddedLemma)) == 0  # relearned by the recheck
     rules = load_rules()
     msgs = [{"role": "user", "content": "Tell me about the singer."}]
@@ -136,7 +138,75 @@ def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session:
     check_job(session=session, rules=rules, check_rate=rate)
     styles = [
         w["style"]
-        for f in list_findings(session=session, checks=[("added_content_word", 2)])
+        for f in list_findings(session=session, checks=[("added_content_word", 3)])
         for w in f.evidence["words"]
     ]
     assert styles == [{"prompt_version": "v1", "others": 9, "of": 9}] * 10
+
+
+def _convs(names: range, query: str = "the singer career") -> bytes:
+    msgs = [{"role": "user", "content": "Tell me about the singer."}]
+    return b"".join(
+        log(
+            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
+            rewrite(conv=f"c{i}", req=f"c{i}_2", latest="What else?", query=query, prompt_version="v1"),
+        )
+        for i in names
+    )
+
+
+def test_restyle_undoes_and_redoes_the_style_step_only(rules) -> None:  # type: ignore[no-untyped-def]
+    """A span of two unsupported words ("career highlights") keeps each part's whole grade, so a grown
+    profile can demote the span and an emptied one restores exactly what the plain check said."""
+    rec = dataclasses.replace(
+        make_record(MSGS, "What did she do later?", "Joan Baez career highlights"), prompt_version="v1"
+    )
+    (plain,) = added_words.check(rec, rules)
+    assert [(w["text"], w["severity"]) for w in plain.evidence["words"]] == [
+        ("career", "medium"),
+        ("highlights", "medium"),
+    ]
+    grown = RewriterProfile({"v1": 40}, {("v1", "career"): 9, ("v1", "highlight"): 7})
+    styled = added_words.restyle(plain, grown, "v1")
+    assert styled is not None and styled.severity == "low"
+    assert styled.evidence["severity_signal"] == "rewriter_style"
+    assert [w["style"]["others"] for w in styled.evidence["words"]] == [8, 6]
+    assert styled.reason.startswith("'career' (content word that narrows the topic, but the rewriter's style")
+    assert added_words.restyle(styled, grown, "v1") is None  # idempotent
+    assert added_words.restyle(plain, grown, "v2") is None  # another rewriter's profile says nothing
+    back = added_words.restyle(styled, RewriterProfile(), "v1")
+    assert back is not None and (back.severity, back.evidence, back.reason) == (
+        plain.severity,
+        plain.evidence,
+        plain.reason,
+    )
+
+
+def test_admission_grades_a_day_again_against_the_grown_profile(session: Session) -> None:
+    """Three conversations checked before five more arrive met a profile too small to call "career"
+    style (2 others); admission grades them against the store's (7 others), as a one-shot check would."""
+    from monitor.settings import load_settings
+    from monitor.store.models import QueueItem
+    from monitor.worker.jobs import enqueue_job
+
+    rules = load_rules()
+    ingest_bytes(session, _convs(range(3)))
+    check_job(session=session, rules=rules)
+    ingest_bytes(session, _convs(range(3, 8)))
+    check_job(session=session, rules=rules)
+
+    def grades() -> dict[str, str]:
+        return {
+            f.request_id: f.severity
+            for f in list_findings(session=session, checks=[("added_content_word", added_words.VERSION)])
+        }
+
+    assert grades() == {**{f"c{i}_2": "medium" for i in range(3)}, **{f"c{i}_2": "low" for i in range(3, 8)}}
+    settings = load_settings().queue
+    enqueue_job(session=session, settings=settings, days=[], now=datetime(2024, 3, 5, tzinfo=UTC))
+    assert grades() == {f"c{i}_2": "low" for i in range(8)}
+    # the day's items are flagged for other findings, none of them for "career" any more
+    assert [
+        k for kinds in session.scalars(select(QueueItem.kinds)) for k in kinds if k == "added_content_word"
+    ] == []
+    assert restyle_findings(session=session, days=[date(2024, 3, 4)]) == 0  # idempotent

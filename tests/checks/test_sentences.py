@@ -1,5 +1,5 @@
 """Sentence splitting (monitor.checks.sentences) and the checks that read it: not_a_query v2 and the
-request sentences of intent_dropped v3; plus added_content_word v2's markup and plural-suffix rules."""
+request sentences of intent_dropped v3; plus added_content_word's markup and plural-suffix rules."""
 
 from __future__ import annotations
 

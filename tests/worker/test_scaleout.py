@@ -1,12 +1,10 @@
 """Three worker processes against the real PostgreSQL on 20,000 events written while they run: every
 event stored once, every record checked once, and the queue identical to a single-worker run.
 
-Queue settings: admission of a day that is still arriving is path-dependent by design (a day
-admitted half-way keeps its items, and the control sample and the per-conversation cap pick among
-the records checked so far), for one worker as for three. The identity is therefore asserted with a
-budget that does not bind, no control sample and no per-conversation cap: then the queue is every
-flagged rewrite with its stratum and π, whatever the timing, and any lost, doubled or mis-weighted
-admission by the leader shows.
+The default queue settings bind (see QUEUE). Admission re-plans the whole day each time and grades the
+day's style words again against the grown rewriter profile, and nobody reviews during the test, so
+the final queue must equal a one-shot admission whatever the order the three workers checked in:
+any lost, doubled, mis-graded or mis-weighted admission by the leader shows.
 """
 
 from __future__ import annotations
