@@ -2,28 +2,42 @@
 
 The intent words are the content tokens of the latest message's request sentences other than referring
 expressions (ordinals such as "second" in "the second one"), discourse fillers (rules/neutral.yaml
-``fillers``) and neutral words. A sentence that is a reaction ("Sounds yummy!", "Oh wow.", "Thanks")
-and no question or request is left out when another sentence remains (:func:`request_spans`). An intent
-word is *kept* when the query has it by key or surface, by an alias group both texts hit, or as an
-inflection/derivation (:func:`monitor.checks.nlp.shared_stem`).
+``fillers``), the words of request frames and discourse markers (:data:`FRAME_RE`: "can you clarify",
+"are you able to", "speaking of") and neutral words. A sentence that is a reaction ("Sounds yummy!",
+"Oh wow.", "Thanks") and no question or request is left out when another sentence remains
+(:func:`request_spans`). An intent word is *kept* when the query has it by key or surface, by an alias
+group both texts hit, as an inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), or as an
+abbreviation the query spells out (:func:`spelled_out`: "SAD", "NY", "msg", "vs").
+
+The head noun of a definite, demonstrative or possessive noun phrase ("the country", "this article",
+"the band's history") is the user's pointer to something in the conversation: a rewrite is expected to
+replace it with what it points to. When the query names something the latest message does not (a
+capitalised word or a number), such a missing head is *resolved*, not dropped: it does not count toward
+the severity, and a finding whose missing words are all resolved or framing words is low, with a hint
+to check the antecedent (a wrong antecedent looks exactly like this, so it is never suppressed).
 
 Severity: high when at least 2 intent words and at least half of them are missing (the question
-changed); low when every missing word is a framing word; medium otherwise.
+changed); low when every missing word is a framing word or a resolved pointer; medium otherwise.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from monitor.checks.base import Finding, alias_index, analyzer
-from monitor.checks.nlp import alias_matches, shared_stem
+from monitor.checks.nlp import Analysis, Tok, alias_matches, is_noun, is_verb, shared_stem
 from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
 from monitor.record import RewriteRecord
 
-VERSION = 3  # v3: reactions in the latest message are not intent (request sentences only)
+# v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
+# discourse markers are not intent; a pointer noun phrase replaced by a name is resolved (low, with a
+# hint); an abbreviation the query spells out is kept.
+VERSION = 4
 
 INTERJECTIONS = frozenset(
     {
@@ -48,12 +62,118 @@ INTERJECTIONS = frozenset(
         "gotcha",
         "hi",
         "hello",
+        "oops",
     }
 )
 """First words that mark a reaction or greeting, not a request. Source: the interjections and response
 forms of English conversation in Biber et al., *Longman Grammar of Spoken and Written English* (1999),
 §14.3 ("inserts"); not taken from any data file. "No" and "yes" are left out: they open corrections
 ("No, I meant drinking alcohol."), which carry the intent."""
+
+
+FRAME_RE = re.compile(
+    r"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(?:clarify|explain|help|show|share|give)\b"
+    r"|\b(?:are|were)\s+you\s+able\s+to\b"
+    r"|\bdo\s+you\s+(?:think|know|suppose)\b"
+    r"|\bi\s*(?:am|'m|’m|was)\s+(?:just\s+)?wondering\b"
+    r"|\bi\s+(?:want|would\s+like|'d\s+like|’d\s+like)\s+to\s+(?:understand|know|learn|ask)\b"
+    r"|\bexcuse\s+me\b|\bspeaking\s+(?:about|of)\b|\bapart\s+from\b|\bby\s+the\s+way\b"
+    r"|\blet(?:'s|’s|\s+us)\s+talk\s+about\b|\b(?:maybe|perhaps|possibly)\b",
+    re.IGNORECASE,
+)
+"""Words that frame a request or mark discourse rather than state what is asked; their content words are
+not intent. Sources: the query-preparatory request strategies of the Cross-Cultural Speech Act
+Realization Project (Blum-Kulka, House and Kasper, *Cross-Cultural Pragmatics: Requests and Apologies*,
+1989: "can you", "are you able to", "do you think", "I was wondering"); the discourse markers of topic
+shift of Fraser, "What are discourse markers?" (*Journal of Pragmatics* 31, 1999: "speaking of", "by the
+way", "apart from"); the politeness formula "excuse me" (Biber et al. 1999, 14.3); hedges of degree of
+truth ("maybe", "perhaps", "possibly": Quirk et al. 1985, ch. 8, content disjuncts). Not taken from any
+data file."""
+
+POINTER_DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
+"""Determiners that make the noun phrase itself point back into the conversation: the definite article
+and the demonstratives (Halliday and Hasan, *Cohesion in English*, 1976, ch. 2: reference). A
+possessive ("its uptime", "his religion") points with the pronoun, not with the noun after it, so the
+noun is asked about and stays intent."""
+
+
+def pointer_heads(tokens: Sequence[Tok]) -> set[int]:
+    """Indexes of the head nouns of pointer noun phrases in ``tokens`` (see :data:`POINTER_DETERMINERS`).
+
+    Without a parser the phrase is read off the token run: after the determiner, number words and
+    ordinals are skipped, then the run of content tokens up to the first other token is the phrase and
+    its last token the head ("the maximum retention period" -> "period"); "of" and another content run
+    continue it ("the second kind of graph" -> "kind", "graph"). After an auxiliary ("did the band go",
+    "how did the game come about") a verb ends the phrase: the head is the noun before it (word classes
+    from WordNet, :func:`monitor.checks.nlp.word_classes`)."""
+    heads: set[int] = set()
+    for i, t in enumerate(tokens):
+        if t.lower not in POINTER_DETERMINERS:
+            continue
+        after_aux = i > 0 and any(x.lower in AUXILIARIES for x in tokens[max(0, i - 3) : i])
+        j = i + 1
+        while j < len(tokens) and (
+            tokens[j].lower in NUMBER_WORDS or ORDINAL_WORD_RE.fullmatch(tokens[j].lower)
+        ):
+            j += 1
+        while j < len(tokens):
+            last = None
+            while j < len(tokens) and tokens[j].is_content:
+                last = j
+                j += 1
+            if last is None:
+                break
+            if (
+                after_aux
+                and last > i + 1
+                and tokens[last - 1].is_content
+                and is_verb(tokens[last].key)
+                and is_noun(tokens[last - 1].key)
+            ):
+                last -= 1
+            heads.add(last)
+            if j + 1 < len(tokens) and tokens[j].lower == "of" and tokens[j + 1].is_content:
+                j += 1
+                continue
+            break
+    return heads
+
+
+AUXILIARIES = frozenset(
+    {"do", "does", "did", "can", "could", "will", "would", "should", "may", "might", "must"}
+)
+"""Modal and do-support auxiliaries: after them the clause's verb comes bare (Quirk et al. 1985, ch. 3)."""
+
+NUMBER_WORDS = frozenset(
+    {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "both", "other", "same", "whole"}
+)
+ORDINAL_WORD_RE = re.compile(
+    r"first|second|third|fourth|fifth|sixth|last|next|former|latter|previous|\d+(?:st|nd|rd|th)"
+)
+
+
+def spelled_out(word: str, query: Analysis) -> bool:
+    """Whether ``word`` (a token of the latest message) is an abbreviation ``query`` spells out.
+
+    Initials: 2-5 letters, at least two of them capitals ("NY", "SAD", "VMs" with a plural s), matching the
+    first letters of consecutive query words ("New York", "virtual machines"). Contraction: a
+    lower-case word of 2-4 letters whose letters appear in order in one longer query word with the same
+    first letter ("msg" in "messages", "vs" in "versus"); the usual ways English abbreviates (Quirk et al.
+    1985, App. I: acronyms, clippings and contractions)."""
+    core = word[:-1] if len(word) > 2 and word.endswith("s") and word[:-1].isupper() else word
+    words = [t.lower for t in query.tokens if t.text.isalpha()]
+    if 2 <= len(core) <= 5 and core.isalpha() and sum(c.isupper() for c in core) >= 2:
+        target = core.lower()
+        n = len(target)
+        return any(all(words[i + k][0] == target[k] for k in range(n)) for i in range(len(words) - n + 1))
+    if 2 <= len(word) <= 4 and word.isalpha() and word.islower():
+        return any(len(w) > len(word) and w[0] == word[0] and _in_order(word, w) for w in words)
+    return False
+
+
+def _in_order(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(c in it for c in short)
 
 
 def request_spans(latest: str) -> list[tuple[int, int]]:
@@ -92,7 +212,15 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     q_groups = {g for g, _, _ in alias_matches(query, index)}
     aliased_tokens = {i for g, a, b in alias_matches(latest, index) if g in q_groups for i in range(a, b + 1)}
     referring = [m.span() for m in ORDINAL_RE.finditer(latest.text)]
+    referring += [m.span() for m in FRAME_RE.finditer(latest.text)]
     requests = request_spans(latest.text)
+    heads = pointer_heads(latest.tokens)
+    latest_forms = {f for t in latest.tokens for f in (t.key, t.lower)}
+    # The query names something the latest message does not: what a pointer was replaced with.
+    names_new = any(
+        (t.mid_cap or t.has_digit) and t.key not in latest_forms and t.lower not in latest_forms
+        for t in query.tokens
+    )
     skip = rules.filler_words | rules.neutral_words
     q_forms = [f for t in query.tokens if t.is_content for f in {t.key, t.lower}]
     intent: list[int] = []
@@ -109,6 +237,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue
         if any(shared_stem(form, qf) for form in {t.key, t.lower} for qf in q_forms if form[:2] == qf[:2]):
             continue
+        if spelled_out(t.text, query):
+            continue
         missing.append(
             {
                 "text": t.text,
@@ -117,24 +247,35 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
                 "start": t.start,
                 "end": t.end,
                 "framing": t.key in rules.framing_words,
+                "pointer": names_new and i in heads,
             }
         )
     if not missing:
         return []
     n, m = len(intent), len(missing)
-    if m >= 2 and 2 * m >= n:
+    # A resolved pointer is what a good rewrite does: it counts neither as asked nor as lost.
+    lost = [w for w in missing if not w["pointer"]]
+    n_asked = n - (m - len(lost))
+    if len(lost) >= 2 and 2 * len(lost) >= n_asked:
         sev = "high"
-    elif all(w["framing"] for w in missing):
+    elif all(w["framing"] or w["pointer"] for w in missing):
         sev = "low"
     else:
         sev = "medium"
     words = ", ".join(f"'{w['text']}'" for w in missing)
+    reason = f"the query lacks {m} of the {n} words the user asked with: {words}"
+    pointers = [w["text"] for w in missing if w["pointer"]]
+    if pointers:
+        reason += (
+            f"; {', '.join(repr(x) for x in pointers)} pointed back into the conversation and the query names"
+            " something new instead: check the antecedent"
+        )
     return [
         Finding(
             kind="intent_dropped",
             severity=sev,
             evidence={"missing": missing, "n_intent_words": n, "n_missing": m, "words": []},
-            reason=f"the query lacks {m} of the {n} words the user asked with: {words}",
+            reason=reason,
             check_id="intent_dropped",
             check_version=VERSION,
         )

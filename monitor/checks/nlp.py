@@ -16,6 +16,7 @@ analyses keyed by the sha1 of the text. Per record, spaCy then runs only over ne
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import OrderedDict
@@ -399,6 +400,31 @@ def zipf(word: str) -> float:
     from wordfreq import zipf_frequency
 
     return float(zipf_frequency(word, "en"))
+
+
+@functools.cache
+def word_classes() -> dict[str, frozenset[str]]:
+    """Word class -> lemmas: WordNet 3.0's index of lemmas per part of speech (``noun``, ``verb``,
+    ``adj``, ``adv``), as spacy-lookups-data ships it (``en_lemma_index``; Princeton's WordNet licence
+    is in that package). Loaded once (about 0.1 s); keys are lower-case lemmas, multi-word entries
+    joined by ``_``."""
+    import gzip
+    import json
+    from importlib.resources import files
+
+    raw = files("spacy_lookups_data").joinpath("data", "en_lemma_index.json.gz").read_bytes()
+    table: dict[str, list[str]] = json.loads(gzip.decompress(raw))
+    return {pos: frozenset(words) for pos, words in table.items()}
+
+
+def is_noun(key: str) -> bool:
+    """Whether ``key`` (a lower-case lemma) is a noun in WordNet (:func:`word_classes`)."""
+    return key in word_classes()["noun"]
+
+
+def is_verb(key: str) -> bool:
+    """Whether ``key`` (a lower-case lemma) is a verb in WordNet (:func:`word_classes`)."""
+    return key in word_classes()["verb"]
 
 
 _DEFAULT: dict[str | None, Analyzer] = {}

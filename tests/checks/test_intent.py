@@ -38,3 +38,63 @@ def test_one_missing_of_many_is_medium(rules):
 def test_fillers_and_ordinals_are_not_intent(rules):
     rec = make_record(MSGS, "Okay, thanks. And the second one?", "What about Frankfurt?")
     assert check(rec, rules) == []
+
+
+def test_request_frames_and_discourse_markers_are_not_intent(rules):
+    rec = make_record(
+        MSGS,
+        "Speaking of Dublin, are you able to tell me the uptime? Maybe the SLA too?",
+        "What are the uptime and the SLA of the Dublin region?",
+    )
+    assert check(rec, rules) == []
+    # the same words outside a frame are intent: "speaking" is what this user asks about
+    rec = make_record(MSGS, "Is public speaking taught in Dublin?", "Is public debate taught in Dublin?")
+    (f,) = check(rec, rules)
+    assert [w["text"] for w in f.evidence["missing"]] == ["speaking"]
+
+
+def test_a_pointer_replaced_by_a_name_is_low_with_an_antecedent_hint(rules):
+    rec = make_record(MSGS, "does the country have an army", "Does Ireland have an army?")
+    (f,) = check(rec, rules)
+    assert f.severity == "low"
+    assert [(w["text"], w["pointer"]) for w in f.evidence["missing"]] == [("country", True)]
+    assert f.reason == (
+        "the query lacks 1 of the 2 words the user asked with: 'country'; 'country' pointed back into the "
+        "conversation and the query names something new instead: check the antecedent"
+    )
+    # nothing named in its place: the pointer was lost, not resolved
+    (f,) = check(make_record(MSGS, "does the country have an army", "Does it have an army?"), rules)
+    assert (f.severity, f.evidence["missing"][0]["pointer"]) == ("medium", False)
+    # a resolved pointer does not count toward "half the words missing": one lost word of two is medium
+    (f,) = check(make_record(MSGS, "how big is the country's army", "How old is Ireland's army?"), rules)
+    assert (f.severity, [w["text"] for w in f.evidence["missing"]]) == ("medium", ["big", "country"])
+
+
+def test_pointer_heads_end_at_the_noun():
+    from monitor.checks.base import analyzer
+    from monitor.checks.intent import pointer_heads
+
+    def heads(text: str) -> list[str]:
+        a = analyzer().analyze(text)
+        return [a.tokens[i].text for i in sorted(pointer_heads(a.tokens))]
+
+    assert heads("What is the maximum retention period?") == ["period"]
+    assert heads("What is an example of the second kind of graph") == ["kind", "graph"]
+    assert heads("Did the band go on any tours?") == ["band"]  # after "did", "go" is the verb
+    assert heads("Is there anything about the band's history?") == ["band"]
+    assert heads("What is its uptime SLA?") == []  # a possessive points with the pronoun
+
+
+def test_an_abbreviation_the_query_spells_out_is_kept(rules):
+    from monitor.checks.base import analyzer
+    from monitor.checks.intent import spelled_out
+
+    q = analyzer().analyze("How to treat seasonal affective disorder in New York versus filtering messages?")
+    assert [w for w in ("SAD", "NY", "vs", "msg", "VMs", "SLA", "mqs") if spelled_out(w, q)] == [
+        "SAD",
+        "NY",
+        "vs",
+        "msg",
+    ]
+    rec = make_record(MSGS, "How can you treat SAD?", "How can you treat seasonal affective disorder?")
+    assert check(rec, rules) == []
