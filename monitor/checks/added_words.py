@@ -9,12 +9,16 @@ of adjacent units ("free tier", "eu-west-1"), one finding per span, graded per w
 high    the word carries a constraint that changes which documents answer:
         a value of a constraining qualifier kind (rules/qualifiers.yaml), a number/date/version (a
         digit), a proper name (capitalised mid-sentence or an acronym), or a rare specific term
-        (wordfreq Zipf < :data:`RARE_ZIPF`).
-medium  other content words that narrow the topic; also a capitalised word that completes a name
-        already in the transcript ("Bernadette" next to the logged "Peters").
+        (wordfreq Zipf < :data:`RARE_ZIPF`) that is not only a verb.
+medium  other content words that narrow the topic; rare words WordNet knows only as verbs ("clarify",
+        "debunk": an action, not what is acted on); a capitalised word that completes a name already
+        in the transcript ("Bernadette" next to the logged "Peters").
 low     framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
-        spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), and abstract nouns
-        formed by a derivational suffix (:data:`ABSTRACT_SUFFIXES`).
+        spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), synonyms of one (a
+        shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`), abstract nouns formed by a
+        derivational suffix (:data:`ABSTRACT_SUFFIXES`), and the words of meta text: a refusal or
+        chatter, or a note, code fence or leaked speaker turn after the query
+        (:func:`monitor.checks.references.meta_tail_start`).
 
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
 """
@@ -34,11 +38,13 @@ from monitor.checks.nlp import (
     _one_edit,
     alias_matches,
     find_stem_relative,
+    only_verb,
+    synonym_in,
     zipf,
 )
 from monitor.checks.profile import RewriterProfile
 from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
-from monitor.checks.references import is_meta_text
+from monitor.checks.references import is_meta_text, meta_tail_start
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
@@ -46,7 +52,8 @@ from monitor.severity import SEVERITY_RANK
 
 # v2: markup is not query text; the suffix test reads the lemma; the rewriter's style. v3: a style word
 # keeps its grade before the style step and every part of a span keeps its whole grade, so queue
-# admission can grade the finding again against the grown profile (:func:`restyle`).
+# admission can grade the finding again against the grown profile (:func:`restyle`); a synonym of a
+# received word (a shared WordNet synset) is low; so are the words of a trailing note or leaked turn.
 VERSION = 3
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
@@ -157,6 +164,18 @@ def _grade(
                 why=f"inflection/derivation of '{other}' ({_where(tr.labels[ai])})",
             )
             return info
+    if not capitalised:
+        syn = synonym_in((word.key, word.lower), tr.analyses)
+        if syn is not None:
+            ai, other = syn
+            info.update(
+                severity="low",
+                signal="synonym",
+                related=other,
+                related_at={"message_index": tr.labels[ai]},
+                why=f"synonym of '{other}' ({_where(tr.labels[ai])}; a WordNet synset)",
+            )
+            return info
     # Rarity of the word or its lemma, whichever is commoner: inflected forms ("visits") are rarer than
     # their lemma without being more specific.
     z = max(zipf(word.lower), zipf(word.key))
@@ -173,6 +192,15 @@ def _grade(
     # The lemma too: a plural ("requirements", "capabilities") hides the suffix of its singular.
     if any(form.endswith(ABSTRACT_SUFFIXES) and len(form) >= 7 for form in (word.lower, word.key)):
         info.update(severity="low", signal="abstract_noun", why="abstract noun (derivational suffix)")
+        return info
+    if z < RARE_ZIPF and only_verb(word.key):
+        # A rare verb names an action ("clarify", "debunk"); what narrows a search is what is acted on.
+        info.update(
+            severity="medium",
+            signal="rare_verb",
+            zipf=z,
+            why=f"rare verb (zipf {z:.2f} < {RARE_ZIPF}; WordNet)",
+        )
         return info
     if z < RARE_ZIPF:
         info.update(severity="high", signal="rare_term", why=f"rare term (zipf {z:.2f} < {RARE_ZIPF})")
@@ -287,11 +315,16 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         return []
     quals = qualifiers_in(q.text, rules)
     meta = is_meta_text(record.query)
+    tail = meta_tail_start(q.text)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}
     for ui, unit, bad in _unsupported_units(q, tr, rules):
         words = [
-            _styled(_grade(t, unit.text, q, tr, rules, quals, meta), rules.profile, record.prompt_version)
+            _styled(
+                _grade(t, unit.text, q, tr, rules, quals, meta or (tail is not None and t.start >= tail)),
+                rules.profile,
+                record.prompt_version,
+            )
             for t in bad
         ]
         best = max(words, key=_rank)

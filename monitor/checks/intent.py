@@ -6,8 +6,9 @@ expressions (ordinals such as "second" in "the second one"), discourse fillers (
 "are you able to", "speaking of") and neutral words. A sentence that is a reaction ("Sounds yummy!",
 "Oh wow.", "Thanks") and no question or request is left out when another sentence remains
 (:func:`request_spans`). An intent word is *kept* when the query has it by key or surface, by an alias
-group both texts hit, as an inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), or as an
-abbreviation the query spells out (:func:`spelled_out`: "SAD", "NY", "msg", "vs").
+group both texts hit, as an inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), as a
+synonym (a shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`: "famous" kept as "notable"), or
+as an abbreviation the query spells out (:func:`spelled_out`: "SAD", "NY", "msg", "vs").
 
 The head noun of a definite, demonstrative or possessive noun phrase ("the country", "this article",
 "the band's history") is the user's pointer to something in the conversation: a rewrite is expected to
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitor.checks.base import Finding, alias_index, analyzer
-from monitor.checks.nlp import Analysis, Tok, alias_matches, is_noun, is_verb, shared_stem
+from monitor.checks.nlp import Analysis, Tok, alias_matches, is_noun, is_verb, shared_stem, synonym_in
 from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
@@ -36,7 +37,7 @@ from monitor.record import RewriteRecord
 
 # v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
 # discourse markers are not intent; a pointer noun phrase replaced by a name is resolved (low, with a
-# hint); an abbreviation the query spells out is kept.
+# hint); an abbreviation the query spells out and a WordNet synonym are kept.
 VERSION = 4
 
 INTERJECTIONS = frozenset(
@@ -237,7 +238,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue
         if any(shared_stem(form, qf) for form in {t.key, t.lower} for qf in q_forms if form[:2] == qf[:2]):
             continue
-        if spelled_out(t.text, query):
+        if spelled_out(t.text, query) or synonym_in((t.key, t.lower), [query]) is not None:
             continue
         missing.append(
             {

@@ -101,6 +101,8 @@ class _AnalysisMemo:
     key_text: str | None = None
     alias: dict[int, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
     """:func:`alias_matches` results by ``id`` of the :class:`AliasIndex`."""
+    synsets: dict[str, str] | None = None
+    """WordNet synset id -> the first content key in it (:func:`synonym_in`)."""
 
 
 @dataclass(slots=True)
@@ -422,9 +424,65 @@ def is_noun(key: str) -> bool:
     return key in word_classes()["noun"]
 
 
+def only_verb(key: str) -> bool:
+    """Whether ``key`` is a verb and no noun, adjective or adverb in WordNet (:func:`word_classes`)."""
+    wc = word_classes()
+    return key in wc["verb"] and not any(key in wc[pos] for pos in ("noun", "adj", "adv"))
+
+
 def is_verb(key: str) -> bool:
     """Whether ``key`` (a lower-case lemma) is a verb in WordNet (:func:`word_classes`)."""
     return key in word_classes()["verb"]
+
+
+@functools.cache
+def _synset_table() -> dict[str, list[str]]:
+    import gzip
+    import json
+    from importlib.resources import files
+
+    raw = files("monitor.data.wordnet").joinpath("synsets.json.gz").read_bytes()
+    table: dict[str, list[str]] = json.loads(gzip.decompress(raw))["synsets"]
+    return table
+
+
+@functools.lru_cache(maxsize=65536)
+def synsets(key: str) -> frozenset[str]:
+    """Ids of the WordNet 3.0 synonym sets (of two or more lemmas) ``key`` belongs to, in any sense and
+    part of speech; empty when it is in none. Source: ``monitor/data/wordnet`` (Princeton WordNet 3.0
+    via Debian's wordnet-base, built by ``scripts/build_wordnet.py``); the table loads once, about 0.3 s."""
+    return frozenset(_synset_table().get(key, ()))
+
+
+def _synset_index(a: Analysis) -> dict[str, str]:
+    got = a._memo.synsets
+    if got is None:
+        got = {}
+        for t in a.tokens:
+            if t.is_content:
+                for sid in synsets(t.key):
+                    got.setdefault(sid, t.key)
+        a._memo.synsets = got
+    return got
+
+
+def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
+    """``(index of the analysis, its key)`` of the first content token of ``analyses`` that shares a
+    WordNet synonym set with one of ``forms`` (a word's key and lower-cased surface), else None.
+
+    Synonymy only (a shared synset): never a hypernym or a co-hyponym, so "solar" is no synonym of
+    "lunar" and "animal" none of "dog". Each analysis's synsets are indexed once (memoised on it)."""
+    mine = sorted(frozenset().union(*(synsets(f) for f in forms)))
+    if not mine:
+        return None
+    own = set(forms)
+    for ai, a in enumerate(analyses):
+        index = _synset_index(a)
+        for sid in mine:
+            other = index.get(sid)
+            if other is not None and other not in own:
+                return ai, other
+    return None
 
 
 _DEFAULT: dict[str | None, Analyzer] = {}

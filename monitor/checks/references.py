@@ -70,6 +70,23 @@ QUESTION_START_RE = re.compile(
 )
 
 
+# Where an answer stops being the query: a later line that opens a code fence, a chat-template speaker
+# label ("Human:", "Assistant:": the turn format of chat-tuned models, which some leak), or the model's
+# own note about its rewrite ("This rewritten query:", "Note:", "Explanation:"). Not fitted to any file.
+META_TAIL_RE = re.compile(
+    r"\n\s*(?:```|(?:human|assistant|user|system)\s*:|(?:note|explanation|reasoning|rationale)\s*:"
+    r"|this (?:rewritten |standalone |revised )?(?:query|question|rewrite)\b)",
+    re.IGNORECASE,
+)
+
+
+def meta_tail_start(query: str) -> int | None:
+    """Offset in ``query`` where a trailing note, code fence or leaked speaker turn begins (see
+    :data:`META_TAIL_RE`), or None when the whole text is the query."""
+    m = META_TAIL_RE.search(query)
+    return m.start() if m else None
+
+
 def is_meta_text(query: str) -> bool:
     """True when ``query`` is a refusal, chatter or carries a meta note (see :data:`META_RE`)."""
     return bool(META_RE.search(query))

@@ -63,6 +63,10 @@ def words(rec, rules):
         ),
         ("What notable information is there?", [("notable", "low", "framing")]),
         ("Was Peters depressive?", [("depressive", "low", "derivation")]),
+        # "slump" shares a WordNet synset with the logged "depression" (any sense counts)
+        ("Did Peters go through a slump?", [("slump", "low", "synonym")]),
+        # a rare verb names an action: medium, not high (zipf of "debunk" ~2.9)
+        ("Did Peters debunk Broadway Barks?", [("debunk", "medium", "rare_verb")]),
     ],
 )
 def test_grading_signals(rules, query, expected):
@@ -120,3 +124,30 @@ def test_skipped_without_messages(rules):
     assert [(s.status, s.reason) for s in out.statuses] == [
         ("skipped", "no ctx_input logged for this request")
     ]
+
+
+def test_a_synonym_of_a_received_word_is_low_and_names_it(rules):
+    """A shared WordNet synset supports a word ("work" and "employment" share one); a co-hyponym never
+    does ("solar" for the logged "lunar")."""
+    hist = [("user", "Tell me about her employment and the lunar eclipse she filmed.")]
+    rec = make_record(hist, "What else?", "Did her work include a solar eclipse?")
+    got = {w["text"]: w for f in check(rec, rules) for w in f.evidence["words"]}
+    assert (got["work"]["severity"], got["work"]["signal"], got["work"]["related"]) == (
+        "low",
+        "synonym",
+        "employment",
+    )
+    assert got["work"]["why"] == "synonym of 'employment' (message 0; a WordNet synset)"
+    assert (got["solar"]["severity"], got["solar"]["signal"]) == ("medium", "content_word")
+
+
+def test_words_of_a_trailing_note_or_leaked_turn_are_low(rules):
+    rec = make_record(
+        HISTORY,
+        "What else?",
+        "Peters Broadway biography\n\nThis rewritten query:\n- Replaces the pronoun with the name\n"
+        "Human: Output ONLY the rewritten query text.",
+    )
+    got = [(w["text"], w["severity"]) for f in check(rec, rules) for w in f.evidence["words"]]
+    assert got[0] == ("biography", "high")  # the query part is graded as ever
+    assert {sev for _, sev in got[1:]} == {"low"} and len(got) > 3

@@ -98,3 +98,8 @@ def test_an_abbreviation_the_query_spells_out_is_kept(rules):
     ]
     rec = make_record(MSGS, "How can you treat SAD?", "How can you treat seasonal affective disorder?")
     assert check(rec, rules) == []
+
+
+def test_a_wordnet_synonym_in_the_query_keeps_the_intent_word(rules):
+    rec = make_record(MSGS, "Was the singer famous?", "Was the Dublin singer notable?")
+    assert check(rec, rules) == []

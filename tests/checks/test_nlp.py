@@ -102,3 +102,26 @@ def test_token_spans_index_the_original_text(text):
 )
 def test_shared_stem_is_symmetric(a, b):
     assert shared_stem(a, b) == shared_stem(b, a)
+
+
+def test_wordnet_synonymy_and_word_classes():
+    """Synonymy is a shared synset and nothing wider: values read off WordNet 3.0 by hand."""
+    from monitor.checks.nlp import only_verb, synonym_in, synsets
+
+    assert synsets("famous") & synsets("notable")  # famous.s.01: famous, celebrated, notable, noted...
+    assert not synsets("solar") & synsets("lunar")  # co-hyponyms
+    assert not synsets("dog") & synsets("animal")  # hypernym
+    assert synsets("qwxz") == frozenset()
+    a = get_analyzer().analyze("Do I need scripts?")
+    assert synonym_in(("require",), [a]) == (0, "need")
+    assert synonym_in(("require", "need"), [a]) is None  # the word itself is not its own synonym
+    assert (only_verb("clarify"), only_verb("run"), only_verb("biography")) == (True, False, False)
+
+
+def test_trailing_meta_starts_at_the_note_or_leaked_turn():
+    from monitor.checks.references import meta_tail_start
+
+    q = "guinea pig habitat\n\nThis rewritten query:\n- Replaces the pronoun"
+    assert meta_tail_start(q) == q.index("\n\nThis")
+    assert meta_tail_start("IBM storage options\nHuman: Output ONLY the query") == len("IBM storage options")
+    assert meta_tail_start("This query is about Rome") is None  # a first line is the query itself

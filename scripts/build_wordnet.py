@@ -1,0 +1,77 @@
+"""Build ``monitor/data/wordnet/synsets.json.gz``, the WordNet synonym sets the checks read.
+
+Source: Princeton WordNet 3.0 as Debian packages it (``apt-get install wordnet-base``: the files
+``/usr/share/wordnet/data.{noun,verb,adj,adv}``), under the WordNet 3.0 licence, which the output folder
+carries as ``LICENSE``. Only synonymy is kept: for each lower-cased lemma, the ids of the synsets with at
+least two lemmas it belongs to. No hypernyms, hyponyms or sister terms: a co-hyponym swap (solar for
+lunar) is what a fabrication looks like, so it must not count as support.
+
+Usage: ``python scripts/build_wordnet.py [WORDNET_DIR]`` (default ``/usr/share/wordnet``). Deterministic:
+the same input gives the same bytes (sorted keys, gzip without a timestamp). Exits 2 when the folder has
+no WordNet data files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent / "monitor" / "data" / "wordnet"
+POS = ("noun", "verb", "adj", "adv")
+
+
+def synsets(folder: Path) -> dict[str, list[str]]:
+    """lemma -> sorted synset ids (``n01234567``: part of speech letter + byte offset in its data file).
+
+    The data file format is WordNet's ``wndb(5)``: offset, lexicographer file, synset type, word count
+    (hex), then word/lex_id pairs; lines starting with two spaces are the licence header."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for pos in POS:
+        for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith("  "):
+                continue
+            parts = line.split()
+            count = int(parts[3], 16)
+            # An adjective's syntactic marker ("(a)", "(p)") is part of its word field.
+            words = {parts[4 + 2 * i].split("(")[0].lower() for i in range(count)}
+            if len(words) < 2:
+                continue
+            for w in words:
+                out[w].add(f"{pos[0]}{parts[0]}")
+    return {w: sorted(ids) for w, ids in sorted(out.items())}
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[0]) if argv else Path("/usr/share/wordnet")
+    if not all((folder / f"data.{pos}").is_file() for pos in POS):
+        print(f"no WordNet data files in {folder} (apt-get install wordnet-base)", file=sys.stderr)
+        return 2
+    version = "unknown"
+    try:
+        version = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", "wordnet-base"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    table = synsets(folder)
+    doc = {
+        "source": f"Princeton WordNet 3.0, Debian package wordnet-base {version}",
+        "licence": "WordNet 3.0 (see LICENSE beside this file)",
+        "synsets": table,
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    (OUT / "synsets.json.gz").write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+    licence = Path("/usr/share/doc/wordnet-base/copyright")
+    if licence.is_file():
+        (OUT / "LICENSE").write_text(licence.read_text())
+    print(f"{len(table):,} lemmas in synonym sets -> {OUT / 'synsets.json.gz'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
