@@ -2,9 +2,10 @@
 
 Nothing here runs without a DSN: :func:`init_sentry` returns ``False`` and alerts go to the log and
 the ``alerts`` table only. With a DSN the SDK is set up with ``send_default_pii`` off, no local
-variables in stack traces, and :func:`scrub_event` as ``before_send``, which removes every field that
-can hold text from logged rewrites (``monitor.observability.logs.TEXT_KEYS``), redacts e-mail
-addresses from the strings left, and replaces exception messages (they can quote input values) except those of
+variables in stack traces, no command line (the Argv integration is off), and :func:`scrub_event` as
+``before_send``, which removes every field that can hold text from logged rewrites
+(``monitor.observability.logs.TEXT_KEYS``) and the command line, masks URL credentials and redacts
+e-mail addresses in the strings left, and replaces exception messages (they can quote input values) except those of
 rewrite-monitor's own errors, whose messages name settings, paths and ids only.
 """
 
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 EMAIL_REPLACEMENT = "[email]"
+# The user-info part of any URL ("postgresql://app:s3cret@db/x", a Sentry DSN's key): credentials.
+URL_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@")
+URL_USERINFO_REPLACEMENT = r"\g<scheme>[credentials]@"
+ARGV_KEYS = frozenset({"sys.argv", "argv"})
+"""Where the SDK's Argv integration puts the command line (``extra["sys.argv"]``): it holds
+``--database-url`` with its password, so it is dropped whole."""
 
 
 def _own_error_names() -> set[str]:
@@ -40,9 +47,14 @@ def _own_error_names() -> set[str]:
 
 def _redact(value: Any) -> Any:
     if isinstance(value, str):
-        return EMAIL_RE.sub(EMAIL_REPLACEMENT, value)
+        # Credentials first: "user:pass@host.tld" would otherwise half-match as an e-mail address.
+        return EMAIL_RE.sub(EMAIL_REPLACEMENT, URL_USERINFO_RE.sub(URL_USERINFO_REPLACEMENT, value))
     if isinstance(value, dict):
-        return {k: _redact(v) for k, v in value.items() if k not in TEXT_KEYS and k != "vars"}
+        return {
+            k: _redact(v)
+            for k, v in value.items()
+            if k not in TEXT_KEYS and k != "vars" and k not in ARGV_KEYS
+        }
     if isinstance(value, list | tuple):
         return [_redact(v) for v in value]
     return value
@@ -52,8 +64,9 @@ def scrub_event(event: Event, hint: Hint | None = None) -> Event:
     """``before_send``: the event without transcript text. Returns a new dict.
 
     - every key in ``TEXT_KEYS`` (``query``, ``latest``, ``messages``, ``content``, ...), at any depth,
-      and every stack frame's ``vars``, are removed;
-    - e-mail addresses left in any string become ``[email]``;
+      every stack frame's ``vars``, and the command line (:data:`ARGV_KEYS`) are removed;
+    - the user-info of any URL left in a string (a database password, a DSN's key) becomes
+      ``[credentials]``, and e-mail addresses become ``[email]``;
     - ``request`` and ``user`` (beyond an ``id``) are dropped: the worker serves no HTTP requests and
       has no users, so anything there came from a log record;
     - exception messages are replaced by ``[scrubbed]`` unless the exception is a ``MonitorError``.
@@ -81,6 +94,7 @@ def init_sentry(
     if settings.sentry_dsn is None or not settings.sentry_dsn.get_secret_value():
         return False
     import sentry_sdk
+    from sentry_sdk.integrations.argv import ArgvIntegration
     from sentry_sdk.integrations.logging import LoggingIntegration
 
     sentry_sdk.init(
@@ -94,6 +108,8 @@ def init_sentry(
         before_send=scrub_event,
         transport=transport,
         integrations=[LoggingIntegration(event_level=None)],
+        # The command line carries --database-url with its password; scrub_event drops it too.
+        disabled_integrations=[ArgvIntegration()],
         traces_sample_rate=None,
     )
     return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -25,6 +26,7 @@ from sqlalchemy.orm import Session
 from monitor.alerts import policy as rules
 from monitor.alerts.store import list_alerts
 from monitor.checks import REGISTRY, current_versions
+from monitor.errors import ConfigError
 from monitor.observability.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
 from monitor.settings import Settings
 from monitor.store.models import Alert, CheckRun, Event, Finding, Record
@@ -481,6 +483,30 @@ def test_scrubber_runs_inside_the_real_sdk(sentry: Any) -> None:
         sentry_sdk.capture_message("question from jane.doe@example.com")
     (ev,) = sentry.transport.events()
     assert ev["message"] == "question from [email]"
-    # sys.argv comes from the SDK's Argv integration: the worker's command line, no transcript.
-    assert {k: v for k, v in ev["extra"].items() if k != "sys.argv"} == {"request_id": "r-7"}
+    # no sys.argv: the Argv integration is off (the command line holds --database-url)
+    assert ev["extra"] == {"request_id": "r-7"}
     assert "Jane" not in repr(ev) and "example.com" not in repr(ev)
+
+
+def test_a_database_password_reaches_sentry_in_no_byte(sentry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's argv and an exception quoting the URL: the envelope bytes hold no password."""
+    import sentry_sdk
+
+    url = "postgresql://monitor:Tr0ub4dor-3@db.internal:5432/rm"
+    monkeypatch.setattr("sys.argv", ["rewrite-monitor", "--database-url", url, "worker"])
+    try:
+        raise ConfigError(f"cannot open the store at {url}")
+    except ConfigError:
+        sentry_sdk.capture_exception()
+    with sentry_sdk.new_scope() as scope:
+        scope.set_extra("sys.argv", list(sys.argv))  # as if an integration had added it anyway
+        scope.set_context("db", {"url": url, "dsn": "https://abc123key@o1.ingest.example.invalid/1"})
+        sentry_sdk.capture_message("cycle failed")
+    raw = b"".join(e.serialize() for e in sentry.transport.envelopes)
+    assert b"Tr0ub4dor" not in raw and b"abc123key" not in raw and len(sentry.transport.events()) == 2
+    (first, second) = sentry.transport.events()
+    assert first["exception"]["values"][0]["value"] == (
+        "cannot open the store at postgresql://[credentials]@db.internal:5432/rm"
+    )
+    assert "sys.argv" not in second.get("extra", {})
+    assert second["contexts"]["db"]["url"] == "postgresql://[credentials]@db.internal:5432/rm"
