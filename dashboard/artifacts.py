@@ -47,6 +47,27 @@ mark.rm-word {background: #d7aefb; padding: 0 .15rem;}
 </style>"""
 
 
+# Every ASCII punctuation character CommonMark lets a backslash escape (spec 2.4), so none of them can
+# open an image, a link, emphasis, a heading, an HTML tag, an entity, a Streamlit directive (":red[...]",
+# ":material/x:") or math ("$...$"). Newlines become spaces: a caption or title is one line.
+_MD_ESCAPE_RE = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+# GFM's autolink literals ("https://x", "www.x.y", "a@b.c") are found in the text after the escapes
+# are undone (the browser test showed it), so a zero-width space breaks each trigger instead.
+_AUTOLINK_RE = re.compile(r"(?i)(?<=[a-z0-9+.-]:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)")
+ZWSP = "\u200b"
+
+
+def md(value: object) -> str:
+    """``value`` as literal text inside Markdown (``st.title``, ``st.caption``, ``st.markdown``, alert
+    boxes, link labels): the one door for logged text into an element that renders Markdown.
+
+    Logged fields (request and conversation ids, model, prompt version, resolved and dropped entries,
+    citations, reasons, URL parameters) are written by whoever produced the log line; without this a
+    ``![x](https://host/pixel)`` in a request id would make the reviewer's browser fetch that URL."""
+    text = _AUTOLINK_RE.sub(ZWSP, " ".join(str(value).split()))
+    return _MD_ESCAPE_RE.sub(r"\\\1", text)
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """Characters ``start`` to ``end`` (Python slice) of one text, to mark with ``css`` and ``title``."""

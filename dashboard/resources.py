@@ -91,10 +91,13 @@ def flash(kind: str, message: str) -> None:
 
 
 def show_flash() -> None:
-    """Show, once, the message a callback left (``success``, ``error``, ``warning`` or ``info``)."""
+    """Show, once, the message a callback left (``success``, ``error``, ``warning`` or ``info``), as
+    literal text: an error message can quote a logged value (``artifacts.md``)."""
+    from artifacts import md
+
     kind, message = st.session_state.pop("flash", (None, None))
     if kind is not None:
-        getattr(st, kind)(message)
+        getattr(st, kind)(md(message))
 
 
 def reads_changed() -> None:

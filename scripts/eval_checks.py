@@ -102,18 +102,47 @@ def figures_at(point: dict[str, float], logs: Path, labels: list[Path]) -> dict[
     return out
 
 
+# The acceptance targets of issue 13 ("Done when"), per label file: the highest false-alarm rates at
+# medium+ and at high. Recall targets (0.9 at medium+, 0.6 at high) apply to files with at least five
+# fabricated items. They are the product's own definition of a usable queue, not fitted figures.
+FA_TARGETS: dict[str, tuple[float, float | None]] = {
+    "cast_audit_labels.jsonl": (0.02, None),
+    "llm_word_labels.jsonl": (0.15, 0.03),
+    "qrecc_audit_labels.jsonl": (0.15, 0.03),
+    "mtrag_dev_mixtral_labels.jsonl": (0.15, 0.03),
+    "mtrag_dev_sonnet4live_labels.jsonl": (0.15, 0.03),
+    "mtrag_dev_sonnet45agg_labels.jsonl": (0.20, 0.05),
+}
+RECALL_TARGETS = (0.9, 0.6)
+MIN_POSITIVES = 5
+
+
+def targets_met(f: Figures, name: str) -> int:
+    """How many of ``name``'s acceptance targets (:data:`FA_TARGETS`, :data:`RECALL_TARGETS`) ``f`` meets."""
+    met = 0
+    fa_med, fa_high = FA_TARGETS.get(name, (None, None))
+    for limit, value in ((fa_med, f.fa_medium), (fa_high, f.fa_high)):
+        if limit is not None and value is not None and value <= limit:
+            met += 1
+    if f.positives >= MIN_POSITIVES:
+        met += f.caught_medium / f.positives >= RECALL_TARGETS[0]
+        met += f.caught_high / f.positives >= RECALL_TARGETS[1]
+    return met
+
+
 def objective(figs: dict[str, Figures], files: list[str]) -> tuple[float, float, float]:
-    """What the choice maximises over ``files``, in order: pooled right-word recall at medium+, then at
-    high, then the negated mean of the false-alarm rates at medium+ and high (a constant that loses a
-    fabrication loses, at either threshold, before false alarms are weighed)."""
+    """What the choice maximises over ``files``, in order: the number of acceptance targets met
+    (:func:`targets_met`: recall and false alarms both count, so neither is bought with the other), then
+    the negated mean of the false-alarm rates at medium+ and high, then pooled right-word recall at
+    medium+. A recall-first objective (used before) picked the rarest-word threshold everywhere and
+    doubled the false alarms at high on the files left out."""
     pos = sum(figs[f].positives for f in files)
     caught = sum(figs[f].caught_medium for f in files)
-    caught_high = sum(figs[f].caught_high for f in files)
     fas = [x for f in files for x in (figs[f].fa_medium, figs[f].fa_high) if x is not None]
     return (
-        caught / pos if pos else 1.0,
-        caught_high / pos if pos else 1.0,
+        float(sum(targets_met(figs[f], f) for f in files)),
         -sum(fas) / len(fas) if fas else 0.0,
+        caught / pos if pos else 1.0,
     )
 
 

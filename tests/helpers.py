@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -173,3 +174,10 @@ def summary(outcome: CheckOutcome) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def run(record: RewriteRecord, rules: Rules) -> CheckOutcome:
     return run_checks(record, rules)
+
+
+# -- what a reviewer reads in a Streamlit element --------------------------------------------------------
+def shown(markdown: str) -> str:
+    """The text a Markdown element displays for ``markdown`` written by ``dashboard.artifacts.md``: the
+    backslash escapes undone and the zero-width spaces that break autolinks removed."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u200b", "")

@@ -161,19 +161,19 @@ with db() as session:
     try:
         view = get_record_view(session=session, request_id=request_id, conv_id=conv_id)
     except AmbiguousRequestError as exc:
-        st.error(str(exc.with_hint("open it from the queue")))
+        st.error(artifacts.md(exc.with_hint("open it from the queue")))
         st.stop()
     findings = list_findings(
         session=session, checks=reads.current_checks(), request_id=request_id, conv_id=conv_id
     )
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
 if view is None:
-    st.error(f"No request {request_id!r} in the store.")
+    st.error(f"No request {artifacts.md(repr(request_id))} in the store.")
     st.stop()
 
 rec, ctx = view.record, view.context
 st.html(artifacts.STYLE)
-st.title(view.request_id)
+st.title(artifacts.md(view.request_id))
 meta = [f"conversation {view.conv_id}"]
 if rec is not None:
     meta += [
@@ -184,7 +184,7 @@ if rec is not None:
     ]
 if item is not None:
     meta += [f"queue item {item.id}", f"{item.stratum} stratum", f"π = {item.inclusion_prob:.3g}"]
-st.caption(" · ".join(m for m in meta if m))
+st.caption(" · ".join(artifacts.md(m) for m in meta if m))
 
 # 1. chat state
 st.subheader("1. Chat state")
@@ -193,7 +193,7 @@ if ctx is None:
 else:
     gap = artifacts.gap_message(ctx)
     if gap:
-        st.error(gap, icon=":material/warning:")
+        st.error(artifacts.md(gap), icon=":material/warning:")
     with st.container(horizontal=True):
         st.metric("Messages received", ctx.n_messages)
         st.metric(
@@ -202,13 +202,15 @@ else:
         st.metric("User turns", ctx.roles.get("user", 0))
         st.metric("Assistant turns", ctx.roles.get("assistant", 0))
         st.metric("Monotonic", {True: "yes", False: "no", None: "not logged"}[ctx.monotonic])
-    st.markdown(f"Digest: {artifacts.digest_status(ctx)}")
+    st.markdown(f"Digest: {artifacts.md(artifacts.digest_status(ctx))}")
     for f in findings:
         if f.kind == "session_mismatch":
-            st.warning(f"session_mismatch: {f.reason}")
+            st.warning(f"session\\_mismatch: {artifacts.md(f.reason)}")
     for other in artifacts.other_requests(findings):
         st.page_link(
-            "views/item.py", label=f"Open the other request {other}", query_params={"request": other}
+            "views/item.py",
+            label=f"Open the other request {artifacts.md(other)}",
+            query_params={"request": other},
         )
 
 # 2. transcript
@@ -229,7 +231,8 @@ else:
         st.markdown(
             "**Resolved:** "
             + "; ".join(
-                f"{r.surface} → {r.antecedent}" + (f" (turn {r.turn})" if r.turn is not None else "")
+                f"{artifacts.md(r.surface)} → {artifacts.md(r.antecedent)}"
+                + (f" (turn {r.turn})" if r.turn is not None else "")
                 for r in rec.resolved
             )
         )
@@ -237,7 +240,7 @@ else:
         st.markdown(
             "**Dropped:** "
             + "; ".join(
-                f"{d} :red-badge[constraining qualifier]" if flagged else d
+                f"{artifacts.md(d)} :red-badge[constraining qualifier]" if flagged else artifacts.md(d)
                 for d, flagged in artifacts.constraining_dropped(rec.dropped, findings)
             )
         )
@@ -258,7 +261,7 @@ if view.answer is not None:
     st.markdown("**Answer**")
     st.text(view.answer.get("text", ""))
     if view.answer.get("citations"):
-        st.caption("citations: " + ", ".join(str(c) for c in view.answer["citations"]))
+        st.caption("citations: " + ", ".join(artifacts.md(c) for c in view.answer["citations"]))
 else:
     st.caption("Answer not logged.")
 
@@ -284,7 +287,11 @@ if item is None:
     st.info("This request is not in the review queue.")
 elif item.state == "done":
     v = verdict
-    st.success(f"Reviewed by {v.reviewer}: {v.label} ({v.artifact})." if v else "Done.")
+    st.success(
+        f"Reviewed by {artifacts.md(v.reviewer)}: {artifacts.md(v.label)} ({artifacts.md(v.artifact)})."
+        if v
+        else "Done."
+    )
 elif item.state == "skipped":
     st.info("Skipped by a reviewer.")
 elif (
@@ -293,7 +300,7 @@ elif (
     and item.lease_expires_at
     and item.lease_expires_at >= at.replace(tzinfo=None)
 ):
-    st.warning(f"Claimed by {item.claimed_by} until {item.lease_expires_at:%H:%M} UTC.")
+    st.warning(f"Claimed by {artifacts.md(item.claimed_by)} until {item.lease_expires_at:%H:%M} UTC.")
 elif not mine:
     st.button("Claim to review", type="primary", on_click=_claim, args=(item.id,))
 else:

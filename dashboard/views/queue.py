@@ -8,6 +8,7 @@ from datetime import date, timedelta
 import pandas as pd
 import reads
 import streamlit as st
+from artifacts import md
 from resources import database_url, db, flash, guarded, now, reads_changed, settings, show_flash
 
 from monitor.queue.sampling import STRATA
@@ -81,7 +82,7 @@ with db() as session:
 with st.container(border=True):
     if held is not None:
         st.markdown(
-            f"You hold **{held.request_id}** ({held.stratum}; {', '.join(held.kinds) or 'control'}) "
+            f"You hold **{md(held.request_id)}** ({held.stratum}; {md(', '.join(held.kinds)) or 'control'}) "
             f"until {held.lease_expires_at:%H:%M} UTC."
         )
         if st.button("Continue reviewing", type="primary", shortcut="N"):
@@ -90,7 +91,7 @@ with st.container(border=True):
     else:
         st.markdown(
             "**Review next** claims the most severe, oldest open item"
-            + (f" with a **{kind}** finding" if kind else "")
+            + (f" with a **{md(kind)}** finding" if kind else "")
             + f" for you for {s.claim_lease_minutes:g} minutes."
         )
         st.button("Review next", type="primary", shortcut="N", on_click=_claim_next, args=(kind,))

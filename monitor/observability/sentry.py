@@ -5,8 +5,8 @@ the ``alerts`` table only. With a DSN the SDK is set up with ``send_default_pii`
 variables in stack traces, no command line (the Argv integration is off), and :func:`scrub_event` as
 ``before_send``, which removes every field that can hold text from logged rewrites
 (``monitor.observability.logs.TEXT_KEYS``) and the command line, masks URL credentials and redacts
-e-mail addresses in the strings left, and replaces exception messages (they can quote input values) except those of
-rewrite-monitor's own errors, whose messages name settings, paths and ids only.
+e-mail addresses in the strings left, and replaces exception messages (they can quote input values)
+except those of rewrite-monitor's own errors, whose messages name settings, paths and ids only.
 """
 
 from __future__ import annotations

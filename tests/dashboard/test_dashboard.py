@@ -27,7 +27,7 @@ from monitor.queue.store import claim
 from monitor.review.store import record_verdict
 from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.store.models import AliasProposal, QueueItem, RegressionCase, Verdict
-from tests.helpers import seed_dashboard_store
+from tests.helpers import seed_dashboard_store, shown
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 TIMEOUT = 30  # seconds per AppTest run; the first run imports spaCy-free pages but pandas and altair
@@ -96,7 +96,7 @@ def open_next_item(at: AppTest) -> AppTest:
 def test_queue_page_counts_open_items_and_lists_them_in_review_order(store: str) -> None:
     at = start()
     assert not at.exception
-    assert at.title[0].value == "Review queue"
+    assert shown(at.title[0].value) == "Review queue"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {
         "Open items": "3",
@@ -109,7 +109,7 @@ def test_queue_page_counts_open_items_and_lists_them_in_review_order(store: str)
     table = at.dataframe[0].value
     assert list(table["request"]) == ["item?request=c1_2", "item?request=c3_2", "item?request=c2_2"]
     assert list(table["severity"]) == ["high", "high", "medium"]
-    assert at.warning[0].value.startswith("Running without auth: verdicts are signed as 'bob'")
+    assert shown(at.warning[0].value).startswith("Running without auth: verdicts are signed as 'bob'")
 
 
 def test_queue_filters_narrow_the_list_and_the_counts(store: str) -> None:
@@ -132,7 +132,7 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
 ) -> None:
     at = open_next_item(start())
     assert not at.exception
-    assert at.title[0].value == "c1_2"
+    assert shown(at.title[0].value) == "c1_2"
     assert [h.value for h in at.subheader] == [
         "1. Chat state",
         "2. Transcript (2 messages received, oldest first)",
@@ -141,7 +141,7 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
         "Findings",
         "Verdict",
     ]
-    assert at.error[0].value == "the rewriter never saw 7 turns"
+    assert shown(at.error[0].value) == "the rewriter never saw 7 turns"
     transcript, latest, query = htmls(at)[:3]  # the page's <style> block comes last
     assert transcript.count("missing (the client showed it, the rewriter never received it)") == 7
     assert (
@@ -191,7 +191,7 @@ def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_
     at.text_area(key=f"note_{i}").input("the user never named a plan")
     at = button(at, "Submit and next").click().run()
     assert not at.exception
-    assert at.success[0].value == "Stored verdict fabricated_constraint (rewrite) for c1_2."
+    assert shown(at.success[0].value) == "Stored verdict fabricated_constraint (rewrite) for c1_2."
     v = fresh(db).scalars(select(Verdict)).one()
     assert (
         v.queue_item_id,
@@ -215,7 +215,7 @@ def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_
         "the user never named a plan",
     )
     assert db.get_one(QueueItem, i).state == "done"
-    assert at.title[0].value == "c3_2"  # the next item, already claimed for bob
+    assert shown(at.title[0].value) == "c3_2"  # the next item, already claimed for bob
     assert db.get_one(QueueItem, item_id(db, "c3_2")).claimed_by == "bob"
 
 
@@ -223,7 +223,7 @@ def test_ok_needs_no_artifact_and_a_missing_label_is_refused(store: str, db: Ses
     at = open_next_item(start())
     i = item_id(db, "c1_2")
     at = button(at, "Submit and next").click().run()
-    assert at.error[0].value == "Choose a label first."
+    assert shown(at.error[0].value) == "Choose a label first."
     assert fresh(db).scalars(select(Verdict)).all() == []
     at.radio(key=f"label_{i}").set_value("ok")
     button(at, "Submit and next").click().run()
@@ -240,7 +240,7 @@ def test_two_reviewers_in_two_browsers_never_get_the_same_item(
     bob = start()
     alice = open_next_item(alice)
     bob = open_next_item(bob)
-    assert (alice.title[0].value, bob.title[0].value) == ("c1_2", "c3_2")
+    assert (shown(alice.title[0].value), shown(bob.title[0].value)) == ("c1_2", "c3_2")
     claims = {
         i.request_id: i.claimed_by
         for i in fresh(db).scalars(select(QueueItem).where(QueueItem.state == "claimed"))
@@ -249,7 +249,7 @@ def test_two_reviewers_in_two_browsers_never_get_the_same_item(
     # bob opening alice's item by its link sees who holds it, and gets no form
     bob.query_params["request"] = "c1_2"
     bob = bob.run()
-    assert bob.warning[-1].value.startswith("Claimed by alice until ")
+    assert shown(bob.warning[-1].value).startswith("Claimed by alice until ")
     assert [b.label for b in bob.button if b.label == "Submit and next"] == []
 
 
@@ -263,23 +263,23 @@ def test_a_verdict_on_an_expired_claim_taken_by_someone_else_is_refused(store: s
     claim(session=db, item_id=i, reviewer="bob", now=past, lease=timedelta(minutes=10))
     claim(session=db, item_id=i, reviewer="alice", now=datetime.now(UTC), lease=timedelta(minutes=10))
     at = button(at, "Submit and next").click().run()
-    assert at.error[0].value == (
+    assert shown(at.error[0].value) == (
         f"Verdict not stored: queue item {i} is claimed by alice. Nothing was overwritten."
     )
     assert fresh(db).scalars(select(Verdict)).all() == []
     item = db.get_one(QueueItem, i, populate_existing=True)
     assert (item.state, item.claimed_by) == ("claimed", "alice")
-    assert at.warning[-1].value.startswith("Claimed by alice until ")
+    assert shown(at.warning[-1].value).startswith("Claimed by alice until ")
 
 
 def test_skip_and_release(store: str, db: Session) -> None:
     at = open_next_item(start())
     at = button(at, "Skip").click().run()
-    assert at.info[0].value == "Skipped."
-    assert at.title[0].value == "c3_2"
+    assert shown(at.info[0].value) == "Skipped."
+    assert shown(at.title[0].value) == "c3_2"
     at = button(at, "Release").click().run()
-    assert at.title[0].value == "Review queue"
-    assert at.info[0].value == "Released: the item is back in the queue."
+    assert shown(at.title[0].value) == "Review queue"
+    assert shown(at.info[0].value) == "Released: the item is back in the queue."
     states = {i.request_id: (i.state, i.claimed_by) for i in fresh(db).scalars(select(QueueItem))}
     assert states == {"c1_2": ("skipped", "bob"), "c3_2": ("pending", None), "c2_2": ("pending", None)}
 
@@ -293,7 +293,10 @@ def test_false_alarm_on_a_synonym_proposes_an_alias_and_the_cli_prints_it_as_yam
     assert at.text_input(key=f"alias_{i}").value == "enterprise, plan"
     at.text_input(key=f"alias_{i}").input("enterprise plan,  business   tier, Enterprise Plan")
     at = button(at, "Submit and next").click().run()
-    assert at.success[0].value == "Stored verdict false_alarm_synonym (none) and an alias proposal for c1_2."
+    assert (
+        shown(at.success[0].value)
+        == "Stored verdict false_alarm_synonym (none) and an alias proposal for c1_2."
+    )
     proposal = fresh(db).scalars(select(AliasProposal)).one()
     verdict = db.scalars(select(Verdict)).one()
     assert (proposal.queue_item_id, proposal.request_id, proposal.proposer, proposal.members) == (
@@ -322,7 +325,9 @@ def test_an_alias_of_one_member_is_refused_before_anything_is_stored(store: str,
     at.radio(key=f"label_{i}").set_value("false_alarm_synonym").run()
     at.text_input(key=f"alias_{i}").input("enterprise")
     at = button(at, "Submit and next").click().run()
-    assert at.error[0].value == "An alias group needs at least two distinct members, separated by commas."
+    assert (
+        shown(at.error[0].value) == "An alias group needs at least two distinct members, separated by commas."
+    )
     assert fresh(db).scalars(select(Verdict)).all() == []
     assert db.scalars(select(AliasProposal)).all() == []
 
@@ -403,19 +408,19 @@ def test_every_page_renders_on_an_empty_store(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("REWRITE_MONITOR_DATABASE_URL", url)
     monkeypatch.setenv("REWRITE_MONITOR_REVIEWER_NAME", "bob")
     at = start()
-    assert at.info[0].value == "No open items match these filters."
+    assert shown(at.info[0].value) == "No open items match these filters."
     at = open_next_item(at)
-    assert at.info[0].value == "Nothing left to review."
+    assert shown(at.info[0].value) == "Nothing left to review."
     for page in ("views/item.py", "views/overview.py", "views/eval_set.py"):
         at.switch_page(page).run()
         assert not at.exception, page
-    assert at.info[0].value.startswith("No regression cases match.")
+    assert shown(at.info[0].value).startswith("No regression cases match.")
 
 
 def test_an_unmigrated_store_says_how_to_fix_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REWRITE_MONITOR_DATABASE_URL", f"sqlite:///{tmp_path / 'new.db'}")
     at = start()
-    assert "rewrite-monitor db upgrade" in at.error[0].value
+    assert "rewrite-monitor db upgrade" in shown(at.error[0].value)
 
 
 def test_a_failing_page_logs_where_but_never_the_transcript(
@@ -428,7 +433,7 @@ def test_a_failing_page_logs_where_but_never_the_transcript(
     ctx.raw = {**ctx.raw, "n_messages": "private words of the user"}
     db.commit()
     at = open_next_item(start())
-    assert at.error[0].value == (
+    assert shown(at.error[0].value) == (
         "The Item page failed (ValidationError); the server log says where. Nothing was stored."
     )
     logged = [r.getMessage() for r in caplog.records if r.name == "rewrite_monitor.dashboard"]

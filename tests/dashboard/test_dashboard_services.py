@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
@@ -295,3 +297,17 @@ def test_auth_is_configured_by_an_auth_table_in_a_secrets_file(tmp_path: Path) -
     assert auth_configured([empty, partial]) is False
     with pytest.raises(ConfigError, match="bad.toml: invalid TOML"):
         auth_configured([broken])
+
+
+@given(st.text())
+def test_md_leaves_no_markdown_and_reads_back_as_the_text(text: str) -> None:
+    """Every ASCII punctuation mark comes out backslash-escaped, and what the reader sees is the text
+    itself with its whitespace runs as single spaces."""
+    import re
+
+    from dashboard.artifacts import md
+    from tests.helpers import shown
+
+    out = md(text)
+    assert re.search(r"[!-/:-@\[-`{-~]", re.sub(r"\\[!-/:-@\[-`{-~]", "", out)) is None
+    assert shown(out) == " ".join(text.split())

@@ -8,12 +8,15 @@ the test's temporary folder) so CI can keep it; ``docs/item-page.png`` is a copy
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,11 +57,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """``rewrite-monitor dashboard`` on a free port over a seeded store: yields (base URL, DB URL)."""
-    db_url = f"sqlite:///{tmp_path / 'store.db'}"
-    seed_dashboard_store(db_url)
+def _dashboard(tmp_path: Path, db_url: str) -> Iterator[str]:
+    """``rewrite-monitor dashboard`` on a free port over the store at ``db_url``: yields its base URL."""
     port = free_port()
     env = {
         **os.environ,
@@ -88,12 +88,21 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
             pytest.fail(f"dashboard did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
         time.sleep(0.3)
     try:
-        yield base, db_url
+        yield base
     finally:
         os.killpg(proc.pid, 15)  # the command and the streamlit server it started
         proc.wait(timeout=20)
         if proc.stderr:
             proc.stderr.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """The dashboard over the seeded store: yields (base URL, DB URL)."""
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    seed_dashboard_store(db_url)
+    for base in _dashboard(tmp_path, db_url):
+        yield base, db_url
 
 
 @pytest.fixture
@@ -184,3 +193,73 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
     assert states == {"c1_2": ("done", "erin"), "c3_2": ("claimed", "erin"), "c2_2": ("pending", None)}
     if os.environ.get("REWRITE_MONITOR_UPDATE_DOCS") == "1":
         shutil.copy(shot, REPO / "docs" / "item-page.png")
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+        _Counting.hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_markdown_in_logged_fields_renders_as_text_and_fetches_nothing(
+    browser: object, tmp_path: Path
+) -> None:
+    """Every logged field the Item page shows carries a Markdown image, a link or a bare URL aimed at a
+    local server that counts requests: the page shows them as text, and the server sees none."""
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.store.engine import upgrade
+    from tests.factories import ctx_input, log, rewrite
+
+    trap = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    threading.Thread(target=trap.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{trap.server_address[1]}"
+    img = f"![pixel]({url}/img.png)"
+    req = f"r1 {img}"
+    db_url = f"sqlite:///{tmp_path / 'md.db'}"
+    upgrade(db_url)
+    events = log(
+        ctx_input(conv="c [link](" + url + "/conv)", req=req, digest=f"{url}/digest"),
+        rewrite(
+            conv="c [link](" + url + "/conv)",
+            req=req,
+            model=f"{img}",
+            prompt_version=f"[click]({url}/pv) :red[alarm]",
+            resolved=[{"surface": f"{img}", "antecedent": f"<{url}/auto>", "turn": 1}],
+            dropped=[f"{url}/dropped"],
+        ),
+        {
+            "event": "answer",
+            "request_id": req,
+            "conv_id": "c [link](" + url + "/conv)",
+            "text": "ok",
+            "citations": [f"{img}"],
+        },
+    )
+    engine = make_engine(db_url)
+    with session_factory(engine)() as session:
+        ingest_bytes(session, events)
+        session.commit()
+    engine.dispose()
+    for base in _dashboard(tmp_path, db_url):
+        wait = WebDriverWait(browser, WAIT)
+        browser.get(f"{base}/item?request={urllib.parse.quote(req)}")
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "r1 ![pixel]("))
+        time.sleep(2)  # let every element render and any image load start
+        body = browser.find_element(By.TAG_NAME, "body").text
+        for text in (img, f"[click]({url}/pv) :red[alarm]", f"{url}/dropped", "[link]("):
+            assert text in body, text
+        links = [a.get_attribute("href") or "" for a in browser.find_elements(By.TAG_NAME, "a")]
+        assert [h for h in links if h.startswith(url)] == []
+        images = [i.get_attribute("src") or "" for i in browser.find_elements(By.TAG_NAME, "img")]
+        assert [i for i in images if i.startswith(url)] == []
+    trap.shutdown()
+    trap.server_close()
+    assert _Counting.hits == []
