@@ -43,6 +43,7 @@ FILES = {
         "versions/0004_worker.py",
         "versions/0005_admission_indexes.py",
         "versions/0006_added_lemmas.py",
+        "versions/0007_quarantine_resolution.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

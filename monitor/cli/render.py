@@ -183,13 +183,22 @@ def render_record(view: RecordView, findings: Sequence[FindingRow]) -> list[Rend
     ]
 
 
-def quarantine_table(rows: Sequence[QuarantineRow], *, excerpt: bool) -> Table:
-    """The ``quarantine`` listing: file, line, reason, detail and, with ``excerpt``, the first 120
-    characters of each line. ``rows`` are ``QuarantineRow``; every cell is a ``Text`` made with
-    :func:`visible`, because an excerpt is a raw log line (markup and escape sequences included)."""
-    table = Table("file", "line", "reason", "detail", *(["excerpt"] if excerpt else []))
+def quarantine_table(rows: Sequence[QuarantineRow], *, excerpt: bool, resolution: bool = False) -> Table:
+    """The ``quarantine`` listing: file, line, reason, detail, with ``resolution`` the row's resolution
+    ("open", "stored" or "dismissed") and, with ``excerpt``, the first 120 characters of each line.
+    ``rows`` are ``QuarantineRow``; every cell is a ``Text`` made with :func:`visible`, because an
+    excerpt is a raw log line (markup and escape sequences included)."""
+    table = Table(
+        "file",
+        "line",
+        "reason",
+        "detail",
+        *(["resolution"] if resolution else []),
+        *(["excerpt"] if excerpt else []),
+    )
     for r in rows:
-        extra = [safe_text((r.excerpt or "")[:120])] if excerpt else []
+        extra = [safe_text(r.resolution or "open")] if resolution else []
+        extra += [safe_text((r.excerpt or "")[:120])] if excerpt else []
         table.add_row(
             safe_text(r.origin), safe_text(r.line_no), safe_text(r.reason), safe_text(r.detail), *extra
         )

@@ -117,7 +117,7 @@ class Record(Base):
 
 
 class Quarantine(Base):
-    """A rejected log line: where it was, why, and the start of its text."""
+    """A rejected log line: where it was, why, the start of its text, and whether it is resolved."""
 
     __tablename__ = "quarantine"
 
@@ -130,6 +130,9 @@ class Quarantine(Base):
     raw_excerpt: Mapped[str] = mapped_column(Text)
     raw_sha: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True, index=True)
+    resolution: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """``stored`` (a later ingest stored the line) or ``dismissed`` (``quarantine resolve``)."""
 
     __table_args__ = (UniqueConstraint("origin", "line_no", "raw_sha", name="uq_quarantine_line"),)
 

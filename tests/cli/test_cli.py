@@ -227,6 +227,19 @@ def test_quarantine_lists_rejected_lines_without_their_text_unless_asked(cli_db:
     assert [json.loads(x)["excerpt"] for x in only.stdout.splitlines()] == ["[1]"]
     bad = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--reason", "nope"])
     assert bad.exit_code == 2
+    unnamed = runner.invoke(app, ["--database-url", cli_db, "quarantine", "resolve"])
+    assert unnamed.exit_code == 2 and "name the lines to dismiss" in unnamed.stderr
+    done = runner.invoke(app, ["--database-url", cli_db, "quarantine", "resolve", "--line", "3"])
+    assert (done.exit_code, done.stdout) == (0, "dismissed 1 rejected line\n")
+    left = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--json"])
+    assert [json.loads(x)["line"] for x in left.stdout.splitlines()] == [2]
+    every = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--resolved", "--json"])
+    assert sorted((r["line"], r["resolution"]) for r in map(json.loads, every.stdout.splitlines())) == [
+        (2, None),
+        (3, "dismissed"),
+    ]
+    cleared = runner.invoke(app, ["--database-url", cli_db, "quarantine", "clear"])
+    assert (cleared.exit_code, cleared.stdout) == (0, "deleted 1 resolved line\n")
 
 
 def test_small_usage_errors_are_caught_before_any_work(cli_db: str, tmp_path: Path) -> None:

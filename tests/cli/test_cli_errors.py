@@ -33,6 +33,8 @@ TABLES_AFTER_0003 = [
     "regression_cases",
     "source_cursors",
 ]
+# Columns they add to older tables (0007), as the refusal names them after the tables.
+COLUMNS_AFTER_0003 = "; columns quarantine.resolution, quarantine.resolved_at"
 
 
 def _db(tmp_path: Path, name: str = "s.db") -> tuple[str, Path]:
@@ -260,7 +262,7 @@ def test_a_downgrade_that_drops_tables_is_refused_without_a_terminal_or_yes(tmp_
     assert result.exit_code == 2
     tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
     assert result.stderr == (
-        f"error: refusing to downgrade without --yes: it drops tables {tables} of {url} "
+        f"error: refusing to downgrade without --yes: it drops tables {tables}{COLUMNS_AFTER_0003} of {url} "
         f"(from {head} to 0003)\n"
     )
     current = runner.invoke(app, ["--database-url", url, "db", "current"])
@@ -287,12 +289,14 @@ def test_on_a_terminal_the_downgrade_asks_and_no_changes_nothing(
     assert declined.exit_code == 2
     # (click writes the prompt to stderr and the space after it, with the echoed answer, to stdout)
     assert declined.stderr == (
-        f"downgrade? it drops tables {tables} of {url} (from {head} to 0003) [y/N]:"
+        f"downgrade? it drops tables {tables}{COLUMNS_AFTER_0003} of {url} (from {head} to 0003) [y/N]:"
         "not downgraded: nothing was changed\n"
     )
     accepted = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"], input="y\n")
     assert accepted.exit_code == 0, accepted.output
-    assert accepted.stderr.endswith(f"downgraded {url} from {head} to 0003; dropped tables {tables}\n")
+    assert accepted.stderr.endswith(
+        f"downgraded {url} from {head} to 0003; dropped tables {tables}{COLUMNS_AFTER_0003}\n"
+    )
 
 
 def test_minus_one_works_without_the_double_dash_and_yes_skips_the_question(tmp_path: Path) -> None:
@@ -332,7 +336,7 @@ def test_downgrade_plan_lists_dropped_tables_and_columns(tmp_path: Path) -> None
     plan = downgrade_plan(url, "0002")
     assert plan.current == head_revision() and plan.target == "0002"
     assert {"queue_items", "queue_days", "verdicts", *TABLES_AFTER_0003} == set(plan.tables)
-    assert plan.columns == ["records.check_draw"]
+    assert plan.columns == ["quarantine.resolution", "quarantine.resolved_at", "records.check_draw"]
     assert plan.drops_data
 
 
@@ -380,12 +384,14 @@ def test_a_postgresql_downgrade_is_refused_and_then_done_with_yes() -> None:
         refused = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"])
         assert refused.exit_code == 2
         assert refused.stderr == (
-            f"error: refusing to downgrade without --yes: it drops tables {tables} of {url} "
+            f"error: refusing to downgrade without --yes: it drops tables {tables}{COLUMNS_AFTER_0003} of {url} "
             f"(from {head} to 0003)\n"
         )
         done = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003", "--yes"])
         assert done.exit_code == 0, done.output
-        assert done.stderr == f"downgraded {url} from {head} to 0003; dropped tables {tables}\n"
+        assert done.stderr == (
+            f"downgraded {url} from {head} to 0003; dropped tables {tables}{COLUMNS_AFTER_0003}\n"
+        )
 
 
 # -- 5. an empty eval set ------------------------------------------------------------------------

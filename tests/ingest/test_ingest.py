@@ -17,9 +17,26 @@ from tests.factories import ctx_input, line, log, rewrite
 
 
 def quarantined(session: Session) -> list[tuple[int, str]]:
+    """(line, reason) of the open quarantine rows."""
     return [
         tuple(r)
-        for r in session.execute(select(Quarantine.line_no, Quarantine.reason).order_by(Quarantine.line_no))
+        for r in session.execute(
+            select(Quarantine.line_no, Quarantine.reason)
+            .where(Quarantine.resolved_at.is_(None))
+            .order_by(Quarantine.line_no)
+        )
+    ]
+
+
+def resolutions(session: Session) -> list[tuple[str, int, str, str | None]]:
+    """(origin, line, reason, resolution) of every quarantine row."""
+    return [
+        tuple(r)
+        for r in session.execute(
+            select(Quarantine.origin, Quarantine.line_no, Quarantine.reason, Quarantine.resolution).order_by(
+                Quarantine.origin, Quarantine.line_no
+            )
+        )
     ]
 
 
@@ -115,6 +132,58 @@ def test_completed_truncated_line_is_stored_and_leaves_quarantine(session: Sessi
     summary = ingest_bytes(session, line(ctx_input()) + whole, origin="live.log")
     assert (summary.stored, summary.already_stored, summary.joined) == (1, 1, 1)
     assert quarantined(session) == []
+    assert resolutions(session) == [("live.log", 2, "truncated_line", "stored")]
+
+
+def test_a_fixed_line_ingested_again_resolves_its_quarantine_row(session: Session) -> None:
+    bad = log(ctx_input()) + b'{"event": "rewrite", "conv_id": "c1"}\n' + b"not json\n"
+    ingest_bytes(session, bad, origin="a.log")
+    assert quarantined(session) == [(2, "missing_field"), (3, "invalid_json")]
+    fixed = log(ctx_input(), rewrite()) + b"not json\n"
+    summary = ingest_bytes(session, fixed, origin="a.log")
+    assert (summary.stored, summary.already_stored, summary.joined) == (1, 1, 1)
+    # line 2 is stored now; line 3 is still the same bad line (its row is kept, not doubled)
+    assert resolutions(session) == [
+        ("a.log", 2, "missing_field", "stored"),
+        ("a.log", 3, "invalid_json", None),
+    ]
+
+
+def test_stdin_line_numbers_alone_resolve_nothing(session: Session) -> None:
+    """Two runs on standard input both start at line 1: a good line 1 of the second run says nothing
+    about the bad line 1 of the first, but a truncated line completed later does match its start."""
+    ingest_bytes(session, b"not json\n", origin="-")
+    ingest_bytes(session, log(ctx_input()), origin="-")
+    assert quarantined(session) == [(1, "invalid_json")]
+    whole = line(rewrite())
+    ingest_bytes(session, line(ctx_input(conv="c9", req="c9_2")) + whole[:40], origin="-")
+    ingest_bytes(session, line(ctx_input(conv="c9", req="c9_2")) + whole, origin="-")
+    assert resolutions(session) == [("-", 1, "invalid_json", None), ("-", 2, "truncated_line", "stored")]
+
+
+def test_resolve_and_clear(session: Session) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from monitor.ingest.store.quarantine import clear_resolved, list_quarantine, resolve
+
+    ingest_bytes(session, b"not json\n" + b"[1]\n" + b"{}\n", origin="a.log")
+    ingest_bytes(session, b"not json\n", origin="b.log")
+    t = datetime(2026, 12, 1, tzinfo=UTC)
+    assert resolve(session=session, now=t, reason="invalid_json", origin="a.log") == 1
+    assert resolve(session=session, now=t, reason="invalid_json", origin="a.log") == 0  # idempotent
+    rows, counts = list_quarantine(session=session)
+    assert sorted((r.origin, r.line_no) for r in rows) == [("a.log", 2), ("a.log", 3), ("b.log", 1)]
+    assert counts == {"invalid_json": 1, "missing_field": 1, "not_an_object": 1}
+    assert [r.resolution for r in list_quarantine(session=session, include_resolved=True)[0]].count(
+        "dismissed"
+    ) == 1
+    assert clear_resolved(session=session, before=t - timedelta(days=1)) == 0  # resolved too recently
+    assert clear_resolved(session=session) == 1
+    assert resolutions(session) == [
+        ("a.log", 2, "not_an_object", None),
+        ("a.log", 3, "missing_field", None),
+        ("b.log", 1, "invalid_json", None),
+    ]
 
 
 def test_last_line_without_newline_that_is_complete_json_is_stored(session: Session) -> None:

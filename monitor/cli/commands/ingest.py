@@ -79,50 +79,134 @@ def _reasons() -> tuple[str, ...]:
     return REASONS
 
 
+quarantine_app = typer.Typer(
+    help="""The rejected log lines, and their resolution.
+
+Without a subcommand: list the open ones (file, line, reason, what exactly was wrong). A line is
+resolved when a later ingest stores it (the file was fixed and ingested again, or a truncated last
+line was found complete), or when you dismiss it with `quarantine resolve`.
+
+\b
+Examples:
+  rewrite-monitor quarantine --reason missing_field --limit 20
+  rewrite-monitor quarantine resolve --origin /var/log/rag/app.jsonl --reason wrong_type
+  rewrite-monitor quarantine clear --older-than-days 30
+""",
+    invoke_without_command=True,
+)
+
+_REASON_OPTION = typer.Option(
+    "--reason", parser=lazy_choice(_reasons), metavar="REASON", help="Only this reason (e.g. wrong_type)."
+)
+
+
+@quarantine_app.callback()
 def quarantine_cmd(
     ctx: typer.Context,
-    reason: Annotated[
-        str | None,
-        typer.Option(
-            "--reason",
-            parser=lazy_choice(_reasons),
-            metavar="REASON",
-            help="Only this reason (e.g. wrong_type).",
-        ),
-    ] = None,
+    reason: Annotated[str | None, _REASON_OPTION] = None,
     origin: Annotated[
         str | None, typer.Option("--origin", help="Only lines of this file (as stored).")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most N lines.")] = 50,
     excerpt: Annotated[bool, typer.Option("--excerpt", help="Also print the start of each line.")] = False,
+    include_resolved: Annotated[
+        bool, typer.Option("--resolved", help="Also list resolved lines (with their resolution).")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """The rejected log lines: file, line number, reason and what exactly was wrong.
-
-    Excerpts can hold personal data, so they are printed only with --excerpt.
-
-    Example: rewrite-monitor quarantine --reason missing_field --limit 20
-    """
+    """The open rejected log lines; excerpts can hold personal data, so they are printed only with
+    --excerpt."""
+    if ctx.invoked_subcommand is not None:
+        return
     from monitor.ingest.store.quarantine import list_quarantine
     from monitor.store.engine import session_factory
 
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows, counts = list_quarantine(
-            session=session, reason=reason, origin=origin, limit=limit, with_excerpt=excerpt
+            session=session,
+            reason=reason,
+            origin=origin,
+            limit=limit,
+            with_excerpt=excerpt,
+            include_resolved=include_resolved,
         )
     if as_json:
         for r in rows:
-            item = {"origin": r.origin, "line": r.line_no, "reason": r.reason, "detail": r.detail}
+            item: dict[str, Any] = {
+                "origin": r.origin,
+                "line": r.line_no,
+                "reason": r.reason,
+                "detail": r.detail,
+            }
+            if include_resolved:
+                item["resolution"] = r.resolution
             if excerpt:
                 item["excerpt"] = r.excerpt
             typer.echo(json.dumps(item, ensure_ascii=False))
         return
     from monitor.cli.render import quarantine_table
 
-    out.print(quarantine_table(rows, excerpt=excerpt))
+    out.print(quarantine_table(rows, excerpt=excerpt, resolution=include_resolved))
     total = ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
-    err.print(f"{len(rows)} shown; in the store by reason: {total}", markup=False)
+    err.print(f"{len(rows)} shown; open in the store by reason: {total}", markup=False)
+
+
+@quarantine_app.command("resolve")
+def quarantine_resolve(
+    ctx: typer.Context,
+    reason: Annotated[str | None, _REASON_OPTION] = None,
+    origin: Annotated[
+        str | None, typer.Option("--origin", help="Only lines of this file (as stored).")
+    ] = None,
+    line: Annotated[int | None, typer.Option("--line", min=1, help="Only this line number.")] = None,
+    everything: Annotated[bool, typer.Option("--all", help="Every open line (no filter needed).")] = False,
+) -> None:
+    """Dismiss open rejected lines you have read and will not fix: they leave the default listing and
+    the counts, and stay in the store (as dismissed) until `quarantine clear`.
+
+    Needs at least one of --reason, --origin, --line, or --all. Prints how many were dismissed.
+
+    Example: rewrite-monitor quarantine resolve --origin /var/log/rag/app.jsonl --line 1042
+    """
+    from datetime import UTC, datetime
+
+    from monitor.ingest.store.quarantine import resolve
+    from monitor.store.engine import session_factory
+
+    if not everything and reason is None and origin is None and line is None:
+        err.print("error: name the lines to dismiss (--reason, --origin, --line) or pass --all", markup=False)
+        raise typer.Exit(2)
+    engine = open_engine(ctx.obj)
+    with session_factory(engine)() as session:
+        n = resolve(session=session, now=datetime.now(UTC), reason=reason, origin=origin, line_no=line)
+        session.commit()
+    out.print(f"dismissed {n} rejected line{'s' if n != 1 else ''}", markup=False)
+
+
+@quarantine_app.command("clear")
+def quarantine_clear(
+    ctx: typer.Context,
+    older_than_days: Annotated[
+        float | None,
+        typer.Option("--older-than-days", min=0, help="Only lines resolved more than N days ago."),
+    ] = None,
+) -> None:
+    """Delete resolved rejected lines (stored later or dismissed) from the store; open ones are kept.
+
+    Example: rewrite-monitor quarantine clear --older-than-days 30
+    """
+    from datetime import UTC, datetime, timedelta
+
+    from monitor.ingest.store.quarantine import clear_resolved
+    from monitor.store.engine import session_factory
+
+    before = datetime.now(UTC) - timedelta(days=older_than_days) if older_than_days is not None else None
+    engine = open_engine(ctx.obj)
+    with session_factory(engine)() as session:
+        n = clear_resolved(session=session, before=before)
+        session.commit()
+    out.print(f"deleted {n} resolved line{'s' if n != 1 else ''}", markup=False)
 
 
 def _print_ingest_summary(s: dict[str, Any]) -> None:
@@ -152,4 +236,4 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
     app.command("ingest")(ingest)
-    app.command("quarantine")(quarantine_cmd)
+    app.add_typer(quarantine_app, name="quarantine")

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 from monitor.errors import IngestError
 from monitor.ingest.events import LineError, ParsedEvent, parse_line
 from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_lines
+from monitor.ingest.store.quarantine import resolve_stored
 from monitor.queue.sampling import DEFAULT_SEED, draw
 from monitor.store.engine import insert_ignore
 from monitor.store.models import CheckRun, Event, Quarantine, Record
@@ -229,13 +230,16 @@ class Ingestor:
         self._join(inserted)
         self._quarantine(origin, rejects, now)
         if inserted:
-            # A truncated last line that a later run found complete is no longer a reject.
-            self.session.execute(
-                delete(Quarantine).where(
-                    Quarantine.origin == origin,
-                    Quarantine.reason == "truncated_line",
-                    Quarantine.line_no.in_([ev_line for ev_line, _ in inserted.values()]),
-                )
+            # A line rejected before and stored now (a fixed file, a truncated line found complete).
+            lines = {
+                p.line.line_no: p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
+                for p, _ in stored_rows
+            }
+            resolve_stored(
+                session=self.session,
+                origin=origin,
+                stored={line: lines[line] for line, _ in inserted.values()},
+                now=now,
             )
 
     def _insert_events(

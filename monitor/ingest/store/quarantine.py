@@ -13,17 +13,19 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from monitor.ingest.events import NAME_RE, field_path
+from monitor.store.engine import rowcount
 from monitor.store.models import Quarantine
 from monitor.text import visible
 
 
 @dataclass(frozen=True, slots=True)
 class QuarantineRow:
-    """One rejected line: where it was, why, and (only when asked for) the start of its text."""
+    """One rejected line: where it was, why, (only when asked for) the start of its text, and its
+    resolution (``None`` while open; ``stored`` or ``dismissed``, see :class:`Quarantine`)."""
 
     origin: str
     line_no: int
@@ -31,6 +33,71 @@ class QuarantineRow:
     detail: str
     excerpt: str | None
     created_at: datetime
+    resolution: str | None = None
+
+
+STDIN_ORIGIN = "-"
+"""The origin of lines read from standard input: every run numbers its lines from 1 again, so a line
+number there says nothing about which line it was."""
+
+
+def resolve_stored(*, session: Session, origin: str, stored: dict[int, str], now: datetime) -> int:
+    """Resolve (``stored``) the open quarantine rows of the lines of ``origin`` a batch has just stored
+    (``{line_no: raw line}``); returns how many. Flushes, does not commit.
+
+    A row of a file's line is resolved when that line number now holds a stored event: the file was
+    fixed and ingested again, or a truncated last line was found complete. On standard input (or for
+    a truncated line anywhere) the stored line must also start with the rejected line's excerpt, as a
+    completed truncated line does: numbers alone would pair unrelated lines of two runs."""
+    if not stored:
+        return 0
+    rows = session.execute(
+        select(Quarantine.id, Quarantine.line_no, Quarantine.reason, Quarantine.raw_excerpt).where(
+            Quarantine.origin == origin,
+            Quarantine.resolved_at.is_(None),
+            Quarantine.line_no.in_(sorted(stored)),
+        )
+    ).all()
+    ids = [
+        r.id
+        for r in rows
+        if (origin != STDIN_ORIGIN and r.reason != "truncated_line")
+        or stored[r.line_no].startswith(r.raw_excerpt)
+    ]
+    if ids:
+        session.execute(
+            update(Quarantine).where(Quarantine.id.in_(ids)).values(resolved_at=now, resolution="stored")
+        )
+    return len(ids)
+
+
+def resolve(
+    *,
+    session: Session,
+    now: datetime,
+    reason: str | None = None,
+    origin: str | None = None,
+    line_no: int | None = None,
+) -> int:
+    """Mark the open rows matching every given filter ``dismissed`` (what an operator has looked at and
+    will not fix); returns how many. With no filter, every open row. Flushes, does not commit."""
+    stmt = update(Quarantine).where(Quarantine.resolved_at.is_(None))
+    if reason is not None:
+        stmt = stmt.where(Quarantine.reason == reason)
+    if origin is not None:
+        stmt = stmt.where(Quarantine.origin == origin)
+    if line_no is not None:
+        stmt = stmt.where(Quarantine.line_no == line_no)
+    return rowcount(session.execute(stmt.values(resolved_at=now, resolution="dismissed")))
+
+
+def clear_resolved(*, session: Session, before: datetime | None = None) -> int:
+    """Delete resolved rows (resolved before ``before`` when given); returns how many. Open rows are
+    never deleted here. Flushes, does not commit."""
+    stmt = delete(Quarantine).where(Quarantine.resolved_at.is_not(None))
+    if before is not None:
+        stmt = stmt.where(Quarantine.resolved_at < before)
+    return rowcount(session.execute(stmt))
 
 
 def list_quarantine(
@@ -40,8 +107,10 @@ def list_quarantine(
     origin: str | None = None,
     limit: int = 50,
     with_excerpt: bool = False,
+    include_resolved: bool = False,
 ) -> tuple[list[QuarantineRow], dict[str, int]]:
-    """Rejected lines (newest first, at most ``limit``) and the count of every reason in the store.
+    """Open rejected lines (newest first, at most ``limit``; resolved ones too with ``include_resolved``)
+    and the count of every reason among the open rows.
 
     The excerpt is the raw line's start, which may hold personal data: returned only with
     ``with_excerpt``. Detail and excerpt come with control characters escaped
@@ -54,6 +123,8 @@ def list_quarantine(
         stmt = stmt.where(Quarantine.reason == reason)
     if origin is not None:
         stmt = stmt.where(Quarantine.origin == origin)
+    if not include_resolved:
+        stmt = stmt.where(Quarantine.resolved_at.is_(None))
     rows = [
         QuarantineRow(
             visible(q.origin),
@@ -62,10 +133,15 @@ def list_quarantine(
             visible(scrub_detail(q.reason, q.detail)),
             visible(q.raw_excerpt) if with_excerpt else None,
             q.created_at,
+            q.resolution,
         )
         for q in session.scalars(stmt.limit(limit))
     ]
-    stmt_counts = select(Quarantine.reason, func.count()).group_by(Quarantine.reason)
+    stmt_counts = (
+        select(Quarantine.reason, func.count())
+        .where(Quarantine.resolved_at.is_(None))
+        .group_by(Quarantine.reason)
+    )
     counts = {r: n for r, n in session.execute(stmt_counts)}
     return rows, {k: counts[k] for k in sorted(counts)}
 
