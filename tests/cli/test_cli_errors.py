@@ -262,7 +262,8 @@ def test_a_downgrade_that_drops_tables_is_refused_without_a_terminal_or_yes(tmp_
     assert result.exit_code == 2
     tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
     assert result.stderr == (
-        f"error: refusing to downgrade without --yes: it drops tables {tables}{COLUMNS_AFTER_0003} of {url} "
+        "error: refusing to downgrade without --yes: it drops tables "
+        f"{tables}{COLUMNS_AFTER_0003} of {url} "
         f"(from {head} to 0003)\n"
     )
     current = runner.invoke(app, ["--database-url", url, "db", "current"])
@@ -384,7 +385,8 @@ def test_a_postgresql_downgrade_is_refused_and_then_done_with_yes() -> None:
         refused = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"])
         assert refused.exit_code == 2
         assert refused.stderr == (
-            f"error: refusing to downgrade without --yes: it drops tables {tables}{COLUMNS_AFTER_0003} of {url} "
+            "error: refusing to downgrade without --yes: it drops tables "
+            f"{tables}{COLUMNS_AFTER_0003} of {url} "
             f"(from {head} to 0003)\n"
         )
         done = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003", "--yes"])
