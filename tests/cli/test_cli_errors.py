@@ -361,6 +361,28 @@ def test_a_sqlite_downgrade_keeps_the_rows_of_tables_it_rebuilds(tmp_path: Path)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
+def test_records_without_a_draw_after_a_round_trip_below_0003_are_sampled_again(tmp_path: Path) -> None:
+    """Down to 0002 drops records.check_draw, up again leaves it NULL: a check rate below 1 compares the
+    draw with the rate, so the check job first gives those records the draw ingest would have."""
+    from monitor.queue.sampling import draw
+
+    url, path = _db(tmp_path)
+    assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(40)).exit_code == 0
+    assert runner.invoke(app, ["--database-url", url, "db", "downgrade", "0002", "--yes"]).exit_code == 0
+    assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM records WHERE check_draw IS NULL").fetchone()[0] == 40
+    rate = 0.5
+    expected = sum(draw("rewrite-monitor", "check", f"c{i}/c{i}_2") < rate for i in range(40))
+    assert 0 < expected < 40
+    env = {"REWRITE_MONITOR_CHECK_RATE": str(rate)}
+    result = runner.invoke(app, ["--database-url", url, "check", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["records_checked"] == expected
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM records WHERE check_draw IS NULL").fetchone()[0] == 0
+
+
 def test_a_bare_alembic_downgrade_on_sqlite_keeps_the_rows_too(tmp_path: Path) -> None:
     # The alembic command without rewrite-monitor (alembic.ini's env.py builds the engine itself).
     from alembic import command
