@@ -43,16 +43,20 @@ def database_url() -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def engine(url: str) -> Engine:
-    """One engine per database URL for the server's life. Raises ``StorageError`` when the schema is
-    not at head (the page shows the message: run ``rewrite-monitor db upgrade``)."""
-    return open_store(url)
+def engine(url: str, writes: bool = False) -> Engine:
+    """One engine per database URL (and use) for the server's life. ``writes``: SQLite transactions take
+    the write lock at BEGIN (``BEGIN IMMEDIATE``), so a claim or verdict beside the worker waits its
+    turn instead of failing with "database is locked"; pages read through the other engine, which WAL
+    lets read beside a writer. Raises ``StorageError`` when the schema is not at head (the page shows
+    the message: run ``rewrite-monitor db upgrade``)."""
+    return open_store(url, writes=writes)
 
 
 @contextmanager
-def db() -> Iterator[Session]:
-    """A session on the store, closed on exit (services commit their own writes)."""
-    with session_factory(engine(database_url()))() as session:
+def db(writes: bool = False) -> Iterator[Session]:
+    """A session on the store, closed on exit (services commit their own writes). Callbacks that write
+    (claim, verdict, skip, release) pass ``writes=True``."""
+    with session_factory(engine(database_url(), writes))() as session:
         yield session
 
 

@@ -39,7 +39,7 @@ def _lease() -> timedelta:
 
 def _next_item() -> None:
     """Claim the reviewer's next item, or return to the Queue page when none is left."""
-    with db() as session:
+    with db(writes=True) as session:
         row = claim_next(session=session, reviewer=ss["reviewer"], now=now(), lease=_lease())
     st.query_params.clear()
     if row is None:
@@ -52,7 +52,7 @@ def _next_item() -> None:
 @guarded
 def _claim(item_id: int) -> None:
     try:
-        with db() as session:
+        with db(writes=True) as session:
             claim(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now(), lease=_lease())
     except QueueError as exc:
         flash("error", f"Not claimed: {exc}.")
@@ -79,7 +79,7 @@ def _submit(item_id: int, request_id: str) -> None:
             flash("error", "An alias group needs at least two distinct members, separated by commas.")
             return
     try:
-        with db() as session:
+        with db(writes=True) as session:
             verdict_id = record_verdict(
                 session=session,
                 item_id=item_id,
@@ -115,7 +115,7 @@ def _submit(item_id: int, request_id: str) -> None:
 @guarded
 def _skip(item_id: int) -> None:
     try:
-        with db() as session:
+        with db(writes=True) as session:
             skip(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
     except QueueError as exc:
         flash("error", f"Not skipped: {exc}.")
@@ -128,7 +128,7 @@ def _skip(item_id: int) -> None:
 @guarded
 def _release(item_id: int) -> None:
     try:
-        with db() as session:
+        with db(writes=True) as session:
             release(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
     except QueueError as exc:
         flash("error", f"Not released: {exc}.")

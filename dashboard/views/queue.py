@@ -20,7 +20,7 @@ PAGE_SIZE = 50
 @guarded
 def _claim_next(kind: str | None) -> None:
     s = settings()
-    with db() as session:
+    with db(writes=True) as session:
         row = claim_next(
             session=session,
             reviewer=st.session_state["reviewer"],

@@ -107,7 +107,9 @@ def open_worker(
 
     rules = load_rules(settings.rules_dir)
     use_model(settings.spacy_model)
-    engine = open_store(settings.database_url.get_secret_value())
+    # writes: on SQLite every cycle's transaction takes the write lock at BEGIN, so beside reviewers and
+    # a `run` the worker waits its turn (busy timeout) instead of failing with "database is locked".
+    engine = open_store(settings.database_url.get_secret_value(), writes=True)
     holder = holder or f"{socket.gethostname()}:{os.getpid()}"
     try:
         locks = locks_for(engine, holder)

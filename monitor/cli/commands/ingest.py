@@ -177,7 +177,7 @@ def quarantine_resolve(
     if not everything and reason is None and origin is None and line is None:
         err.print("error: name the lines to dismiss (--reason, --origin, --line) or pass --all", markup=False)
         raise typer.Exit(2)
-    engine = open_engine(ctx.obj)
+    engine = open_engine(ctx.obj, writes=True)
     with session_factory(engine)() as session:
         n = resolve(session=session, now=datetime.now(UTC), reason=reason, origin=origin, line_no=line)
         session.commit()
@@ -202,7 +202,7 @@ def quarantine_clear(
     from monitor.store.engine import session_factory
 
     before = datetime.now(UTC) - timedelta(days=older_than_days) if older_than_days is not None else None
-    engine = open_engine(ctx.obj)
+    engine = open_engine(ctx.obj, writes=True)
     with session_factory(engine)() as session:
         n = clear_resolved(session=session, before=before)
         session.commit()

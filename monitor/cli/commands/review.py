@@ -171,6 +171,9 @@ def review_loop(
             for block in render_record(view, findings):
                 show(block)
         show(legend)
+        # End the read transaction before waiting for the reviewer: on SQLite it holds the write lock
+        # (BEGIN IMMEDIATE), and ingest, run, the worker and verdict would wait on an idle terminal.
+        session.commit()
         try:
             key = ""
             while key not in LABEL_KEYS and key not in ("s", "q"):
