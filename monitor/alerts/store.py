@@ -39,17 +39,33 @@ class AlertRow:
     window_rewrites: int
     window_flagged: int
     window_rate: float
+    baseline_rewrites: int
+    baseline_flagged: int
     baseline_rate: float | None
     delivered_to: str
     created_at: datetime
+    reason: str | None
+    """``spike`` (window above ``factor`` x the baseline), ``ceiling`` (at or above the absolute ceiling),
+    or ``recovered``; from the stored payload."""
+    flagged_request_ids: list[str]
+    """The flagged rewrites of the window the payload named (the runbook's first thing to open)."""
 
 
 def list_alerts(*, session: Session, since: datetime | None = None, limit: int = 50) -> list[AlertRow]:
-    """Stored alerts, newest first (``since``: created at or after, naive UTC)."""
+    """Stored alerts, newest first (``since``: created at or after, naive UTC), with the reason and
+    flagged request ids of the payload that was sent."""
     stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
     if since is not None:
         stmt = stmt.where(Alert.created_at >= since)
-    return [to_row(AlertRow, a) for a in session.scalars(stmt)]
+    return [
+        to_row(
+            AlertRow,
+            a,
+            reason=(a.context or {}).get("reason") or ("recovered" if a.status == "recovered" else None),
+            flagged_request_ids=[str(x) for x in (a.context or {}).get("flagged_request_ids", [])],
+        )
+        for a in session.scalars(stmt)
+    ]
 
 
 # -- the worker's alert evaluation -------------------------------------------------------------------

@@ -10,8 +10,11 @@ rounded to 6 decimals as in the payload: 20/2000 -> [0.006483, 0.015396], 36/600
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import logging
+import re
 import sys
 from datetime import datetime, timedelta
 from types import SimpleNamespace
@@ -220,6 +223,10 @@ def test_jump_from_1_to_6_percent_alerts_once_for_that_version_only(session: Ses
     assert row.delivered_to == "log" and row.sentry_event_id is None
     assert row.context["window_ci95"] == [0.043651, 0.081947]
     assert row.context["baseline_ci95"] == [0.006483, 0.015396]
+    (listed,) = [a for a in list_alerts(session=session) if a.group_key == "prompt_version:ctx-v7"]
+    assert (listed.reason, listed.baseline_flagged, listed.baseline_rewrites) == ("spike", 20, 2000)
+    assert listed.flagged_request_ids == row.context["flagged_request_ids"]
+    assert len(listed.flagged_request_ids) == 20  # 36 flagged, the payload names at most 20
 
 
 def test_jump_from_1_to_1_5_percent_on_300_rewrites_does_not_alert(session: Session) -> None:
@@ -510,3 +517,35 @@ def test_a_database_password_reaches_sentry_in_no_byte(sentry: Any, monkeypatch:
     )
     assert "sys.argv" not in second.get("extra", {})
     assert second["contexts"]["db"]["url"] == "postgresql://[credentials]@db.internal:5432/rm"
+
+
+def test_alerts_list_shows_reason_baseline_counts_and_the_flagged_requests(cli_db: str) -> None:
+    from typer.testing import CliRunner
+
+    from monitor.alerts.store import store_alert
+    from monitor.cli.main import app
+    from monitor.store.engine import make_engine, session_factory
+
+    g = dataclasses.replace(group((600, 36), (2000, 20)), request_ids=tuple(f"r{i}" for i in range(7)))
+    d = rules.Decision(g, "alert", "spike")
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        store_alert(
+            session=s,
+            decision=d,
+            context=rules.context(d, rules.Policy()),
+            delivered_to="log",
+            sentry_event_id=None,
+            now=T0 + timedelta(hours=1),
+        )
+        s.commit()
+    engine.dispose()
+    runner = CliRunner()
+    as_json = runner.invoke(app, ["--database-url", cli_db, "alerts", "list", "--json"])
+    (row,) = [json.loads(x) for x in as_json.stdout.splitlines()]
+    assert (row["reason"], row["baseline_flagged"], row["baseline_rewrites"]) == ("spike", 20, 2000)
+    assert row["flagged_request_ids"] == [f"r{i}" for i in range(7)]
+    table = runner.invoke(app, ["--database-url", cli_db, "alerts", "list"], env={"COLUMNS": "300"})
+    assert "spike" in table.stdout and "1.00% (20/2000)" in table.stdout
+    cells = " ".join(t for t in re.split(r"[\s│┃]+", table.stdout) if t)  # the table's words, unwrapped
+    assert "r0, r1, r2, r3, r4 (+2 more: --json)" in cells

@@ -180,6 +180,10 @@ def worker_status(
     out.print(ct)
 
 
+FLAGGED_SHOWN = 5
+"""Flagged request ids per row in the ``alerts list`` table (``--json`` lists them all)."""
+
+
 @alerts_app.command("list")
 def alerts_list(
     ctx: typer.Context,
@@ -189,7 +193,8 @@ def alerts_list(
     limit: Annotated[int, typer.Option("--limit", min=1, help="Most recent N.")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line.")] = False,
 ) -> None:
-    """Stored alerts and recoveries, newest first, with window counts and rates.
+    """Stored alerts and recoveries, newest first: why (spike or ceiling), window and baseline counts and
+    rates, where it was sent, and the flagged request ids to open first (`rewrite-monitor show ID`).
 
     Example: rewrite-monitor alerts list --since 2024-03-01
     """
@@ -202,42 +207,64 @@ def alerts_list(
         rows = list_alerts(session=session, since=since, limit=limit)
     if as_json:
         for r in rows:
-            out.print(
+            # typer.echo, not the Rich console: one object per line, never wrapped at the terminal width
+            typer.echo(
                 json.dumps(
                     {
                         "id": r.id,
                         "group": r.group_key,
                         "status": r.status,
+                        "reason": r.reason,
                         "window_start": r.window_start.isoformat(),
                         "window_end": r.window_end.isoformat(),
                         "window_rewrites": r.window_rewrites,
                         "window_flagged": r.window_flagged,
                         "window_rate": r.window_rate,
+                        "baseline_rewrites": r.baseline_rewrites,
+                        "baseline_flagged": r.baseline_flagged,
                         "baseline_rate": r.baseline_rate,
+                        "flagged_request_ids": r.flagged_request_ids,
                         "delivered_to": r.delivered_to,
                         "created_at": r.created_at.isoformat(),
                     }
-                ),
-                markup=False,
-                highlight=False,
+                )
             )
         return
     if not rows:
         err.print("no alerts")
         return
+    from monitor.cli.render import safe_text
+
     table = Table(
-        "created (UTC)", "group", "status", "window (event time)", "flagged", "rate", "baseline", "sent to"
+        "created (UTC)",
+        "group",
+        "status",
+        "reason",
+        "window (event time)",
+        "flagged",
+        "rate",
+        "baseline",
+        "sent to",
+        "flagged requests",
     )
     for r in rows:
+        shown = ", ".join(r.flagged_request_ids[:FLAGGED_SHOWN])
+        more = len(r.flagged_request_ids) - FLAGGED_SHOWN
         table.add_row(
             r.created_at.strftime("%Y-%m-%d %H:%M"),
-            r.group_key,
+            safe_text(r.group_key),
             r.status,
+            r.reason or "-",
             f"{r.window_start:%m-%d %H:%M}–{r.window_end:%H:%M}",
             f"{r.window_flagged}/{r.window_rewrites}",
             f"{r.window_rate:.2%}",
-            f"{r.baseline_rate:.2%}" if r.baseline_rate is not None else "-",
+            (
+                f"{r.baseline_rate:.2%} ({r.baseline_flagged}/{r.baseline_rewrites})"
+                if r.baseline_rate is not None
+                else "-"
+            ),
             r.delivered_to,
+            safe_text(shown + (f" (+{more} more: --json)" if more > 0 else "")),
         )
     out.print(table)
 
