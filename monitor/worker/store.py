@@ -9,6 +9,7 @@ Callers commit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -32,6 +33,28 @@ class LeaseRow:
     def expired(self, now: datetime) -> bool:
         """Whether the holder failed to renew by ``expires_at`` (naive UTC ``now``)."""
         return self.expires_at < now
+
+    def state(self, now: datetime, *, host: str, alive: Callable[[int], bool]) -> str:
+        """``ok``, ``expired`` (not renewed by ``expires_at``), ``dead`` (the holder ran on ``host``, this
+        machine, and its process ``hostname:pid`` is gone: killed before its lease ran out) or ``ok``
+        when it cannot be told (another machine: only the lease says)."""
+        name, sep, pid = self.holder.rpartition(":")
+        if sep and name == host and pid.isdigit() and not alive(int(pid)):
+            return "dead"
+        return "expired" if self.expired(now) else "ok"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (signal 0; a process of another user counts)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def heartbeat(*, session: Session, name: str, holder: str, now: datetime, ttl: timedelta) -> None:
@@ -61,4 +84,4 @@ def list_leases(*, session: Session) -> list[LeaseRow]:
     return [to_row(LeaseRow, x) for x in session.scalars(select(Lease).order_by(Lease.name))]
 
 
-__all__ = ["LeaseRow", "heartbeat", "list_leases", "release"]
+__all__ = ["LeaseRow", "heartbeat", "list_leases", "pid_alive", "release"]

@@ -123,18 +123,25 @@ def worker_status(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Show the workers' leases (who runs, who leads, expired ones) and each source file's cursor.
+    """Show the workers' leases (who runs, who leads) with their state, and each source file's cursor.
+
+    A lease is EXPIRED when its holder stopped renewing it, and DEAD when the holder ran on this
+    machine and its process is gone (a worker killed before its lease ran out); a holder on another
+    machine is judged by its lease alone. Exits 1 when any lease is expired or dead.
 
     Example: rewrite-monitor worker status
     """
+    import socket
+
     from monitor.cli.app import open_engine
     from monitor.ingest.store.cursors import list_cursors
     from monitor.store.engine import session_factory
     from monitor.worker.runtime import utcnow
-    from monitor.worker.store import list_leases
+    from monitor.worker.store import list_leases, pid_alive
 
     engine = open_engine(ctx.obj)
     now = utcnow()
+    host = socket.gethostname()
     with session_factory(engine)() as session:
         leases = list_leases(session=session)
         cursors = list_cursors(session=session)
@@ -146,6 +153,7 @@ def worker_status(
                 "acquired_at": x.acquired_at.isoformat(),
                 "expires_at": x.expires_at.isoformat(),
                 "expired": x.expired(now),
+                "state": x.state(now, host=host, alive=pid_alive),
             }
             for x in leases
         ],
@@ -163,6 +171,8 @@ def worker_status(
     }
     if as_json:
         out.print_json(json.dumps(data))
+        if any(x["state"] != "ok" for x in data["leases"]):
+            raise typer.Exit(1)
         return
     lt = Table("lease", "holder", "since", "renew by", "state", title="workers")
     for x in data["leases"]:
@@ -171,13 +181,15 @@ def worker_status(
             str(x["holder"]),
             str(x["acquired_at"]),
             str(x["expires_at"]),
-            "EXPIRED" if x["expired"] else "ok",
+            {"ok": "ok", "expired": "EXPIRED", "dead": "DEAD (process gone)"}[str(x["state"])],
         )
     out.print(lt)
     ct = Table("file", "line", "offset", "size", "updated", title="source cursors")
     for c in data["cursors"]:
         ct.add_row(str(c["path"]), str(c["line_no"]), str(c["offset"]), str(c["size"]), str(c["updated_at"]))
     out.print(ct)
+    if any(x["state"] != "ok" for x in data["leases"]):
+        raise typer.Exit(1)
 
 
 FLAGGED_SHOWN = 5
