@@ -15,11 +15,12 @@ from monitor.ingest.tail import gzip_complete, resolve_sources
 from monitor.store.engine import upgrade
 
 
-def cycle(url: str, sources: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:
-    """One cycle through the CLI: its JSON summary and its log (stderr)."""
+def cycle(url: str, sources: list[str], monkeypatch: pytest.MonkeyPatch, code: int = 0) -> tuple[dict, str]:
+    """One cycle through the CLI: its JSON summary and its log (stderr); exits ``code`` (3: a source
+    could not be read)."""
     monkeypatch.setenv("REWRITE_MONITOR_SOURCES", json.dumps(sources))
     result = CliRunner().invoke(app, ["--database-url", url, "worker", "run", "cycle", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
     return json.loads(result.stdout), result.stderr
 
 
@@ -31,7 +32,7 @@ def test_a_missing_source_is_named_and_a_non_gzip_file_is_an_error(
     bad = tmp_path / "app.jsonl.gz"
     bad.write_bytes(b"plain text, not gzip\n")
     missing = str(tmp_path / "typo" / "app.jsonl")
-    first, log = cycle(url, [missing, str(bad)], monkeypatch)
+    first, log = cycle(url, [missing, str(bad)], monkeypatch, code=3)
     assert first["sources_waiting"] == [missing]
     assert first["files"] == {str(bad): "error"}
     assert first["ingest"]["source_errors"] == [
@@ -40,7 +41,7 @@ def test_a_missing_source_is_named_and_a_non_gzip_file_is_an_error(
     waiting = [x for x in log.splitlines() if "source names no log file yet" in x]
     assert len(waiting) == 1 and f'source="{missing}"' in waiting[0]
     # the next cycle reports the same, without a second warning for the same source in this process
-    second, log = cycle(url, [missing, str(bad)], monkeypatch)
+    second, log = cycle(url, [missing, str(bad)], monkeypatch, code=3)
     assert second["sources_waiting"] == [missing] and second["files"] == {str(bad): "error"}
     assert "source names no log file yet" not in log
 

@@ -54,3 +54,23 @@ def test_worker_status_names_a_killed_worker_dead_and_exits_1(cli_db: str) -> No
     engine.dispose()
     live = runner.invoke(app, ["--database-url", cli_db, "worker", "status"])
     assert live.exit_code == 0 and "ok" in live.stdout
+
+
+def test_worker_run_cycle_exits_3_naming_a_source_it_could_not_read(cli_db: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import func, select
+
+    from monitor.store.models import Event
+    from tests.factories import ctx_input, log, rewrite
+
+    good = tmp_path / "a.jsonl"
+    good.write_bytes(log(ctx_input(), rewrite()))
+    bad = tmp_path / "b.jsonl.gz"
+    bad.write_bytes(b"this is not gzip data\n")
+    env = {"REWRITE_MONITOR_SOURCES": json.dumps([str(good), str(bad)])}
+    result = CliRunner().invoke(app, ["--database-url", cli_db, "worker", "run", "cycle", "--json"], env=env)
+    assert result.exit_code == 3, result.output
+    assert f"error: {bad}: read failed" in result.stderr
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        assert s.scalar(select(func.count()).select_from(Event)) == 2  # the readable source was read
+    engine.dispose()

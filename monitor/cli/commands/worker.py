@@ -74,6 +74,13 @@ def worker_run(
         out.print_json(json.dumps(result, default=str))
     else:
         _print_summary(job, result)
+    # A source that could not be read is exit 3, as for `ingest` and `run`; the other sources were read.
+    failed = getattr(getattr(summary, "ingest", None), "source_errors", None)
+    if failed:
+        for source, problem in failed:
+            err.print("error", style="red", end="")
+            err.print(f": {source}: {problem}", markup=False, highlight=False)
+        raise typer.Exit(3)
 
 
 def _compact(value: Any) -> str:
