@@ -10,24 +10,37 @@ kind       what is matched
 ========== ===============================================================================================
 CREDENTIAL the ``user:password`` (or ``token``) part of a URL ``scheme://user:password@host``; the host
            and path stay
+SECRET     the token of ``Bearer``/``Basic``/``token`` headers; the value given to ``api_key``,
+           ``access_key``, ``secret``, ``password``, ``token`` (``=`` or ``:``); prefixed key formats
+           (``sk-``, ``ghp_``, ``AKIA``, ``xoxb-``, ``AIza``); the signature parameters of signed URLs
+           (``X-Amz-Signature``, ``X-Amz-Credential``, ``sig``, ``se``, ``X-Goog-Signature``, ``token``)
 EMAIL      ``local@domain.tld``
+IBAN       a country code, two check digits and 11-30 letters or digits (spaces every four allowed)
+           that pass the ISO 13616 mod-97 check
 IP         IPv4 (four octets 0-255, not directly after ``v``, so ``v1.2.3.4`` is a version) and IPv6
            (anything :mod:`ipaddress` accepts with at least two colons)
 CARD       13 to 19 digits, optionally grouped by single spaces or hyphens, that pass the Luhn check
-PHONE      ``+`` and 8 to 15 digits in groups; North American ``(415) 555-0134`` / ``415-555-0134`` /
-           ``415 555 0134``; national numbers with a leading 0 and 10 or 11 digits (``020 7946 0958``)
+PHONE      a valid number by ``phonenumbers`` (libphonenumber's metadata): any country's in
+           international format (``+33 6 12 34 56 78``), and the national formats of
+           :data:`PHONE_REGIONS` (``(415) 555-0134``, ``1-800-555-0111``, ``020 7946 0958``,
+           ``06 12 34 56 78``); one number written two ways is one placeholder (keyed by E.164)
 NAME       a person's name where a cue introduces it (spaCy ``Matcher`` patterns over the tokenizer: "my
            name is", "call me", "this is ... from/here", "I'm/I am ... from", a greeting "Hi/Hello/Dear
-           ... ,", a title Mr/Mrs/Ms/Miss/Dr/Prof), plus ``PERSON`` entities when a trained pipeline with
-           an ``ner`` component is given; once found, every later occurrence of the name, or of one of its
-           words, is replaced in every field of the case
+           ... ,", a title Mr/Mrs/Ms/Miss/Dr/Prof, a field "Name:", a sign-off "Thanks,"/"Regards,"),
+           hyphenated and apostrophe names included ("Anne-Marie", "O'Brien"), plus ``PERSON``
+           entities when a trained pipeline with an ``ner`` component is given; once found, every later
+           occurrence of the name, or of one of its words, is replaced in every field of the case
 ========== ===============================================================================================
 
-Limits (no trained NER is installed by default): a name with no cue ("send it to Dana Reyes") is not
-found; phone numbers in other national formats, numbers written in words and postal addresses are
-not found; a 10- or 11-digit number starting with 0 (an order number) is taken for a phone; a
-Luhn-valid 13-19 digit identifier is taken for a card; a four-part dotted number not after ``v`` is
-taken for an IPv4 address. Only the fields passed to :meth:`Redactor.redact` are touched.
+Assertion terms are redacted with the same map, and a term that is a fragment of a replaced value
+("555-0134") becomes that value's placeholder (:meth:`Redactor.redact_term`).
+
+Limits (no trained NER is installed by default): a name with no cue ("send it to Dana Reyes") or in
+lower case is not found; national phone formats of regions outside :data:`PHONE_REGIONS`, numbers
+written in words, national identity numbers and postal addresses are not found; a valid-looking
+national number (an order number shaped like a Paris landline) is taken for a phone; a Luhn-valid
+13-19 digit identifier is taken for a card; a four-part dotted number not after ``v`` is taken for
+an IPv4 address. Only the fields passed to :meth:`Redactor.redact` are touched.
 """
 
 from __future__ import annotations
@@ -43,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from spacy.language import Language
 
-KINDS = ("CREDENTIAL", "EMAIL", "IP", "CARD", "PHONE", "NAME")
+KINDS = ("CREDENTIAL", "SECRET", "EMAIL", "IBAN", "IP", "CARD", "PHONE", "NAME")
 """Detection order; when two matches overlap the earlier one in the text wins, then the longer one,
 then the earlier kind in this tuple."""
 
@@ -52,10 +65,25 @@ _EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-
 _IPV4 = re.compile(r"(?<![\w.])(?<!v)(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_PHONES = (
-    re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"),
-    re.compile(r"(?<![\w(])(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\d)"),
-    re.compile(r"(?<![\w])0\d{2,4}[ -]?\d{3,4}[ -]?\d{3,4}(?!\d)"),
+PHONE_REGIONS = ("US", "GB", "FR", "DE", "ES", "IT", "NL")
+"""Regions whose national formats are recognised without a ``+`` prefix (``(415) 555-0134``,
+``020 7946 0958``, ``06 12 34 56 78``); a number with ``+`` and its country code is recognised
+whatever its country. Parsed and validated by ``phonenumbers`` (Google's libphonenumber metadata)."""
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])")
+# Secrets: an Authorization header's token, an "api key"/"token"/"secret"/"password" given a value, the
+# usual prefixed key formats, and the signature parameters of signed URLs (AWS SigV4, Azure SAS, GCS).
+_SECRETS = (
+    re.compile(r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{16,})"),
+    re.compile(
+        r"(?i)\b(?:api[_ -]?key|access[_ -]?key|secret|password|passwd|pwd|token)\b"
+        r"\s*[:=]\s*[\"']?([^\s\"',;&]{6,})"
+    ),
+    re.compile(
+        r"\b((?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})\b"
+    ),
+    re.compile(
+        r"(?i)[?&](?:x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|se|sv|x-goog-signature|token)=([^&\s#]+)"
+    ),
 )
 
 
@@ -107,23 +135,52 @@ def pattern_spans(text: str) -> list[Span]:
         digits = _digits(m.group())
         if 13 <= len(digits) <= 19 and luhn_ok(digits):
             spans.append(Span(m.start(), m.end(), "CARD", digits))
-    for i, rx in enumerate(_PHONES):
+    spans.extend(phone_spans(text))
+    for m in _IBAN.finditer(text):
+        compact = m.group().replace(" ", "")
+        if iban_ok(compact):
+            spans.append(Span(m.start(), m.end(), "IBAN", compact))
+    for rx in _SECRETS:
         for m in rx.finditer(text):
-            digits = _digits(m.group())
-            ok = (
-                8 <= len(digits) <= 15
-                if i == 0
-                else (len(digits) == 10 if i == 1 else len(digits) in (10, 11))
-            )
-            if ok:
-                spans.append(Span(m.start(), m.end(), "PHONE", ("+" if i == 0 else "") + digits))
+            spans.append(Span(m.start(1), m.end(1), "SECRET", m.group(1)))
     return spans
+
+
+def phone_spans(text: str, regions: Iterable[str] = PHONE_REGIONS) -> list[Span]:
+    """Valid phone numbers in ``text`` (``phonenumbers``, leniency VALID) in any of ``regions``'
+    national formats or in international format; the key is the E.164 form, so one number written two
+    ways gets one placeholder. Where two regions read overlapping numbers, the first region wins."""
+    import phonenumbers
+
+    found: list[Span] = []
+    for region in regions:
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
+            if any(f.start < m.end and m.start < f.end for f in found):
+                continue
+            key = phonenumbers.format_number(m.number, phonenumbers.PhoneNumberFormat.E164)
+            found.append(Span(m.start, m.end, "PHONE", key))
+    return found
+
+
+def iban_ok(iban: str) -> bool:
+    """The ISO 13616 check of an IBAN (no spaces): 15-34 characters, mod 97 of the rearranged number is 1."""
+    if not 15 <= len(iban) <= 34:
+        return False
+    moved = iban[4:] + iban[:4]
+    number = "".join(str(int(c, 36)) for c in moved)
+    return int(number) % 97 == 1
 
 
 # -- names -----------------------------------------------------------------------------------------
 _TITLES = ["mr", "mr.", "mrs", "mrs.", "ms", "ms.", "miss", "dr", "dr.", "prof", "prof."]
 # Matcher token patterns: dicts of attribute -> value or operator, as spaCy's Matcher.add types them.
-_NAME_TOKEN: dict[str, Any] = {"IS_TITLE": True, "IS_ALPHA": True, "OP": "{1,3}"}
+# A capitalised word, letters or an apostrophe ("O'Brien"); a hyphenated name ("Anne-Marie", which the
+# tokenizer splits at the hyphen) is joined back after the match (NameFinder.names).
+_NAME_TOKEN: dict[str, Any] = {
+    "IS_TITLE": True,
+    "TEXT": {"REGEX": r"^[^\W\d_]+(?:['’][^\W\d_]+)?$"},
+    "OP": "{1,3}",
+}
 _CUES: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     # id: (tokens before the name, tokens after it); the name is what lies between
     "my_name_is": ([{"LOWER": "my"}, {"LOWER": "name"}, {"LOWER": {"IN": ["is", "'s"]}}], []),
@@ -132,6 +189,15 @@ _CUES: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "i_am": ([{"LOWER": "i"}, {"LOWER": {"IN": ["am", "'m"]}}], [{"LOWER": "from"}]),
     "greeting": ([{"LOWER": {"IN": ["hi", "hello", "hey", "dear"]}}], [{"TEXT": {"IN": [",", "!"]}}]),
     "title": ([{"LOWER": {"IN": _TITLES}}], []),
+    # a form field ("Name: Dana Reyes") and a sign-off ("Thanks, Dana", "Regards, Omar Haddad")
+    "name_field": ([{"LOWER": {"IN": ["name", "customer", "contact"]}}, {"TEXT": ":"}], []),
+    "signoff": (
+        [
+            {"LOWER": {"IN": ["thanks", "regards", "cheers", "best", "sincerely", "br"]}},
+            {"TEXT": ","},
+        ],
+        [],
+    ),
 }
 
 
@@ -159,7 +225,21 @@ class NameFinder:
         found: list[tuple[int, str]] = []
         for match_id, start, end in self.matcher(doc):
             before, after = self._shape[match_id]
-            span = doc[start + before : end - after]
+            first, last = start + before, end - after
+            # join a hyphenated name the tokenizer split ("Anne" "-" "Marie") and the words after it
+            words = last - first
+            while (
+                last + 1 < len(doc)
+                and doc[last].text == "-"
+                and doc[last].whitespace_ == ""
+                and doc[last - 1].whitespace_ == ""
+                and doc[last + 1].is_title
+            ):
+                last += 2
+                while last < len(doc) and doc[last].is_title and doc[last].is_alpha and words < 3:
+                    last += 1
+                    words += 1
+            span = doc[first:last]
             if len(span):
                 found.append((span.start_char, span.text))
         if "ner" in self.nlp.pipe_names:
@@ -195,6 +275,7 @@ class Redactor:
     placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
     _counts: Counter[str] = field(default_factory=Counter)
     _names: dict[str, str] = field(default_factory=dict)  # surface -> full name it belongs to
+    _surfaces: dict[str, set[str]] = field(default_factory=dict)  # placeholder -> texts it replaced
 
     def learn_names(self, texts: Iterable[str]) -> None:
         if self.finder is None:
@@ -230,13 +311,30 @@ class Redactor:
             if s.start < pos:
                 continue  # overlaps a span already replaced
             out.append(text[pos : s.start])
-            out.append(self._placeholder(s))
+            placeholder = self._placeholder(s)
+            self._surfaces.setdefault(placeholder, set()).add(text[s.start : s.end].lower())
+            out.append(placeholder)
             pos = s.end
         out.append(text[pos:])
         return "".join(out)
 
     def redact_all(self, texts: Iterable[str]) -> list[str]:
         return [self.redact(t) for t in texts]
+
+    def redact_term(self, term: str) -> str:
+        """An assertion term (``must_include``/``must_not_include``) redacted consistently with the texts
+        redacted before it: a term that is a fragment of a replaced value ("555-0134" of
+        "(415) 555-0134", "dana.reyes" of an e-mail address) becomes that value's placeholder, so the
+        case never keeps a piece of what its messages hide. A fragment needs 4 letters or digits."""
+        red = self.redact(term)
+        if red != term:
+            return red
+        probe = term.strip().lower()
+        if sum(c.isalnum() for c in probe) >= 4:
+            for placeholder, surfaces in self._surfaces.items():
+                if any(probe in surface for surface in surfaces):
+                    return placeholder
+        return term
 
 
 def redact_case(case: dict[str, Any], finder: NameFinder | None) -> dict[str, Any]:
@@ -255,8 +353,8 @@ def redact_case(case: dict[str, Any], finder: NameFinder | None) -> dict[str, An
     out["messages"] = [{**m, "content": r.redact(m["content"])} for m in case["messages"]]
     out["latest"] = r.redact(case["latest"])
     out["expected_query"] = sub(case.get("expected_query"))
-    out["must_include"] = r.redact_all(case["must_include"])
-    out["must_not_include"] = r.redact_all(case["must_not_include"])
+    out["must_include"] = [r.redact_term(t) for t in case["must_include"]]
+    out["must_not_include"] = [r.redact_term(t) for t in case["must_not_include"]]
     if logged is not None:
         out["logged"] = {
             **logged,

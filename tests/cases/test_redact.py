@@ -26,7 +26,8 @@ def test_each_kind_becomes_a_numbered_placeholder() -> None:
     ) == [
         "Hi, my name is <NAME_1>. Email <EMAIL_1> or call <PHONE_1>.",
         "Card <CARD_1>, server <IP_1>, db postgres://<CREDENTIAL_1>@db.example.com:5432/app",
-        "Also <PHONE_2>, <PHONE_3> and <IP_2>",
+        # 020 7946 0958 is the +44 20 7946 0958 of the first line, written nationally: one number
+        "Also <PHONE_2>, <PHONE_1> and <IP_2>",
     ]
 
 
@@ -141,3 +142,46 @@ def test_redacting_twice_changes_nothing_more(texts: list[str]) -> None:
     # placeholders hold no personal detail, so a second pass (fresh map) finds nothing new to replace
     once = _redact(*texts)
     assert Redactor(None).redact_all(once) == once
+
+
+def test_phone_numbers_in_national_and_international_formats() -> None:
+    """Parsed by phonenumbers: a French mobile, a US toll-free number with its 1-, a UK landline; the
+    key is E.164, so the same number written twice is one placeholder."""
+    assert _redact("Ring 06 12 34 56 78, 1-800-555-0111 or +33 6 12 34 56 78; fax 020 7946 0958") == [
+        "Ring <PHONE_1>, <PHONE_2> or <PHONE_1>; fax <PHONE_3>"
+    ]
+
+
+def test_ibans_secrets_and_signed_urls() -> None:
+    good_iban = "GB82 WEST 1234 5698 7654 32"  # the ISO 13616 example: its check digits hold
+    bad_iban = "GB00 WEST 1234 5698 7654 32"
+    out = _redact(
+        f"Pay to {good_iban}, not {bad_iban}.",
+        "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig' with api_key=abc123def456",
+        "key sk-proj-AbCdEfGhIjKlMnOpQrSt and https://b.s3.amazonaws.com/f.pdf?X-Amz-Signature=9f8e7d6c&x=1",
+    )
+    assert out == [
+        f"Pay to <IBAN_1>, not {bad_iban}.",
+        "curl -H 'Authorization: Bearer <SECRET_1>' with api_key=<SECRET_2>",
+        "key <SECRET_3> and https://b.s3.amazonaws.com/f.pdf?X-Amz-Signature=<SECRET_4>&x=1",
+    ]
+
+
+def test_names_after_field_labels_sign_offs_hyphens_and_apostrophes() -> None:
+    assert _redact(
+        "Name: Dana Reyes", "Thanks, Omar", "Dear Mrs. Anne-Marie Dupont,", "Mr O'Brien called"
+    ) == ["Name: <NAME_1>", "Thanks, <NAME_2>", "Dear Mrs. <NAME_3>,", "Mr <NAME_4> called"]
+
+
+def test_an_assertion_that_is_a_fragment_of_a_redacted_value_gets_its_placeholder() -> None:
+    case = {
+        "messages": [{"role": "user", "content": "Call me on (415) 555-0134 or mail dana.reyes@example.com"}],
+        "latest": "What about my number?",
+        "expected_query": None,
+        "must_include": ["555-0134"],
+        "must_not_include": ["dana.reyes", "SLA"],
+        "logged": None,
+    }
+    out = redact_case(case, FINDER)
+    assert out["messages"][0]["content"] == "Call me on <PHONE_1> or mail <EMAIL_1>"
+    assert (out["must_include"], out["must_not_include"]) == (["<PHONE_1>"], ["<EMAIL_1>", "SLA"])
