@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -314,3 +315,28 @@ def test_a_poison_corpus_between_good_lines_stores_every_good_line(session: Sess
     assert (summary.stored, summary.joined) == (6, 3)
     assert dict(summary.rejected) == {"non_finite_number": 1, "wrong_type": 2}
     assert sorted(session.scalars(select(Quarantine.line_no))) == [3, 6, 7]
+
+
+def test_a_batch_is_committed_once_its_lines_hold_batch_bytes(session: Session) -> None:
+    """Memory is bounded per batch: 10 lines of about 1,000 bytes with a 2,500-byte bound commit in
+    batches of 3, 3, 3 and 1 lines, although the count bound (1,000) is never reached."""
+    from monitor.ingest.sources import read_lines
+    from monitor.ingest.store.batches import Ingestor, IngestSummary
+
+    data = b"".join(
+        line(ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=[{"role": "user", "content": "x" * 800}]))
+        for i in range(10)
+    )
+    sizes = {len(x) + 1 for x in data.splitlines()}
+    assert all(900 < n < 1250 for n in sizes), sizes
+    commits: list[int] = []
+    summary = IngestSummary()
+    ing = Ingestor(session, source_name="t", summary=summary, batch_size=1000, batch_bytes=2500)
+    ing.run(
+        "big.log",
+        read_lines(io.BytesIO(data), 1 << 20),
+        1 << 20,
+        before_commit=lambda ln: commits.append(ln.line_no),
+    )
+    assert commits == [3, 6, 9, 10]
+    assert summary.stored == 10

@@ -113,12 +113,14 @@ class Ingestor:
         summary: IngestSummary,
         batch_size: int,
         sample_seed: str = DEFAULT_SEED,
+        batch_bytes: int | None = None,
     ):
         self.session = session
         self.sample_seed = sample_seed
         self.source_name = source_name
         self.summary = summary
         self.batch_size = batch_size
+        self.batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes
 
     # -- classification -------------------------------------------------------------------------
     def run(
@@ -129,13 +131,16 @@ class Ingestor:
         *,
         before_commit: Callable[[RawLine], None] | None = None,
     ) -> None:
-        """Consume ``lines`` from ``origin``, committing every ``batch_size`` lines.
+        """Consume ``lines`` from ``origin``, committing every ``batch_size`` lines, or sooner once the
+        batch holds ``batch_bytes`` of line data (:data:`BATCH_BYTES`), so memory is bounded per batch
+        and not only per line: 1,000 lines of 1 MiB would otherwise be held at once.
 
         ``before_commit(last_line)`` runs inside each batch's transaction, just before its commit,
         with the last line the batch covers (blank lines included): the worker stores its read
         cursor there, so the cursor and the events it covers commit together or not at all.
         """
         batch: list[_Pending] = []
+        held = 0  # bytes of line data in the batch
         last: RawLine | None = None
         try:
             for line in lines:
@@ -146,9 +151,10 @@ class Ingestor:
                     self.summary.blank += 1
                     continue
                 batch.append(pending)
-                if len(batch) >= self.batch_size:
+                held += line.size
+                if len(batch) >= self.batch_size or held >= self.batch_bytes:
                     self._flush(origin, batch, last, before_commit)
-                    batch, last = [], None
+                    batch, last, held = [], None, 0
         except (OSError, EOFError, zlib.error):
             # The stream broke part-way (a corrupt or cut .gz): keep every line decoded before it.
             if batch:
@@ -370,6 +376,11 @@ def _find_partner(
     return (by_turn, "turn") if by_turn is not None else None
 
 
+BATCH_BYTES = 16 << 20
+"""A batch is committed once its lines hold this many bytes (16 MiB), whatever ``batch_size`` says: a
+parsed line takes a few times its size in memory, so a batch stays under about 100 MB."""
+
+
 def ingest_sources(
     session: Session,
     sources: list[Source],
@@ -424,6 +435,7 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
         summary=summary,
         batch_size=kwargs.get("batch_size", 1000),
         sample_seed=kwargs.get("sample_seed", DEFAULT_SEED),
+        batch_bytes=kwargs.get("batch_bytes"),
     )
     max_bytes = kwargs.get("max_line_bytes", 1 << 20)
     ingestor.run(origin, read_lines(io.BytesIO(data), max_bytes), max_bytes)
