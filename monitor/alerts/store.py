@@ -119,17 +119,24 @@ def _flagged(
 
 
 def newest_checked_ts(
-    *, session: Session, checks: Sequence[tuple[str, int]], kinds: Sequence[str]
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    kinds: Sequence[str],
+    not_after: datetime | None = None,
 ) -> datetime | None:
-    """Event time (``records.ts``, naive UTC) of the newest rewrite the fabrication checks ran on."""
+    """Event time (``records.ts``, naive UTC) of the newest rewrite the fabrication checks ran on, at
+    or before ``not_after`` (naive UTC) when given: a producer with a skewed clock must not move the
+    alert window into the future, where the real traffic is not."""
     fab = _fabrication_checks(checks, kinds)
     if not fab:
         return None
+    bound = [Record.ts <= not_after] if not_after is not None else []
     # Newest first on the ts index, stopping at the first fully checked rewrite: a cycle reads a few
     # rows rather than every check run in the store.
     stmt = (
         select(Record.ts)
-        .where(Record.rewrite_event_id.is_not(None), Record.ts.is_not(None), _fully_ran(fab))
+        .where(Record.rewrite_event_id.is_not(None), Record.ts.is_not(None), _fully_ran(fab), *bound)
         .order_by(Record.ts.desc())
         .limit(1)
     )

@@ -473,6 +473,10 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
     return summary
 
 
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far ahead of the worker's clock a rewrite's time may be and still set the alert window."""
+
+
 def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     """Decide and deliver the fabrication-rate alerts (``monitor.alerts.policy``) and commit; returns every
     group's decision. The caller holds the leader lock.
@@ -488,7 +492,13 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     alerts = ctx.settings.alerts
     policy = rules.Policy.from_settings(alerts)
     checks = current_versions()
-    newest = newest_checked_ts(session=session, checks=checks, kinds=rules.FABRICATION_KINDS)
+    now = ctx.clock()
+    # Rewrites dated after now + CLOCK_SKEW (a producer's clock running ahead) wait until real time
+    # reaches them; they never drag the window away from the traffic.
+    not_after = now.astimezone(UTC).replace(tzinfo=None) + CLOCK_SKEW
+    newest = newest_checked_ts(
+        session=session, checks=checks, kinds=rules.FABRICATION_KINDS, not_after=not_after
+    )
     if newest is None:
         return []
     b_start, w_start, w_end = rules.windows(newest, alerts.window_minutes, alerts.baseline_days)
@@ -502,7 +512,6 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         window_end=w_end,
     )
     history = alert_history(session=session)
-    now = ctx.clock()
     decisions = []
     no_history = rules.History(None, False)
     for g in groups:

@@ -229,6 +229,17 @@ def test_jump_from_1_to_6_percent_alerts_once_for_that_version_only(session: Ses
     assert len(listed.flagged_request_ids) == 20  # 36 flagged, the payload names at most 20
 
 
+def test_one_rewrite_dated_in_the_future_does_not_move_the_alert_window(session: Session) -> None:
+    """A producer whose clock runs a day ahead logs one rewrite: without the bound the window would sit
+    around it (1 rewrite, below every minimum) and the real spike of the last hour would go unseen."""
+    baseline(session)
+    hour = timedelta(hours=1)
+    add_rewrites(session, version="ctx-v7", start=T0, span=hour, n=600, flagged=36)
+    add_rewrites(session, version="ctx-v7", start=T0 + timedelta(days=1), span=hour, n=1, flagged=0)
+    got = decisions(session, ctx(T0 + hour))
+    assert got["prompt_version:ctx-v7"] == ("alert", "spike")
+
+
 def test_jump_from_1_to_1_5_percent_on_300_rewrites_does_not_alert(session: Session) -> None:
     baseline(session, ("ctx-v5",))
     add_rewrites(session, version="ctx-v5", start=T0, span=timedelta(hours=1), n=300, flagged=5)
