@@ -321,6 +321,11 @@ def _load_file(path: Path, model: type[_Model]) -> _Model:
         raise RulesError(f"{label}:{line}: invalid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise RulesError(f"{label}:1: expected a mapping at the top level")
+    dup = _duplicate_key(root)
+    if dup is not None:
+        key, first, again = dup
+        # YAML keeps the last of two equal keys: a second "groups:" would silently replace the first list.
+        raise RulesError(f"{label}:{again}: duplicate key {key!r} (first at line {first}); merge the two")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -335,6 +340,27 @@ def _load_file(path: Path, model: type[_Model]) -> _Model:
             problems.append(f"{label}:{_line_of(root, loc)}: {where}: {msg}")
         # Every problem of the file at once, one per line: fixing them should take one round.
         raise RulesError("\n".join(problems)) from None
+
+
+def _duplicate_key(node: yaml.Node | None) -> tuple[str, int, int] | None:
+    """The first key that appears twice in one mapping of ``node``: ``(key, first line, second line)``."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for k, v in node.value:
+            line = k.start_mark.line + 1
+            if isinstance(k, yaml.ScalarNode):
+                if k.value in seen:
+                    return k.value, seen[k.value], line
+                seen[k.value] = line
+            found = _duplicate_key(v)
+            if found is not None:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found = _duplicate_key(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[str | int, ...]) -> int:

@@ -57,6 +57,23 @@ def test_unknown_key_reports_file_and_line(rules_copy: Path):
     assert str(exc.value) == f"{rules_copy}/aliases.yaml:5: groups.0.colour: Extra inputs are not permitted"
 
 
+def test_a_duplicate_key_is_an_error_not_a_silent_replacement(rules_copy: Path):
+    # YAML would keep the second "groups:" and drop the first list without a word
+    (rules_copy / "aliases.yaml").write_text(
+        "version: 1\ngroups:\n  - name: a\n    members: [x, y]\ngroups:\n  - name: b\n    members: [u, v]\n"
+    )
+    with pytest.raises(RulesError) as exc:
+        load_rules(rules_copy)
+    assert str(exc.value) == (
+        f"{rules_copy}/aliases.yaml:5: duplicate key 'groups' (first at line 2); merge the two"
+    )
+    (rules_copy / "aliases.yaml").write_text(
+        "version: 1\ngroups:\n  - name: a\n    name: b\n    members: [x, y]\n"
+    )
+    with pytest.raises(RulesError, match=r"aliases.yaml:4: duplicate key 'name' \(first at line 3\)"):
+        load_rules(rules_copy)
+
+
 def test_bad_regex_reports_its_line(rules_copy: Path):
     (rules_copy / "qualifiers.yaml").write_text(
         "version: 1\n"
