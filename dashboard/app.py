@@ -9,11 +9,31 @@ nothing here logs them.
 from __future__ import annotations
 
 import streamlit as st
+from artifacts import md
 from resources import auth_configured, log_failure, reviewer
 
 from monitor.errors import MonitorError
+from monitor.settings import auth_missing, is_loopback
 
 st.set_page_config(page_title="rewrite-monitor review", page_icon=":material/rate_review:", layout="wide")
+
+# However the app was started (`rewrite-monitor dashboard`, or `streamlit run` with any options), a
+# half-configured login is an error and a non-local bind needs a working one.
+_auth_table = st.secrets.get("auth") if st.secrets.load_if_toml_exists() else None
+if _auth_table is not None and auth_missing(_auth_table):
+    st.error(
+        "The [auth] table in .streamlit/secrets.toml is incomplete: it lacks "
+        + ", ".join(auth_missing(_auth_table))
+        + ". Complete it (Streamlit OIDC) or remove it to run locally without a login."
+    )
+    st.stop()
+_address = str(st.get_option("server.address") or "")
+if _auth_table is None and not is_loopback(_address):
+    st.error(
+        f"This server listens on {md(_address) or 'every interface'} without a login: start it with "
+        "`rewrite-monitor dashboard` (127.0.0.1), or configure [auth] in .streamlit/secrets.toml."
+    )
+    st.stop()
 
 try:
     st.session_state["reviewer"] = reviewer()
@@ -22,14 +42,14 @@ except MonitorError as exc:  # invalid settings: say which, and stop
     st.stop()
 
 with st.sidebar:
-    st.caption(f"reviewer: **{st.session_state['reviewer']}**")
+    st.caption(f"reviewer: **{md(st.session_state['reviewer'])}**")
     if auth_configured():
         st.button("Log out", on_click=st.logout)
 if not auth_configured():
     st.warning(
-        f"Running without auth: verdicts are signed as {st.session_state['reviewer']!r} (reviewer_name, else "
-        "your login) and the server listens on 127.0.0.1 only. Configure [auth] in .streamlit/secrets.toml "
-        "to log in.",
+        f"Running without auth: verdicts are signed as {md(repr(st.session_state['reviewer']))} "
+        "(reviewer_name, else your login) and the server listens on this machine only. "
+        "Configure [auth] in .streamlit/secrets.toml to log in.",
         icon=":material/lock_open:",
     )
 

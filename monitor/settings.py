@@ -501,3 +501,32 @@ def effective_config(settings: Settings) -> dict[str, Any]:
             value = str(value)
         out[name] = value
     return out
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a server bound to ``address`` is reachable from this machine only: ``localhost`` or a
+    loopback IP (``127.0.0.1``, ``::1``). An empty address (Streamlit's default: every interface) is not."""
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+AUTH_KEYS = ("redirect_uri", "cookie_secret")
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+
+
+def auth_missing(auth: Mapping[str, object]) -> list[str]:
+    """What an ``[auth]`` table (Streamlit's OIDC login, ``st.login``) lacks to work: the names of the
+    missing keys, empty when complete. It needs ``redirect_uri`` and ``cookie_secret``, and
+    ``client_id``, ``client_secret`` and ``server_metadata_url`` directly or in one named provider table
+    (``[auth.google]``). An empty or partial table must not count as a login: it would unlock a
+    non-local address with no working authentication."""
+    missing = [k for k in AUTH_KEYS if not auth.get(k)]
+    providers = [auth, *(v for v in auth.values() if isinstance(v, Mapping))]
+    best = min(([k for k in PROVIDER_KEYS if not p.get(k)] for p in providers), key=len)
+    return missing + best

@@ -439,3 +439,31 @@ def test_a_failing_page_logs_where_but_never_the_transcript(
     logged = [r.getMessage() for r in caplog.records if r.name == "rewrite_monitor.dashboard"]
     assert len(logged) == 1 and logged[0].startswith("The Item page failed: ValidationError at ")
     assert "private words" not in caplog.text and "CMK" not in caplog.text
+
+
+def test_a_non_local_bind_without_a_login_is_refused_however_the_app_was_started(store: str) -> None:
+    """`streamlit run dashboard/app.py --server.address 0.0.0.0` skips the command's check: the app
+    itself refuses to serve, and draws no page."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    try:
+        at = start()
+    finally:
+        config.set_option("server.address", before)
+    assert [shown(e.value) for e in at.error] == [
+        "This server listens on 0.0.0.0 without a login: start it with `rewrite-monitor dashboard` "
+        "(127.0.0.1), or configure [auth] in .streamlit/secrets.toml."
+    ]
+    assert not at.title
+
+
+def test_an_incomplete_auth_table_is_a_clear_error(store: str) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback", "client_id": "id"}
+    at.run()
+    assert [e.value for e in at.error] == [
+        "The [auth] table in .streamlit/secrets.toml is incomplete: it lacks cookie_secret, client_secret, "
+        "server_metadata_url. Complete it (Streamlit OIDC) or remove it to run locally without a login."
+    ]

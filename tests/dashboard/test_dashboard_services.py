@@ -311,3 +311,31 @@ def test_md_leaves_no_markdown_and_reads_back_as_the_text(text: str) -> None:
     out = md(text)
     assert re.search(r"[!-/:-@\[-`{-~]", re.sub(r"\\[!-/:-@\[-`{-~]", "", out)) is None
     assert shown(out) == " ".join(text.split())
+
+
+def test_auth_missing_names_what_a_login_still_needs() -> None:
+    from monitor.settings import auth_missing
+
+    full = {
+        "redirect_uri": "u",
+        "cookie_secret": "c",
+        "client_id": "i",
+        "client_secret": "s",
+        "server_metadata_url": "m",
+    }
+    assert auth_missing(full) == []
+    assert auth_missing({k: v for k, v in full.items() if k != "client_secret"}) == ["client_secret"]
+    # a provider table may carry the client keys
+    nested = {
+        "redirect_uri": "u",
+        "cookie_secret": "c",
+        "google": {"client_id": "i", "client_secret": "s", "server_metadata_url": "m"},
+    }
+    assert auth_missing(nested) == []
+    assert auth_missing({}) == [
+        "redirect_uri",
+        "cookie_secret",
+        "client_id",
+        "client_secret",
+        "server_metadata_url",
+    ]

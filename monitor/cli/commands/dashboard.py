@@ -8,7 +8,6 @@ to the loopback address only.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
 import tomllib
@@ -20,6 +19,7 @@ import typer
 from monitor.bundled import bundled_file
 from monitor.cli.app import State, out
 from monitor.errors import ConfigError
+from monitor.settings import auth_missing, is_loopback
 
 
 def app_path() -> Path:
@@ -57,22 +57,8 @@ def auth_configured(files: list[Path]) -> bool:
 
 
 def _complete(auth: dict[str, object]) -> bool:
-    """An ``[auth]`` table ``st.login`` can use: redirect URI, cookie secret, and a client id either
-    directly or in a named provider table. An empty or partial table must not count as a login, or it
-    would unlock a non-local address with no working authentication."""
-    if not (auth.get("redirect_uri") and auth.get("cookie_secret")):
-        return False
-    providers = [auth, *(v for v in auth.values() if isinstance(v, dict))]
-    return any(p.get("client_id") and p.get("server_metadata_url") for p in providers)
-
-
-def _is_loopback(address: str) -> bool:
-    if address == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
+    """Whether an ``[auth]`` table can log users in (``monitor.settings.auth_missing`` finds nothing)."""
+    return not auth_missing(auth)
 
 
 def streamlit_command(
@@ -86,7 +72,7 @@ def streamlit_command(
     dashboard without auth must not be reachable from other machines), or when the app is not
     installed (:func:`app_path`).
     """
-    if not auth and not _is_loopback(address):
+    if not auth and not is_loopback(address):
         raise ConfigError(
             f"dashboard_address {address!r} exposes the dashboard without a login: configure [auth] in "
             ".streamlit/secrets.toml (Streamlit OIDC) or use 127.0.0.1"
