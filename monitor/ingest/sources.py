@@ -8,18 +8,33 @@ touches the store.
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
+import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from monitor.errors import IngestError
 
-LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
-"""File names a directory walk picks up; a file named explicitly is read whatever its name."""
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".log")
+"""The log file name endings a directory walk picks up (see :data:`DIR_NAME_RE`); a file named
+explicitly is read whatever its name."""
+LIVE_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
+"""The names the worker follows in a configured directory: live logs, not their rotated generations,
+which it reads through rotation tracking (``monitor.ingest.tail``) under the live file's name."""
+DIR_NAME_RE = re.compile(
+    r"^.+(?:\.jsonl|\.ndjson|\.json|\.log)"
+    # a rotated generation: numbered (app.jsonl.1, logrotate, RotatingFileHandler) or dated
+    # (app.jsonl-20240304, app.jsonl.2024-03-04, app.jsonl.2024-03-04_10, TimedRotatingFileHandler)
+    r"(?:[.-](?:\d{1,4}|\d{4}-?\d{2}-?\d{2}(?:[-_T]?\d{2}(?:-?\d{2}){0,2})?))?"
+    r"(?:\.gz)?$"
+)
+"""The names a directory walk reads: a log name (:data:`LOG_SUFFIXES`), optionally followed by a
+rotation generation, optionally gzipped. ``--glob`` replaces it with shell patterns."""
 
 
 ProgressFn = Callable[[int], None]
@@ -80,13 +95,27 @@ def _not_a_file(p: Path, mode: int) -> IngestError:
     )
 
 
-def discover(paths: Iterable[str | Path]) -> list[Source]:
-    """Expand paths into sources: directories recursively (sorted, hidden entries skipped).
+def discover(
+    paths: Iterable[str | Path],
+    *,
+    globs: Sequence[str] | None = None,
+    skipped: list[Path] | None = None,
+) -> list[Source]:
+    """Expand paths into sources: directories recursively (sorted, hidden entries skipped), reading
+    the files whose names match :data:`DIR_NAME_RE`, or any of the shell patterns ``globs`` when given
+    (matched against the file name: ``--glob '*.txt'``). The other files of a walked directory are
+    appended to ``skipped`` when a list is passed (the CLI says how many, so none is skipped silently).
 
     Raises ``IngestError`` for a path that does not exist or cannot be looked at, a path that is not a
     regular file or directory (a pipe such as ``<(zcat f.gz)``, a device such as ``/dev/null``: read
     those through ``-``), and a directory with no log files.
     """
+
+    def wanted(name: str) -> bool:
+        if globs:
+            return any(fnmatch.fnmatchcase(name, g) for g in globs)
+        return DIR_NAME_RE.match(name) is not None
+
     out: list[Source] = []
     for raw in paths:
         if str(raw) == "-":
@@ -101,15 +130,21 @@ def discover(paths: Iterable[str | Path]) -> list[Source]:
         except OSError as exc:
             raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
         if stat.S_ISDIR(mode):
-            found = sorted(
+            files = sorted(
                 f
                 for f in p.rglob("*")
-                if f.is_file()
-                and f.name.endswith(LOG_SUFFIXES)
-                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
             )
+            found = [f for f in files if wanted(f.name)]
+            if skipped is not None:
+                skipped.extend(f for f in files if not wanted(f.name))
             if not found:
-                raise IngestError(f"{p}: directory holds no log files ({', '.join(LOG_SUFFIXES)})")
+                what = (
+                    f"matching {', '.join(globs)}"
+                    if globs
+                    else f"named *{{{','.join(LOG_SUFFIXES)}}}[.N|.DATE][.gz]"
+                )
+                raise IngestError(f"{p}: directory holds no log files {what}")
             out.extend(Source(str(f.resolve()), f.resolve()) for f in found)
         elif stat.S_ISREG(mode):
             out.append(Source(str(p.resolve()), p.resolve()))

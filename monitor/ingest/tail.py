@@ -41,7 +41,7 @@ from typing import IO
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest.sources import LOG_SUFFIXES, RawLine, read_failure, read_lines
+from monitor.ingest.sources import LIVE_SUFFIXES, RawLine, read_failure, read_lines
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
 
@@ -65,7 +65,7 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
     """Files named by configured paths and globs (absolute, sorted, without duplicates), and the
     patterns that name no log file yet, in configuration order.
 
-    A directory contributes its log files (``LOG_SUFFIXES``, recursively, hidden entries skipped); a
+    A directory contributes its log files (``LIVE_SUFFIXES``, recursively, hidden entries skipped); a
     path or glob that matches nothing yet is skipped (the worker waits for it to appear) and listed
     as waiting: a typo looks exactly like a source that has not appeared, so the worker says which.
     """
@@ -80,7 +80,7 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
                     f
                     for f in p.rglob("*")
                     if f.is_file()
-                    and f.name.endswith(LOG_SUFFIXES)
+                    and f.name.endswith(LIVE_SUFFIXES)
                     and not any(x.startswith(".") for x in f.relative_to(p).parts)
                 )
             elif p.is_file():

@@ -8,9 +8,11 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor.errors import IngestError
 from monitor.ingest.sources import discover
 from monitor.ingest.store.batches import ingest_bytes, ingest_sources
 from monitor.store.models import Event, Quarantine, Record
@@ -244,6 +246,57 @@ def test_files_gzip_and_directories_in_stable_order(session: Session, tmp_path: 
     assert [Path(s.origin).relative_to(tmp_path).as_posix() for s in sources] == ["a.jsonl", "b/2.jsonl.gz"]
     summary = ingest_sources(session, sources)
     assert (summary.stored, summary.joined, summary.source_errors) == (2, 1, [])
+
+
+def test_a_directory_walk_reads_rotated_generations_and_json_and_counts_what_it_skips(tmp_path: Path) -> None:
+    names = [
+        "app.jsonl",
+        "app.jsonl.1",
+        "app.jsonl.2.gz",
+        "app.jsonl-20240304",
+        "app.log.2024-03-04_10",
+        "export.json",
+        "notes.txt",
+        "README.md",
+        "app.jsonl.bak",
+    ]
+    for n in names:
+        (tmp_path / n).write_text("")
+    skipped: list[Path] = []
+    read = [Path(s.origin).name for s in discover([tmp_path], skipped=skipped)]
+    assert read == sorted(
+        [
+            "app.jsonl",
+            "app.jsonl.1",
+            "app.jsonl.2.gz",
+            "app.jsonl-20240304",
+            "app.log.2024-03-04_10",
+            "export.json",
+        ]
+    )
+    assert sorted(f.name for f in skipped) == ["README.md", "app.jsonl.bak", "notes.txt"]
+    assert [Path(s.origin).name for s in discover([tmp_path], globs=["*.txt", "*.bak"])] == [
+        "app.jsonl.bak",
+        "notes.txt",
+    ]
+    with pytest.raises(IngestError, match=r"directory holds no log files matching \*\.csv"):
+        discover([tmp_path], globs=["*.csv"])
+
+
+def test_ingest_says_how_many_files_of_a_directory_it_skipped(tmp_path: Path, cli_db: str) -> None:
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "app.jsonl.1").write_bytes(log(ctx_input(), rewrite()))
+    (tmp_path / "logs" / "README.md").write_text("how the logs are kept")
+    result = CliRunner().invoke(app, ["--database-url", cli_db, "ingest", str(tmp_path / "logs"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["stored"] == 2
+    assert (
+        "skipped 1 file in the given directories whose names are not log names (README.md)" in result.stderr
+    )
 
 
 def test_corrupt_gzip_keeps_earlier_sources_and_reports_the_error(session: Session, tmp_path: Path) -> None:

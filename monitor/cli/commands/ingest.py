@@ -20,11 +20,21 @@ def ingest(
     source: Annotated[str | None, typer.Option("--source", help="Label stored with each event.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any line was rejected.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    globs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--glob",
+            help="In directories, read the files whose name matches this shell pattern (repeatable); "
+            "default: *.jsonl, *.ndjson, *.json, *.log and their rotated generations (.1, .2.gz, "
+            "-20240304, .2024-03-04), gzipped or not.",
+        ),
+    ] = None,
 ) -> None:
     """Store every well-formed event of the given logs; quarantine the rest with a reason.
 
-    Re-ingesting the same file stores nothing new. Exit code 0 when the run completed; 1 with
-    --strict and rejects; 3 when a source could not be read.
+    Re-ingesting the same file stores nothing new. A directory is read recursively; files whose names
+    do not match are counted on stderr, never skipped silently. Exit code 0 when the run completed; 1
+    with --strict and rejects; 3 when a source could not be read.
 
     Example: rewrite-monitor ingest logs/ extra.jsonl.gz --source prod-eu
     """
@@ -38,7 +48,15 @@ def ingest(
     state: State = ctx.obj
     settings = state.settings
     engine = open_engine(state, writes=True)
-    sources = discover(paths)
+    skipped: list[Path] = []
+    sources = discover(paths, globs=globs, skipped=skipped)
+    if skipped:
+        names = ", ".join(visible(f.name) for f in skipped[:3]) + (", ..." if len(skipped) > 3 else "")
+        err.print(
+            f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} in the given directories whose "
+            f"names are not log names ({names}); name them, or pass --glob",
+            markup=False,
+        )
     sizes = [s.size for s in sources]
     total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
     with (
