@@ -2,30 +2,82 @@
 
 Today one destination, Sentry (``send_alert``), with the scrubbing of ``monitor.observability.sentry``
 already installed by ``init_sentry``: the payload holds counts, rates, intervals and request ids, never
-query or transcript text.
+query or transcript text. An alert counts as sent only when the transport took it without dropping it
+(:data:`FLUSH_SECONDS` of waiting); otherwise it is stored as ``pending`` and sent again, from its stored
+payload, by the next cycles (``send_stored``).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from monitor.alerts import policy as rules
 
+FLUSH_SECONDS = 10.0
+"""How long one alert waits for the transport to send it; an envelope still in flight then counts as
+sent (the SDK retries nothing itself)."""
 
-def send_alert(decision: rules.Decision, policy: rules.Policy) -> str | None:
-    """Capture one alert or recovery; returns the Sentry event id (``None`` when not sent).
+
+def _capture(
+    message: str,
+    level: Literal["error", "info"],
+    tags: dict[str, str],
+    context: dict[str, Any],
+    fp: list[str],
+) -> tuple[str | None, bool]:
+    import sentry_sdk
+
+    client = sentry_sdk.get_client()
+    transport = client.transport
+    before = getattr(transport, "dropped", 0)
+    with sentry_sdk.new_scope() as scope:
+        for k, v in tags.items():
+            scope.set_tag(k, v)
+        scope.set_context("fabrication_rate", context)
+        scope.fingerprint = fp
+        event_id = sentry_sdk.capture_message(message, level=level)
+    client.flush(timeout=FLUSH_SECONDS)
+    return event_id, event_id is not None and getattr(transport, "dropped", 0) == before
+
+
+def send_alert(decision: rules.Decision, policy: rules.Policy) -> tuple[str | None, bool]:
+    """Capture one alert or recovery; returns the Sentry event id (``None`` when the SDK made none) and
+    whether the transport delivered it.
 
     Message ``fabrication rate spike: prompt_version <v>`` (or ``... recovered: ...``), level
     ``error`` for a spike and ``info`` for a recovery, the tags of ``monitor.alerts.policy.tags``, a
     ``fabrication_rate`` context block (counts, rates, intervals, window, request ids) and the fixed
     fingerprint ``[fabrication_rate, <prompt version>]`` so repeats group into one issue.
     """
-    import sentry_sdk
+    level: Literal["error", "info"] = "error" if decision.action == "alert" else "info"
+    return _capture(
+        rules.message(decision),
+        level,
+        rules.tags(decision),
+        rules.context(decision, policy),
+        rules.fingerprint(decision),
+    )
 
-    with sentry_sdk.new_scope() as scope:
-        for k, v in rules.tags(decision).items():
-            scope.set_tag(k, v)
-        scope.set_context("fabrication_rate", rules.context(decision, policy))
-        scope.fingerprint = rules.fingerprint(decision)
-        level: Literal["error", "info"] = "error" if decision.action == "alert" else "info"
-        return sentry_sdk.capture_message(rules.message(decision), level=level)
+
+def send_stored(status: str, context: dict[str, Any]) -> tuple[str | None, bool]:
+    """Send again a stored alert (``status`` ``alert`` or ``recovered``) from the payload stored with it:
+    the same message, tags, context and fingerprint :func:`send_alert` built. Returns as it does."""
+    recovered = status == "recovered"
+    pv = str(context.get("prompt_version", rules.NO_VERSION))
+    models = context.get("models") or {}
+    what = "recovered" if recovered else "spike"
+    message = (
+        f"fabrication rate {what}: all prompt versions"
+        if context.get("group") == "overall"
+        else f"fabrication rate {what}: prompt_version {pv}"
+    )
+    tags = {
+        "alert_kind": rules.ALERT_KIND,
+        "check_kind": ",".join(rules.FABRICATION_KINDS),
+        "prompt_version": pv,
+        "model": next(iter(models)) if len(models) == 1 else ("(mixed)" if models else rules.NO_VERSION),
+        "reason": str(context.get("reason") or ""),
+        "group": str(context.get("group", "")),
+    }
+    fp = [rules.ALERT_KIND, pv] + (["recovered"] if recovered else [])
+    return _capture(message, "info" if recovered else "error", tags, context, fp)

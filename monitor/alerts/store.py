@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, tuple_
+from sqlalchemy import func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.alerts.policy import (
@@ -298,3 +298,27 @@ def store_alert(
     session.add(row)
     session.flush()
     return row.id
+
+
+PENDING = "pending"
+"""``delivered_to`` of an alert Sentry did not accept yet: the next cycles send it again."""
+
+
+def pending_alerts(*, session: Session, limit: int = 20) -> list[tuple[int, str, dict[str, Any]]]:
+    """``(id, status, payload)`` of the oldest alerts still to deliver (``delivered_to`` ``pending``)."""
+    rows = session.execute(
+        select(Alert.id, Alert.status, Alert.context)
+        .where(Alert.delivered_to == PENDING)
+        .order_by(Alert.id)
+        .limit(limit)
+    ).all()
+    return [(r.id, r.status, dict(r.context or {})) for r in rows]
+
+
+def mark_delivered(*, session: Session, alert_id: int, sentry_event_id: str | None) -> None:
+    """Record that a pending alert was delivered to Sentry. Flushes, does not commit."""
+    session.execute(
+        update(Alert)
+        .where(Alert.id == alert_id, Alert.delivered_to == PENDING)
+        .values(delivered_to="sentry", sentry_event_id=sentry_event_id)
+    )

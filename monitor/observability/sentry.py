@@ -82,6 +82,21 @@ def scrub_event(event: Event, hint: Hint | None = None) -> Event:
     return out
 
 
+def delivery_transport() -> type[Transport]:
+    """The SDK's HTTP transport that also counts what it could not deliver (``dropped``): a network
+    error, a 4xx/5xx or rate-limited answer, a full queue (the SDK's ``on_dropped_event`` hook). The
+    alert job reads the count to tell a sent alert from one still pending (``monitor.alerts.deliver``)."""
+    from sentry_sdk.transport import HttpTransport
+
+    class DeliveryTransport(HttpTransport):
+        dropped = 0
+
+        def on_dropped_event(self, _reason: str) -> None:
+            self.dropped += 1
+
+    return DeliveryTransport
+
+
 def init_sentry(
     settings: Settings, *, transport: Transport | None = None, release: str | None = None
 ) -> bool:
@@ -106,7 +121,7 @@ def init_sentry(
         # own EventScrubber, which stays on as a second net behind scrub_event.
         include_local_variables=False,
         before_send=scrub_event,
-        transport=transport,
+        transport=transport if transport is not None else delivery_transport(),
         integrations=[LoggingIntegration(event_level=None)],
         # The command line carries --database-url with its password; scrub_event drops it too.
         disabled_integrations=[ArgvIntegration()],
@@ -153,4 +168,11 @@ def cron_checkin(worker: WorkerSettings, enabled: bool) -> AbstractContextManage
     return sentry_sdk.monitor(monitor_slug=worker.cron_monitor_slug, monitor_config=monitor_config(worker))
 
 
-__all__ = ["close_sentry", "cron_checkin", "init_sentry", "monitor_config", "scrub_event"]
+__all__ = [
+    "close_sentry",
+    "cron_checkin",
+    "delivery_transport",
+    "init_sentry",
+    "monitor_config",
+    "scrub_event",
+]

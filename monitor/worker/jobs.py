@@ -482,10 +482,12 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     group's decision. The caller holds the leader lock.
 
     Delivery is at-least-once: Sentry (when configured) first, then the ``alerts`` row and the log
-    line, so a crash in between re-sends the alert on the next cycle rather than losing it.
+    line, so a crash in between re-sends the alert on the next cycle rather than losing it. An alert
+    the transport did not deliver is stored as ``pending`` (never "sent to sentry") and sent again by
+    the next cycles until Sentry takes it.
     """
     from monitor.alerts import policy as rules
-    from monitor.alerts.store import alert_history, group_windows, newest_checked_ts, store_alert
+    from monitor.alerts.store import PENDING, alert_history, group_windows, newest_checked_ts, store_alert
     from monitor.checks import current_versions
     from monitor.severity import SEVERITY_RANK
 
@@ -511,6 +513,8 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         window_start=w_start,
         window_end=w_end,
     )
+    if ctx.sentry:
+        _resend_pending(session)
     history = alert_history(session=session)
     decisions = []
     no_history = rules.History(None, False)
@@ -520,16 +524,17 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         if d.action not in ("alert", "recovered"):
             continue
         payload = rules.context(d, policy)
-        event_id = None
+        event_id, delivered_to = None, "log"
         if ctx.sentry:
             from monitor.alerts.deliver import send_alert
 
-            event_id = send_alert(d, policy)
+            event_id, sent = send_alert(d, policy)
+            delivered_to = "sentry" if sent else PENDING
         store_alert(
             session=session,
             decision=d,
             context=payload,
-            delivered_to="sentry" if event_id else "log",
+            delivered_to=delivered_to,
             sentry_event_id=event_id,
             now=now,
         )
@@ -541,6 +546,20 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         )
     session.commit()
     return decisions
+
+
+def _resend_pending(session: Session) -> None:
+    """Send again the alerts Sentry did not accept in an earlier cycle (``pending``), from their stored
+    payload; each one delivered is marked ``sentry``, the others stay pending for the next cycle."""
+    from monitor.alerts.deliver import send_stored
+    from monitor.alerts.store import mark_delivered, pending_alerts
+
+    for alert_id, status, payload in pending_alerts(session=session):
+        event_id, sent = send_stored(status, payload)
+        if not sent:
+            _log.warning("alert still not delivered", extra={"fields": {"alert_id": alert_id}})
+            break  # Sentry is still unreachable: the rest waits for the next cycle
+        mark_delivered(session=session, alert_id=alert_id, sentry_event_id=event_id)
 
 
 def alerts_job(ctx: WorkerContext) -> list[Decision]:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 from sentry_sdk.transport import Transport
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from monitor.alerts import policy as rules
@@ -560,3 +560,53 @@ def test_alerts_list_shows_reason_baseline_counts_and_the_flagged_requests(cli_d
     assert "spike" in table.stdout and "1.00% (20/2000)" in table.stdout
     cells = " ".join(t for t in re.split(r"[\s│┃]+", table.stdout) if t)  # the table's words, unwrapped
     assert "r0, r1, r2, r3, r4 (+2 more: --json)" in cells
+
+
+class DroppingTransport(CapturingTransport):
+    """Drops every envelope while ``down`` (as the SDK's HTTP transport does on a network error or a
+    5xx answer: its ``on_dropped_event`` hook counts it); keeps them once Sentry is back."""
+
+    def __init__(self, options: dict[str, Any] | None = None):
+        super().__init__(options)
+        self.down = True
+        self.dropped = 0
+
+    def capture_envelope(self, envelope: Any) -> None:
+        if self.down:
+            self.dropped += 1
+        else:
+            super().capture_envelope(envelope)
+
+
+def test_an_alert_sentry_did_not_take_is_pending_and_sent_by_a_later_cycle(session: Session) -> None:
+    transport = DroppingTransport()
+    settings = Settings(sentry_dsn=SecretStr("https://public@o1.ingest.example.invalid/1"))
+    assert init_sentry(settings, transport=transport)
+    try:
+        baseline(session, ("ctx-v7",))
+        add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36)
+        c = ctx(T0 + timedelta(hours=1))
+        c.sentry = True
+        evaluate_alerts(c, session)
+        rows = session.execute(select(Alert.group_key, Alert.delivered_to).order_by(Alert.id)).all()
+        assert [tuple(r) for r in rows] == [("overall", "pending"), ("prompt_version:ctx-v7", "pending")]
+        assert transport.events() == []
+        transport.down = False
+        evaluate_alerts(c, session)  # the same window again: inside the cooldown, only the resend
+        session.expire_all()
+        rows = session.execute(
+            select(Alert.group_key, Alert.delivered_to, Alert.sentry_event_id).order_by(Alert.id)
+        ).all()
+        assert [(g, d) for g, d, _ in rows] == [("overall", "sentry"), ("prompt_version:ctx-v7", "sentry")]
+        assert all(e for _, _, e in rows)
+        events = transport.events()
+        assert [e["message"] for e in events] == [
+            "fabrication rate spike: all prompt versions",
+            "fabrication rate spike: prompt_version ctx-v7",
+        ]
+        assert events[1]["fingerprint"] == ["fabrication_rate", "ctx-v7"]
+        assert events[1]["tags"]["reason"] == "spike" and events[1]["tags"]["model"] == "m1"
+        # sent once: the cooldown holds, so the second cycle raised nothing new
+        assert session.scalar(select(func.count()).select_from(Alert)) == 2
+    finally:
+        close_sentry()
