@@ -155,27 +155,10 @@ def _grade(
     for form in (word.key, word.lower):
         rel = find_stem_relative(form, tr.analyses)
         if rel is not None:
-            ai, other = rel
-            info.update(
-                severity="low",
-                signal="derivation",
-                related=other,
-                related_at={"message_index": tr.labels[ai]},
-                why=f"inflection/derivation of '{other}' ({_where(tr.labels[ai])})",
-            )
-            return info
-    if not capitalised:
-        syn = synonym_in((word.key, word.lower), tr.analyses)
-        if syn is not None:
-            ai, other = syn
-            info.update(
-                severity="low",
-                signal="synonym",
-                related=other,
-                related_at={"message_index": tr.labels[ai]},
-                why=f"synonym of '{other}' ({_where(tr.labels[ai])}; a WordNet synset)",
-            )
-            return info
+            return _related(info, "derivation", rel, tr, "inflection/derivation of '{}' ({})")
+    syn = None if capitalised else synonym_in((word.key, word.lower), tr.analyses)
+    if syn is not None:
+        return _related(info, "synonym", syn, tr, "synonym of '{}' ({}; a WordNet synset)")
     # Rarity of the word or its lemma, whichever is commoner: inflected forms ("visits") are rarer than
     # their lemma without being more specific.
     z = max(zipf(word.lower), zipf(word.key))
@@ -206,6 +189,22 @@ def _grade(
         info.update(severity="high", signal="rare_term", why=f"rare term (zipf {z:.2f} < {RARE_ZIPF})")
         return info
     info.update(severity="medium", signal="content_word", why="content word that narrows the topic")
+    return info
+
+
+def _related(
+    info: dict[str, Any], signal: str, found: tuple[int, str], tr: Transcript, why: str
+) -> dict[str, Any]:
+    """``info`` graded low for a word related to the transcript word ``found`` = (analysis index, key):
+    ``why`` is formatted with that word and where it was received."""
+    ai, other = found
+    info.update(
+        severity="low",
+        signal=signal,
+        related=other,
+        related_at={"message_index": tr.labels[ai]},
+        why=why.format(other, _where(tr.labels[ai])),
+    )
     return info
 
 

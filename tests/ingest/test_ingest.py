@@ -249,31 +249,18 @@ def test_files_gzip_and_directories_in_stable_order(session: Session, tmp_path: 
 
 
 def test_a_directory_walk_reads_rotated_generations_and_json_and_counts_what_it_skips(tmp_path: Path) -> None:
-    names = [
+    logs = [
         "app.jsonl",
         "app.jsonl.1",
         "app.jsonl.2.gz",
         "app.jsonl-20240304",
         "app.log.2024-03-04_10",
         "export.json",
-        "notes.txt",
-        "README.md",
-        "app.jsonl.bak",
     ]
-    for n in names:
+    for n in [*logs, "notes.txt", "README.md", "app.jsonl.bak"]:
         (tmp_path / n).write_text("")
     skipped: list[Path] = []
-    read = [Path(s.origin).name for s in discover([tmp_path], skipped=skipped)]
-    assert read == sorted(
-        [
-            "app.jsonl",
-            "app.jsonl.1",
-            "app.jsonl.2.gz",
-            "app.jsonl-20240304",
-            "app.log.2024-03-04_10",
-            "export.json",
-        ]
-    )
+    assert [Path(s.origin).name for s in discover([tmp_path], skipped=skipped)] == sorted(logs)
     assert sorted(f.name for f in skipped) == ["README.md", "app.jsonl.bak", "notes.txt"]
     assert [Path(s.origin).name for s in discover([tmp_path], globs=["*.txt", "*.bak"])] == [
         "app.jsonl.bak",
