@@ -10,7 +10,13 @@ from collections.abc import Iterable
 
 # C0 controls but tab and newline, DEL, and C1 controls (U+0080-U+009F: 0x9B is a one-byte CSI on
 # some terminals). CRLF is a line break written by Windows producers, so it stays one.
-_CONTROL_RE = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 (but newline and tab), DEL, C1, and the invisible format characters that reorder or hide text:
+# the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069, "Trojan Source",
+# CVE-2021-42574), the marks U+200E/200F and U+061C, zero-width characters (U+200B-200D, U+2060,
+# U+FEFF).
+_CONTROL_RE = re.compile(
+    "\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -20,7 +26,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` safe to print on a terminal: each control character other than newline and tab (C0,
-    DEL, C1) becomes its JSON-style escape, ``"\\x1b"`` -> ``"\\\\u001b"``; CRLF becomes a newline.
+    DEL, C1) and each invisible bidirectional or zero-width character becomes its JSON-style escape,
+    ``"\\x1b"`` -> ``"\\\\u001b"``; CRLF becomes a newline.
 
     The stored NUL of a quarantine excerpt is written the same way (``\\u0000``).
     """

@@ -42,3 +42,11 @@ def test_match_key_folds_case_and_joiners() -> None:
 def test_match_key_with_punctuation_drops_every_non_word_character_but_underscore() -> None:
     assert match_key("Why? The e-mail_id!", punctuation=True) == "why the e mail_id"
     assert match_key("What about it?", punctuation=True) == match_key("what about  it", punctuation=True)
+
+
+def test_bidirectional_and_zero_width_characters_are_escaped() -> None:
+    """A right-to-left override could make a reviewer read "pay 0001" as "pay 1000" (Trojan Source)."""
+    from monitor.text import visible
+
+    assert visible("pay \u202e1000\u202c now\u200b!") == "pay \\u202e1000\\u202c now\\u200b!"
+    assert visible("Dublin, café, 東京") == "Dublin, café, 東京"

@@ -74,15 +74,18 @@ _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-
 # usual prefixed key formats, and the signature parameters of signed URLs (AWS SigV4, Azure SAS, GCS).
 _SECRETS = (
     re.compile(r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{16,})"),
+    # KEY=value, KEY: value, "key": "value", with prefixes (MY_API_KEY, AWS_SECRET_ACCESS_KEY)
     re.compile(
-        r"(?i)\b(?:api[_ -]?key|access[_ -]?key|secret|password|passwd|pwd|token)\b"
-        r"\s*[:=]\s*[\"']?([^\s\"',;&]{6,})"
+        r"(?i)[A-Za-z0-9_]*(?:api[_-]?key|access[_-]?key|secret|password|passwd|pwd|token)[\"']?"
+        r"\s*[:=]\s*[\"']?([^\s\"',;&}]{6,})"
     ),
     re.compile(
-        r"\b((?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})\b"
+        r"\b((?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}"
+        r"|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})"
     ),
     re.compile(
-        r"(?i)[?&](?:x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|se|sv|x-goog-signature|token)=([^&\s#]+)"
+        r"(?i)[?&](?:x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|se|sv"
+        r"|x-goog-signature|token)=([^&\s#]+)"
     ),
 )
 
@@ -216,7 +219,9 @@ class NameFinder:
         self.matcher = Matcher(self.nlp.vocab)
         self._shape: dict[int, tuple[int, int]] = {}
         for cue, (before, after) in _CUES.items():
-            self.matcher.add(cue, [[*before, _NAME_TOKEN, *after]], greedy="LONGEST")
+            # a name may follow its cue after a line break or extra spaces ("Thanks,\nBob")
+            gap = [{"IS_SPACE": True, "OP": "?"}]
+            self.matcher.add(cue, [[*before, *gap, _NAME_TOKEN, *after]], greedy="LONGEST")
             self._shape[self.nlp.vocab.strings[cue]] = (len(before), len(after))
 
     def names(self, text: str) -> list[str]:
@@ -226,6 +231,8 @@ class NameFinder:
         for match_id, start, end in self.matcher(doc):
             before, after = self._shape[match_id]
             first, last = start + before, end - after
+            while first < last and doc[first].is_space:
+                first += 1
             # join a hyphenated name the tokenizer split ("Anne" "-" "Marie") and the words after it
             words = last - first
             while (
@@ -283,7 +290,7 @@ class Redactor:
         for text in texts:
             for name in self.finder.names(text):
                 self._names.setdefault(name, name)
-                for part in name.split():
+                for part in re.split(r"[\s-]+", name):
                     if len(part) > 1 and part[0].isupper():
                         self._names.setdefault(part, name)
 
@@ -328,7 +335,8 @@ class Redactor:
         case never keeps a piece of what its messages hide. A fragment needs 4 letters or digits."""
         red = self.redact(term)
         if red != term:
-            return red
+            # "Jane Doe" -> "<NAME_1> <NAME_1>": one value, one placeholder
+            return re.sub(r"(<[A-Z]+_\d+>)(?:[\s-]+\1)+", r"\1", red)
         probe = term.strip().lower()
         if sum(c.isalnum() for c in probe) >= 4:
             for placeholder, surfaces in self._surfaces.items():

@@ -116,6 +116,12 @@ def open_worker(
     except BaseException:
         engine.dispose()
         raise
+    from monitor.store.engine import session_factory
+    from monitor.worker.store import prune_dead
+
+    with session_factory(engine)() as session:
+        prune_dead(session=session, host=socket.gethostname())
+        session.commit()
     sentry = init_sentry(settings, transport=sentry_transport)
     return WorkerContext(
         settings=settings, engine=engine, rules=rules, locks=locks, holder=holder, sentry=sentry

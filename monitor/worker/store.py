@@ -79,9 +79,24 @@ def release(*, session: Session, name: str, holder: str) -> None:
     session.execute(delete(Lease).where(Lease.name == name, Lease.holder == holder))
 
 
+def prune_dead(*, session: Session, host: str, alive: Callable[[int], bool] = pid_alive) -> int:
+    """Delete the ``worker:`` leases of holders on ``host`` whose process is gone (a worker killed
+    before it could release its lease); returns how many. A starting worker runs this, so one crash does
+    not leave ``worker status`` reporting DEAD, and exiting 1, for good. Flushes, does not commit."""
+    now = datetime.min
+    gone = [
+        x.name
+        for x in list_leases(session=session)
+        if x.name.startswith("worker:") and x.state(now, host=host, alive=alive) == "dead"
+    ]
+    if gone:
+        session.execute(delete(Lease).where(Lease.name.in_(gone)))
+    return len(gone)
+
+
 def list_leases(*, session: Session) -> list[LeaseRow]:
     """Every lease row, by name."""
     return [to_row(LeaseRow, x) for x in session.scalars(select(Lease).order_by(Lease.name))]
 
 
-__all__ = ["LeaseRow", "heartbeat", "list_leases", "pid_alive", "release"]
+__all__ = ["LeaseRow", "heartbeat", "list_leases", "pid_alive", "prune_dead", "release"]

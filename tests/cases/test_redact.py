@@ -185,3 +185,31 @@ def test_an_assertion_that_is_a_fragment_of_a_redacted_value_gets_its_placeholde
     out = redact_case(case, FINDER)
     assert out["messages"][0]["content"] == "Call me on <PHONE_1> or mail <EMAIL_1>"
     assert (out["must_include"], out["must_not_include"]) == (["<PHONE_1>"], ["<EMAIL_1>", "SLA"])
+
+
+def test_keys_in_env_and_json_forms_and_names_after_a_line_break() -> None:
+    out = _redact(
+        "export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+        'MY_API_KEY=abcdef123456 and {"token": "abcdefghijklmnop"}',
+        "github_pat_11ABCDEFG0123456789abcdef",
+        "Thanks,\nBob",
+        "Regards,\r\nAlice Smith",
+    )
+    assert out == [
+        "export ANTHROPIC_API_KEY=<SECRET_1>",
+        'MY_API_KEY=<SECRET_2> and {"token": "<SECRET_3>"}',
+        "<SECRET_4>",
+        "Thanks,\n<NAME_1>",
+        "Regards,\r\n<NAME_2>",
+    ]
+
+
+def test_a_short_surname_in_an_assertion_is_redacted_as_the_name() -> None:
+    r = Redactor(FINDER)
+    r.learn_names(["Name: Jane Doe-Smith"])
+    assert r.redact("Name: Jane Doe-Smith") == "Name: <NAME_1>"
+    assert (r.redact_term("Doe"), r.redact_term("Jane Doe"), r.redact_term("SLA")) == (
+        "<NAME_1>",
+        "<NAME_1>",
+        "SLA",
+    )

@@ -238,6 +238,10 @@ def test_quarantine_lists_rejected_lines_without_their_text_unless_asked(cli_db:
         (2, None),
         (3, "dismissed"),
     ]
+    huge = runner.invoke(app, ["--database-url", cli_db, "quarantine", "clear", "--older-than-days", "inf"])
+    assert huge.exit_code == 2 and "Traceback" not in huge.output
+    too_many = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--limit", "99999999999999999999"])
+    assert too_many.exit_code == 2 and "Traceback" not in too_many.output
     cleared = runner.invoke(app, ["--database-url", cli_db, "quarantine", "clear"])
     assert (cleared.exit_code, cleared.stdout) == (0, "deleted 1 resolved line\n")
 

@@ -380,3 +380,20 @@ def test_a_batch_is_committed_once_its_lines_hold_batch_bytes(session: Session) 
     )
     assert commits == [3, 6, 9, 10]
     assert summary.stored == 10
+
+
+def test_quarantine_origin_takes_the_relative_path_ingest_was_given(
+    tmp_path: Path, cli_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    Path("bad.jsonl").write_bytes(b"not json\n")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--database-url", cli_db, "ingest", "bad.jsonl"]).exit_code == 0
+    listed = runner.invoke(app, ["--database-url", cli_db, "quarantine", "--origin", "bad.jsonl", "--json"])
+    assert [json.loads(x)["origin"] for x in listed.stdout.splitlines()] == [str(tmp_path / "bad.jsonl")]
+    done = runner.invoke(app, ["--database-url", cli_db, "quarantine", "resolve", "--origin", "bad.jsonl"])
+    assert done.stdout == "dismissed 1 rejected line\n"

@@ -108,7 +108,9 @@ def findings(
     min_severity: Annotated[Severity, typer.Option("--min-severity", help="The lowest severity shown.")] = (
         Severity.LOW
     ),
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N findings.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, max=1_000_000, help="At most N findings.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List stored findings of the current checker versions, most severe first.

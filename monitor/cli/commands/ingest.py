@@ -91,6 +91,14 @@ def ingest(
         raise typer.Exit(1)
 
 
+def _stored_origin(origin: str | None) -> str | None:
+    """``--origin`` as ingest stores it: ``-`` as is, a path made absolute (``ingest bad.jsonl`` stores
+    ``/where/it/was/bad.jsonl``; typing the same relative path here must find it)."""
+    if origin is None or origin == "-":
+        return origin
+    return str(Path(origin).resolve())
+
+
 def _reasons() -> tuple[str, ...]:
     from monitor.ingest.events import REASONS
 
@@ -123,9 +131,13 @@ def quarantine_cmd(
     ctx: typer.Context,
     reason: Annotated[str | None, _REASON_OPTION] = None,
     origin: Annotated[
-        str | None, typer.Option("--origin", help="Only lines of this file (as stored).")
+        str | None,
+        typer.Option(
+            "--origin",
+            help="Only lines of this file (a relative path is made absolute, as ingest stores it).",
+        ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N lines.")] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most N lines.")] = 50,
     excerpt: Annotated[bool, typer.Option("--excerpt", help="Also print the start of each line.")] = False,
     include_resolved: Annotated[
         bool, typer.Option("--resolved", help="Also list resolved lines (with their resolution).")
@@ -144,7 +156,7 @@ def quarantine_cmd(
         rows, counts = list_quarantine(
             session=session,
             reason=reason,
-            origin=origin,
+            origin=_stored_origin(origin),
             limit=limit,
             with_excerpt=excerpt,
             include_resolved=include_resolved,
@@ -175,7 +187,11 @@ def quarantine_resolve(
     ctx: typer.Context,
     reason: Annotated[str | None, _REASON_OPTION] = None,
     origin: Annotated[
-        str | None, typer.Option("--origin", help="Only lines of this file (as stored).")
+        str | None,
+        typer.Option(
+            "--origin",
+            help="Only lines of this file (a relative path is made absolute, as ingest stores it).",
+        ),
     ] = None,
     line: Annotated[int | None, typer.Option("--line", min=1, help="Only this line number.")] = None,
     everything: Annotated[bool, typer.Option("--all", help="Every open line (no filter needed).")] = False,
@@ -197,7 +213,9 @@ def quarantine_resolve(
         raise typer.Exit(2)
     engine = open_engine(ctx.obj, writes=True)
     with session_factory(engine)() as session:
-        n = resolve(session=session, now=datetime.now(UTC), reason=reason, origin=origin, line_no=line)
+        n = resolve(
+            session=session, now=datetime.now(UTC), reason=reason, origin=_stored_origin(origin), line_no=line
+        )
         session.commit()
     out.print(f"dismissed {n} rejected line{'s' if n != 1 else ''}", markup=False)
 
@@ -207,7 +225,9 @@ def quarantine_clear(
     ctx: typer.Context,
     older_than_days: Annotated[
         float | None,
-        typer.Option("--older-than-days", min=0, help="Only lines resolved more than N days ago."),
+        typer.Option(
+            "--older-than-days", min=0, max=36_500, help="Only lines resolved more than N days ago."
+        ),
     ] = None,
 ) -> None:
     """Delete resolved rejected lines (stored later or dismissed) from the store; open ones are kept.

@@ -32,7 +32,7 @@ def queue_cmd(
         str | None,
         typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only items with this finding kind."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N items.")] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most N items.")] = 50,
 ) -> None:
     """The review queue in review order (severity, then age), with the flagged words.
 

@@ -209,7 +209,7 @@ def alerts_list(
     since: Annotated[
         datetime | None, typer.Option("--since", help="Created at or after (UTC).", formats=["%Y-%m-%d"])
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Most recent N.")] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="Most recent N.")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line.")] = False,
 ) -> None:
     """Stored alerts and recoveries, newest first: why (spike or ceiling), window and baseline counts and
