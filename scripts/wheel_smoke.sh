@@ -163,8 +163,12 @@ render_dashboard() {
     # The installed app's first page under Streamlit's test runner: its plain-name imports
     # (`import reads`, `from resources import ...`) and pages resolve inside site-packages.
     REWRITE_MONITOR_DATABASE_URL=$DB "$VENV/bin/python" -c '
+from streamlit import config
 from streamlit.testing.v1 import AppTest
 from monitor.cli.commands.dashboard import app_path
+# as `rewrite-monitor dashboard` starts it: bound to the loopback address (the app refuses any other
+# address without a login, and an empty folder has no .streamlit/config.toml to say so)
+config.set_option("server.address", "127.0.0.1")
 at = AppTest.from_file(str(app_path()), default_timeout=60).run()
 assert not at.exception, [e.value for e in at.exception]
 assert not at.error, [e.value for e in at.error]
