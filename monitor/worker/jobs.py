@@ -497,7 +497,8 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     now = ctx.clock()
     # Rewrites dated after now + CLOCK_SKEW (a producer's clock running ahead) wait until real time
     # reaches them; they never drag the window away from the traffic.
-    not_after = now.astimezone(UTC).replace(tzinfo=None) + CLOCK_SKEW
+    utc_now = now if now.tzinfo is None else now.astimezone(UTC).replace(tzinfo=None)  # naive is UTC here
+    not_after = utc_now + CLOCK_SKEW
     newest = newest_checked_ts(
         session=session, checks=checks, kinds=rules.FABRICATION_KINDS, not_after=not_after
     )
