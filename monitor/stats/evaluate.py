@@ -132,6 +132,29 @@ ITEM_LABEL_FIELDS = (
 )
 
 
+WORD_FIELDS = ("fabricated", "dropped_constraint")
+"""Label fields that list the labelled words (an empty list: none)."""
+FLAG_FIELDS = ("wrong_antecedent", "unresolved", "intent_drift", "ok", "not_a_query", "escaped_fabrication")
+"""Label fields that are true or false (``shared/data/README.md``)."""
+
+
+def _check_types(obj: dict[str, Any]) -> None:
+    """Raise ``TypeError`` naming the field whose value has the wrong JSON type: a string where a list of
+    words belongs (``"fabricated": "Boeing"``) would otherwise be scored as a label."""
+    if not isinstance(obj.get("request_id"), str):
+        raise TypeError("field 'request_id' must be a string")
+    for f in WORD_FIELDS:
+        v = obj.get(f)
+        if v is not None and not (isinstance(v, list) and all(isinstance(w, str) for w in v)):
+            raise TypeError(f"field {f!r} must be a list of words (strings), got {type(v).__name__}")
+    for f in FLAG_FIELDS:
+        v = obj.get(f)
+        if v is not None and not isinstance(v, bool):
+            raise TypeError(f"field {f!r} must be true or false, got {type(v).__name__}")
+    if "candidates" in obj and not isinstance(obj["candidates"], list):
+        raise TypeError("field 'candidates' must be a list")
+
+
 def parse_label_line(obj: dict[str, Any]) -> LabelItem:
     """Turn one label object (either format) into a :class:`LabelItem`.
 
@@ -143,6 +166,7 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
     """
     if "candidates" not in obj and not any(f in obj for f in ITEM_LABEL_FIELDS):
         raise KeyError(f"no label fields ({', '.join(ITEM_LABEL_FIELDS)} or candidates)")
+    _check_types(obj)
     truth: dict[str, bool] = {}
     words: dict[str, list[str]] = {}
     if "candidates" in obj:  # word-level LLM labels
@@ -181,14 +205,23 @@ def read_labels(path: Path) -> list[LabelItem]:
         line, reason = utf8_fault(exc)
         raise LabelError(f"{path}:{line}: {reason}") from None
     items = []
+    first: dict[str, int] = {}
     for n, text in enumerate(lines, 1):
         if not text.strip():
             continue
         try:
             obj = json.loads(text)
-            items.append(parse_label_line(obj))
+            item = parse_label_line(obj)
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise LabelError(f"{path}:{n}: not a label object with a request_id ({exc})") from exc
+        if item.request_id in first:
+            # counted twice, an item would double its weight and narrow every interval
+            raise LabelError(
+                f"{path}:{n}: request_id {item.request_id!r} is labelled again (first at line "
+                f"{first[item.request_id]}): keep one label per item"
+            )
+        first[item.request_id] = n
+        items.append(item)
     return items
 
 
@@ -424,6 +457,11 @@ def evaluate(
     if by not in (None, "model", "prompt_version"):
         raise ValueError(f"by must be model or prompt_version, not {by!r}")
     result = Evaluation()
+    seen: set[Path] = set()
+    for path in label_files:
+        if path.resolve() in seen:
+            raise LabelError(f"{path}: given twice: each label file counts once")
+        seen.add(path.resolve())
     for path in label_files:
         items = read_labels(path)
         stored = stored_rewrites(session=session, request_ids=[i.request_id for i in items], checks=checks)

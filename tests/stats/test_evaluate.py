@@ -215,3 +215,31 @@ def test_evaluate_by_prompt_version_and_details_in_json(session, tmp_path) -> No
         rules_hash="0",
     )
     assert stale.stale["l.jsonl"] == 2
+
+
+def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A repeated item, a file given twice and a wrong-typed field are errors naming file, line and field,
+    never silently counted (a doubled item doubles its weight and narrows every interval)."""
+    import pytest
+
+    from monitor.errors import LabelError
+    from monitor.stats.evaluate import evaluate, read_labels
+
+    ok = '{"request_id": "r1", "fabricated": [], "ok": true}'
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(ok + "\n" + '{"request_id": "r2", "ok": true}\n' + ok + "\n")
+    with pytest.raises(
+        LabelError, match=r"twice.jsonl:3: request_id 'r1' is labelled again \(first at line 1\)"
+    ):
+        read_labels(twice)
+    typed = tmp_path / "typed.jsonl"
+    typed.write_text('{"request_id": "r1", "fabricated": "Boeing", "ok": "yes"}\n')
+    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*field 'fabricated' must be a list of words"):
+        read_labels(typed)
+    typed.write_text('{"request_id": "r1", "fabricated": [], "ok": "yes"}\n')
+    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*field 'ok' must be true or false, got str"):
+        read_labels(typed)
+    good = tmp_path / "good.jsonl"
+    good.write_text(ok + "\n")
+    with pytest.raises(LabelError, match=r"good.jsonl: given twice"):
+        evaluate(session=None, label_files=[good, good], checks=[], kind_to_check={})  # type: ignore[arg-type]
