@@ -121,6 +121,11 @@ Examples:
     invoke_without_command=True,
 )
 
+_ORIGIN_OPTION = typer.Option(
+    "--origin",
+    callback=_stored_origin,
+    help="Only lines of this file (a relative path is made absolute, as ingest stores it).",
+)
 _REASON_OPTION = typer.Option(
     "--reason", parser=lazy_choice(_reasons), metavar="REASON", help="Only this reason (e.g. wrong_type)."
 )
@@ -130,13 +135,7 @@ _REASON_OPTION = typer.Option(
 def quarantine_cmd(
     ctx: typer.Context,
     reason: Annotated[str | None, _REASON_OPTION] = None,
-    origin: Annotated[
-        str | None,
-        typer.Option(
-            "--origin",
-            help="Only lines of this file (a relative path is made absolute, as ingest stores it).",
-        ),
-    ] = None,
+    origin: Annotated[str | None, _ORIGIN_OPTION] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most N lines.")] = 50,
     excerpt: Annotated[bool, typer.Option("--excerpt", help="Also print the start of each line.")] = False,
     include_resolved: Annotated[
@@ -156,7 +155,7 @@ def quarantine_cmd(
         rows, counts = list_quarantine(
             session=session,
             reason=reason,
-            origin=_stored_origin(origin),
+            origin=origin,
             limit=limit,
             with_excerpt=excerpt,
             include_resolved=include_resolved,
@@ -186,13 +185,7 @@ def quarantine_cmd(
 def quarantine_resolve(
     ctx: typer.Context,
     reason: Annotated[str | None, _REASON_OPTION] = None,
-    origin: Annotated[
-        str | None,
-        typer.Option(
-            "--origin",
-            help="Only lines of this file (a relative path is made absolute, as ingest stores it).",
-        ),
-    ] = None,
+    origin: Annotated[str | None, _ORIGIN_OPTION] = None,
     line: Annotated[int | None, typer.Option("--line", min=1, help="Only this line number.")] = None,
     everything: Annotated[bool, typer.Option("--all", help="Every open line (no filter needed).")] = False,
 ) -> None:
@@ -213,9 +206,7 @@ def quarantine_resolve(
         raise typer.Exit(2)
     engine = open_engine(ctx.obj, writes=True)
     with session_factory(engine)() as session:
-        n = resolve(
-            session=session, now=datetime.now(UTC), reason=reason, origin=_stored_origin(origin), line_no=line
-        )
+        n = resolve(session=session, now=datetime.now(UTC), reason=reason, origin=origin, line_no=line)
         session.commit()
     out.print(f"dismissed {n} rejected line{'s' if n != 1 else ''}", markup=False)
 
