@@ -108,6 +108,39 @@ def upgrade() -> None:
 
     with op.batch_alter_table("records", schema=None) as batch_op:
         batch_op.add_column(sa.Column("check_draw", sa.Float(), nullable=True))
+    _backfill_check_draws()
+
+
+def _backfill_check_draws() -> None:
+    """Give records already stored the draw ingest gives a new one (``monitor.queue.sampling.draw`` of
+    the configured ``sample_seed``, ``"check"``, ``conv_id/request_id``): a check rate below 1 compares
+    the draw with the rate, so a record left without one (a store older than this revision, or brought
+    below it and up again) would never be checked."""
+    from monitor.queue.sampling import draw
+    from monitor.settings import load_settings
+
+    seed = load_settings().sample_seed
+    records = sa.table(
+        "records", sa.column("id"), sa.column("conv_id"), sa.column("request_id"), sa.column("check_draw")
+    )
+    bind = op.get_bind()
+    after = 0
+    while True:
+        rows = bind.execute(
+            sa.select(records.c.id, records.c.conv_id, records.c.request_id)
+            .where(records.c.check_draw.is_(None), records.c.id > after)
+            .order_by(records.c.id)
+            .limit(1000)
+        ).all()
+        if not rows:
+            return
+        bind.execute(
+            records.update()
+            .where(records.c.id == sa.bindparam("rid"))
+            .values(check_draw=sa.bindparam("draw")),
+            [{"rid": r.id, "draw": draw(seed, "check", f"{r.conv_id}/{r.request_id}")} for r in rows],
+        )
+        after = rows[-1].id
 
 
 def downgrade() -> None:

@@ -27,8 +27,7 @@ from monitor.checks.store import (
     store_outcomes,
     unchecked_record_ids,
 )
-from monitor.ingest.store.records import fill_missing_draws, load_records
-from monitor.queue.sampling import DEFAULT_SEED
+from monitor.ingest.store.records import load_records
 
 if TYPE_CHECKING:
     from monitor.alerts.policy import Decision
@@ -102,14 +101,11 @@ def check_job(
     on_batch: Callable[[int], None] | None = None,
     claim: bool = False,
     stop: Callable[[], bool] | None = None,
-    sample_seed: str = DEFAULT_SEED,
 ) -> CheckSummary:
     """Run every registered check over the records not yet checked at the current versions.
 
     With ``recheck``, the current versions' runs and findings are deleted first and every record is
-    checked again. With ``check_rate`` < 1 only records whose draw is below the rate are checked; a
-    record stored without a draw (before migration 0003) first gets the one of ``sample_seed``
-    (``fill_missing_draws``).
+    checked again. With ``check_rate`` < 1 only records whose draw is below the rate are checked.
     ``summary.days`` collects the UTC days of the rewrites checked (for queue admission). Commits once
     per batch, so an interrupted run keeps what it finished. ``claim`` locks each batch's records
     (``FOR UPDATE SKIP LOCKED`` on PostgreSQL) so several workers check disjoint batches; ``stop()``
@@ -129,8 +125,6 @@ def check_job(
     if recheck:
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
-    if check_rate < 1.0:
-        fill_missing_draws(session=session, seed=sample_seed)
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
     # is graded against the whole store's profile, whichever run checks it.
     _learn_profile(
@@ -326,7 +320,6 @@ def run_job(
         check_rate=settings.check_rate,
         on_batch=on_batch,
         claim=True,
-        sample_seed=settings.sample_seed,
     )
     enqueue = enqueue_job(session=session, settings=settings.queue, days=check.days, now=now)
     checks = current_versions()
@@ -440,7 +433,6 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
             check_rate=settings.check_rate,
             claim=True,
             stop=ctx.stopping,
-            sample_seed=settings.sample_seed,
         )
         summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
         summary.sources_waiting = waiting

@@ -362,8 +362,9 @@ def test_a_sqlite_downgrade_keeps_the_rows_of_tables_it_rebuilds(tmp_path: Path)
 
 
 def test_records_without_a_draw_after_a_round_trip_below_0003_are_sampled_again(tmp_path: Path) -> None:
-    """Down to 0002 drops records.check_draw, up again leaves it NULL: a check rate below 1 compares the
-    draw with the rate, so the check job first gives those records the draw ingest would have."""
+    """Down to 0002 drops records.check_draw; migration 0003 on the way up gives every record the draw
+    ingest would have given it (a check rate below 1 compares the draw with the rate, so a NULL would
+    never be checked)."""
     from monitor.queue.sampling import draw
 
     url, path = _db(tmp_path)
@@ -371,7 +372,8 @@ def test_records_without_a_draw_after_a_round_trip_below_0003_are_sampled_again(
     assert runner.invoke(app, ["--database-url", url, "db", "downgrade", "0002", "--yes"]).exit_code == 0
     assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM records WHERE check_draw IS NULL").fetchone()[0] == 40
+        draws = dict(conn.execute("SELECT request_id, check_draw FROM records").fetchall())
+    assert draws == {f"c{i}_2": draw("rewrite-monitor", "check", f"c{i}/c{i}_2") for i in range(40)}
     rate = 0.5
     expected = sum(draw("rewrite-monitor", "check", f"c{i}/c{i}_2") < rate for i in range(40))
     assert 0 < expected < 40

@@ -79,7 +79,6 @@ def check(
             recheck=recheck,
             check_rate=state.settings.check_rate,
             on_batch=lambda n: progress.advance(task, n),
-            sample_seed=state.settings.sample_seed,
         )
     result = summary.as_dict()
     if as_json:

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased
 
 from monitor.errors import AmbiguousRequestError
 from monitor.ingest.events import CtxInputEvent, RewriteEvent
-from monitor.queue.sampling import draw
 from monitor.record import ContextInput, Message, Peer, Resolution, RewriteRecord
 from monitor.store.models import Event, Record
 
@@ -186,28 +185,3 @@ def get_record_view(*, session: Session, request_id: str, conv_id: str | None = 
     }
     hits = sorted(extras.get("retrieve", {}).get("hits", []), key=lambda h: h.get("rank", 0))
     return RecordView(request_id, rec.conv_id, record, context, hits, extras.get("answer"))
-
-
-def fill_missing_draws(*, session: Session, seed: str, batch_size: int = 1000) -> int:
-    """Give every record without a ``check_draw`` the one ingest would have given it (the draw of
-    ``seed``, ``"check"``, ``conv_id/request_id``, ``monitor.queue.sampling.draw``); returns how many.
-    Commits per batch; idempotent.
-
-    Records stored before migration 0003 (or brought back below it and up again) have none, and a
-    check rate below 1 compares the draw with the rate: without this they would never be checked."""
-    filled = 0
-    while True:
-        rows = session.execute(
-            select(Record.id, Record.conv_id, Record.request_id)
-            .where(Record.check_draw.is_(None))
-            .order_by(Record.id)
-            .limit(batch_size)
-        ).all()
-        if not rows:
-            return filled
-        for rid, conv, req in rows:
-            session.execute(
-                update(Record).where(Record.id == rid).values(check_draw=draw(seed, "check", f"{conv}/{req}"))
-            )
-        session.commit()
-        filled += len(rows)
