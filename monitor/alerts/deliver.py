@@ -4,7 +4,7 @@ Today one destination, Sentry (``send_alert``), with the scrubbing of ``monitor.
 already installed by ``init_sentry``: the payload holds counts, rates, intervals and request ids, never
 query or transcript text. An alert counts as sent only when the transport took it without dropping it
 (:data:`FLUSH_SECONDS` of waiting); otherwise it is stored as ``pending`` and sent again, from its stored
-payload, by the next cycles (``send_stored``).
+payload, by the next cycles (``send_alert`` again).
 """
 
 from __future__ import annotations
@@ -40,44 +40,22 @@ def _capture(
     return event_id, event_id is not None and getattr(transport, "dropped", 0) == before
 
 
-def send_alert(decision: rules.Decision, policy: rules.Policy) -> tuple[str | None, bool]:
-    """Capture one alert or recovery; returns the Sentry event id (``None`` when the SDK made none) and
-    whether the transport delivered it.
+def send_alert(status: str, context: dict[str, Any]) -> tuple[str | None, bool]:
+    """Send one alert (``status`` ``alert``) or recovery (``recovered``) built from its payload
+    (``monitor.alerts.policy.context``, as the ``alerts`` row stores it), so a first send and every
+    resend of a pending alert make the same event. Returns the Sentry event id (``None`` when the SDK
+    made none) and whether the transport delivered it.
 
-    Message ``fabrication rate spike: prompt_version <v>`` (or ``... recovered: ...``), level
-    ``error`` for a spike and ``info`` for a recovery, the tags of ``monitor.alerts.policy.tags``, a
+    Message ``fabrication rate spike: prompt_version <v>`` (or ``... recovered: ...``), level ``error``
+    for a spike and ``info`` for a recovery, the tags of ``policy.tags``, the payload as the
     ``fabrication_rate`` context block (counts, rates, intervals, window, request ids) and the fixed
     fingerprint ``[fabrication_rate, <prompt version>]`` so repeats group into one issue.
     """
-    level: Literal["error", "info"] = "error" if decision.action == "alert" else "info"
-    return _capture(
-        rules.message(decision),
-        level,
-        rules.tags(decision),
-        rules.context(decision, policy),
-        rules.fingerprint(decision),
-    )
-
-
-def send_stored(status: str, context: dict[str, Any]) -> tuple[str | None, bool]:
-    """Send again a stored alert (``status`` ``alert`` or ``recovered``) from the payload stored with it:
-    the same message, tags, context and fingerprint :func:`send_alert` built. Returns as it does."""
     recovered = status == "recovered"
-    pv = str(context.get("prompt_version", rules.NO_VERSION))
-    models = context.get("models") or {}
-    what = "recovered" if recovered else "spike"
-    message = (
-        f"fabrication rate {what}: all prompt versions"
-        if context.get("group") == "overall"
-        else f"fabrication rate {what}: prompt_version {pv}"
+    return _capture(
+        rules.message_for(context, recovered=recovered),
+        "info" if recovered else "error",
+        rules.tags_for(context),
+        context,
+        rules.fingerprint_for(context, recovered=recovered),
     )
-    tags = {
-        "alert_kind": rules.ALERT_KIND,
-        "check_kind": ",".join(rules.FABRICATION_KINDS),
-        "prompt_version": pv,
-        "model": next(iter(models)) if len(models) == 1 else ("(mixed)" if models else rules.NO_VERSION),
-        "reason": str(context.get("reason") or ""),
-        "group": str(context.get("group", "")),
-    }
-    fp = [rules.ALERT_KIND, pv] + (["recovered"] if recovered else [])
-    return _capture(message, "info" if recovered else "error", tags, context, fp)

@@ -22,6 +22,7 @@ Decision for one group (:func:`decide`), with Wilson 95% intervals (``monitor.st
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -195,34 +196,59 @@ def version_label(g: GroupWindow) -> str:
 
 def model_label(g: GroupWindow) -> str:
     """The window's one model, ``(mixed)`` for several, ``(none)`` for none logged."""
-    if len(g.models) == 1:
-        return next(iter(g.models))
-    return "(mixed)" if g.models else NO_VERSION
+    return _model_label(g.models)
+
+
+def _model_label(models: Mapping[str, int]) -> str:
+    if len(models) == 1:
+        return next(iter(models))
+    return "(mixed)" if models else NO_VERSION
+
+
+def _summary(d: Decision) -> dict[str, Any]:
+    """The part of :func:`context` that message, tags and fingerprint read."""
+    g = d.group
+    return {"group": g.group_key, "prompt_version": version_label(g), "reason": d.reason, "models": g.models}
 
 
 def message(d: Decision) -> str:
     """The alert's one-line message, e.g. ``fabrication rate spike: prompt_version ctx-v7``."""
-    what = "spike" if d.action == "alert" else "recovered"
-    if d.group.prompt_version is None:
-        return f"fabrication rate {what}: all prompt versions"
-    return f"fabrication rate {what}: prompt_version {d.group.prompt_version}"
+    return message_for(_summary(d), recovered=d.action == "recovered")
 
 
 def fingerprint(d: Decision) -> list[str]:
     """Sentry grouping key: fixed per (alert kind, prompt version), recoveries apart from spikes."""
-    fp = [ALERT_KIND, version_label(d.group)]
-    return fp + ["recovered"] if d.action == "recovered" else fp
+    return fingerprint_for(_summary(d), recovered=d.action == "recovered")
 
 
 def tags(d: Decision) -> dict[str, str]:
     """Searchable tags: alert kind, the finding kinds counted, prompt version, model, reason, group."""
+    return tags_for(_summary(d))
+
+
+def message_for(payload: Mapping[str, Any], *, recovered: bool) -> str:
+    """:func:`message` from an alert's stored payload (:func:`context`), for a resend."""
+    what = "recovered" if recovered else "spike"
+    if payload["prompt_version"] == ALL_VERSIONS:
+        return f"fabrication rate {what}: all prompt versions"
+    return f"fabrication rate {what}: prompt_version {payload['prompt_version']}"
+
+
+def fingerprint_for(payload: Mapping[str, Any], *, recovered: bool) -> list[str]:
+    """:func:`fingerprint` from an alert's stored payload (:func:`context`)."""
+    fp = [ALERT_KIND, str(payload["prompt_version"])]
+    return fp + ["recovered"] if recovered else fp
+
+
+def tags_for(payload: Mapping[str, Any]) -> dict[str, str]:
+    """:func:`tags` from an alert's stored payload (:func:`context`)."""
     return {
         "alert_kind": ALERT_KIND,
         "check_kind": ",".join(FABRICATION_KINDS),
-        "prompt_version": version_label(d.group),
-        "model": model_label(d.group),
-        "reason": d.reason or "",
-        "group": d.group.group_key,
+        "prompt_version": str(payload["prompt_version"]),
+        "model": _model_label(payload.get("models") or {}),
+        "reason": str(payload.get("reason") or ""),
+        "group": str(payload["group"]),
     }
 
 
@@ -267,9 +293,12 @@ __all__ = [
     "context",
     "decide",
     "fingerprint",
+    "fingerprint_for",
     "is_recovered",
     "message",
+    "message_for",
     "spike_reason",
     "tags",
+    "tags_for",
     "windows",
 ]

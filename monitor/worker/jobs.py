@@ -521,7 +521,7 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         if ctx.sentry:
             from monitor.alerts.deliver import send_alert
 
-            event_id, sent = send_alert(d, policy)
+            event_id, sent = send_alert("recovered" if d.action == "recovered" else "alert", payload)
             delivered_to = "sentry" if sent else PENDING
         store_alert(
             session=session,
@@ -544,11 +544,11 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
 def _resend_pending(session: Session) -> None:
     """Send again the alerts Sentry did not accept in an earlier cycle (``pending``), from their stored
     payload; each one delivered is marked ``sentry``, the others stay pending for the next cycle."""
-    from monitor.alerts.deliver import send_stored
+    from monitor.alerts.deliver import send_alert
     from monitor.alerts.store import mark_delivered, pending_alerts
 
     for alert_id, status, payload in pending_alerts(session=session):
-        event_id, sent = send_stored(status, payload)
+        event_id, sent = send_alert(status, payload)
         if not sent:
             _log.warning("alert still not delivered", extra={"fields": {"alert_id": alert_id}})
             break  # Sentry is still unreachable: the rest waits for the next cycle
