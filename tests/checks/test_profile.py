@@ -21,6 +21,21 @@ from tests.factories import ctx_input, log, make_record, rewrite
 MSGS = [("user", "Tell me about Joan Baez."), ("assistant", "She is an American folk singer.")]
 
 
+MSG_LIST = [{"role": "user", "content": "Tell me about the singer."}]
+
+
+def _convs(names: range, query: str = "the singer career") -> bytes:
+    """One follow-up per conversation ``c<i>``: the user asked about "the singer", prompt version ``v1``
+    wrote ``query``."""
+    return b"".join(
+        log(
+            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=MSG_LIST, n_messages=1, client_turn_count=1),
+            rewrite(conv=f"c{i}", req=f"c{i}_2", latest="What else?", query=query, prompt_version="v1"),
+        )
+        for i in names
+    )
+
+
 def test_style_needs_five_other_conversations_and_one_in_a_thousand() -> None:
     p = RewriterProfile(
         {"v1": 100, "big": 10_001}, {("v1", "career"): 6, ("v1", "tour"): 5, ("big", "career"): 9}
@@ -59,21 +74,9 @@ def test_a_style_word_is_one_step_lower_and_says_why(rules) -> None:  # type: ig
 
 def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
     rules = load_rules()
-    events = b""
-    msgs = [{"role": "user", "content": "Tell me about the singer."}]
-    for i in range(7):  # v1 adds "career" in 7 conversations: 6 others for each
-        events += log(
-            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
-            rewrite(
-                conv=f"c{i}",
-                req=f"c{i}_2",
-                latest="What else?",
-                query="the singer career",
-                prompt_version="v1",
-            ),
-        )
-    events += log(
-        ctx_input(conv="d", req="d_2", messages=msgs, n_messages=1, client_turn_count=1),
+    # v1 adds "career" in 7 conversations: 6 others for each; v2 in one
+    events = _convs(range(7)) + log(
+        ctx_input(conv="d", req="d_2", messages=MSG_LIST, n_messages=1, client_turn_count=1),
         rewrite(conv="d", req="d_2", latest="What else?", query="the singer career", prompt_version="v2"),
     )
     ingest_bytes(session, events)
@@ -94,16 +97,7 @@ def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversatio
     assert clear_runs(session=session, checks=[("added_content_word", 3)]) == 0
     assert session.scalar(select(func.count()).select_from(AddedLemma)) == 0  # relearned by the recheck
     rules = load_rules()
-    msgs = [{"role": "user", "content": "Tell me about the singer."}]
-    events = b"".join(
-        log(
-            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
-            rewrite(
-                conv=f"c{i}", req=f"c{i}_2", latest="What else?", query="the singer", prompt_version="v1"
-            ),
-        )
-        for i in range(4)
-    )
+    events = _convs(range(4), query="the singer")
     ingest_bytes(session, events)
     draws = sorted(session.scalars(select(Record.check_draw)))
     rate = (draws[1] + draws[2]) / 2  # two of the four conversations are in the sample
@@ -118,20 +112,7 @@ def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session:
     from monitor.store.models import Record
 
     rules = load_rules()
-    msgs = [{"role": "user", "content": "Tell me about the singer."}]
-    events = b"".join(
-        log(
-            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
-            rewrite(
-                conv=f"c{i}",
-                req=f"c{i}_2",
-                latest="What else?",
-                query="the singer career",
-                prompt_version="v1",
-            ),
-        )
-        for i in range(16)
-    )
+    events = _convs(range(16))
     ingest_bytes(session, events)
     draws = sorted(session.scalars(select(Record.check_draw)))
     rate = (draws[9] + draws[10]) / 2  # 10 of the 16 conversations are checked
@@ -142,17 +123,6 @@ def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session:
         for w in f.evidence["words"]
     ]
     assert styles == [{"prompt_version": "v1", "others": 9, "of": 9}] * 10
-
-
-def _convs(names: range, query: str = "the singer career") -> bytes:
-    msgs = [{"role": "user", "content": "Tell me about the singer."}]
-    return b"".join(
-        log(
-            ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=msgs, n_messages=1, client_turn_count=1),
-            rewrite(conv=f"c{i}", req=f"c{i}_2", latest="What else?", query=query, prompt_version="v1"),
-        )
-        for i in names
-    )
 
 
 def test_restyle_undoes_and_redoes_the_style_step_only(rules) -> None:  # type: ignore[no-untyped-def]
