@@ -617,3 +617,16 @@ def test_evaluate_shows_a_prompt_version_that_looks_like_markup(cli_db: str, tmp
     assert "empty.jsonl: 0 items" in result.stdout  # an empty label file says so instead of vanishing
     as_json = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
     assert as_json["files"]["empty.jsonl"]["items"] == 0
+
+
+def test_ingest_fixes_the_check_draw_with_the_configured_seed(tmp_path: Path) -> None:
+    """`ingest` stores the draw of `sample_seed`, as `run` and the worker do: otherwise a check at a rate
+    below 1 samples other records after `ingest` than after `run`."""
+    from monitor.queue.sampling import draw
+
+    url, path = _db(tmp_path)
+    env = {"REWRITE_MONITOR_SAMPLE_SEED": "foo"}
+    assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(3), env=env).exit_code == 0
+    with sqlite3.connect(path) as conn:
+        draws = dict(conn.execute("SELECT request_id, check_draw FROM records").fetchall())
+    assert draws == {f"c{i}_2": draw("foo", "check", f"c{i}/c{i}_2") for i in range(3)}
