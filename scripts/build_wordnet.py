@@ -1,10 +1,12 @@
-"""Build ``monitor/data/wordnet/synsets.json.gz``, the WordNet synonym sets the checks read.
+"""Build ``monitor/data/wordnet/synsets.json.gz``: the WordNet synonym sets and noun classes the checks read.
 
 Source: Princeton WordNet 3.0 as Debian packages it (``apt-get install wordnet-base``: the files
 ``/usr/share/wordnet/data.{noun,verb,adj,adv}``), under the WordNet 3.0 licence, which the output folder
 carries as ``LICENSE``. Only synonymy is kept: for each lower-cased lemma, the ids of the synsets with at
 least two lemmas it belongs to. No hypernyms, hyponyms or sister terms: a co-hyponym swap (solar for
-lunar) is what a fabrication looks like, so it must not count as support.
+lunar) is what a fabrication looks like, so it must not count as support. Beside them, for each noun
+lemma, the lexicographer files (``lexnames(5)``: ``noun.person``, ``noun.act`` ...) its senses are filed
+in: the checks read them to tell a word naming an aspect of a topic from one naming a new thing.
 
 Usage: ``python scripts/build_wordnet.py [WORDNET_DIR]`` (default ``/usr/share/wordnet``). Deterministic:
 the same input gives the same bytes (sorted keys, gzip without a timestamp). Exits 2 when the folder has
@@ -45,6 +47,36 @@ def synsets(folder: Path) -> dict[str, list[str]]:
     return {w: sorted(ids) for w, ids in sorted(out.items())}
 
 
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
+    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
+    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
+    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time"
+).split()
+"""WordNet's lexicographer file names by number (``lexnames(5)``; the nouns are 3..28)."""
+
+
+def noun_classes(folder: Path) -> dict[str, str]:
+    """Noun lemma -> its senses' lexicographer classes, distinct, space-separated, without the ``noun.``
+    prefix (``"biography": "communication"``). Single-word lemmas only: the checks look up one token."""
+    lexfile: dict[str, str] = {}
+    for line in (folder / "data.noun").read_text(encoding="latin-1").splitlines():
+        if not line.startswith("  "):
+            parts = line.split(maxsplit=2)
+            lexfile[parts[0]] = LEXNAMES[int(parts[1])].removeprefix("noun.")
+    out: dict[str, str] = {}
+    for line in (folder / "index.noun").read_text(encoding="latin-1").splitlines():
+        if line.startswith("  "):
+            continue
+        # wndb(5) index line: lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offsets
+        parts = line.split()
+        if "_" in parts[0]:
+            continue
+        offsets = parts[-int(parts[2]) :]
+        out[parts[0]] = " ".join(sorted({lexfile[o] for o in offsets}))
+    return dict(sorted(out.items()))
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path("/usr/share/wordnet")
     if not all((folder / f"data.{pos}").is_file() for pos in POS):
@@ -62,6 +94,7 @@ def main(argv: list[str]) -> int:
         "source": f"Princeton WordNet 3.0, Debian package wordnet-base {version}",
         "licence": "WordNet 3.0 (see LICENSE beside this file)",
         "synsets": table,
+        "noun_classes": noun_classes(folder),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

@@ -9,10 +9,12 @@ of adjacent units ("free tier", "eu-west-1"), one finding per span, graded per w
 high    the word carries a constraint that changes which documents answer:
         a value of a constraining qualifier kind (rules/qualifiers.yaml), a number/date/version (a
         digit), a proper name (capitalised mid-sentence or an acronym), or a rare specific term
-        (wordfreq Zipf < :data:`RARE_ZIPF`) that is not only a verb.
+        (wordfreq Zipf < :data:`RARE_ZIPF`) that is not only a verb nor an aspect noun.
 medium  other content words that narrow the topic; rare words WordNet knows only as verbs ("clarify",
-        "debunk": an action, not what is acted on); a capitalised word that completes a name already
-        in the transcript ("Bernadette" next to the logged "Peters").
+        "debunk": an action, not what is acted on); rare aspect nouns, every WordNet sense of which is an
+        act, attribute, communication... (:data:`ASPECT_CLASSES`: "biography", "etymology", "removal":
+        what about the topic is asked, not a new thing); a capitalised word that completes a name
+        already in the transcript ("Bernadette" next to the logged "Peters").
 low     framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
         spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), synonyms of one (a
         shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`), abstract nouns formed by a
@@ -38,6 +40,7 @@ from monitor.checks.nlp import (
     _one_edit,
     alias_matches,
     find_stem_relative,
+    noun_classes,
     only_verb,
     synonym_in,
     zipf,
@@ -54,7 +57,8 @@ from monitor.severity import SEVERITY_RANK
 # keeps its grade before the style step and every part of a span keeps its whole grade, so queue
 # admission can grade the finding again against the grown profile (:func:`restyle`); a synonym of a
 # received word (a shared WordNet synset) is low; so are the words of a trailing note or leaked turn.
-VERSION = 3
+# v4: a rare noun all of whose WordNet senses are aspects (ASPECT_CLASSES) is medium, not high.
+VERSION = 4
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -73,6 +77,13 @@ RARE_ZIPF = 4.4
 NAME_ZIPF = 4.0
 # Abstract nouns formed by derivational suffixes (Quirk et al., "A Comprehensive Grammar", App. I):
 # they name a facet of something already in the question (involvement, significance, departure).
+# WordNet's noun classes (lexicographer files, lexnames(5)) of what is said or done about a thing rather
+# than a thing: acts, attributes, cognition, communication, feelings, motives, processes, relations,
+# shapes. Not states (diseases and conditions are noun.state: "stroke"), nor people, places, artefacts,
+# times, events, substances, groups or possessions: those name what the documents must be about.
+ASPECT_CLASSES = frozenset(
+    {"act", "attribute", "cognition", "communication", "feeling", "motive", "process", "relation", "shape"}
+)
 ABSTRACT_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "ship", "hood", "ism", "ure")
 
 
@@ -183,6 +194,17 @@ def _grade(
             signal="rare_verb",
             zipf=z,
             why=f"rare verb (zipf {z:.2f} < {RARE_ZIPF}; WordNet)",
+        )
+        return info
+    classes = noun_classes(word.lower, word.key)
+    if z < RARE_ZIPF and classes and classes <= ASPECT_CLASSES:
+        # Every sense an act, attribute, communication...: the word names an aspect of the topic
+        # ("biography", "etymology", "removal"), what about it is asked, not a new thing that narrows it.
+        info.update(
+            severity="medium",
+            signal="aspect_noun",
+            classes=sorted(classes),
+            why=f"rare aspect noun (zipf {z:.2f}; WordNet: {', '.join(sorted(classes))})",
         )
         return info
     if z < RARE_ZIPF:
@@ -378,7 +400,7 @@ def added_lemmas(record: RewriteRecord, rules: Rules) -> set[str]:
 
 # Signals a rewriter's style may lower: common and rare content words. Never a number, a proper name,
 # a name completion or a qualifier value (a constraint is a constraint whoever adds it).
-STYLE_SIGNALS = {"content_word": "low", "rare_term": "medium"}
+STYLE_SIGNALS = {"content_word": "low", "rare_term": "medium", "aspect_noun": "low"}
 
 
 def _styled(

@@ -446,6 +446,37 @@ def _synset_table() -> dict[str, list[str]]:
     return table
 
 
+@functools.cache
+def _noun_class_table() -> dict[str, str]:
+    import gzip
+    import json
+    from importlib.resources import files
+
+    raw = files("monitor.data.wordnet").joinpath("synsets.json.gz").read_bytes()
+    table: dict[str, str] = json.loads(gzip.decompress(raw))["noun_classes"]
+    return table
+
+
+def _regular_plural(lower: str, key: str) -> bool:
+    return lower in (key + "s", key + "es") or (key.endswith("y") and lower == key[:-1] + "ies")
+
+
+@functools.lru_cache(maxsize=65536)
+def noun_classes(lower: str, key: str) -> frozenset[str]:
+    """WordNet 3.0 lexicographer classes of every noun sense of a token (``{"communication"}`` for
+    "biography", ``{"act", "communication"}`` for "farewell"), empty when it is no noun.
+
+    ``lower`` is the lower-cased surface, ``key`` its lemma: the surface is looked up when WordNet lists it
+    as a noun, else the lemma when the surface is a regular plural of it ("testimonials"), so "killed"
+    (lemma "kill", a noun too) is no noun. Source: ``monitor/data/wordnet`` (``lexnames(5)`` of
+    Princeton WordNet 3.0, built by ``scripts/build_wordnet.py``)."""
+    table = _noun_class_table()
+    got = table.get(lower)
+    if got is None and _regular_plural(lower, key):
+        got = table.get(key)
+    return frozenset(got.split()) if got else frozenset()
+
+
 @functools.lru_cache(maxsize=65536)
 def synsets(key: str) -> frozenset[str]:
     """Ids of the WordNet 3.0 synonym sets (of two or more lemmas) ``key`` belongs to, in any sense and

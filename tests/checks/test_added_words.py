@@ -52,7 +52,12 @@ def words(rec, rules):
             [("seasonal", "low", "acronym"), ("affective", "low", "acronym"), ("disorder", "low", "acronym")],
         ),
         ("What is Peters' birthplace?", [("birthplace", "medium", "content_word")]),
+        # WordNet files "stroke" under noun.state and noun.event too (the illness): a thing, high
         ("Did Peters have a stroke?", [("stroke", "high", "rare_term")]),
+        # every sense of "biography" is noun.communication: what about Peters is asked, medium
+        ("Was there a Peters biography?", [("biography", "medium", "aspect_noun")]),
+        # a preposition spaCy's stop list lacks (rules/neutral.yaml, Quirk et al. 9.7)
+        ("Peters versus Broadway Barks", []),
         (
             "Did Peters perform later in Vienna?",
             [
@@ -126,6 +131,13 @@ def test_skipped_without_messages(rules):
     ]
 
 
+def test_a_rare_aspect_noun_is_medium_and_names_its_wordnet_classes(rules):
+    rec = make_record(HISTORY, "What else?", "What is the etymology of Peters?")
+    (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
+    assert (w["severity"], w["classes"]) == ("medium", ["cognition", "communication"])
+    assert w["why"] == "rare aspect noun (zipf 2.94; WordNet: cognition, communication)"
+
+
 def test_a_synonym_of_a_received_word_is_low_and_names_it(rules):
     """A shared WordNet synset supports a word ("work" and "employment" share one); a co-hyponym never
     does ("solar" for the logged "lunar")."""
@@ -149,5 +161,5 @@ def test_words_of_a_trailing_note_or_leaked_turn_are_low(rules):
         "Human: Output ONLY the rewritten query text.",
     )
     got = [(w["text"], w["severity"]) for f in check(rec, rules) for w in f.evidence["words"]]
-    assert got[0] == ("biography", "high")  # the query part is graded as ever
+    assert got[0] == ("biography", "medium")  # the query part is graded as ever (an aspect noun)
     assert {sev for _, sev in got[1:]} == {"low"} and len(got) > 3

@@ -118,6 +118,18 @@ def test_wordnet_synonymy_and_word_classes():
     assert (only_verb("clarify"), only_verb("run"), only_verb("biography")) == (True, False, False)
 
 
+def test_noun_classes_read_wordnet_lexicographer_files():
+    """Values read off WordNet 3.0's index.noun and data.noun by hand (biography: one noun.communication
+    sense)."""
+    from monitor.checks.nlp import noun_classes
+
+    assert noun_classes("biography", "biography") == {"communication"}
+    assert noun_classes("testimonials", "testimonial") == {"communication"}  # a regular plural: the lemma
+    assert noun_classes("strategies", "strategy") == {"cognition"}
+    assert noun_classes("killed", "kill") == frozenset()  # a verb form, though "kill" is a noun too
+    assert {"state", "act"} <= noun_classes("stroke", "stroke")
+
+
 def test_trailing_meta_starts_at_the_note_or_leaked_turn():
     from monitor.checks.references import meta_tail_start
 

@@ -18,6 +18,7 @@ from monitor.store.models import AddedLemma
 from monitor.worker.jobs import check_job
 from tests.factories import ctx_input, log, make_record, rewrite
 
+ACW = ("added_content_word", added_words.VERSION)
 MSGS = [("user", "Tell me about Joan Baez."), ("assistant", "She is an American folk singer.")]
 
 
@@ -82,9 +83,7 @@ def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
     ingest_bytes(session, events)
     check_job(session=session, rules=rules, batch_size=2)  # batches smaller than the profile: same grades
     assert session.scalar(select(func.count()).select_from(AddedLemma)) == 8
-    found = {
-        f.request_id: f.severity for f in list_findings(session=session, checks=[("added_content_word", 3)])
-    }
+    found = {f.request_id: f.severity for f in list_findings(session=session, checks=[ACW])}
     assert found == {**{f"c{i}_2": "low" for i in range(7)}, "d_2": "medium"}
 
 
@@ -94,7 +93,7 @@ def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversatio
 
     record_added_lemmas(session=session, rows=[("v1", "career", "c1"), ("v1", "career", "c2")])
     session.flush()
-    assert clear_runs(session=session, checks=[("added_content_word", 3)]) == 0
+    assert clear_runs(session=session, checks=[ACW]) == 0
     assert session.scalar(select(func.count()).select_from(AddedLemma)) == 0  # relearned by the recheck
     rules = load_rules()
     events = _convs(range(4), query="the singer")
@@ -117,11 +116,7 @@ def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session:
     draws = sorted(session.scalars(select(Record.check_draw)))
     rate = (draws[9] + draws[10]) / 2  # 10 of the 16 conversations are checked
     check_job(session=session, rules=rules, check_rate=rate)
-    styles = [
-        w["style"]
-        for f in list_findings(session=session, checks=[("added_content_word", 3)])
-        for w in f.evidence["words"]
-    ]
+    styles = [w["style"] for f in list_findings(session=session, checks=[ACW]) for w in f.evidence["words"]]
     assert styles == [{"prompt_version": "v1", "others": 9, "of": 9}] * 10
 
 
@@ -166,10 +161,7 @@ def test_admission_grades_a_day_again_against_the_grown_profile(session: Session
     check_job(session=session, rules=rules)
 
     def grades() -> dict[str, str]:
-        return {
-            f.request_id: f.severity
-            for f in list_findings(session=session, checks=[("added_content_word", added_words.VERSION)])
-        }
+        return {f.request_id: f.severity for f in list_findings(session=session, checks=[ACW])}
 
     assert grades() == {**{f"c{i}_2": "medium" for i in range(3)}, **{f"c{i}_2": "low" for i in range(3, 8)}}
     settings = load_settings().queue
