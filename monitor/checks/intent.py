@@ -18,7 +18,11 @@ the severity, and a finding whose missing words are all resolved or framing word
 to check the antecedent (a wrong antecedent looks exactly like this, so it is never suppressed).
 
 Severity: high when at least 2 intent words and at least half of them are missing (the question
-changed); low when every missing word is a framing word or a resolved pointer; medium otherwise.
+changed); low when every missing word is a framing word or a resolved pointer, or when the one word lost
+from a request of two or more is no noun in WordNet, no name and no number (a verb, adjective or adverb:
+the request's nouns, what it asks about, all survived, so the wording changed: "does it help?" ->
+"what are its advantages?"), unless it qualifies the noun after it (:func:`_reworded`); medium
+otherwise.
 """
 
 from __future__ import annotations
@@ -28,7 +32,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitor.checks.base import Finding, alias_index, analyzer
-from monitor.checks.nlp import Analysis, Tok, alias_matches, is_noun, is_verb, shared_stem, synonym_in
+from monitor.checks.nlp import (
+    Analysis,
+    Tok,
+    alias_matches,
+    is_noun,
+    is_verb,
+    shared_stem,
+    synonym_in,
+    word_classes,
+)
 from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
@@ -37,8 +50,9 @@ from monitor.record import RewriteRecord
 
 # v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
 # discourse markers are not intent; a pointer noun phrase replaced by a name is resolved (low, with a
-# hint); an abbreviation the query spells out and a WordNet synonym are kept.
-VERSION = 4
+# hint); an abbreviation the query spells out and a WordNet synonym are kept. v5: one lost verb,
+# adjective or adverb of a longer request is low.
+VERSION = 5
 
 INTERJECTIONS = frozenset(
     {
@@ -196,6 +210,24 @@ def request_spans(latest: str) -> list[tuple[int, int]]:
     return keep or [(0, len(latest))]
 
 
+def _reworded(latest: Analysis, word: dict[str, Any]) -> bool:
+    """Whether the lost latest-message ``word`` (a ``missing`` entry) reads as a rewording rather than
+    a lost part of the question: WordNet knows it as a verb, adjective or adverb and as no noun, it is
+    no name or number, and it does not qualify the noun right after it ("previous legislation" is a
+    dropped qualifier). A word put in its place ("how big" -> "how old") is added_content_word's to
+    report; a word WordNet does not know ("clpud") may be a noun and is not judged here."""
+    i, t = next((i, t) for i, t in enumerate(latest.tokens) if t.start == word["start"])
+    wc = word_classes()
+    forms = (t.key, t.lower)
+    if t.mid_cap or t.has_digit or any(f in wc["noun"] for f in forms):
+        return False
+    if not any(f in wc[pos] for f in forms for pos in ("verb", "adj", "adv")):
+        return False
+    after = latest.tokens[i + 1] if i + 1 < len(latest.tokens) else None
+    attributive = after is not None and after.is_content and is_noun(after.key)
+    return not (attributive and any(f in wc["adj"] for f in forms))
+
+
 @register("intent_dropped", version=VERSION, kinds=("intent_dropped",))
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """One finding listing the latest message's intent words missing from the query.
@@ -260,6 +292,10 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if len(lost) >= 2 and 2 * len(lost) >= n_asked:
         sev = "high"
     elif all(w["framing"] or w["pointer"] for w in missing):
+        sev = "low"
+    elif len(lost) == 1 and n_asked >= 2 and _reworded(latest, lost[0]):
+        # One verb, adjective or adverb lost while every noun of the request survived: the question's
+        # object is intact and the wording changed ("does it help?" -> "what advantages does it give?").
         sev = "low"
     else:
         sev = "medium"

@@ -24,7 +24,7 @@ def test_registry_listing():
         ("unresolved_reference.v1", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v2", "references", ("not_a_query",)),
-        ("intent_dropped.v4", "intent", ("intent_dropped",)),
+        ("intent_dropped.v5", "intent", ("intent_dropped",)),
     ]
 
 
