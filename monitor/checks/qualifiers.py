@@ -5,6 +5,13 @@ until a later user turn states another value of the same kind; kinds with ``pers
 time) are live only in the turn that states them. Assistant turns never set a live value: the user
 did not say it. Selecting kinds never fire. Source of the rule: issue 3, section 2.
 
+A value stated for a question is spent once the user asks another (v4, issue 13): beyond the latest
+message, only the user turn right before it carries its values into the latest (an elliptical
+follow-up continues that question: "And in 2019?"), unless the sentence that states the value speaks
+in the first person ("I'm vegetarian", "my cluster runs in eu-west-1"): a property of the user holds
+for the whole conversation. A year or a place said for one question does not constrain every later
+one unless restated.
+
 A conflict means the query *replaces* the user's live value with another value of the kind (v2, the
 rules below; each keeps the issue's canonical cases 3 and 4 firing):
 
@@ -34,7 +41,7 @@ from monitor.checks.rules import CompiledKind, Rules
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 3
+VERSION = 4
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -91,16 +98,26 @@ def live_values(
     """Live constraining values by kind, from the user messages then ``latest`` (later user turns that
     state a kind replace its values). ``mentions`` (the query's values) also count as stated in a user
     turn that mentions them as words, cue or no cue. Raises SkipCheck when no message list was logged."""
+    return _live(_user_statements(record, rules, mentions))
+
+
+Statements = list[tuple[int | str, dict[str, list[LiveValue]], dict[str, list[LiveValue]]]]
+
+
+def _live(history: Statements) -> dict[str, list[LiveValue]]:
+    """The values live in the latest message: a turn that states a kind replaces its values with those
+    of them it carries into the latest (none when they are spent)."""
     live: dict[str, list[LiveValue]] = {}
-    for _, stated in _user_statements(record, rules, mentions):
-        live.update(stated)
-    return live
+    for _, stated, carried in history:
+        for kind in stated:
+            live[kind] = carried.get(kind, [])
+    return {k: v for k, v in live.items() if v}
 
 
-def _user_statements(
-    record: RewriteRecord, rules: Rules, mentions: Sequence[QualifierMatch]
-) -> list[tuple[int | str, dict[str, list[LiveValue]]]]:
-    """Per user turn, in order (message index, then ``"latest"``): the constraining values it states.
+def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[QualifierMatch]) -> Statements:
+    """Per user turn, in order (message index, then ``"latest"``): the constraining values it states, and
+    those of them it carries into the latest message (all of the latest's and of the user turn before
+    it; of older turns, only those stated in the first person, :func:`_about_the_user`).
 
     A value is stated by a pattern match, or (for each of ``mentions``) by the turn holding one of the
     value's spellings as words, case-insensitively: a user who typed "Salt Lake City" has said that
@@ -115,8 +132,9 @@ def _user_statements(
     turns: list[tuple[int | str, str]] = [
         (i, m.content) for i, m in enumerate(ctx.messages) if m.role == "user"
     ]
+    previous = turns[-1][0] if turns else None
     turns.append(("latest", record.latest))
-    out: list[tuple[int | str, dict[str, list[LiveValue]]]] = []
+    out: Statements = []
     for label, text in turns:
         found = [q for q in qualifiers_in(text, rules) if q.constrains]
         for m in mentions:
@@ -132,8 +150,26 @@ def _user_statements(
             vals = stated.setdefault(q.kind, [])
             if all(v.value != q.value for v in vals):
                 vals.append(LiveValue(q.kind, q.value, q.text, label, q.start, q.end))
-        out.append((label, stated))
+        recent = label in ("latest", previous)
+        carried = {
+            kind: kept
+            for kind, vals in stated.items()
+            if (kept := [v for v in vals if recent or _about_the_user(text, v.start, v.end)])
+        }
+        out.append((label, stated, carried))
     return out
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur|[Oo]urs|[Uu]s)\b")
+_SENTENCE_END = re.compile(r"[.?!\n]")
+
+
+def _about_the_user(text: str, start: int, end: int) -> bool:
+    """Whether the sentence of ``text`` holding ``[start, end)`` (cut at ``.``, ``?``, ``!`` or a line
+    break) speaks in the first person: "I", "me", "my", "we", "our", "us"."""
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    right = next((m.start() for m in _SENTENCE_END.finditer(text, end)), len(text))
+    return _FIRST_PERSON.search(text[left:right]) is not None
 
 
 def _mention(text: str, surfaces: Iterable[str]) -> tuple[int, int] | None:
@@ -210,10 +246,9 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """
     query_quals = [q for q in qualifiers_in(record.query, rules) if q.constrains]
     history = _user_statements(record, rules, query_quals)
-    live: dict[str, list[LiveValue]] = {}
+    live = _live(history)
     ever: dict[tuple[str, str], LiveValue] = {}  # (kind, value) -> the user's last statement of it
-    for _, stated in history:
-        live.update(stated)
+    for _, stated, _ in history:
         for vals in stated.values():
             ever.update({(v.kind, v.value): v for v in vals})
     if not live:

@@ -176,3 +176,31 @@ def test_plant_based_is_a_spelling_of_vegan(rules):
     msgs = [("user", "Which of the vegan milks is healthiest?"), ("assistant", "Soy.")]
     rec = make_record(msgs, "And for baking?", "Which plant-based milk is best for baking?")
     assert kinds(rec, rules) == []
+
+
+def test_a_value_said_for_an_older_question_is_spent_unless_about_the_user(rules):
+    """A year stated two questions back does not constrain the latest; the user's own diet does."""
+    msgs = [
+        ("user", "Who won the Tour de France in 2002?"),
+        ("assistant", "Lance Armstrong, later stripped of the title."),
+        ("user", "Why was he stripped?"),
+        ("assistant", "Doping."),
+    ]
+    rec = make_record(msgs, "Which drugs?", "Which drugs did Lance Armstrong use?")
+    assert kinds(rec, rules) == []
+    # one question back, the year still carries into an elliptical follow-up
+    rec = make_record(msgs[:2], "Who came second?", "Who came second in the Tour de France?")
+    assert [(f.kind, f.evidence["value"]) for f in check(rec, rules)] == [("dropped_qualifier", "2002")]
+    msgs = [
+        ("user", "I'm vegetarian. Which cereals have iron?"),
+        ("assistant", "Fortified oats."),
+        ("user", "How much should I eat?"),
+        ("assistant", "Two bowls."),
+    ]
+    rec = make_record(msgs, "What else could I eat?", "What foods are high in iron?")
+    (f,) = check(rec, rules)
+    assert (f.kind, f.evidence["value"], f.evidence["stated_at"]["message_index"]) == (
+        "dropped_qualifier",
+        "vegetarian",
+        0,
+    )
