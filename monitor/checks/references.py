@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
+from monitor.checks.nlp import is_noun, is_verb, word_classes
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
@@ -20,6 +21,10 @@ from monitor.record import RewriteRecord
 from monitor.text import match_key
 
 VERSION = 1
+# v2: no reference at all (the acronym "IT", anticipatory "it", a conjunction "that", "the last couple
+# of years"), or one the query resolves itself (an "of" phrase naming something new, "A and B the same",
+# a pronoun whose antecedent the query names in an earlier clause).
+UNRESOLVED_VERSION = 2
 NOT_A_QUERY_VERSION = 2  # v2: sentences split without breaking on abbreviations and initials
 
 # Personal/possessive pronouns and demonstratives that point back into the conversation.
@@ -34,6 +39,30 @@ ORDINAL_RE = re.compile(
     r"|\bthe\s+[\w-]+\s+ones?\b",
     re.IGNORECASE,
 )
+# Not references (Quirk et al. 1985): anticipatory "it" of an extraposed clause ("is it true that",
+# "it is possible to", 18.33); "that" as a conjunction or relative after a word it attaches to ("true
+# that", "the car that"), i.e. any "that" preceded by a word and not followed by a noun-phrase end;
+# time adverbials built on "the last"/"the past" ("the last couple of years", "the past decade": they
+# count back from now, 7.41); and an ordinal or definite the query completes with an "of" phrase
+# ("the last Emperor of the Byzantine Empire") or a "same ... as" comparison.
+ANTICIPATORY_IT_RE = re.compile(
+    r"\bit\s+(?:is|was|'s|would\s+be|will\s+be|seems|seemed)\s+(?:\w+\s+){0,2}?(?:that|to|whether|if|how)\b"
+    r"|\b(?:is|was|would|will|does|did)\s+it\s+(?:\w+\s+){0,2}?(?:that|to|whether|if)\b",
+    re.IGNORECASE,
+)
+TIME_SPAN_RE = re.compile(
+    r"\bthe\s+(?:last|past|previous|next|coming)\s+(?:(?:couple|few)(?:\s+of)?\s+|\d+\s+|several\s+)?"
+    r"(?:years?|months?|weeks?|days?|decades?|centur(?:y|ies))\b",
+    re.IGNORECASE,
+)
+COMPLETED_RE = re.compile(r"\s+(?:of|as)\b", re.IGNORECASE)
+SAME_PAIR_RE = re.compile(r"\b(?:and|between)\b[^?.!]*\bthe\s+same\b", re.IGNORECASE)
+CLAUSE_BREAK_RE = re.compile(r"[,;?.!]|\b(?:and|or|but)\b", re.IGNORECASE)
+# Third-person pronouns and the words that can be their antecedent inside the query itself.
+PERSONAL = frozenset({"he", "him", "his", "she", "her", "hers"})
+PLURAL = frozenset({"they", "them", "their", "theirs"})
+NEUTER = frozenset({"it", "its"})
+
 # Elliptical follow-ups: the predicate is missing, so only a rewrite that restores it stands alone.
 ELLIPSIS_RE = re.compile(
     r"^\s*(?:(?:and|but|or|so)\s+)?(?:what|how)\s+about\b"
@@ -107,12 +136,76 @@ def _find_in_query(phrase: str, query: str) -> tuple[int, int] | None:
     return m.span() if m else None
 
 
-@register("unresolved_reference", version=VERSION, kinds=("unresolved_reference",))
+def _not_a_reference(latest: str, cls: str, text: str, start: int) -> bool:
+    """Whether a match of the regexes above in ``latest`` at ``start`` is no reference at all: the
+    acronym "IT", an anticipatory "it", a "that" after a noun or adjective (a relative or conjunction),
+    a time adverbial ("the last couple of years")."""
+    if cls == "ordinal_or_definite":
+        return any(m.start() <= start < m.end() for m in TIME_SPAN_RE.finditer(latest))
+    if cls != "pronoun":
+        return False
+    low = text.lower()
+    if text.isupper() and len(text) > 1 and not latest.isupper():
+        return True
+    if low == "it":
+        return any(m.start() <= start < m.end() for m in ANTICIPATORY_IT_RE.finditer(latest))
+    if low == "that":
+        before = re.findall(r"[\w'-]+", latest[:start])
+        if before:
+            prev = before[-1].lower()
+            return (
+                prev in ("so", "such", "now")
+                or prev in word_classes()["adj"]
+                or (is_noun(prev) and not is_verb(prev))
+            )
+    return False
+
+
+def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple[int, int]) -> bool:
+    """Whether the query itself supplies what the expression at ``span`` points to: an ordinal or
+    definite completed by an "of"/"as" phrase or a "same" comparing two things the query names ("A and
+    B the same"), or a pronoun whose antecedent the query states in an earlier clause ("How do I become
+    an agent, and does it pay?": a noun for "it", a plural noun for "they", a name for "he"/"she")."""
+    if cls == "ordinal_or_definite":
+        done = COMPLETED_RE.match(query, span[1])
+        if done is not None:
+            # "of"/"as" and up to the clause's end: it must name something the latest message did not
+            # ("the first stage of IdC"; not "the second type of disease" for "the second type").
+            tail = re.split(r"[,;?.!]", query[done.end() :], maxsplit=1)[0]
+            an = analyzer()
+            said = an.analyze(latest).vocab
+            if any(
+                t.is_content and t.key not in said and t.lower not in said for t in an.analyze(tail).tokens
+            ):
+                return True
+        sentence_start = max((m.end() for m in re.finditer(r"[?.!]", query[: span[0]])), default=0)
+        return "same" in text.lower() and SAME_PAIR_RE.search(query, sentence_start, span[1]) is not None
+    if cls != "pronoun":
+        return False
+    if _not_a_reference(query, cls, query[span[0] : span[1]], span[0]):
+        return True  # the query's own "it" or "that" here is anticipatory or a conjunction
+    breaks = [m.start() for m in CLAUSE_BREAK_RE.finditer(query, 0, span[0])]
+    if not breaks:
+        return False
+    low = text.lower()
+    earlier = [t for t in analyzer().analyze(query[: breaks[-1]]).tokens if t.is_content]
+    if low in PERSONAL:
+        return any(t.mid_cap for t in earlier)
+    if low in PLURAL:
+        return any(is_noun(t.key) and t.lower != t.key for t in earlier)
+    if low in NEUTER:
+        return any(is_noun(t.key) or t.mid_cap for t in earlier)
+    return False
+
+
+@register("unresolved_reference", version=UNRESOLVED_VERSION, kinds=("unresolved_reference",))
 def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """A referring expression of the latest message that the query still needs the conversation for.
 
     Fires when the query equals the latest message (high), keeps an ordinal/bare definite (high), or
-    keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium).
+    keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium); matches
+    that are no reference (:func:`_not_a_reference`) or that the query resolves itself
+    (:func:`_resolved_in_query`) are left out.
     Evidence: ``words`` (spans in the query), ``latest_spans`` (spans in the latest message).
     """
     latest, query = record.latest, record.query
@@ -123,9 +216,12 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if ELLIPSIS_RE.search(latest):
         exprs.append(("ellipsis", latest.strip(), latest.find(latest.strip()), len(latest.rstrip())))
     for m in ORDINAL_RE.finditer(latest):
-        exprs.append(("ordinal_or_definite", m.group(0), *m.span()))
+        if not _not_a_reference(latest, "ordinal_or_definite", m.group(0), m.start()):
+            exprs.append(("ordinal_or_definite", m.group(0), *m.span()))
     for m in PRONOUN_RE.finditer(latest):
-        if not any(s <= m.start() < e for _, _, s, e in exprs):
+        if not any(s <= m.start() < e for _, _, s, e in exprs) and not _not_a_reference(
+            latest, "pronoun", m.group(0), m.start()
+        ):
             exprs.append(("pronoun", m.group(0), *m.span()))
     if not exprs:
         return []
@@ -145,7 +241,7 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
         if not fired:
             continue
         span = (0, len(query.rstrip())) if cls == "ellipsis" else _find_in_query(text, query)
-        if span is None:
+        if span is None or _resolved_in_query(latest, query, cls, text, span):
             continue
         if any(w["start"] <= span[0] < w["end"] for w in words):
             continue
@@ -169,7 +265,7 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
             },
             reason=f"referring expression {what} is unresolved: {why}",
             check_id="unresolved_reference",
-            check_version=VERSION,
+            check_version=UNRESOLVED_VERSION,
         )
     ]
 

@@ -84,3 +84,35 @@ def test_not_a_query_variants(rules):
         ("medium", ["a declarative sentence where the user asked a question"])
     ]
     assert nq("When did Dublin win the availability award?") == []
+
+
+def test_what_is_no_reference_is_not_unresolved(rules):
+    """The acronym "IT", an anticipatory "it" (Quirk et al. 18.33), "that" after an adjective, and a
+    time adverbial counted back from now are no references."""
+    for latest, query in [
+        ("Is Cohasset a legal or IT consulting firm?", "Is Cohasset a legal or IT consulting firm?"),
+        ("Speaking about sea level, is it true that it is rising?", "Is it true that sea level is rising?"),
+        (
+            "Who performed in the last couple years?",
+            "Who performed at the Super Bowl in the last couple of years?",
+        ),
+    ]:
+        assert found(make_record(EU, latest, query), rules, "unresolved_reference")[0] == [], latest
+
+
+def test_a_reference_the_query_resolves_itself(rules):
+    cases = [
+        ("Who was the last Emperor?", "Who was the last Emperor of the Byzantine Empire?"),
+        ("Are Frankfurt and Dublin the same thing?", "Are Frankfurt and Dublin the same thing?"),
+        ("Is that the same?", "Is a FICO score the same as the credit score on Credit Karma?"),
+        ("How to become an agent and does it pay?", "How to become an agent and does it pay?"),
+    ]
+    for latest, query in cases:
+        assert found(make_record(EU, latest, query), rules, "unresolved_reference")[0] == [], latest
+    # an "of" phrase that names nothing new resolves nothing; nor does a noun in the same clause
+    rec = make_record(
+        EU, "You missed the second type of key, what was it?", "What was the second type of key you missed?"
+    )
+    assert found(rec, rules, "unresolved_reference")[0] == [("high", ("the second type",))]
+    rec = make_record(EU, "What is the price of it?", "What is the price of it?")
+    assert found(rec, rules, "unresolved_reference")[0] == [("high", ("it",))]

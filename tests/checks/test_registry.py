@@ -21,7 +21,7 @@ def test_registry_listing():
         ("digest_mismatch.v1", "chat_state", ("digest_mismatch",)),
         ("roles_mismatch.v1", "chat_state", ("roles_mismatch",)),
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
-        ("unresolved_reference.v1", "references", ("unresolved_reference",)),
+        ("unresolved_reference.v2", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v2", "references", ("not_a_query",)),
         ("intent_dropped.v5", "intent", ("intent_dropped",)),
@@ -47,7 +47,7 @@ def test_outcome_statuses_and_json(rules):
         "high",
         ["the free one"],
         "unresolved_reference",
-        1,
+        2,
     )
 
 
