@@ -204,3 +204,18 @@ def test_a_value_said_for_an_older_question_is_spent_unless_about_the_user(rules
         "vegetarian",
         0,
     )
+
+
+def test_a_demographic_noun_capitalised_inside_a_sentence_is_part_of_a_name(rules):
+    from monitor.checks.qualifiers import qualifiers_in
+
+    def values(text):
+        return [(q.kind, q.value) for q in qualifiers_in(text, rules)]
+
+    assert values("What is in A Child's Garden of Verses?") == []
+    assert values("Is Little Women a good read?") == []
+    assert values("Children need iron. Women too?") == [
+        ("age_demographic", "child"),
+        ("age_demographic", "woman"),
+    ]
+    assert values("what about kids?") == [("age_demographic", "child")]
