@@ -15,7 +15,8 @@ medium  other content words that narrow the topic; rare words WordNet knows only
         act, attribute, communication... (:data:`ASPECT_CLASSES`: "biography", "etymology", "removal":
         what about the topic is asked, not a new thing); a capitalised word that completes a name
         already in the transcript ("Bernadette" next to the logged "Peters").
-low     framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
+low     common aspect nouns ("career", "advice": one step below other common nouns, as rare ones are),
+        framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
         spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), synonyms of one (a
         shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`), abstract nouns formed by a
         derivational suffix (:data:`ABSTRACT_SUFFIXES`), and the words of meta text: a refusal or
@@ -57,7 +58,8 @@ from monitor.severity import SEVERITY_RANK
 # keeps its grade before the style step and every part of a span keeps its whole grade, so queue
 # admission can grade the finding again against the grown profile (:func:`restyle`); a synonym of a
 # received word (a shared WordNet synset) is low; so are the words of a trailing note or leaked turn.
-# v4: a rare noun all of whose WordNet senses are aspects (ASPECT_CLASSES) is medium, not high.
+# v4: a noun all of whose WordNet senses are aspects (ASPECT_CLASSES) is one step lower: medium when
+# rare, low when common.
 VERSION = 4
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
@@ -197,14 +199,16 @@ def _grade(
         )
         return info
     classes = noun_classes(word.lower, word.key)
-    if z < RARE_ZIPF and classes and classes <= ASPECT_CLASSES:
+    if classes and classes <= ASPECT_CLASSES and not only_verb(word.key):
         # Every sense an act, attribute, communication...: the word names an aspect of the topic
-        # ("biography", "etymology", "removal"), what about it is asked, not a new thing that narrows it.
+        # ("biography", "etymology", "career"), what about it is asked, not a new thing that narrows
+        # it: one step below another noun as rare (rare medium, common low).
+        rare = z < RARE_ZIPF
         info.update(
-            severity="medium",
+            severity="medium" if rare else "low",
             signal="aspect_noun",
             classes=sorted(classes),
-            why=f"rare aspect noun (zipf {z:.2f}; WordNet: {', '.join(sorted(classes))})",
+            why=f"{'rare ' if rare else ''}aspect noun (zipf {z:.2f}; WordNet: {', '.join(sorted(classes))})",
         )
         return info
     if z < RARE_ZIPF:

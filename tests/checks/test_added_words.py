@@ -56,6 +56,8 @@ def words(rec, rules):
         ("Did Peters have a stroke?", [("stroke", "high", "rare_term")]),
         # every sense of "biography" is noun.communication: what about Peters is asked, medium
         ("Was there a Peters biography?", [("biography", "medium", "aspect_noun")]),
+        # a common aspect noun ("career": noun.act only) is one step lower still: low
+        ("What was the career of Peters?", [("career", "low", "aspect_noun")]),
         # a preposition spaCy's stop list lacks (rules/neutral.yaml, Quirk et al. 9.7)
         ("Peters versus Broadway Barks", []),
         (

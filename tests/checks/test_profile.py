@@ -25,7 +25,7 @@ MSGS = [("user", "Tell me about Joan Baez."), ("assistant", "She is an American 
 MSG_LIST = [{"role": "user", "content": "Tell me about the singer."}]
 
 
-def _convs(names: range, query: str = "the singer career") -> bytes:
+def _convs(names: range, query: str = "the singer album") -> bytes:
     """One follow-up per conversation ``c<i>``: the user asked about "the singer", prompt version ``v1``
     wrote ``query``."""
     return b"".join(
@@ -39,20 +39,20 @@ def _convs(names: range, query: str = "the singer career") -> bytes:
 
 def test_style_needs_five_other_conversations_and_one_in_a_thousand() -> None:
     p = RewriterProfile(
-        {"v1": 100, "big": 10_001}, {("v1", "career"): 6, ("v1", "tour"): 5, ("big", "career"): 9}
+        {"v1": 100, "big": 10_001}, {("v1", "album"): 6, ("v1", "tour"): 5, ("big", "album"): 9}
     )
-    style = p.style("v1", "career")
+    style = p.style("v1", "album")
     assert style is not None and (style.others, style.of) == (5, 99)
     assert style.why == "the rewriter's style: prompt version 'v1' adds it in 5 of its 99 other conversations"
     assert p.style("v1", "tour") is None  # 4 others
-    assert p.style("big", "career") is None  # 8 of 10,000: fewer than one in a thousand
-    assert p.style("v2", "career") is None  # another rewriter's style is not this one's
+    assert p.style("big", "album") is None  # 8 of 10,000: fewer than one in a thousand
+    assert p.style("v2", "album") is None  # another rewriter's style is not this one's
 
 
 def test_a_style_word_is_one_step_lower_and_says_why(rules) -> None:  # type: ignore[no-untyped-def]
-    rec = make_record(MSGS, "What did she do later?", "What was Joan Baez's career in 1975?")
+    rec = make_record(MSGS, "What did she do later?", "What was Joan Baez's album in 1975?")
     rec = dataclasses.replace(rec, prompt_version="v1")
-    profile = RewriterProfile({"v1": 100}, {("v1", "career"): 6, ("v1", "1975"): 50})
+    profile = RewriterProfile({"v1": 100}, {("v1", "album"): 6, ("v1", "1975"): 50})
     plain = {
         w["text"]: (w["severity"], w["signal"])
         for f in added_words.check(rec, rules)
@@ -61,24 +61,24 @@ def test_a_style_word_is_one_step_lower_and_says_why(rules) -> None:  # type: ig
     styled = {
         w["text"]: w for f in added_words.check(rec, rules.with_profile(profile)) for w in f.evidence["words"]
     }
-    assert plain["career"] == ("medium", "content_word")
-    assert (styled["career"]["severity"], styled["career"]["signal"]) == ("low", "rewriter_style")
-    assert styled["career"]["graded"] == {
+    assert plain["album"] == ("medium", "content_word")
+    assert (styled["album"]["severity"], styled["album"]["signal"]) == ("low", "rewriter_style")
+    assert styled["album"]["graded"] == {
         "severity": "medium",
         "signal": "content_word",
         "why": "content word that narrows the topic",
     }
-    assert styled["career"]["style"] == {"prompt_version": "v1", "others": 5, "of": 99}
+    assert styled["album"]["style"] == {"prompt_version": "v1", "others": 5, "of": 99}
     # a year is a constraint whoever adds it, however often
     assert (styled["1975"]["severity"], styled["1975"]["signal"]) == plain["1975"]
 
 
 def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
     rules = load_rules()
-    # v1 adds "career" in 7 conversations: 6 others for each; v2 in one
+    # v1 adds "album" in 7 conversations: 6 others for each; v2 in one
     events = _convs(range(7)) + log(
         ctx_input(conv="d", req="d_2", messages=MSG_LIST, n_messages=1, client_turn_count=1),
-        rewrite(conv="d", req="d_2", latest="What else?", query="the singer career", prompt_version="v2"),
+        rewrite(conv="d", req="d_2", latest="What else?", query="the singer album", prompt_version="v2"),
     )
     ingest_bytes(session, events)
     check_job(session=session, rules=rules, batch_size=2)  # batches smaller than the profile: same grades
@@ -91,7 +91,7 @@ def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversatio
     from monitor.checks.store import clear_runs, load_profile, record_added_lemmas
     from monitor.store.models import Record
 
-    record_added_lemmas(session=session, rows=[("v1", "career", "c1"), ("v1", "career", "c2")])
+    record_added_lemmas(session=session, rows=[("v1", "album", "c1"), ("v1", "album", "c2")])
     session.flush()
     assert clear_runs(session=session, checks=[ACW]) == 0
     assert session.scalar(select(func.count()).select_from(AddedLemma)) == 0  # relearned by the recheck
@@ -121,22 +121,22 @@ def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session:
 
 
 def test_restyle_undoes_and_redoes_the_style_step_only(rules) -> None:  # type: ignore[no-untyped-def]
-    """A span of two unsupported words ("career highlights") keeps each part's whole grade, so a grown
+    """A span of two unsupported words ("album studios") keeps each part's whole grade, so a grown
     profile can demote the span and an emptied one restores exactly what the plain check said."""
     rec = dataclasses.replace(
-        make_record(MSGS, "What did she do later?", "Joan Baez career highlights"), prompt_version="v1"
+        make_record(MSGS, "What did she do later?", "Joan Baez album studios"), prompt_version="v1"
     )
     (plain,) = added_words.check(rec, rules)
     assert [(w["text"], w["severity"]) for w in plain.evidence["words"]] == [
-        ("career", "medium"),
-        ("highlights", "medium"),
+        ("album", "medium"),
+        ("studios", "medium"),
     ]
-    grown = RewriterProfile({"v1": 40}, {("v1", "career"): 9, ("v1", "highlight"): 7})
+    grown = RewriterProfile({"v1": 40}, {("v1", "album"): 9, ("v1", "studio"): 7})
     styled = added_words.restyle(plain, grown, "v1")
     assert styled is not None and styled.severity == "low"
     assert styled.evidence["severity_signal"] == "rewriter_style"
     assert [w["style"]["others"] for w in styled.evidence["words"]] == [8, 6]
-    assert styled.reason.startswith("'career' (content word that narrows the topic, but the rewriter's style")
+    assert styled.reason.startswith("'album' (content word that narrows the topic, but the rewriter's style")
     assert added_words.restyle(styled, grown, "v1") is None  # idempotent
     assert added_words.restyle(plain, grown, "v2") is None  # another rewriter's profile says nothing
     back = added_words.restyle(styled, RewriterProfile(), "v1")
@@ -148,7 +148,7 @@ def test_restyle_undoes_and_redoes_the_style_step_only(rules) -> None:  # type: 
 
 
 def test_admission_grades_a_day_again_against_the_grown_profile(session: Session) -> None:
-    """Three conversations checked before five more arrive met a profile too small to call "career"
+    """Three conversations checked before five more arrive met a profile too small to call "album"
     style (2 others); admission grades them against the store's (7 others), as a one-shot check would."""
     from monitor.settings import load_settings
     from monitor.store.models import QueueItem
@@ -167,7 +167,7 @@ def test_admission_grades_a_day_again_against_the_grown_profile(session: Session
     settings = load_settings().queue
     enqueue_job(session=session, settings=settings, days=[], now=datetime(2024, 3, 5, tzinfo=UTC))
     assert grades() == {f"c{i}_2": "low" for i in range(8)}
-    # the day's items are flagged for other findings, none of them for "career" any more
+    # the day's items are flagged for other findings, none of them for "album" any more
     assert [
         k for kinds in session.scalars(select(QueueItem.kinds)) for k in kinds if k == "added_content_word"
     ] == []
