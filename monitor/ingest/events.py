@@ -207,6 +207,7 @@ Reason = Literal[
     "duplicate_event",
     "unsupported_text",
     "non_finite_number",
+    "store_refused",
 ]
 REASONS: tuple[str, ...] = get_args(Reason)
 

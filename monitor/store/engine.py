@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -113,6 +114,49 @@ def display_url(url: str | URL) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
+_QUOTED_RE = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'')
+
+
+def _schema_names() -> frozenset[str]:
+    from monitor.store.models import Base
+
+    names: set[str] = set()
+    for t in Base.metadata.tables.values():
+        names.add(t.name)
+        names.update(c.name for c in t.columns)
+        names.update(str(c.name) for c in t.constraints if c.name)
+        names.update(str(i.name) for i in t.indexes if i.name)
+    return frozenset(names)
+
+
+def value_free(orig: BaseException) -> str:
+    """A driver error's text without logged values: its first line, cut at the first quoted literal that
+    is not a name of the store's schema (replaced by ``"…"``) or after a colon when what follows names
+    something else than the schema (``no such table: …``), and ``(SQLSTATE 22P02)`` when the driver gives
+    the code (psycopg's ``sqlstate``). Used for every database error the commands print or store."""
+    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
+    first = lines[0] if lines else type(orig).__name__
+    names = _schema_names()
+    # A quoted value may itself hold quotes ('"{"q": 1}"'): the line is cut at the first literal that
+    # names nothing in the schema (drivers put the offending value last).
+    text = first
+    for m in _QUOTED_RE.finditer(first):
+        if m.group(0)[1:-1] not in names:
+            text = first[: m.start()] + '"…"'
+            break
+    # SQLite puts what it names after a colon, unquoted ("UNIQUE constraint failed: events.event_key",
+    # "no such table: x"): kept when every word of it is a schema name.
+    head, sep, tail = text.partition(": ")
+    if (
+        sep
+        and tail != '"…"'
+        and not all(w in names for part in re.split(r"[\s,]+", tail.strip()) for w in part.split(".") if w)
+    ):
+        text = f"{head}: …"
+    code = getattr(orig, "sqlstate", None)
+    return f"{text} (SQLSTATE {code})" if code else text
+
+
 def storage_error(exc: DBAPIError, url: str | URL) -> StorageError:
     """The one-line :class:`StorageError` for a database error ``exc`` on ``url`` (password hidden).
 
@@ -121,12 +165,21 @@ def storage_error(exc: DBAPIError, url: str | URL) -> StorageError:
       folder says so).
     - Any other: ``database error on URL: reason``.
 
-    The driver's text is kept to its lines joined (psycopg adds a hint line) with the password, should
-    a driver ever echo it, replaced by ``***``.
+    A connection error's text is kept whole (its lines joined: psycopg adds a hint line). A statement's
+    error is kept to its first line, with the SQLSTATE when the driver gives one, and without what
+    could be logged data: PostgreSQL's DETAIL and CONTEXT lines quote the row and the
+    value, and the first line is cut at a quoted literal (``invalid input syntax for type json: "..."``)
+    unless it names a table, column, index or constraint of the store (:func:`value_free`). The password,
+    should a driver ever echo it, is replaced by ``***``.
     """
     where = display_url(url)
     orig = exc.orig if exc.orig is not None else exc
-    reason = "; ".join(line.strip() for line in str(orig).splitlines() if line.strip()) or type(orig).__name__
+    if exc.statement is None:  # a connection error: no statement, so no logged value, in its text
+        reason = (
+            "; ".join(line.strip() for line in str(orig).splitlines() if line.strip()) or type(orig).__name__
+        )
+    else:
+        reason = value_free(orig)
     try:
         parsed = make_url(url)
     except Exception:

@@ -357,6 +357,61 @@ def test_a_poison_corpus_between_good_lines_stores_every_good_line(session: Sess
     assert sorted(session.scalars(select(Quarantine.line_no))) == [3, 6, 7]
 
 
+def _refuse_request(session: Session, request_id: str) -> None:
+    """A trigger that makes the store itself refuse events of ``request_id``, with the value in the
+    driver's message (what a constraint the validation does not know about looks like)."""
+    from sqlalchemy import text
+
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(
+            text(
+                "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.request_id = :rid "
+                "BEGIN SELECT RAISE(ABORT, 'refused secret-value'); END".replace(":rid", f"'{request_id}'")
+            )
+        )
+    else:
+        session.execute(
+            text(
+                "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN "
+                f"IF NEW.request_id = '{request_id}' THEN "
+                "RAISE EXCEPTION 'refused %', NEW.raw; END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
+            )
+        )
+        session.execute(
+            text("CREATE TRIGGER refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse()")
+        )
+    session.commit()
+
+
+def test_a_line_the_store_refuses_is_quarantined_and_the_rest_of_its_batch_stored(session: Session) -> None:
+    """A batch write that fails is retried line by line: the refused line is quarantined as
+    store_refused with the driver's error class (never its text, which quotes the row), the other lines
+    of the same batch are stored and joined, and the counts are those of what was stored."""
+    _refuse_request(session, "bad_2")
+    data = (
+        log(ctx_input(conv="a", req="a_2"), rewrite(conv="a", req="a_2"))
+        + line(rewrite(conv="bad", req="bad_2", query="secret-value in the query"))
+        + log(ctx_input(conv="b", req="b_2"), rewrite(conv="b", req="b_2"))
+    )
+    summary = ingest_bytes(session, data, batch_size=10)  # one batch holds all five lines
+    assert (summary.stored, summary.joined, dict(summary.rejected)) == (4, 2, {"store_refused": 1})
+    assert summary.stored_by_kind == {"ctx_input": 2, "rewrite": 2}
+    (q,) = session.scalars(select(Quarantine))
+    assert (q.line_no, q.reason) == (3, "store_refused")
+    assert q.detail.startswith("the store refused the event (") and "secret" not in q.detail
+    assert session.scalar(select(func.count()).select_from(Record)) == 2
+    again = ingest_bytes(session, data, batch_size=10)  # idempotent: nothing new, nothing twice
+    assert (
+        again.stored,
+        again.already_stored,
+        session.scalar(select(func.count()).select_from(Quarantine)),
+    ) == (
+        0,
+        4,
+        1,
+    )
+
+
 def test_a_batch_is_committed_once_its_lines_hold_batch_bytes(session: Session) -> None:
     """Memory is bounded per batch: 10 lines of about 1,000 bytes with a 2,500-byte bound commit in
     batches of 3, 3, 3 and 1 lines, although the count bound (1,000) is never reached."""

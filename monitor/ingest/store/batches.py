@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, or_, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from monitor.errors import IngestError
@@ -187,10 +188,51 @@ class Ingestor:
         last: RawLine | None = None,
         before_commit: Callable[[RawLine], None] | None = None,
     ) -> None:
-        self._write(origin, batch)
+        saved = self._counts()
+        try:
+            with self.session.begin_nested():
+                self._write(origin, batch)
+        except DBAPIError:
+            # The store refused something in the batch that validation let through: write it again
+            # line by line, so only the line it refuses is quarantined and the rest is stored.
+            self._restore(saved)
+            for p in batch:
+                self._write_alone(origin, p)
         if before_commit is not None and last is not None:
             before_commit(last)
         self.session.commit()
+
+    def _write_alone(self, origin: str, p: _Pending) -> None:
+        """Write one line in its own savepoint; quarantine it as ``store_refused`` (the driver's error
+        class and SQLSTATE, never its text, which quotes the values) when the store refuses it."""
+        saved = self._counts()
+        try:
+            with self.session.begin_nested():
+                self._write(origin, [p])
+        except DBAPIError as exc:
+            self._restore(saved)
+            orig = exc.orig if exc.orig is not None else exc
+            code = getattr(orig, "sqlstate", None)
+            detail = f"the store refused the event ({type(orig).__name__}" + (
+                f", SQLSTATE {code})" if code else ")"
+            )
+            with self.session.begin_nested():
+                self._quarantine(origin, [(p, LineError("store_refused", detail))], datetime.now(UTC))
+
+    def _counts(self) -> dict[str, Any]:
+        """The summary's counters, to put back when a savepoint is rolled back."""
+        s = self.summary
+        return {
+            "stored": s.stored,
+            "already_stored": s.already_stored,
+            "joined": s.joined,
+            "stored_by_kind": Counter(s.stored_by_kind),
+            "rejected": Counter(s.rejected),
+        }
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        for name, value in saved.items():
+            setattr(self.summary, name, value)
 
     def _write(self, origin: str, batch: list[_Pending]) -> None:
         good = [p for p in batch if isinstance(p.result, ParsedEvent)]
