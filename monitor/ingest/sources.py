@@ -26,13 +26,10 @@ explicitly is read whatever its name."""
 LIVE_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz", ".ndjson.gz", ".log.gz")
 """The names the worker follows in a configured directory: live logs, not their rotated generations,
 which it reads through rotation tracking (``monitor.ingest.tail``) under the live file's name."""
-DIR_NAME_RE = re.compile(
-    r"^.+(?:\.jsonl|\.ndjson|\.json|\.log)"
-    # a rotated generation: numbered (app.jsonl.1, logrotate, RotatingFileHandler) or dated
-    # (app.jsonl-20240304, app.jsonl.2024-03-04, app.jsonl.2024-03-04_10, TimedRotatingFileHandler)
-    r"(?:[.-](?:\d{1,4}|\d{4}-?\d{2}-?\d{2}(?:[-_T]?\d{2}(?:-?\d{2}){0,2})?))?"
-    r"(?:\.gz)?$"
-)
+GENERATION = r"[.-](?:\d{1,4}|\d{4}-?\d{2}-?\d{2}(?:[-_T]?\d{2}(?:-?\d{2}){0,2})?)"
+"""A rotated generation's suffix: numbered (app.jsonl.1, logrotate, RotatingFileHandler) or dated
+(app.jsonl-20240304, app.jsonl.2024-03-04, app.jsonl.2024-03-04_10, TimedRotatingFileHandler)."""
+DIR_NAME_RE = re.compile(r"^.+(?:\.jsonl|\.ndjson|\.json|\.log)" f"(?:{GENERATION})?" r"(?:\.gz)?$")
 """The names a directory walk reads: a log name (:data:`LOG_SUFFIXES`), optionally followed by a
 rotation generation, optionally gzipped. ``--glob`` replaces it with shell patterns."""
 

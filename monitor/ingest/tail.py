@@ -27,21 +27,23 @@ Event origins are the files' absolute paths and line numbers are those of the wh
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import gzip
 import hashlib
 import logging
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest.sources import LIVE_SUFFIXES, RawLine, read_failure, read_lines
+from monitor.ingest.sources import GENERATION, LIVE_SUFFIXES, RawLine, read_failure, read_lines
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
 
@@ -49,6 +51,10 @@ log = logging.getLogger("monitor.worker.tail")
 
 HEAD_BYTES = 4096
 """Bytes of a file's head hashed to tell an appended file from a replaced one."""
+MTIME_SLACK_S = 2
+"""A rotated generation last written up to this many seconds before a cursor was saved still counts as
+written since (file times and the clock can disagree by a tick): better read twice, which the store
+recognises, than never."""
 
 
 @dataclass
@@ -253,10 +259,20 @@ class Tailer:
         else:
             if cur is not None:
                 action = "rotated"
-                self._drain_rotated(path, cur)
+                drained = self._drain_rotated(path, cur)
+                self._read_generations(path, cur, drained)
+                if self.stop():
+                    # Stopped part-way through the old generations: the live cursor still names the
+                    # old file, so the next pass sees this rotation again and resumes them.
+                    return "rotated"
             prior = self._renamed_from(path, fid)
             if prior is not None:
                 action, start, line_no = "renamed", prior.offset, prior.line_no
+        if action == "truncated" and not gz and cur is not None:
+            # copytruncate copied the file to a generation before emptying it: the lines written
+            # after the last pass are in the copy (only those written between the copy and the
+            # truncation are lost, and nothing can tell how many).
+            self._read_generations(path, cur, drained=False)
         if action in ("truncated", "rotated"):
             assert cur is not None  # both are decided from the path's cursor
             log.warning(
@@ -276,8 +292,14 @@ class Tailer:
                 return c
         return None
 
-    def _drain_rotated(self, path: Path, cur: CursorRow) -> None:
-        """Read the unread rest of the file that used to be at ``path``, if it sits beside it."""
+    def _drain_rotated(self, path: Path, cur: CursorRow) -> bool:
+        """Read the unread rest of the file that used to be at ``path``, if it sits beside it; returns
+        whether it was found.
+
+        The drain is cursor-tracked under the old file's new name, so a drain cut short (a crash, a
+        stop) resumes from that cursor at the next pass, which sees the same rotation again: the live
+        path's cursor moves to the new file only once the drain is done. A cursor the old name holds
+        for another file (the generation rotated there before) is stale and replaced."""
         with os.scandir(path.parent) as entries:
             match = next(
                 (
@@ -287,24 +309,88 @@ class Tailer:
                 ),
                 None,
             )
-        if match is not None:
-            st = match.stat()
-            old = Path(match.path).resolve()
-            if head_sha(old, min(cur.offset, HEAD_BYTES)) != cur.head_sha:
-                return
-            origin = str(old)
-            if get_cursor(session=self.session, path=origin) is not None or not self.try_lock(origin):
-                return  # read, or being read, as a source of its own
+        if match is None:
+            log.warning(
+                "rotated file not found beside the new one; lines written after the cursor may be unread",
+                extra={"fields": {"origin": str(path), "offset": cur.offset}},
+            )
+            return False
+        st = match.stat()
+        old = Path(match.path).resolve()
+        if head_sha(old, min(cur.offset, HEAD_BYTES)) != cur.head_sha:
+            return False
+        origin = str(old)
+        if not self.try_lock(origin):
+            return True  # being read by another worker as a source of its own
+        try:
+            start, line_no = cur.offset, cur.line_no
+            own = get_cursor(session=self.session, path=origin)
+            if own is not None and own.file_id == cur.file_id and own.offset >= start:
+                start, line_no = own.offset, own.line_no  # a drain that was cut short, or read as a source
+            elif own is not None:
+                self._keep_moved(own)
+            self.report.actions[origin] = "rotated_rest"
+            if start < st.st_size:
+                self._read(old, cur.file_id, st.st_size, start, line_no, gz=False)
+        finally:
+            self.unlock(origin)
+        return True
+
+    def _keep_moved(self, stale: CursorRow) -> None:
+        """``stale`` is the cursor of a file that has left its path (the generation rotated on to
+        ``app.jsonl.3``) and is about to be replaced there: copy it to where that file is now, so the
+        file stays known by its identity and is never taken for an unseen generation."""
+        folder = Path(stale.path).parent
+        if not folder.is_dir():
+            return
+        with os.scandir(folder) as entries:
+            for e in entries:
+                if e.is_file() and e.path != stale.path and file_id(e.stat()) == stale.file_id:
+                    moved = str(Path(e.path).resolve())
+                    if get_cursor(session=self.session, path=moved) is None:
+                        save_cursor(session=self.session, cursor=dataclasses.replace(stale, path=moved))
+                    return
+
+    def _read_generations(self, path: Path, cur: CursorRow, drained: bool) -> None:
+        """Read the rotated generations of ``path`` that no cursor knows and that were written since
+        ``cur`` was last saved, oldest first: with two rotations between passes, the middle file
+        (``app.jsonl.1`` when the old file is now ``app.jsonl.2``) holds lines no pass has seen.
+
+        A generation is ``path``'s name plus a numbered or dated suffix (:data:`GENERATION`), plain or
+        gzipped. One whose head is that of ``cur``'s file while that file was not found (``drained``
+        false) is a copy of it: compressed after its rotation, or the copy copytruncate makes before it
+        empties the live file. It is read from ``cur``'s offset, so the lines written after the last
+        pass are read once and the earlier ones not again. A gzip still being written waits."""
+        name_re = re.compile(re.escape(path.name) + f"(?:{GENERATION})" + r"(?:\.gz)?$")
+        since = cur.updated_at - timedelta(seconds=MTIME_SLACK_S)
+        found: list[tuple[float, Path, os.stat_result]] = []
+        with os.scandir(path.parent) as entries:
+            for e in entries:
+                if not e.is_file() or not name_re.match(e.name):
+                    continue
+                st = e.stat()
+                fid = file_id(st)
+                if fid == cur.file_id or find_by_file_id(session=self.session, file_id=fid):
+                    continue  # the drained file, or one read (perhaps under another name) before
+                if datetime.fromtimestamp(st.st_mtime, UTC).replace(tzinfo=None) < since:
+                    continue  # last written before the cursor: an older generation, read then
+                found.append((st.st_mtime, Path(e.path).resolve(), st))
+        for _mtime, gen, st in sorted(found, key=lambda x: (x[0], str(x[1]))):
+            origin = str(gen)
+            gz = gen.name.endswith(".gz")
+            if gz and not gzip_complete(gen):
+                log.info("rotated generation not compressed yet", extra={"fields": {"origin": origin}})
+                continue
+            if not self.try_lock(origin):
+                continue
             try:
-                self.report.actions[origin] = "rotated_rest"
-                self._read(old, cur.file_id, st.st_size, cur.offset, cur.line_no, gz=False)
+                start, line_no = 0, 0
+                if not drained and cur.offset and head_sha(gen, min(cur.offset, HEAD_BYTES)) == cur.head_sha:
+                    start, line_no = cur.offset, cur.line_no  # cur's file, copied or compressed
+                self.report.actions[origin] = "rotated_generation"
+                self._read(gen, file_id(st), st.st_size, start, line_no, gz=gz)
             finally:
                 self.unlock(origin)
-            return
-        log.warning(
-            "rotated file not found beside the new one; lines written after the cursor may be unread",
-            extra={"fields": {"origin": str(path), "offset": cur.offset}},
-        )
 
     def _read(self, path: Path, fid: str, size: int, start: int, line_no: int, *, gz: bool) -> None:
         origin = str(path)

@@ -7,6 +7,7 @@ import gzip
 import os
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -131,3 +132,129 @@ def test_gzip_is_read_once_complete(session: Session, tmp_path: Path) -> None:
 
 def test_missing_sources_are_waited_for(tmp_path: Path) -> None:
     assert expand_sources([str(tmp_path / "nope.jsonl"), str(tmp_path / "*.jsonl")]) == []
+
+
+class _Killed(BaseException):
+    """A SIGKILL: no handler of the code under test runs."""
+
+
+def _rotate(f: Path, to: str, new: bytes) -> None:
+    f.rename(f.parent / to)
+    f.write_bytes(new)
+
+
+def test_a_drain_cut_short_resumes_from_its_own_cursor(session: Session, tmp_path: Path) -> None:
+    """A crash while the rest of a rotated file is read used to lose the rest for good: the old name
+    had a cursor, so the next pass took the drain for done. The batch that failed is rolled back; the
+    next pass sees the same rotation and reads on from the drained file's cursor."""
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1))
+    tail(session, f)
+    with f.open("ab") as fh:
+        fh.write(b"".join(ev(i) for i in range(2, 8)))  # six lines nobody read yet ...
+    _rotate(f, "app.jsonl.1", ev(8))  # ... then rotated away
+    calls = [0]
+    from monitor.ingest.store import cursors
+
+    real = cursors.save_cursor
+
+    def crash_on_second_batch(**kw):  # type: ignore[no-untyped-def]
+        if kw["cursor"].path.endswith("app.jsonl.1"):
+            calls[0] += 1
+            if calls[0] == 2:
+                raise _Killed  # the worker dies inside the second batch of the drain
+        return real(**kw)
+
+    import monitor.ingest.tail as tail_mod
+
+    tail_mod.save_cursor = crash_on_second_batch  # type: ignore[assignment]
+    try:
+        with pytest.raises(_Killed):
+            tail(session, f, batch_size=2)
+    finally:
+        tail_mod.save_cursor = real  # type: ignore[assignment]
+    session.rollback()  # what the killed process had not committed is gone
+    assert [r for _o, _n, r in stored(session)] == ["c1_1", "c1_2", "c1_3"]
+    report = tail(session, f, batch_size=2)
+    assert report.actions == {str(tmp_path / "app.jsonl.1"): "rotated_rest", str(f): "rotated"}
+    assert [r for _o, _n, r in stored(session)] == [f"c1_{i}" for i in range(1, 9)]
+    assert report.ingest.rejected_total == 0
+
+
+def test_two_rotations_between_passes_read_the_middle_generation(session: Session, tmp_path: Path) -> None:
+    """logrotate-style numbering: app.jsonl -> .1 -> .2 between two passes. The drained old file is
+    now app.jsonl.2, and app.jsonl.1, which no pass has seen, is read too (before the new file)."""
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1))
+    tail(session, f)
+    with f.open("ab") as fh:
+        fh.write(ev(2))
+    _rotate(f, "app.jsonl.1", ev(3) + ev(4))  # first rotation: the middle generation is written
+    (tmp_path / "app.jsonl.1").rename(tmp_path / "app.jsonl.2")
+    _rotate(f, "app.jsonl.1", ev(5))  # second rotation
+    report = tail(session, f)
+    assert report.actions == {
+        str(tmp_path / "app.jsonl.2"): "rotated_rest",
+        str(tmp_path / "app.jsonl.1"): "rotated_generation",
+        str(f): "rotated",
+    }
+    assert stored(session) == [
+        ("app.jsonl", 1, "c1_1"),
+        ("app.jsonl.2", 2, "c1_2"),
+        ("app.jsonl.1", 1, "c1_3"),
+        ("app.jsonl.1", 2, "c1_4"),
+        ("app.jsonl", 1, "c1_5"),
+    ]
+    # the next rotation finds app.jsonl.1's stale cursor under the name and drains the new .1 anyway
+    with f.open("ab") as fh:
+        fh.write(ev(6))
+    (tmp_path / "app.jsonl.1").rename(tmp_path / "app.jsonl.3")
+    _rotate(f, "app.jsonl.1", ev(7))
+    tail(session, f)
+    assert [r for _o, _n, r in stored(session)][-2:] == ["c1_6", "c1_7"]
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+
+
+def test_an_old_file_compressed_after_its_rotation_is_read_from_the_cursor(
+    session: Session, tmp_path: Path
+) -> None:
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1) + ev(2))
+    tail(session, f)
+    rest = ev(3)
+    (tmp_path / "app.jsonl.1.gz").write_bytes(gzip.compress(f.read_bytes() + rest))  # rotate + compress
+    (tmp_path / "new").write_bytes(ev(4))  # a new inode while the old one still exists
+    f.unlink()
+    (tmp_path / "new").rename(f)
+    report = tail(session, f)
+    assert report.actions[str(tmp_path / "app.jsonl.1.gz")] == "rotated_generation"
+    assert [r for _o, _n, r in stored(session)] == ["c1_1", "c1_2", "c1_3", "c1_4"]
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0  # nothing read twice
+
+
+def test_copytruncate_reads_the_lines_after_the_cursor_from_the_copy(
+    session: Session, tmp_path: Path
+) -> None:
+    """copytruncate copies the live file to app.jsonl.1, then empties it: the line written after the last
+    pass is in the copy only, and is read from there (from the cursor on: nothing read twice)."""
+    import shutil
+
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1) + ev(2))
+    tail(session, f)
+    with f.open("ab") as fh:
+        fh.write(ev(3))
+    shutil.copyfile(f, tmp_path / "app.jsonl.1")
+    with f.open("r+b") as fh:
+        fh.truncate(0)
+    with f.open("ab") as fh:
+        fh.write(ev(4))
+    report = tail(session, f)
+    assert report.actions == {str(tmp_path / "app.jsonl.1"): "rotated_generation", str(f): "truncated"}
+    assert stored(session) == [
+        ("app.jsonl", 1, "c1_1"),
+        ("app.jsonl", 2, "c1_2"),
+        ("app.jsonl.1", 3, "c1_3"),
+        ("app.jsonl", 1, "c1_4"),
+    ]
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
