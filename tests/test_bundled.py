@@ -44,6 +44,7 @@ FILES = {
         "versions/0005_admission_indexes.py",
         "versions/0006_added_lemmas.py",
         "versions/0007_quarantine_resolution.py",
+        "versions/0008_records_request_key.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

@@ -110,7 +110,8 @@ class Record(Base):
     check_draw: Mapped[float | None] = mapped_column(Float)
 
     __table_args__ = (
-        Index("ix_records_conv_request", "conv_id", "request_id"),
+        # One record per request (migration 0008): the join of two halves read by two workers.
+        Index("uq_records_conv_request", "conv_id", "request_id", unique=True),
         Index("ix_records_conv_turn", "conv_id", "turn"),
         Index("ix_records_ts", "ts"),
     )

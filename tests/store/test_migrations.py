@@ -41,3 +41,57 @@ def test_upgrade_downgrade_upgrade_and_no_drift(db_url: str) -> None:
         assert diff == []
     finally:
         engine.dispose()
+
+
+def test_0008_merges_the_half_records_a_concurrent_join_left(db_url: str) -> None:
+    """Before 0008 two workers could each open a record for one half of a request; the upgrade merges
+    them into one whole record (and drops its skipped check run), then makes the key unique."""
+    from sqlalchemy import text
+
+    downgrade(db_url, "0007")
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            for eid, kind in ((1, "ctx_input"), (2, "rewrite"), (3, "rewrite")):
+                conn.execute(
+                    text(
+                        "INSERT INTO events (id, kind, event_key, content_sha, conv_id, request_id, turn, "
+                        "source, origin, line_no, raw, ingested_at) VALUES (:id, :k, :key, 'x', 'c', :r, 2, "
+                        "'s', 'o', :id, '{}', '2024-03-04 08:00:00')"
+                    ),
+                    {"id": eid, "k": kind, "key": f"k{eid}", "r": "c_2" if eid < 3 else "c_3"},
+                )
+            conn.execute(
+                text(
+                    "INSERT INTO records (id, conv_id, request_id, turn, ctx_event_id, rewrite_event_id) "
+                    "VALUES (10, 'c', 'c_2', 2, 1, NULL), (11, 'c', 'c_2', 2, NULL, 2), "
+                    "(12, 'c', 'c_3', 3, NULL, 3)"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO check_runs (record_id, check_id, check_version, status, rules_hash, "
+                    "checked_at, n_findings) "
+                    "VALUES (11, 'digest_mismatch', 1, 'skipped', 'h', '2024-03-04 08:00:00', 0)"
+                )
+            )
+        upgrade(db_url)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT id, request_id, ctx_event_id, rewrite_event_id, join_method "
+                    "FROM records ORDER BY id"
+                )
+            ).all()
+            runs = conn.execute(text("SELECT count(*) FROM check_runs")).scalar()
+        assert [tuple(r) for r in rows] == [(11, "c_2", 1, 2, "request_id"), (12, "c_3", None, 3, None)]
+        assert runs == 0
+        assert {i["name"] for i in inspect(engine).get_indexes("records") if i["unique"]} >= {
+            "uq_records_conv_request"
+        }
+    finally:
+        with engine.begin() as conn:  # the database is shared by the tests that follow
+            conn.execute(text("DELETE FROM check_runs WHERE record_id IN (10, 11, 12)"))
+            conn.execute(text("DELETE FROM records WHERE id IN (10, 11, 12)"))
+            conn.execute(text("DELETE FROM events WHERE origin = 'o'"))
+        engine.dispose()

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -339,19 +340,23 @@ class Ingestor:
             )
         )
         completed: list[Record] = []
+        completed_ids: list[int] = []
         for eid, ev in joinable:
             data: Any = ev.data
             slot = JOINABLE[ev.kind]
             match = _find_partner(open_records, slot, data.conv_id, data.request_id, data.turn)
             if match is None:
-                rec = Record(conv_id=data.conv_id, request_id=data.request_id, turn=data.turn)
-                setattr(rec, slot, eid)
-                rec.ts = data.ts
-                if ev.kind == "rewrite":
-                    rec.model, rec.prompt_version = data.model, data.prompt_version
-                    rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
-                self.session.add(rec)
-                open_records.append(rec)
+                joined = self._open_or_join(eid, ev)
+                if joined is None:
+                    continue  # the request's record holds another event of this kind already
+                rec_id, whole = joined
+                if whole:
+                    completed_ids.append(rec_id)
+                    self.summary.joined += 1
+                else:
+                    opened = self.session.get(Record, rec_id)
+                    assert opened is not None  # just written in this transaction
+                    open_records.append(opened)
                 continue
             rec, method = match
             setattr(rec, slot, eid)
@@ -364,13 +369,54 @@ class Ingestor:
             completed.append(rec)
             self.summary.joined += 1
         self.session.flush()
-        if completed:
+        if completed or completed_ids:
             # A check skipped for want of the other half must run again now that the record is whole.
             self.session.execute(
                 delete(CheckRun).where(
-                    CheckRun.record_id.in_([r.id for r in completed]), CheckRun.status == "skipped"
+                    CheckRun.record_id.in_([r.id for r in completed] + completed_ids),
+                    CheckRun.status == "skipped",
                 )
             )
+
+    def _open_or_join(self, eid: int, ev: ParsedEvent) -> tuple[int, bool] | None:
+        """Open the record of ``ev``'s request, or fill its slot in the record another transaction
+        opened for the other half: one statement, ``INSERT ... ON CONFLICT (conv_id, request_id) DO
+        UPDATE`` on the unique request key (migration 0008). Two workers that read the two halves at
+        once cannot both open a record: the second insert waits for the first to commit, then joins
+        it. Returns ``(record id, whether the record is now whole)``, or None when the request's record
+        already holds an event of this kind (a turn join gave it another request's half): the event
+        stays stored, unjoined."""
+        data: Any = ev.data
+        slot = JOINABLE[ev.kind]
+        values: dict[str, Any] = {
+            "conv_id": data.conv_id,
+            "request_id": data.request_id,
+            "turn": data.turn,
+            "ts": data.ts,
+            slot: eid,
+        }
+        update: dict[str, Any] = {slot: eid}
+        if ev.kind == "rewrite":
+            extra = {
+                "model": data.model,
+                "prompt_version": data.prompt_version,
+                "check_draw": draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}"),
+                "ts": data.ts,
+                "turn": data.turn,
+            }
+            values.update(extra)
+            update.update(extra)
+        dialect = self.session.get_bind().dialect.name
+        ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Record).values(**values)
+        stmt = ins.on_conflict_do_update(
+            index_elements=["conv_id", "request_id"],
+            set_={k: getattr(ins.excluded, k) for k in update} | {"join_method": "request_id"},
+            where=getattr(Record, slot).is_(None),
+        ).returning(Record.id, Record.ctx_event_id, Record.rewrite_event_id)
+        row = self.session.execute(stmt).one_or_none()
+        if row is None:
+            return None
+        return int(row.id), row.ctx_event_id is not None and row.rewrite_event_id is not None
 
     def _quarantine(self, origin: str, rejects: list[tuple[_Pending, LineError]], now: datetime) -> None:
         if not rejects:
