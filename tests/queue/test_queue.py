@@ -91,6 +91,19 @@ def pending_items(session: Session, day: date) -> set[tuple[str, str]]:
 def test_a_day_arriving_in_parts_is_queued_as_if_it_came_at_once(session: Session) -> None:
     # budget 8: control max(2, round(0.4)) = 2, flagged 6
     budget = settings(queue_budget=8)
+
+    def state() -> tuple[set[tuple[str, str]], dict[str, float], dict[str, tuple[int, int, int]]]:
+        probs = dict(
+            session.execute(
+                select(QueueItem.stratum, QueueItem.inclusion_prob)
+                .where(QueueItem.state == "pending")
+                .distinct()
+            ).all()
+        )
+        days = {r.stratum: (r.eligible, r.taken, r.capped) for r in session.scalars(select(QueueDay))}
+        return pending_items(session, DAY), probs, days
+
+    parts = session.begin_nested()  # the day in two parts, then (rolled back) the same day at once
     medium_and_clean(session, DAY)
     first = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
     assert first.added == {"medium": 6, "control": 2} and first.withdrawn == {}
@@ -98,29 +111,20 @@ def test_a_day_arriving_in_parts_is_queued_as_if_it_came_at_once(session: Sessio
     second = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
     # high 4 of 4 first; medium keeps the 2 smallest draws of 6, the other 4 are withdrawn
     assert second.added == {"high": 4} and second.withdrawn == {"medium": 4}
-
-    whole = DAY + timedelta(days=1)  # the same rewrites (same keys, so the same draws) at once
-    medium_and_clean(session, whole)
-    late_highs(session, whole)
-    at_once = enqueue_days(session=session, days=[whole], checks=CHECKS, settings=budget, now=NOW)
-    assert at_once.added == {"high": 4, "medium": 2, "control": 2}
-    assert pending_items(session, DAY) == pending_items(session, whole)
-    assert len(pending_items(session, DAY)) == 8
-    probs = {
-        (d, s): p
-        for d, s, p in session.execute(
-            select(QueueItem.day, QueueItem.stratum, QueueItem.inclusion_prob)
-            .where(QueueItem.state == "pending")
-            .distinct()
-        )
-    }
-    assert probs == {
-        (d, s): p for d in (DAY, whole) for s, p in (("high", 1.0), ("medium", 2 / 6), ("control", 2 / 10))
-    }
-    again = enqueue_days(session=session, days=[DAY, whole], checks=CHECKS, settings=budget, now=NOW)
+    in_parts = state()
+    again = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
     assert (again.added, again.withdrawn) == ({}, {})
-    days = {(r.day, r.stratum): (r.eligible, r.taken, r.capped) for r in session.scalars(select(QueueDay))}
-    assert days[(DAY, "medium")] == days[(whole, "medium")] == (6, 2, 0)
+    parts.rollback()
+
+    medium_and_clean(session, DAY)  # the same rewrites (same keys, so the same draws) at once
+    late_highs(session, DAY)
+    at_once = enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=budget, now=NOW)
+    assert at_once.added == {"high": 4, "medium": 2, "control": 2}
+    assert state() == in_parts
+    pending, probs, days = in_parts
+    assert len(pending) == 8
+    assert probs == {"high": 1.0, "medium": 2 / 6, "control": 2 / 10}
+    assert days["medium"] == (6, 2, 0)
 
 
 def test_a_verdict_on_a_withdrawn_request_makes_it_a_manual_item(session: Session) -> None:
