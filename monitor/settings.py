@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -53,7 +53,7 @@ MINUTES_PER_DAY = 24 * 60
 HOURS_PER_YEAR = 365 * 24
 MAX_PER_DAY = 1_000_000  # queue items a day: far beyond what reviewers can label
 MAX_COUNT = 1_000_000_000  # rewrites in an alert window
-SECRET_SETTINGS = frozenset({"database_url", "sentry_dsn", "anthropic_api_key"})
+SECRET_SETTINGS = frozenset({"database_url", "sentry_dsn", "anthropic_api_key", "redact_key"})
 
 
 class Settings(BaseSettings):
@@ -102,6 +102,16 @@ class Settings(BaseSettings):
     )
     sample_seed: str = Field(
         default="rewrite-monitor", min_length=1, description="Seed of every sampling draw (check and queue)."
+    )
+    redact_at_ingest: bool = Field(
+        default=False,
+        description="Store events with personal details already replaced by keyed placeholders "
+        "(<EMAIL_3f9a0c12>), for deployments that may not keep raw transcripts; needs redact_key.",
+    )
+    redact_key: SecretStr | None = Field(
+        default=None,
+        description="Secret that keys the placeholders of redact_at_ingest: the same value gets the same "
+        "placeholder in every event (at least 16 characters; keep it, or later events will not match).",
     )
     check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
     queue_budget: int = Field(
@@ -230,6 +240,24 @@ class Settings(BaseSettings):
     replay_prices_file: Path | None = Field(
         default=None, description="Price table of replay's cost line; default: monitor/prices.yaml."
     )
+
+    @property
+    def ingest_redact_key(self) -> bytes | None:
+        """The key ingest redacts events with, or None when ``redact_at_ingest`` is off."""
+        if not self.redact_at_ingest:
+            return None
+        assert self.redact_key is not None  # checked by the model validator
+        return self.redact_key.get_secret_value().encode()
+
+    @field_validator("redact_key")
+    @classmethod
+    def _redaction_has_a_key(cls, v: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        if info.data.get("redact_at_ingest") and (v is None or len(v.get_secret_value()) < 16):
+            raise ValueError(
+                "redact_at_ingest needs redact_key, a secret of at least 16 characters: it keys the "
+                "placeholders, so a value gets the same one in every event"
+            )
+        return v
 
     @cached_property
     def queue(self) -> QueueSettings:

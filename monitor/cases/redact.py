@@ -45,6 +45,8 @@ an IPv4 address. Only the fields passed to :meth:`Redactor.redact` are touched.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import re
 from collections import Counter
@@ -301,11 +303,21 @@ class Redactor:
                 spans.append(Span(m.start(), m.end(), "NAME", full))
         return spans
 
+    key: bytes | None = None
+    """With a key, a placeholder is keyed by the value (``<EMAIL_3f9a0c12>``: HMAC-SHA256 of kind and
+    value, 8 hex) instead of numbered: the same value gets the same placeholder in every text redacted
+    with the key, across cases and events (what ``redact_at_ingest`` needs: a rewrite and the transcript
+    it was made from are separate events), and nothing learns the value without the key."""
+
     def _placeholder(self, span: Span) -> str:
         got = self.placeholders.get((span.kind, span.key))
         if got is None:
-            self._counts[span.kind] += 1
-            got = f"<{span.kind}_{self._counts[span.kind]}>"
+            if self.key is not None:
+                mac = hmac.new(self.key, f"{span.kind}:{span.key}".encode(), hashlib.sha256).hexdigest()
+                got = f"<{span.kind}_{mac[:8]}>"
+            else:
+                self._counts[span.kind] += 1
+                got = f"<{span.kind}_{self._counts[span.kind]}>"
             self.placeholders[(span.kind, span.key)] = got
         return got
 
@@ -336,7 +348,7 @@ class Redactor:
         red = self.redact(term)
         if red != term:
             # "Jane Doe" -> "<NAME_1> <NAME_1>": one value, one placeholder
-            return re.sub(r"(<[A-Z]+_\d+>)(?:[\s-]+\1)+", r"\1", red)
+            return re.sub(r"(<[A-Z]+_[0-9a-f]+>)(?:[\s-]+\1)+", r"\1", red)
         probe = term.strip().lower()
         if sum(c.isalnum() for c in probe) >= 4:
             for placeholder, surfaces in self._surfaces.items():
@@ -374,4 +386,84 @@ def redact_case(case: dict[str, Any], finder: NameFinder | None) -> dict[str, An
             "dropped": r.redact_all(logged["dropped"]),
         }
     out["redacted"] = True
+    return out
+
+
+EVENT_KEEP = frozenset(
+    {
+        "event",
+        "ts",
+        "conv_id",
+        "request_id",
+        "turn",
+        "n_messages",
+        "roles",
+        "first_ts",
+        "last_ts",
+        "monotonic",
+        "digest",
+        "client_turn_count",
+        "role",
+        "model",
+        "prompt_version",
+        "rewritten",
+        "latency_ms",
+        "rank",
+        "doc_id",
+        "score",
+        "api_created",
+        "transcript_kind",
+    }
+)
+"""Fields of a log event (``schemas/``) that hold ids, times, counts and names of the rewriter, never
+free text: kept as logged by :func:`redact_event`. Every other string, at any depth, is redacted."""
+
+
+def redact_event(raw: dict[str, Any], key: bytes, finder: NameFinder | None = None) -> dict[str, Any]:
+    """A copy of a decoded log event with every free-text string redacted, placeholders keyed by ``key``
+    (see :attr:`Redactor.key`), for the ``redact_at_ingest`` setting.
+
+    Names are learned from all the event's texts first (a name introduced in one message is replaced in
+    every other). A ``ctx_input`` whose logged ``digest`` matches its messages gets the digest of the
+    redacted messages, so the digest checks judge the stored transcript as they would have judged the
+    logged one; a digest that did not match is kept, and still does not."""
+    from monitor.record import Message, transcript_digest
+
+    r = Redactor(finder, key=key)
+    texts: list[str] = []
+
+    def collect(value: Any, field_name: str | None) -> None:
+        if field_name in EVENT_KEEP:
+            return
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v, None)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                collect(v, k)
+
+    def rewrite(value: Any, field_name: str | None) -> Any:
+        if field_name in EVENT_KEEP:
+            return value
+        if isinstance(value, str):
+            return r.redact(value)
+        if isinstance(value, list):
+            return [rewrite(v, None) for v in value]
+        if isinstance(value, dict):
+            return {k: rewrite(v, k) for k, v in value.items()}
+        return value
+
+    collect(raw, None)
+    r.learn_names(texts)
+    out: dict[str, Any] = rewrite(raw, None)
+    messages = raw.get("messages")
+    if raw.get("event") == "ctx_input" and isinstance(messages, list) and isinstance(raw.get("digest"), str):
+
+        def msgs(ms: list[Any]) -> list[Message]:
+            return [Message(role=str(m.get("role")), content=str(m.get("content")), ts=None) for m in ms]
+
+        if transcript_digest(msgs(messages)) == raw["digest"]:
+            out["digest"] = transcript_digest(msgs(out["messages"]))
     return out

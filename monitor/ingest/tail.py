@@ -186,6 +186,7 @@ class Tailer:
         try_lock: Callable[[str], bool] = lambda origin: True,
         unlock: Callable[[str], None] = lambda origin: None,
         stop: Callable[[], bool] = lambda: False,
+        redact_key: bytes | None = None,
     ):
         self.session = session
         self.max_line_bytes = max_line_bytes
@@ -199,6 +200,7 @@ class Tailer:
             summary=self.report.ingest,
             batch_size=batch_size,
             sample_seed=sample_seed,
+            redact_key=redact_key,
         )
 
     def run(self, paths: list[Path], *, order_key: str = "") -> TailReport:

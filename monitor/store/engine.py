@@ -117,16 +117,18 @@ def display_url(url: str | URL) -> str:
 _QUOTED_RE = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'')
 
 
-def _schema_names() -> frozenset[str]:
-    from monitor.store.models import Base
+_SCHEMA_NAMES: set[str] = set()
+"""Names of the store's tables, columns, indexes and constraints (:func:`register_schema`)."""
 
-    names: set[str] = set()
-    for t in Base.metadata.tables.values():
-        names.add(t.name)
-        names.update(c.name for c in t.columns)
-        names.update(str(c.name) for c in t.constraints if c.name)
-        names.update(str(i.name) for i in t.indexes if i.name)
-    return frozenset(names)
+
+def register_schema(metadata: Any) -> None:
+    """Record the names of ``metadata``'s schema, which :func:`value_free` keeps in driver errors
+    (``monitor.store.models`` calls it once; without it every quoted literal is cut, the safe side)."""
+    for t in metadata.tables.values():
+        _SCHEMA_NAMES.add(t.name)
+        _SCHEMA_NAMES.update(c.name for c in t.columns)
+        _SCHEMA_NAMES.update(str(c.name) for c in t.constraints if c.name)
+        _SCHEMA_NAMES.update(str(i.name) for i in t.indexes if i.name)
 
 
 def value_free(orig: BaseException) -> str:
@@ -136,7 +138,7 @@ def value_free(orig: BaseException) -> str:
     the code (psycopg's ``sqlstate``). Used for every database error the commands print or store."""
     lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
     first = lines[0] if lines else type(orig).__name__
-    names = _schema_names()
+    names = _SCHEMA_NAMES
     # A quoted value may itself hold quotes ('"{"q": 1}"'): the line is cut at the first literal that
     # names nothing in the schema (drivers put the offending value last).
     text = first

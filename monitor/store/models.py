@@ -38,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from monitor.store.engine import UTCDateTime, normalize_utc_attributes
+from monitor.store.engine import UTCDateTime, normalize_utc_attributes, register_schema
 
 # Deterministic constraint names, so migrations can drop what they created on every backend.
 NAMING = {
@@ -390,3 +390,6 @@ class RegressionCase(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (UniqueConstraint("case_key", "version", name="uq_regression_cases_key_version"),)
+
+
+register_schema(Base.metadata)  # the names driver errors may show (monitor.store.engine.value_free)

@@ -310,6 +310,7 @@ def run_job(
             batch_size=settings.batch_size,
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,
+            redact_key=settings.ingest_redact_key,
             on_bytes=on_bytes,
             on_source=on_source,
         )
@@ -419,6 +420,7 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
             batch_size=settings.batch_size,
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,
+            redact_key=settings.ingest_redact_key,
             try_lock=lambda origin: ctx.locks.try_lock(f"ingest:{origin}"),
             unlock=lambda origin: ctx.locks.unlock(f"ingest:{origin}"),
             stop=ctx.stopping,

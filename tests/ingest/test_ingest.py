@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -452,3 +453,45 @@ def test_quarantine_origin_takes_the_relative_path_ingest_was_given(
     assert [json.loads(x)["origin"] for x in listed.stdout.splitlines()] == [str(tmp_path / "bad.jsonl")]
     done = runner.invoke(app, ["--database-url", cli_db, "quarantine", "resolve", "--origin", "bad.jsonl"])
     assert done.stdout == "dismissed 1 rejected line\n"
+
+
+def test_redact_at_ingest_stores_no_personal_detail_and_keeps_the_request_checkable(session: Session) -> None:
+    """With a redaction key, the transcript and the rewrite are stored with keyed placeholders: the
+    e-mail address gets one placeholder in both events, the name introduced by "my name is" is
+    replaced in its event, the digest is that of the stored messages, and the checks see the
+    placeholder in the query as received (no added word, no digest mismatch)."""
+    from monitor.checks import run_checks
+    from monitor.checks.rules import load_rules
+    from monitor.ingest.store.records import load_records
+
+    key = b"a-test-key-of-32-characters-long"
+    msgs = [
+        {"role": "user", "content": "Hi, my name is Dana Reyes. Mail dana.reyes@example.com the plan."},
+        {"role": "assistant", "content": "Sent the Frankfurt plan to dana.reyes@example.com."},
+    ]
+    data = log(
+        ctx_input(messages=msgs),
+        rewrite(latest="Was it sent?", query="Was the Frankfurt plan sent to dana.reyes@example.com?"),
+    )
+    summary = ingest_bytes(session, data, redact_key=key)
+    assert (summary.stored, summary.joined) == (2, 1)
+    raws = {e.kind: e.raw for e in session.scalars(select(Event))}
+    stored_text = json.dumps(raws)
+    assert "dana.reyes" not in stored_text and "Dana" not in stored_text and "Reyes" not in stored_text
+    (email,) = set(re.findall(r"<EMAIL_[0-9a-f]{8}>", stored_text))
+    assert raws["rewrite"]["query"] == f"Was the Frankfurt plan sent to {email}?"
+    assert raws["ctx_input"]["messages"][0]["content"].startswith("Hi, my name is <NAME_")
+    (record_id,) = session.scalars(select(Record.id))
+    ((_, rec),) = load_records(session=session, record_ids=[record_id])
+    out = run_checks(rec, load_rules())
+    assert [f.kind for f in out.findings if f.kind in ("digest_mismatch", "added_content_word")] == []
+    assert ingest_bytes(session, data, redact_key=key).already_stored == 2  # idempotent
+
+
+def test_redact_at_ingest_needs_a_key_of_16_characters() -> None:
+    from monitor.errors import ConfigError
+    from monitor.settings import load_settings
+
+    with pytest.raises(ConfigError, match="redact_at_ingest needs redact_key") as info:
+        load_settings(redact_at_ingest=True, redact_key="short-secret")
+    assert "short-secret" not in str(info.value)

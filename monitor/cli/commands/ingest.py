@@ -77,6 +77,7 @@ def ingest(
             batch_size=settings.batch_size,
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,  # the check draw is fixed here, as by `run` and the worker
+            redact_key=settings.ingest_redact_key,
             # a file name is not markup: "[x]" in it would break the progress line
             on_source=lambda s: progress.update(task, description=escape(visible(Path(s.origin).name))),
             on_bytes=lambda n: progress.advance(task, n),

@@ -17,6 +17,7 @@ and are written in transactions of ``batch_size`` lines.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -34,7 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from monitor.errors import IngestError
-from monitor.ingest.events import LineError, ParsedEvent, parse_line
+from monitor.ingest.events import LineError, ParsedEvent, canonical_sha, parse_line
 from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_lines
 from monitor.ingest.store.quarantine import resolve_stored
 from monitor.queue.sampling import DEFAULT_SEED, draw
@@ -116,9 +117,13 @@ class Ingestor:
         batch_size: int,
         sample_seed: str = DEFAULT_SEED,
         batch_bytes: int | None = None,
+        redact_key: bytes | None = None,
     ):
         self.session = session
         self.sample_seed = sample_seed
+        # redact_at_ingest: events and quarantine excerpts are stored with personal details replaced
+        # (monitor.cases.redact.redact_event); the raw line never reaches the store.
+        self.redact_key = redact_key
         self.source_name = source_name
         self.summary = summary
         self.batch_size = batch_size
@@ -149,6 +154,8 @@ class Ingestor:
                 last = line
                 self.summary.lines_read += 1
                 pending = self._parse(line, max_bytes)
+                if pending is not None and self.redact_key is not None:
+                    pending = self._redacted(pending)
                 if pending is None:
                     self.summary.blank += 1
                     continue
@@ -180,6 +187,20 @@ class Ingestor:
         if not text.strip():
             return None
         return _Pending(line, parse_line(text, complete=line.complete), text)
+
+    def _redacted(self, p: _Pending) -> _Pending:
+        """``p`` with its event (or, for a rejected line, the excerpt kept of it) redacted."""
+        from monitor.cases.redact import Redactor, name_finder, redact_event
+
+        assert self.redact_key is not None
+        if isinstance(p.result, ParsedEvent):
+            raw = redact_event(p.result.raw, self.redact_key, name_finder())
+            ev = dataclasses.replace(p.result, raw=raw, content_sha=canonical_sha(raw))
+            return _Pending(p.line, ev, None)
+        text = p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
+        r = Redactor(name_finder(), key=self.redact_key)
+        r.learn_names([text])
+        return _Pending(p.line, p.result, r.redact(text))
 
     # -- storage ----------------------------------------------------------------------------------
     def _flush(
@@ -479,6 +500,7 @@ def ingest_sources(
     on_source: Callable[[Source], None] | None = None,
     on_bytes: ProgressFn | None = None,
     sample_seed: str = DEFAULT_SEED,
+    redact_key: bytes | None = None,
 ) -> IngestSummary:
     """Ingest every source in order and return the summary.
 
@@ -488,7 +510,12 @@ def ingest_sources(
     """
     summary = IngestSummary()
     ingestor = Ingestor(
-        session, source_name=source_name, summary=summary, batch_size=batch_size, sample_seed=sample_seed
+        session,
+        source_name=source_name,
+        summary=summary,
+        batch_size=batch_size,
+        sample_seed=sample_seed,
+        redact_key=redact_key,
     )
     for src in sources:
         summary.sources.append(src.origin)
@@ -524,6 +551,7 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
         batch_size=kwargs.get("batch_size", 1000),
         sample_seed=kwargs.get("sample_seed", DEFAULT_SEED),
         batch_bytes=kwargs.get("batch_bytes"),
+        redact_key=kwargs.get("redact_key"),
     )
     max_bytes = kwargs.get("max_line_bytes", 1 << 20)
     ingestor.run(origin, read_lines(io.BytesIO(data), max_bytes), max_bytes)
