@@ -106,7 +106,7 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
 
 
 # Report order: by family as the issue lists them, then registration order within a family.
-FAMILIES = ("added_words", "qualifiers", "chat_state", "references", "intent")
+FAMILIES = ("added_words", "qualifiers", "chat_state", "references", "antecedents", "intent")
 
 
 def order_registry() -> None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from monitor.record import RewriteRecord
 
 
-REWRITE_FAMILIES = ("added_words", "qualifiers", "references", "intent")
+REWRITE_FAMILIES = ("added_words", "qualifiers", "references", "antecedents", "intent")
 
 
 MIN_SEVERITY = "medium"

@@ -127,5 +127,6 @@ def test_every_context_check_skips_without_ctx_input(rules):
             "digest_mismatch",
             "session_mismatch",
             "roles_mismatch",
+            "list_reference",
         )
     } | {"antecedent_not_in_input": "no resolved entries logged"}

@@ -24,6 +24,7 @@ def test_registry_listing():
         ("unresolved_reference.v2", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v2", "references", ("not_a_query",)),
+        ("list_reference.v1", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v5", "intent", ("intent_dropped",)),
     ]
 
@@ -37,7 +38,8 @@ def test_outcome_statuses_and_json(rules):
     out = run_checks(rec, rules)
     assert out.rules_hash == rules.hash
     assert [(s.check_id, s.reason) for s in out.statuses if s.status == "skipped"] == [
-        ("antecedent_not_in_input", "no resolved entries logged")
+        ("antecedent_not_in_input", "no resolved entries logged"),
+        ("list_reference", "no enumeration in the transcript"),  # "Free and enterprise": no names
     ]
     assert len(out.statuses) == len(REGISTRY)
     (f,) = out.findings

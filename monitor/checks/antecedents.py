@@ -1,0 +1,186 @@
+"""``wrong_antecedent`` from list references: "the second one" must name the second item (issue 14, part 1).
+
+The failure the seeds of this product single out: the assistant listed "Frankfurt and Dublin", the user
+asks about "the second one", and the rewrite says Frankfurt. The query is fluent, the answer faithful,
+and nothing downstream shows it; only reading the rewrite against the transcript does.
+
+A *list reference* in the latest message is an ordinal ("the first/second/third/fourth/fifth/last
+one", "the second cluster", "the former", "the latter", "option 2", "number 3") or a bare definite
+naming one item by a word of it ("the enterprise one"). Its *enumeration* is the list in the nearest
+earlier message that has one (:func:`enumerations`): numbered or bulleted lines, or a coordination of
+names ("Frankfurt and Dublin", "Basic, Pro and Enterprise", "both X and Y"). The reference points at one
+item (the n-th, the last, or the one holding the word). When the query names that item there is nothing
+to report; when it names another item of the same enumeration, or an item of an older enumeration
+while the nearest one is the user's, it is ``wrong_antecedent``, severity high, with the reference,
+the item the transcript points at, the item the query named and the message index. A query that names
+no item is left to ``unresolved_reference``.
+
+Pure regular expressions over the texts; no model. Only what an enumeration
+makes certain is reported: a pronoun or a definite without a list behind it is not judged here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from monitor.checks.base import Finding, SkipCheck, message_texts
+from monitor.checks.references import TIME_SPAN_RE
+from monitor.checks.registry import register
+from monitor.checks.rules import Rules
+from monitor.record import RewriteRecord
+from monitor.text import match_key
+
+VERSION = 1
+
+ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "former": 1,
+    "last": -1,
+    "latter": -1,
+}
+"""Ordinal words and the item they pick (``-1``: the last); "former"/"latter" pick of two."""
+LIST_REF_RE = re.compile(
+    r"\bthe\s+(?P<ord>first|second|third|fourth|fifth|last)\s+(?P<head>one|option|choice|item|[a-z][\w-]*)\b"
+    r"|\bthe\s+(?P<fl>former|latter)\b"
+    r"|\b(?:option|number|no\.|#)\s*(?P<num>[1-9])\b"
+    r"|\bthe\s+(?P<word>[a-z][\w-]*)\s+one\b",
+    re.IGNORECASE,
+)
+"""A list reference in the latest message (see the module docstring)."""
+BULLET_RE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(?P<item>.+?)\s*$", re.MULTILINE)
+NAME = r"[A-Z][\w&'-]*(?:\s+(?:of\s+)?[A-Z0-9][\w&'-]*){0,3}"
+COORD_RE = re.compile(rf"(?:\bboth\s+)?(?P<list>{NAME}(?:\s*,\s*{NAME})*\s*,?\s+(?:and|or)\s+{NAME})")
+"""A coordination of capitalised names: "Frankfurt and Dublin", "Basic, Pro, and Enterprise"."""
+SPLIT_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+LEAD_RE = re.compile(r"^(?:both|either|neither|the|a|an)\s+", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Enumeration:
+    """The items of one list in message ``message_index`` (in order, as written)."""
+
+    message_index: int
+    items: tuple[str, ...]
+
+
+def _item_name(text: str) -> str:
+    """The naming part of a bullet line: before a colon, a dash or an opening parenthesis."""
+    return LEAD_RE.sub("", re.split(r"\s*(?::|\s[-–—]\s|\()", text, maxsplit=1)[0]).strip(" .*")
+
+
+def enumerations(text: str) -> list[tuple[str, ...]]:
+    """The lists in ``text``, in order: its bulleted or numbered lines (one list), then each coordination
+    of two or more capitalised names ("Frankfurt and Dublin"). Items are at most six words."""
+    out: list[tuple[str, ...]] = []
+    bullets = [_item_name(m.group("item")) for m in BULLET_RE.finditer(text)]
+    bullets = [b for b in bullets if b and len(b.split()) <= 6]
+    if len(bullets) >= 2:
+        out.append(tuple(bullets))
+    for m in COORD_RE.finditer(text):
+        items = tuple(LEAD_RE.sub("", x).strip() for x in SPLIT_RE.split(m.group("list")) if x.strip())
+        if len(items) >= 2 and len(set(items)) == len(items):
+            out.append(items)
+    return out
+
+
+def _names(item: str, query_key: str) -> bool:
+    """Whether the query (as :func:`monitor.text.match_key`) names ``item`` as whole words."""
+    key = match_key(item)
+    return bool(key) and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", query_key) is not None
+
+
+def _target(m: re.Match[str], items: tuple[str, ...]) -> int | None:
+    """The index in ``items`` the reference ``m`` points at, or None when it points at none of them."""
+    if m.group("ord"):
+        n = ORDINALS[m.group("ord").lower()]
+        return len(items) - 1 if n == -1 else (n - 1 if n <= len(items) else None)
+    if m.group("fl"):
+        if len(items) != 2:
+            return None
+        return 0 if m.group("fl").lower() == "former" else 1
+    if m.group("num"):
+        n = int(m.group("num"))
+        return n - 1 if n <= len(items) else None
+    word = m.group("word").lower()
+    holding = [i for i, it in enumerate(items) if word in match_key(it).split()]
+    return holding[0] if len(holding) == 1 else None
+
+
+@register("list_reference", version=VERSION, kinds=("wrong_antecedent",))
+def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """``wrong_antecedent`` (high) when a list reference of the latest message is resolved to another item
+    than the one the nearest earlier enumeration puts at that place.
+
+    Evidence: ``reference`` {text, start, end} in the latest message, ``expected`` (the item the
+    transcript points at), ``named`` (the item the query names instead), ``message_index`` of the
+    enumeration and its ``items``, ``words`` (the named item). Skips when no message list was logged
+    or the latest message has no list reference with an enumeration behind it.
+    """
+    texts = message_texts(record)
+    spans = [m.span() for m in TIME_SPAN_RE.finditer(record.latest)]  # "the last couple of years"
+    refs = [m for m in LIST_REF_RE.finditer(record.latest) if not any(a <= m.start() < b for a, b in spans)]
+    if not refs:
+        raise SkipCheck("no list reference in the latest message")
+    lists = [Enumeration(i, items) for i, text in enumerate(texts) for items in enumerations(text)]
+    if not lists:
+        raise SkipCheck("no enumeration in the transcript")
+    query_key = match_key(record.query)
+    nearest_index = lists[-1].message_index
+    nearest = [e for e in lists if e.message_index == nearest_index]
+    older = [e for e in lists if e.message_index != nearest_index]
+    out: list[Finding] = []
+    for ref in refs:
+        for enum in reversed(nearest):
+            t = _target(ref, enum.items)
+            if t is None:
+                continue
+            expected = enum.items[t]
+            if _names(expected, query_key):
+                break  # resolved to the right item
+            named = [it for i, it in enumerate(enum.items) if i != t and _names(it, query_key)]
+            from_older = [(e, it) for e in older for it in e.items if _names(it, query_key)]
+            if named:
+                out.append(_finding(record, ref, enum, expected, named[0], enum.message_index))
+            elif from_older:
+                e, it = from_older[-1]
+                out.append(_finding(record, ref, enum, expected, it, e.message_index))
+            break
+    return out
+
+
+def _finding(
+    record: RewriteRecord, ref: re.Match[str], enum: Enumeration, expected: str, named: str, named_at: int
+) -> Finding:
+    evidence: dict[str, Any] = {
+        "reference": {
+            "text": ref.group(0),
+            "start": ref.start(),
+            "end": ref.end(),
+            "message_index": "latest",
+        },
+        "expected": expected,
+        "named": named,
+        "message_index": enum.message_index,
+        "items": list(enum.items),
+        "named_at": named_at,
+        "words": [named],
+    }
+    where = f"message {enum.message_index}"
+    older = "" if named_at == enum.message_index else f", an item of the older list in message {named_at}"
+    return Finding(
+        kind="wrong_antecedent",
+        severity="high",
+        evidence=evidence,
+        reason=(
+            f"'{ref.group(0)}' points at '{expected}' in the list of {where} "
+            f"({', '.join(enum.items)}), but the query names '{named}'{older}"
+        ),
+        check_id="list_reference",
+        check_version=VERSION,
+    )

@@ -1,0 +1,87 @@
+"""list_reference: the seeds' canonical wrong-antecedent cases, with the exact findings."""
+
+from __future__ import annotations
+
+from monitor.checks import run_checks
+from monitor.checks.antecedents import enumerations
+from tests.factories import make_record
+
+EU = [
+    ("user", "Which EU regions support customer-managed keys?"),
+    ("assistant", "Frankfurt and Dublin both do."),
+]
+PLANS = [
+    ("user", "What plans are there?"),
+    (
+        "assistant",
+        "There are three plans:\n1. Basic: 10 GB\n2. Pro: 100 GB\n3. Enterprise: unlimited storage",
+    ),
+]
+
+
+def found(history, latest, query, rules):  # type: ignore[no-untyped-def]
+    out = run_checks(make_record(history, latest, query), rules, only=["list_reference"])
+    return [(f.severity, f.reason) for f in out.findings], out.statuses[0]
+
+
+def test_the_second_one_of_frankfurt_and_dublin(rules) -> None:  # type: ignore[no-untyped-def]
+    assert found(EU, "What's the SLA on the second one?", "What is the SLA for Dublin?", rules)[0] == []
+    got, _ = found(EU, "What's the SLA on the second one?", "What is the SLA for Frankfurt?", rules)
+    assert got == [
+        (
+            "high",
+            "'the second one' points at 'Dublin' in the list of message 1 (Frankfurt, Dublin), but the "
+            "query names 'Frankfurt'",
+        )
+    ]
+
+
+def test_the_enterprise_one_against_a_plan_list(rules) -> None:  # type: ignore[no-untyped-def]
+    assert enumerations(PLANS[1][1]) == [("Basic", "Pro", "Enterprise")]
+    assert found(PLANS, "How much is the enterprise one?", "How much is the Enterprise plan?", rules)[0] == []
+    got, _ = found(PLANS, "How much is the enterprise one?", "How much is the Pro plan?", rules)
+    assert got == [
+        (
+            "high",
+            "'the enterprise one' points at 'Enterprise' in the list of message 1 (Basic, Pro, Enterprise), "
+            "but the query names 'Pro'",
+        )
+    ]
+
+
+def test_why_not_after_a_negative_statement_is_no_list_reference(rules) -> None:  # type: ignore[no-untyped-def]
+    """A proposition antecedent ("it is not cheaper"), restated in the rewrite: nothing to report."""
+    history = [("user", "Is Dublin cheaper?"), ("assistant", "No, it is not cheaper than Frankfurt.")]
+    got, status = found(history, "Why not?", "Why is Dublin not cheaper than Frankfurt?", rules)
+    assert got == [] and (status.status, status.reason) == (
+        "skipped",
+        "no list reference in the latest message",
+    )
+
+
+def test_an_item_of_an_earlier_list_while_the_user_points_at_the_later_one(rules) -> None:  # type: ignore[no-untyped-def]
+    history = [*EU, ("user", "And in the US?"), ("assistant", "Virginia and Oregon.")]
+    assert found(history, "What about the second one?", "What is the uptime in Oregon?", rules)[0] == []
+    got, _ = found(history, "What about the second one?", "What is the uptime in Dublin?", rules)
+    assert got == [
+        (
+            "high",
+            "'the second one' points at 'Oregon' in the list of message 3 (Virginia, Oregon), but the query "
+            "names 'Dublin', an item of the older list in message 1",
+        )
+    ]
+
+
+def test_the_latter_and_option_numbers(rules) -> None:  # type: ignore[no-untyped-def]
+    assert found(EU, "Is the latter cheaper?", "Is Dublin cheaper?", rules)[0] == []
+    assert found(EU, "Is the latter cheaper?", "Is Frankfurt cheaper?", rules)[0][0][0] == "high"
+    assert found(PLANS, "What does option 2 cost?", "What does the Pro plan cost?", rules)[0] == []
+    # a time adverbial is no list reference
+    _, status = found(
+        EU, "Which regions opened in the last couple of years?", "Which EU regions opened lately?", rules
+    )
+    assert (status.status, status.reason) == ("skipped", "no list reference in the latest message")
+    # a query that names no item is unresolved_reference's to report, not this check's
+    assert (
+        found(EU, "What's the SLA on the second one?", "What is the SLA on the second one?", rules)[0] == []
+    )
