@@ -169,7 +169,7 @@ def _finding(
         "message_index": enum.message_index,
         "items": list(enum.items),
         "named_at": named_at,
-        "words": [named],
+        "words": [{"text": named, "message_index": named_at}],
     }
     where = f"message {enum.message_index}"
     older = "" if named_at == enum.message_index else f", an item of the older list in message {named_at}"

@@ -21,6 +21,8 @@ PLANS = [
 
 def found(history, latest, query, rules):  # type: ignore[no-untyped-def]
     out = run_checks(make_record(history, latest, query), rules, only=["list_reference"])
+    for f in out.findings:
+        assert f.words == [f.evidence["named"]]  # the item the query named, as a reviewer sees it
     return [(f.severity, f.reason) for f in out.findings], out.statuses[0]
 
 

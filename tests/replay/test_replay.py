@@ -156,7 +156,11 @@ def test_a_wrong_rewrite_fails_on_each_assertion_and_on_our_checks() -> None:
         return httpx2.Response(200, json=answer(next(replies)))
 
     first, second = run([case(1), case(2)], handler)
-    assert (first.status, first.failures) == ("fail", ["missing 'Dublin'", "contains 'CMK'"])
+    # Frankfurt for "the second one" of "Frankfurt and Dublin": the assertion and list_reference agree
+    assert (first.status, first.failures) == (
+        "fail",
+        ["missing 'Dublin'", "contains 'CMK'", "check wrong_antecedent [high] (Frankfurt)"],
+    )
     assert (second.status, second.failures) == (
         "fail",
         ["check added_content_word [high] (enterprise, plan)"],
