@@ -222,8 +222,9 @@ def constraining_dropped(dropped: Sequence[str], findings: Sequence[FindingRow])
 def prefill_terms(findings: Sequence[FindingRow]) -> tuple[list[str], list[str]]:
     """``(must_include, must_not_include)`` suggested by the findings, each in order without repeats.
 
-    Must include: live qualifiers the query dropped or contradicted, and intent words it lost. Must not
-    include: the added (fabricated) words and conflicting qualifier values.
+    Must include: live qualifiers the query dropped or contradicted, intent words it lost, and the item a
+    list reference points at. Must not include: the added (fabricated) words, conflicting qualifier
+    values, and the item a list reference was wrongly resolved to.
     """
     include: list[str] = []
     exclude: list[str] = []
@@ -247,6 +248,9 @@ def prefill_terms(findings: Sequence[FindingRow]) -> tuple[list[str], list[str]]
         elif f.kind == "intent_dropped":
             for w in ev.get("missing", []):
                 add(include, w if isinstance(w, str) else w.get("text"))
+        elif f.kind == "wrong_antecedent" and "expected" in ev:
+            add(include, ev.get("expected"))  # the item the list reference points at
+            add(exclude, ev.get("named"))
     return include, exclude
 
 

@@ -41,10 +41,11 @@ LABEL_KEYS = {
     "g": "generation",
 }
 """One key per label in ``review`` (``s`` skips the item, ``q`` releases it and stops)."""
-MUST_NOT_KINDS = ("added_content_word", "qualifier_conflict", "unresolved_reference")
+MUST_NOT_KINDS = ("added_content_word", "qualifier_conflict", "unresolved_reference", "wrong_antecedent")
 MUST_KINDS = ("dropped_qualifier", "intent_dropped")
 """``review`` prefills must-not-include with the words of findings of ``MUST_NOT_KINDS`` (fabricated
-words, a conflicting value, a reference left unresolved) and must-include with those of ``MUST_KINDS``
+words, a conflicting value, a reference left unresolved, the item a list reference was wrongly resolved
+to) and must-include with those of ``MUST_KINDS``
 (a live qualifier or intent word the query lost), like the dashboard's form; the reviewer edits them."""
 
 
