@@ -252,10 +252,10 @@ class Settings(BaseSettings):
     @field_validator("redact_key")
     @classmethod
     def _redaction_has_a_key(cls, v: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
-        if info.data.get("redact_at_ingest") and (v is None or len(v.get_secret_value()) < 16):
+        if info.data.get("redact_at_ingest") and (v is None or len(v.get_secret_value().strip()) < 16):
             raise ValueError(
-                "redact_at_ingest needs redact_key, a secret of at least 16 characters: it keys the "
-                "placeholders, so a value gets the same one in every event"
+                "redact_at_ingest needs redact_key, a secret of at least 16 characters other than "
+                "spaces: it keys the placeholders, so a value gets the same one in every event"
             )
         return v
 

@@ -45,8 +45,12 @@ ORDINALS = {
     "latter": -1,
 }
 """Ordinal words and the item they pick (``-1``: the last); "former"/"latter" pick of two."""
+GENERIC_HEADS = frozenset({"one", "ones", "option", "options", "choice", "item", "alternative"})
+"""Heads of an ordinal that point into any list ("the second one"); another head ("the second region")
+points into a list only where the list's message uses that word ("two regions: ..."), so "the last
+update" is no list reference."""
 LIST_REF_RE = re.compile(
-    r"\bthe\s+(?P<ord>first|second|third|fourth|fifth|last)\s+(?P<head>one|option|choice|item|[a-z][\w-]*)\b"
+    r"\bthe\s+(?P<ord>first|second|third|fourth|fifth|last)\s+(?P<head>[a-z][\w-]*)\b"
     r"|\bthe\s+(?P<fl>former|latter)\b"
     r"|\b(?:option|number|no\.|#)\s*(?P<num>[1-9])\b"
     r"|\bthe\s+(?P<word>[a-z][\w-]*)\s+one\b",
@@ -90,9 +94,24 @@ def enumerations(text: str) -> list[tuple[str, ...]]:
 
 
 def _names(item: str, query_key: str) -> bool:
-    """Whether the query (as :func:`monitor.text.match_key`) names ``item`` as whole words."""
-    key = match_key(item)
-    return bool(key) and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", query_key) is not None
+    """Whether the query (as :func:`monitor.text.match_key`) names ``item`` as whole words, or its last
+    word when that is a capitalised name of three letters or more ("Frankfurt" of "Today Frankfurt",
+    "OpenShift" of "Red Hat OpenShift")."""
+    keys = [match_key(item)]
+    last = item.split()[-1] if item.split() else ""
+    if len(item.split()) > 1 and len(last) >= 3 and last[0].isupper():
+        keys.append(match_key(last))
+    return any(k and re.search(rf"(?<!\w){re.escape(k)}(?!\w)", query_key) is not None for k in keys)
+
+
+def _points_into(m: re.Match[str], message: str) -> bool:
+    """Whether the reference ``m`` can point into a list of ``message``: a generic head, or a head the
+    message itself uses (its stem: "region" for "regions")."""
+    head = (m.group("head") or "").lower()
+    if not m.group("ord") or head in GENERIC_HEADS:
+        return True
+    stem = head[:-1] if head.endswith("s") else head
+    return re.search(rf"\b{re.escape(stem)}", message, re.IGNORECASE) is not None
 
 
 def _target(m: re.Match[str], items: tuple[str, ...]) -> int | None:
@@ -135,22 +154,29 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     nearest = [e for e in lists if e.message_index == nearest_index]
     older = [e for e in lists if e.message_index != nearest_index]
     out: list[Finding] = []
+    message = texts[nearest_index]
     for ref in refs:
-        for enum in reversed(nearest):
-            t = _target(ref, enum.items)
-            if t is None:
-                continue
-            expected = enum.items[t]
-            if _names(expected, query_key):
-                break  # resolved to the right item
-            named = [it for i, it in enumerate(enum.items) if i != t and _names(it, query_key)]
-            from_older = [(e, it) for e in older for it in e.items if _names(it, query_key)]
-            if named:
-                out.append(_finding(record, ref, enum, expected, named[0], enum.message_index))
-            elif from_older:
-                e, it = from_older[-1]
-                out.append(_finding(record, ref, enum, expected, it, e.message_index))
-            break
+        if not _points_into(ref, message):
+            continue
+        # The list the query answers from: of the nearest message's lists, the last one the query names
+        # an item of ("Ask Sales and Support" after "Frankfurt and Dublin" is not the list meant).
+        candidates = [e for e in nearest if _target(ref, e.items) is not None]
+        named_lists = [e for e in candidates if any(_names(it, query_key) for it in e.items)]
+        enum = (named_lists or candidates or [None])[-1]
+        if enum is None:
+            continue
+        t = _target(ref, enum.items)
+        assert t is not None
+        expected = enum.items[t]
+        if _names(expected, query_key):
+            continue  # resolved to the right item
+        named = [it for i, it in enumerate(enum.items) if i != t and _names(it, query_key)]
+        from_older = [(e, it) for e in older for it in e.items if _names(it, query_key)]
+        if named:
+            out.append(_finding(record, ref, enum, expected, named[0], enum.message_index))
+        elif from_older:
+            e, it = from_older[-1]
+            out.append(_finding(record, ref, enum, expected, it, e.message_index))
     return out
 
 

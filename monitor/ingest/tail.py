@@ -353,6 +353,15 @@ class Tailer:
                         save_cursor(session=self.session, cursor=dataclasses.replace(stale, path=moved))
                     return
 
+    def _known(self, path: Path, fid: str) -> bool:
+        """Whether a cursor knows the file at ``path``: one with its identity and its head. An identity
+        alone is not enough: a file system reuses a freed inode (logrotate's ``create`` after
+        ``compress`` deleted the old file), and the new file under the old number is another file."""
+        return any(
+            head_sha(path, min(c.offset, HEAD_BYTES)) == c.head_sha
+            for c in find_by_file_id(session=self.session, file_id=fid)
+        )
+
     def _read_generations(self, path: Path, cur: CursorRow, drained: bool) -> None:
         """Read the rotated generations of ``path`` that no cursor knows and that were written since
         ``cur`` was last saved, oldest first: with two rotations between passes, the middle file
@@ -372,8 +381,10 @@ class Tailer:
                     continue
                 st = e.stat()
                 fid = file_id(st)
-                if fid == cur.file_id or find_by_file_id(session=self.session, file_id=fid):
-                    continue  # the drained file, or one read (perhaps under another name) before
+                if drained and fid == cur.file_id:
+                    continue  # the drained file
+                if self._known(Path(e.path), fid):
+                    continue  # read (perhaps under another name) before
                 if datetime.fromtimestamp(st.st_mtime, UTC).replace(tzinfo=None) < since:
                     continue  # last written before the cursor: an older generation, read then
                 found.append((st.st_mtime, Path(e.path).resolve(), st))

@@ -87,3 +87,56 @@ def test_the_latter_and_option_numbers(rules) -> None:  # type: ignore[no-untype
     assert (
         found(EU, "What's the SLA on the second one?", "What is the SLA on the second one?", rules)[0] == []
     )
+
+
+def test_an_ordinal_over_a_noun_the_list_does_not_use_is_no_list_reference(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "the last update" does not point into "Frankfurt and Dublin"; "the second region" does into a
+    message about regions."""
+    assert (
+        found(EU, "When was the last update?", "When was the last update to the Frankfurt SLA?", rules)[0]
+        == []
+    )
+    regions = [("user", "Which regions?"), ("assistant", "Two regions do: Frankfurt and Dublin.")]
+    assert found(regions, "And the second region?", "What about Frankfurt?", rules)[0][0][0] == "high"
+
+
+def test_the_item_is_named_by_its_last_name_and_the_list_is_the_one_the_query_answers_from(rules) -> None:  # type: ignore[no-untyped-def]
+    history = [
+        ("user", "Which EU regions support customer-managed keys?"),
+        ("assistant", "Today Frankfurt and Dublin both do. Ask Sales and Support for pricing."),
+    ]
+    got, _ = found(history, "What's the SLA on the second one?", "What is the SLA for Frankfurt?", rules)
+    assert got == [
+        (
+            "high",
+            "'the second one' points at 'Dublin' in the list of message 1 (Today Frankfurt, Dublin), but "
+            "the query names 'Today Frankfurt'",
+        )
+    ]
+
+
+def test_the_check_job_stores_a_list_reference_finding(session) -> None:  # type: ignore[no-untyped-def]
+    """Through the store: ingest, check job, stored finding with its words (what `findings` lists)."""
+    from monitor.checks.antecedents import VERSION
+    from monitor.checks.rules import load_rules
+    from monitor.checks.store import list_findings
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.worker.jobs import check_job
+    from tests.factories import ctx_input, log, rewrite
+
+    msgs = [{"role": r, "content": c} for r, c in EU]
+    ingest_bytes(
+        session,
+        log(
+            ctx_input(messages=msgs, n_messages=2),
+            rewrite(latest="What's the SLA on the second one?", query="What is the SLA for Frankfurt?"),
+        ),
+    )
+    check_job(session=session, rules=load_rules())
+    (f,) = list_findings(session=session, checks=[("list_reference", VERSION)])
+    assert (f.kind, f.severity, f.words, f.evidence["expected"]) == (
+        "wrong_antecedent",
+        "high",
+        ["Frankfurt"],
+        "Dublin",
+    )

@@ -495,3 +495,36 @@ def test_redact_at_ingest_needs_a_key_of_16_characters() -> None:
     with pytest.raises(ConfigError, match="redact_at_ingest needs redact_key") as info:
         load_settings(redact_at_ingest=True, redact_key="short-secret")
     assert "short-secret" not in str(info.value)
+    with pytest.raises(ConfigError, match="redact_at_ingest needs redact_key"):
+        load_settings(redact_at_ingest=True, redact_key=" " * 20)
+
+
+def test_redact_at_ingest_redacts_every_quarantine_excerpt_and_still_resolves_a_completed_line(
+    session: Session,
+) -> None:
+    """A duplicate's excerpt, a malformed line's excerpt (names in compact JSON too) and a truncated
+    last line's are stored redacted; the truncated line, once complete, is stored and its row resolved."""
+    key = b"a-test-key-of-32-characters-long"
+    ev = line(rewrite(conv="a", req="a_2", query="Mail zoe@example.com the plan"))
+    ingest_bytes(session, ev, origin="one.jsonl", redact_key=key)
+    ingest_bytes(session, ev, origin="two.jsonl", redact_key=key)  # the same event elsewhere: a duplicate
+    bad = b'{"event":"rewrite","latest":"my name is Bob Jones, bob@corp.io"}\n'  # no request_id
+    ingest_bytes(session, bad, origin="bad.jsonl", redact_key=key)
+    whole = line(rewrite(conv="t", req="t_2", query="Call zoe@example.com"))
+    cut = whole.index(b"zoe@example.com") + 20  # still being written, just past the address
+    ingest_bytes(session, whole[:cut], origin="t.jsonl", redact_key=key)
+    ingest_bytes(session, whole, origin="t.jsonl", redact_key=key)
+    rows = {q.origin: q for q in session.scalars(select(Quarantine))}
+    assert {o: q.reason for o, q in rows.items()} == {
+        "two.jsonl": "duplicate_event",
+        "bad.jsonl": "missing_field",
+        "t.jsonl": "truncated_line",
+    }
+    excerpts = " ".join(q.raw_excerpt for q in rows.values())
+    assert (
+        "zoe@" not in excerpts
+        and "bob@" not in excerpts
+        and "Bob" not in excerpts
+        and "Jones" not in excerpts
+    )
+    assert rows["t.jsonl"].resolution == "stored"

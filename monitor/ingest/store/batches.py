@@ -21,6 +21,7 @@ import dataclasses
 import gzip
 import hashlib
 import io
+import re
 import sys
 import zlib
 from collections import Counter
@@ -189,18 +190,28 @@ class Ingestor:
         return _Pending(line, parse_line(text, complete=line.complete), text)
 
     def _redacted(self, p: _Pending) -> _Pending:
-        """``p`` with its event (or, for a rejected line, the excerpt kept of it) redacted."""
-        from monitor.cases.redact import Redactor, name_finder, redact_event
+        """``p`` with its event redacted (``raw``, hence ``content_sha``), and its line text too: that
+        text is what a quarantine row keeps of the line (a rejected line, a duplicate, a line the store
+        refused) and what a completed truncated line is compared with."""
+        from monitor.cases.redact import redact_event
 
         assert self.redact_key is not None
-        if isinstance(p.result, ParsedEvent):
-            raw = redact_event(p.result.raw, self.redact_key, name_finder())
-            ev = dataclasses.replace(p.result, raw=raw, content_sha=canonical_sha(raw))
-            return _Pending(p.line, ev, None)
         text = p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
-        r = Redactor(name_finder(), key=self.redact_key)
-        r.learn_names([text])
-        return _Pending(p.line, p.result, r.redact(text))
+        if isinstance(p.result, ParsedEvent):
+            raw = redact_event(p.result.raw, self.redact_key, _finder())
+            ev = dataclasses.replace(p.result, raw=raw, content_sha=canonical_sha(raw))
+            return _Pending(p.line, ev, self._redact_text(text))
+        return _Pending(p.line, p.result, self._redact_text(text))
+
+    def _redact_text(self, text: str) -> str:
+        """A raw line redacted as text: names are looked for with JSON's punctuation read as spaces
+        (``{"latest":"my name is Bob"}``), then replaced wherever they occur."""
+        from monitor.cases.redact import Redactor
+
+        assert self.redact_key is not None
+        r = Redactor(_finder(), key=self.redact_key)
+        r.learn_names([_JSON_PUNCT_RE.sub(" ", text)])
+        return r.redact(text)
 
     # -- storage ----------------------------------------------------------------------------------
     def _flush(
@@ -483,6 +494,15 @@ def _find_partner(
         if by_turn is None and rec.turn == turn:
             by_turn = rec
     return (by_turn, "turn") if by_turn is not None else None
+
+
+_JSON_PUNCT_RE = re.compile(r'[{}\[\]":,]')
+
+
+def _finder() -> Any:
+    from monitor.cases.redact import name_finder
+
+    return name_finder()
 
 
 BATCH_BYTES = 16 << 20
