@@ -52,20 +52,23 @@ def test_0008_merges_the_half_records_a_concurrent_join_left(db_url: str) -> Non
     engine = make_engine(db_url)
     try:
         with engine.begin() as conn:
-            for eid, kind in ((1, "ctx_input"), (2, "rewrite"), (3, "rewrite")):
+            events = ((1, "ctx_input", "c_2"), (2, "rewrite", "c_2"), (3, "rewrite", "c_3"))
+            # a turn join: ctx_input of c_4x and rewrite of c_4 whole, then c_4's own ctx_input alone
+            events += ((4, "ctx_input", "c_4x"), (5, "rewrite", "c_4"), (6, "ctx_input", "c_4"))
+            for eid, kind, rid in events:
                 conn.execute(
                     text(
                         "INSERT INTO events (id, kind, event_key, content_sha, conv_id, request_id, turn, "
                         "source, origin, line_no, raw, ingested_at) VALUES (:id, :k, :key, 'x', 'c', :r, 2, "
                         "'s', 'o', :id, '{}', '2024-03-04 08:00:00')"
                     ),
-                    {"id": eid, "k": kind, "key": f"k{eid}", "r": "c_2" if eid < 3 else "c_3"},
+                    {"id": eid, "k": kind, "key": f"k{eid}", "r": rid},
                 )
             conn.execute(
                 text(
                     "INSERT INTO records (id, conv_id, request_id, turn, ctx_event_id, rewrite_event_id) "
                     "VALUES (10, 'c', 'c_2', 2, 1, NULL), (11, 'c', 'c_2', 2, NULL, 2), "
-                    "(12, 'c', 'c_3', 3, NULL, 3)"
+                    "(12, 'c', 'c_3', 3, NULL, 3), (13, 'c', 'c_4', 4, 4, 5), (14, 'c', 'c_4', 4, 6, NULL)"
                 )
             )
             conn.execute(
@@ -84,14 +87,18 @@ def test_0008_merges_the_half_records_a_concurrent_join_left(db_url: str) -> Non
                 )
             ).all()
             runs = conn.execute(text("SELECT count(*) FROM check_runs")).scalar()
-        assert [tuple(r) for r in rows] == [(11, "c_2", 1, 2, "request_id"), (12, "c_3", None, 3, None)]
+        assert [tuple(r) for r in rows] == [
+            (11, "c_2", 1, 2, "request_id"),
+            (12, "c_3", None, 3, None),
+            (13, "c_4", 4, 5, None),  # the whole record stays; c_4's lone ctx_input stays stored, unjoined
+        ]
         assert runs == 0
         assert {i["name"] for i in inspect(engine).get_indexes("records") if i["unique"]} >= {
             "uq_records_conv_request"
         }
     finally:
         with engine.begin() as conn:  # the database is shared by the tests that follow
-            conn.execute(text("DELETE FROM check_runs WHERE record_id IN (10, 11, 12)"))
-            conn.execute(text("DELETE FROM records WHERE id IN (10, 11, 12)"))
+            conn.execute(text("DELETE FROM check_runs WHERE record_id IN (10, 11, 12, 13, 14)"))
+            conn.execute(text("DELETE FROM records WHERE id IN (10, 11, 12, 13, 14)"))
             conn.execute(text("DELETE FROM events WHERE origin = 'o'"))
         engine.dispose()
