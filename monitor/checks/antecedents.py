@@ -71,6 +71,8 @@ class Enumeration:
 
     message_index: int
     items: tuple[str, ...]
+    context: str = ""
+    """The text that introduces the list: the sentence of a coordination, the lines before bullets."""
 
 
 def _item_name(text: str) -> str:
@@ -78,18 +80,22 @@ def _item_name(text: str) -> str:
     return LEAD_RE.sub("", re.split(r"\s*(?::|\s[-–—]\s|\()", text, maxsplit=1)[0]).strip(" .*")
 
 
-def enumerations(text: str) -> list[tuple[str, ...]]:
-    """The lists in ``text``, in order: its bulleted or numbered lines (one list), then each coordination
-    of two or more capitalised names ("Frankfurt and Dublin"). Items are at most six words."""
-    out: list[tuple[str, ...]] = []
-    bullets = [_item_name(m.group("item")) for m in BULLET_RE.finditer(text)]
+def enumerations(text: str) -> list[tuple[tuple[str, ...], str]]:
+    """The lists in ``text`` with the text that introduces each, in order: its bulleted or numbered
+    lines (one list; the text before the first of them), then each coordination of two or more
+    capitalised names ("Frankfurt and Dublin"; its sentence). Items are at most six words."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    matches = list(BULLET_RE.finditer(text))
+    bullets = [_item_name(m.group("item")) for m in matches]
     bullets = [b for b in bullets if b and len(b.split()) <= 6]
     if len(bullets) >= 2:
-        out.append(tuple(bullets))
+        out.append((tuple(bullets), text[: matches[0].start()][-300:]))
     for m in COORD_RE.finditer(text):
         items = tuple(LEAD_RE.sub("", x).strip() for x in SPLIT_RE.split(m.group("list")) if x.strip())
         if len(items) >= 2 and len(set(items)) == len(items):
-            out.append(items)
+            left = max((e.end() for e in re.finditer(r"[.?!\n]", text[: m.start()])), default=0)
+            right = next((e.start() for e in re.finditer(r"[.?!\n]", text[m.end() :])), len(text) - m.end())
+            out.append((items, text[left : m.end() + right]))
     return out
 
 
@@ -104,14 +110,14 @@ def _names(item: str, query_key: str) -> bool:
     return any(k and re.search(rf"(?<!\w){re.escape(k)}(?!\w)", query_key) is not None for k in keys)
 
 
-def _points_into(m: re.Match[str], message: str) -> bool:
-    """Whether the reference ``m`` can point into a list of ``message``: a generic head, or a head the
-    message itself uses (its stem: "region" for "regions")."""
+def _points_into(m: re.Match[str], enum: Enumeration) -> bool:
+    """Whether the reference ``m`` can point into ``enum``: a generic head, or a head the text that
+    introduces the list uses (its stem: "region" for "Two regions do: Frankfurt and Dublin")."""
     head = (m.group("head") or "").lower()
     if not m.group("ord") or head in GENERIC_HEADS:
         return True
     stem = head[:-1] if head.endswith("s") else head
-    return re.search(rf"\b{re.escape(stem)}", message, re.IGNORECASE) is not None
+    return re.search(rf"\b{re.escape(stem)}", enum.context, re.IGNORECASE) is not None
 
 
 def _target(m: re.Match[str], items: tuple[str, ...]) -> int | None:
@@ -146,7 +152,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     refs = [m for m in LIST_REF_RE.finditer(record.latest) if not any(a <= m.start() < b for a, b in spans)]
     if not refs:
         raise SkipCheck("no list reference in the latest message")
-    lists = [Enumeration(i, items) for i, text in enumerate(texts) for items in enumerations(text)]
+    lists = [Enumeration(i, items, ctx) for i, text in enumerate(texts) for items, ctx in enumerations(text)]
     if not lists:
         raise SkipCheck("no enumeration in the transcript")
     query_key = match_key(record.query)
@@ -154,13 +160,10 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     nearest = [e for e in lists if e.message_index == nearest_index]
     older = [e for e in lists if e.message_index != nearest_index]
     out: list[Finding] = []
-    message = texts[nearest_index]
     for ref in refs:
-        if not _points_into(ref, message):
-            continue
         # The list the query answers from: of the nearest message's lists, the last one the query names
         # an item of ("Ask Sales and Support" after "Frankfurt and Dublin" is not the list meant).
-        candidates = [e for e in nearest if _target(ref, e.items) is not None]
+        candidates = [e for e in nearest if _points_into(ref, e) and _target(ref, e.items) is not None]
         named_lists = [e for e in candidates if any(_names(it, query_key) for it in e.items)]
         enum = (named_lists or candidates or [None])[-1]
         if enum is None:

@@ -20,9 +20,9 @@ to check the antecedent (a wrong antecedent looks exactly like this, so it is ne
 Severity: high when at least 2 intent words and at least half of them are missing (the question
 changed); low when every missing word is a framing word or a resolved pointer, or when the one word lost
 from a request of two or more is no noun in WordNet, no name and no number (a verb, adjective or adverb:
-the request's nouns, what it asks about, all survived, so the wording changed: "does it help?" ->
-"what are its advantages?"), unless it qualifies the noun after it (:func:`_reworded`); medium
-otherwise.
+the request's nouns, what it asks about, all survived, so the wording changed: "how do I protect my
+account?" -> "how do I safeguard my account?"; "help" is a noun too, so "does it help?" is not one),
+unless it qualifies the noun after it (:func:`_reworded`); medium otherwise.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         sev = "low"
     elif len(lost) == 1 and n_asked >= 2 and _reworded(latest, lost[0]):
         # One verb, adjective or adverb lost while every noun of the request survived: the question's
-        # object is intact and the wording changed ("does it help?" -> "what advantages does it give?").
+        # object is intact and the wording changed ("protect my account" -> "safeguard my account").
         sev = "low"
     else:
         sev = "medium"

@@ -6,10 +6,11 @@ time) are live only in the turn that states them. Assistant turns never set a li
 did not say it. Selecting kinds never fire. Source of the rule: issue 3, section 2.
 
 A value stated for a question is spent once the user asks another (v4, issue 13): beyond the latest
-message, only the user turn right before it carries its values into the latest (an elliptical
-follow-up continues that question: "And in 2019?"), unless the sentence that states the value speaks
-in the first person ("I'm vegetarian", "my cluster runs in eu-west-1"): a property of the user holds
-for the whole conversation. A year or a place said for one question does not constrain every later
+message, only the user turn right before it carries its values into the latest, and the turns before
+that one while each is an elliptical follow-up ("And in Paris?" continues the question before it),
+unless the sentence that states the value says something about the user ("I'm vegetarian", "my
+cluster runs in eu-west-1", not "where can I find ..."): a property of the user holds for the whole
+conversation. A year or a place said for one question does not constrain every later
 one unless restated.
 
 A conflict means the query *replaces* the user's live value with another value of the kind (v2, the
@@ -36,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
+from monitor.checks.references import ELLIPSIS_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import CompiledKind, Rules
 from monitor.record import RewriteRecord
@@ -132,7 +134,13 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
     turns: list[tuple[int | str, str]] = [
         (i, m.content) for i, m in enumerate(ctx.messages) if m.role == "user"
     ]
-    previous = turns[-1][0] if turns else None
+    # The turns whose values carry into the latest: the latest, the user turn before it, and before
+    # that one while each is an elliptical follow-up ("And in Paris?" continues the question before).
+    carrying: set[int | str] = {"latest"}
+    for label, text in reversed(turns):
+        carrying.add(label)
+        if not ELLIPSIS_RE.search(text):
+            break
     turns.append(("latest", record.latest))
     out: Statements = []
     for label, text in turns:
@@ -150,7 +158,7 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
             vals = stated.setdefault(q.kind, [])
             if all(v.value != q.value for v in vals):
                 vals.append(LiveValue(q.kind, q.value, q.text, label, q.start, q.end))
-        recent = label in ("latest", previous)
+        recent = label in carrying
         carried = {
             kind: kept
             for kind, vals in stated.items()
@@ -160,16 +168,29 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
     return out
 
 
-_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur|[Oo]urs|[Uu]s)\b")
+_POSSESSIVE_RE = re.compile(r"\b(?:my|mine|myself|our|ours|ourselves)\b", re.IGNORECASE)
+_SUBJECT_RE = re.compile(r"(?:(?<=\s)|^)(?P<before>[A-Za-z']+\s+)?(?:I|[Ww]e)(?:'m|'ve|'d|'ll)?\b")
+# Auxiliaries and modals that put the subject after them in a question ("can I", "do we"): such a
+# sentence asks, it does not say something about the user (Quirk et al. 1985, 11.5 yes-no questions).
+_INVERTING = frozenset(
+    "can could do does did should would will shall may might must am are is was were have has had".split()
+)
 _SENTENCE_END = re.compile(r"[.?!\n]")
 
 
 def _about_the_user(text: str, start: int, end: int) -> bool:
     """Whether the sentence of ``text`` holding ``[start, end)`` (cut at ``.``, ``?``, ``!`` or a line
-    break) speaks in the first person: "I", "me", "my", "we", "our", "us"."""
+    break) says something about the user: a first-person possessive ("my kids", "our cluster"), or "I"
+    or "we" as the subject of a statement ("I'm vegetarian", "we run eu-west-1"), not of a question
+    ("where can I find", "do we need")."""
     left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
     right = next((m.start() for m in _SENTENCE_END.finditer(text, end)), len(text))
-    return _FIRST_PERSON.search(text[left:right]) is not None
+    sentence = text[left:right]
+    if _POSSESSIVE_RE.search(sentence):
+        return True
+    return any(
+        (m.group("before") or "").strip().lower() not in _INVERTING for m in _SUBJECT_RE.finditer(sentence)
+    )
 
 
 def _mention(text: str, surfaces: Iterable[str]) -> tuple[int, int] | None:

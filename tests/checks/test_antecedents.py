@@ -39,7 +39,7 @@ def test_the_second_one_of_frankfurt_and_dublin(rules) -> None:  # type: ignore[
 
 
 def test_the_enterprise_one_against_a_plan_list(rules) -> None:  # type: ignore[no-untyped-def]
-    assert enumerations(PLANS[1][1]) == [("Basic", "Pro", "Enterprise")]
+    assert enumerations(PLANS[1][1]) == [(("Basic", "Pro", "Enterprise"), "There are three plans:\n")]
     assert found(PLANS, "How much is the enterprise one?", "How much is the Enterprise plan?", rules)[0] == []
     got, _ = found(PLANS, "How much is the enterprise one?", "How much is the Pro plan?", rules)
     assert got == [
@@ -98,6 +98,9 @@ def test_an_ordinal_over_a_noun_the_list_does_not_use_is_no_list_reference(rules
     )
     regions = [("user", "Which regions?"), ("assistant", "Two regions do: Frankfurt and Dublin.")]
     assert found(regions, "And the second region?", "What about Frankfurt?", rules)[0][0][0] == "high"
+    # a head the message uses elsewhere ("emperors") is not what introduces "Italy and Iberia"
+    rome = [("user", "Who ruled?"), ("assistant", "The emperors ruled long. It held Italy and Iberia.")]
+    assert found(rome, "Who was the last emperor?", "Who was the last emperor of Italy?", rules)[0] == []
 
 
 def test_the_item_is_named_by_its_last_name_and_the_list_is_the_one_the_query_answers_from(rules) -> None:  # type: ignore[no-untyped-def]

@@ -219,3 +219,23 @@ def test_a_demographic_noun_capitalised_inside_a_sentence_is_part_of_a_name(rule
         ("age_demographic", "woman"),
     ]
     assert values("what about kids?") == [("age_demographic", "child")]
+
+
+def test_a_question_in_the_first_person_says_nothing_about_the_user_and_ellipsis_carries_on(rules):
+    """ "Where can I find vegan restaurants in Berlin?" asks; it does not make the user vegan for the
+    rest of the conversation. "And in Paris?", "And in Madrid?" continue the vegetarian question."""
+    msgs = [
+        ("user", "Where can I find vegan restaurants in Berlin?"),
+        ("assistant", "Kreuzberg has several."),
+        ("user", "Are they open late?"),
+        ("assistant", "Some are."),
+    ]
+    assert kinds(make_record(msgs, "Who founded Cafe X?", "Who founded Cafe X?"), rules) == []
+    msgs = [
+        ("user", "What vegetarian dishes are typical in Rome?"),
+        ("assistant", "Carciofi alla romana."),
+        ("user", "And in Paris?"),
+        ("assistant", "Ratatouille."),
+    ]
+    rec = make_record(msgs, "And in Madrid?", "What dishes are typical in Madrid?")
+    assert [(f.kind, f.evidence["value"]) for f in check(rec, rules)] == [("dropped_qualifier", "vegetarian")]
