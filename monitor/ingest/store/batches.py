@@ -372,15 +372,16 @@ class Ingestor:
             )
         )
         completed: list[Record] = []
-        # New records are built here and written at the end in one upsert per chunk (one statement per
+        # New records are built here and written at the end by one upsert statement (one statement per
         # record cost ingest two thirds of its speed); until then they are partners for later halves.
         new: dict[int, Record] = {}
+        new_keys: set[tuple[str, str]] = set()
         for eid, ev in joinable:
             data: Any = ev.data
             slot = JOINABLE[ev.kind]
             match = _find_partner(open_records, slot, data.conv_id, data.request_id, data.turn)
             if match is None:
-                if any(r.conv_id == data.conv_id and r.request_id == data.request_id for r in new.values()):
+                if (data.conv_id, data.request_id) in new_keys:
                     continue  # this request's record already holds another event of this kind
                 rec = Record(conv_id=data.conv_id, request_id=data.request_id, turn=data.turn, ts=data.ts)
                 setattr(rec, slot, eid)
@@ -388,12 +389,16 @@ class Ingestor:
                     rec.model, rec.prompt_version = data.model, data.prompt_version
                     rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
                 new[id(rec)] = rec
+                new_keys.add((data.conv_id, data.request_id))
                 open_records.append(rec)
                 continue
             rec, method = match
             setattr(rec, slot, eid)
             rec.join_method = method
             if ev.kind == "rewrite":
+                if id(rec) in new:  # a turn join renames the new record to the rewrite's request
+                    new_keys.discard((rec.conv_id, rec.request_id))
+                    new_keys.add((data.conv_id, data.request_id))
                 rec.request_id, rec.turn, rec.ts = data.request_id, data.turn, data.ts
                 rec.model, rec.prompt_version = data.model, data.prompt_version
                 rec.check_draw = draw(self.sample_seed, "check", f"{data.conv_id}/{data.request_id}")
