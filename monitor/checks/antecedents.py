@@ -165,9 +165,9 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         # an item of ("Ask Sales and Support" after "Frankfurt and Dublin" is not the list meant).
         candidates = [e for e in nearest if _points_into(ref, e) and _target(ref, e.items) is not None]
         named_lists = [e for e in candidates if any(_names(it, query_key) for it in e.items)]
-        enum = (named_lists or candidates or [None])[-1]
-        if enum is None:
+        if not candidates:
             continue
+        enum = (named_lists or candidates)[-1]
         t = _target(ref, enum.items)
         assert t is not None
         expected = enum.items[t]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, or_, select
+from sqlalchemy import Table, case, delete, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -426,9 +426,19 @@ class Ingestor:
         if not records:
             return []
         dialect = self.session.get_bind().dialect.name
-        table = Record.__table__
-        cols = ("conv_id", "request_id", "turn", "ts", "ctx_event_id", "rewrite_event_id", "join_method")
-        cols += ("model", "prompt_version", "check_draw")
+        table: Table = Record.__table__  # type: ignore[assignment]
+        cols = (
+            "conv_id",
+            "request_id",
+            "turn",
+            "ts",
+            "ctx_event_id",
+            "rewrite_event_id",
+            "join_method",
+            "model",
+            "prompt_version",
+            "check_draw",
+        )
         ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
         x = ins.excluded
         rewritten = x.rewrite_event_id.is_not(None)
