@@ -15,8 +15,11 @@ What happens to a file, decided from its cursor and what is on disk now:
   (copytruncate); read again from the start;
 - a new identity at the path: rotated. The old file is looked for beside it (same directory, same
   identity, e.g. renamed to ``app.log.1``); when found, its unread rest is read first, under its new
-  name, then the new file from the start. A cursor of another path with this identity and head is
-  the same file renamed: reading continues from that cursor;
+  name and with a cursor of its own (a drain cut short resumes), then the rotated generations no
+  cursor knows that were written since (two rotations between passes; a copy of the old file,
+  compressed or made by copytruncate, read from the old cursor on), then the new file from the start.
+  A cursor of another path with this identity and head is the same file renamed: reading continues
+  from that cursor. A file is known by identity *and* head: a reused inode is another file;
 - ``.gz`` files are read once complete: the stream must decompress to its end-of-stream marker
   (``gzip`` raises ``EOFError`` on a file still being written), then they are read in full, resuming
   at the decompressed offset after a crash, and marked completed.
@@ -53,8 +56,8 @@ HEAD_BYTES = 4096
 """Bytes of a file's head hashed to tell an appended file from a replaced one."""
 MTIME_SLACK_S = 2
 """A rotated generation last written up to this many seconds before a cursor was saved still counts as
-written since (file times and the clock can disagree by a tick): better read twice, which the store
-recognises, than never."""
+written since (file times and the clock can disagree by a tick): better read twice than never (a
+second copy of an event is quarantined as ``duplicate_event``, the first kept)."""
 
 
 @dataclass
