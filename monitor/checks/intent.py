@@ -210,16 +210,28 @@ def request_spans(latest: str) -> list[tuple[int, int]]:
     return keep or [(0, len(latest))]
 
 
+VERB_CONTEXT = frozenset(
+    "i you he she it we they to do does did can could will would should may might must shall am are is "
+    "was were".split()
+)
+"""Words after which a word is a verb (subject pronouns, auxiliaries, modals, infinitive "to")."""
+
+
 def _reworded(latest: Analysis, word: dict[str, Any]) -> bool:
     """Whether the lost latest-message ``word`` (a ``missing`` entry) reads as a rewording rather than
-    a lost part of the question: WordNet knows it as a verb, adjective or adverb and as no noun, it is
-    no name or number, and it does not qualify the noun right after it ("previous legislation" is a
-    dropped qualifier). A word put in its place ("how big" -> "how old") is added_content_word's to
-    report; a word WordNet does not know ("clpud") may be a noun and is not judged here."""
+    a lost part of the question: WordNet knows it as a verb, adjective or adverb and as no noun (or
+    as a verb, after a subject pronoun or an auxiliary: "does it offer"), it is no name or number, and
+    it does not qualify the noun right after it ("previous legislation" is a dropped qualifier). A
+    word put in its place ("how big" -> "how old") is added_content_word's to report; a word WordNet
+    does not know ("clpud") may be a noun and is not judged here."""
     i, t = next((i, t) for i, t in enumerate(latest.tokens) if t.start == word["start"])
     wc = word_classes()
     forms = (t.key, t.lower)
-    if t.mid_cap or t.has_digit or any(f in wc["noun"] for f in forms):
+    before = next((x.lower for x in reversed(latest.tokens[:i]) if x.lower.strip()), "")
+    # After a subject pronoun or an auxiliary a word that is a noun too is used as a verb ("does it
+    # offer", "we are talking", "to check"): it is judged as one (Quirk et al. 1985, 3.21 and 10.2).
+    as_verb = before in VERB_CONTEXT and any(f in wc["verb"] for f in forms)
+    if t.mid_cap or t.has_digit or (not as_verb and any(f in wc["noun"] for f in forms)):
         return False
     if not any(f in wc[pos] for f in forms for pos in ("verb", "adj", "adv")):
         return False

@@ -45,6 +45,11 @@ def test_one_lost_verb_or_adjective_of_a_longer_request_is_low(rules):
     assert (f.severity, f.evidence["n_intent_words"], f.evidence["n_missing"]) == ("low", 4, 1)
     (f,) = check(make_record(MSGS, "Is it big?", "What is the size of Dublin?"), rules)
     assert (f.severity, f.evidence["n_intent_words"]) == ("medium", 1)
+    # "offer" is a noun too, but after "does it" it is the verb of the request: a rewording, low
+    (f,) = check(make_record(MSGS, "What benefits does it offer?", "What are the benefits of Dublin?"), rules)
+    assert (f.severity, [w["text"] for w in f.evidence["missing"]]) == ("low", ["offer"])
+    (f,) = check(make_record(MSGS, "What benefits and offer?", "What are the benefits of Dublin?"), rules)
+    assert f.severity == "medium"  # no verb context: "offer" may be the noun
     # an adjective that qualifies the noun after it is a dropped qualifier, not a rewording
     (f,) = check(make_record(MSGS, "What is its historical uptime?", "What is the uptime of Dublin?"), rules)
     assert (f.severity, [w["text"] for w in f.evidence["missing"]]) == ("medium", ["historical"])
