@@ -419,6 +419,20 @@ EVENT_KEEP = frozenset(
 free text: kept as logged by :func:`redact_event`. Every other string, at any depth, is redacted."""
 
 
+def _map_free_text(value: Any, fn: Callable[[str], str], field_name: str | None = None) -> Any:
+    """``value`` (decoded JSON) with ``fn`` applied to every string not under a key of
+    :data:`EVENT_KEEP`, at any depth; other values as they are."""
+    if field_name in EVENT_KEEP:
+        return value
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        return [_map_free_text(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_free_text(v, fn, k) for k, v in value.items()}
+    return value
+
+
 def redact_event(raw: dict[str, Any], key: bytes, finder: NameFinder | None = None) -> dict[str, Any]:
     """A copy of a decoded log event with every free-text string redacted, placeholders keyed by ``key``
     (see :attr:`Redactor.key`), for the ``redact_at_ingest`` setting.
@@ -432,32 +446,13 @@ def redact_event(raw: dict[str, Any], key: bytes, finder: NameFinder | None = No
     r = Redactor(finder, key=key)
     texts: list[str] = []
 
-    def collect(value: Any, field_name: str | None) -> None:
-        if field_name in EVENT_KEEP:
-            return
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, list):
-            for v in value:
-                collect(v, None)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                collect(v, k)
+    def collect(text: str) -> str:
+        texts.append(text)
+        return text
 
-    def rewrite(value: Any, field_name: str | None) -> Any:
-        if field_name in EVENT_KEEP:
-            return value
-        if isinstance(value, str):
-            return r.redact(value)
-        if isinstance(value, list):
-            return [rewrite(v, None) for v in value]
-        if isinstance(value, dict):
-            return {k: rewrite(v, k) for k, v in value.items()}
-        return value
-
-    collect(raw, None)
+    _map_free_text(raw, collect)
     r.learn_names(texts)
-    out: dict[str, Any] = rewrite(raw, None)
+    out: dict[str, Any] = _map_free_text(raw, r.redact)
     messages = raw.get("messages")
     if raw.get("event") == "ctx_input" and isinstance(messages, list) and isinstance(raw.get("digest"), str):
 
