@@ -102,6 +102,11 @@ class _Pending:
     result: ParsedEvent | LineError
     text: str | None
 
+    @property
+    def line_text(self) -> str:
+        """The line as text (undecodable bytes replaced)."""
+        return self.text if self.text is not None else self.line.data.decode("utf-8", "replace")
+
 
 class Ingestor:
     """Writes parsed lines of one source into the store, batch by batch.
@@ -190,18 +195,23 @@ class Ingestor:
         return _Pending(line, parse_line(text, complete=line.complete), text)
 
     def _redacted(self, p: _Pending) -> _Pending:
-        """``p`` with its event redacted (``raw``, hence ``content_sha``), and its line text too: that
-        text is what a quarantine row keeps of the line (a rejected line, a duplicate, a line the store
-        refused) and what a completed truncated line is compared with."""
+        """``p`` with its event redacted (``raw``, hence ``content_sha``); its line text is redacted only
+        where a quarantine row keeps or compares it (:meth:`_kept_text`)."""
         from monitor.cases.redact import redact_event
 
         assert self.redact_key is not None
-        text = p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
-        if isinstance(p.result, ParsedEvent):
-            raw = redact_event(p.result.raw, self.redact_key, _finder())
-            ev = dataclasses.replace(p.result, raw=raw, content_sha=canonical_sha(raw))
-            return _Pending(p.line, ev, self._redact_text(text))
-        return _Pending(p.line, p.result, self._redact_text(text))
+        if not isinstance(p.result, ParsedEvent):
+            return p
+        raw = redact_event(p.result.raw, self.redact_key, _finder())
+        return _Pending(
+            p.line, dataclasses.replace(p.result, raw=raw, content_sha=canonical_sha(raw)), p.text
+        )
+
+    def _kept_text(self, p: _Pending) -> str:
+        """What a quarantine row keeps of a line (a rejected line, a duplicate, a line the store refused),
+        and what a completed truncated line is compared with: the line, redacted under
+        ``redact_at_ingest``."""
+        return p.line_text if self.redact_key is None else self._redact_text(p.line_text)
 
     def _redact_text(self, text: str) -> str:
         """A raw line redacted as text: names are looked for with JSON's punctuation read as spaces
@@ -312,14 +322,12 @@ class Ingestor:
         self._quarantine(origin, rejects, now)
         if inserted:
             # A line rejected before and stored now (a fixed file, a truncated line found complete).
-            lines = {
-                p.line.line_no: p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
-                for p, _ in stored_rows
-            }
+            by_line = {p.line.line_no: p for p, _ in stored_rows}
             resolve_stored(
                 session=self.session,
                 origin=origin,
-                stored={line: lines[line] for line, _ in inserted.values()},
+                lines=[line for line, _ in inserted.values()],
+                text_of=lambda line: self._kept_text(by_line[line]),
                 now=now,
             )
 
@@ -471,7 +479,7 @@ class Ingestor:
             return
         values = []
         for p, err in rejects:
-            text = p.text if p.text is not None else p.line.data.decode("utf-8", "replace")
+            text = self._kept_text(p)
             values.append(
                 {
                     "source": self.source_name,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -41,28 +42,31 @@ STDIN_ORIGIN = "-"
 number there says nothing about which line it was."""
 
 
-def resolve_stored(*, session: Session, origin: str, stored: dict[int, str], now: datetime) -> int:
-    """Resolve (``stored``) the open quarantine rows of the lines of ``origin`` a batch has just stored
-    (``{line_no: raw line}``); returns how many. Flushes, does not commit.
+def resolve_stored(
+    *, session: Session, origin: str, lines: Collection[int], text_of: Callable[[int], str], now: datetime
+) -> int:
+    """Resolve (``stored``) the open quarantine rows of the ``lines`` of ``origin`` a batch has just
+    stored; ``text_of(line_no)`` is a stored line's text as a quarantine excerpt keeps it, asked only for
+    the rows that need comparing. Returns how many. Flushes, does not commit.
 
     A row of a file's line is resolved when that line number now holds a stored event: the file was
     fixed and ingested again, or a truncated last line was found complete. On standard input (or for
     a truncated line anywhere) the stored line must also start with the rejected line's excerpt, as a
     completed truncated line does: numbers alone would pair unrelated lines of two runs."""
-    if not stored:
+    if not lines:
         return 0
     rows = session.execute(
         select(Quarantine.id, Quarantine.line_no, Quarantine.reason, Quarantine.raw_excerpt).where(
             Quarantine.origin == origin,
             Quarantine.resolved_at.is_(None),
-            Quarantine.line_no.in_(sorted(stored)),
+            Quarantine.line_no.in_(sorted(lines)),
         )
     ).all()
     ids = [
         r.id
         for r in rows
         if (origin != STDIN_ORIGIN and r.reason != "truncated_line")
-        or stored[r.line_no].startswith(r.raw_excerpt)
+        or text_of(r.line_no).startswith(r.raw_excerpt)
     ]
     if ids:
         session.execute(
