@@ -445,9 +445,14 @@ def insert_ignore(session: Session, model: type[Any], conflict: list[str]) -> An
     Works on SQLite and PostgreSQL (``ON CONFLICT (...) DO NOTHING``); this is how every repeatable
     write stays idempotent under concurrent writers.
     """
+    return dialect_insert(session, model).on_conflict_do_nothing(index_elements=conflict)
+
+
+def dialect_insert(session: Session, target: Any) -> Any:
+    """The INSERT of the session's dialect (PostgreSQL or SQLite) for ``target`` (a model or a table),
+    the one with ``ON CONFLICT`` clauses and ``excluded``."""
     dialect = session.get_bind().dialect.name
-    ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
-    return ins.on_conflict_do_nothing(index_elements=conflict)
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(target)
 
 
 @overload

@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Table, case, delete, func, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -40,7 +39,7 @@ from monitor.ingest.events import LineError, ParsedEvent, canonical_sha, parse_l
 from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_lines
 from monitor.ingest.store.quarantine import resolve_stored
 from monitor.queue.sampling import DEFAULT_SEED, draw
-from monitor.store.engine import insert_ignore
+from monitor.store.engine import dialect_insert, insert_ignore
 from monitor.store.models import CheckRun, Event, Quarantine, Record
 
 EXCERPT_CHARS = 2000
@@ -433,7 +432,6 @@ class Ingestor:
         stored, unjoined."""
         if not records:
             return []
-        dialect = self.session.get_bind().dialect.name
         table: Table = Record.__table__  # type: ignore[assignment]
         cols = (
             "conv_id",
@@ -447,7 +445,7 @@ class Ingestor:
             "prompt_version",
             "check_draw",
         )
-        ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+        ins = dialect_insert(self.session, table)
         x = ins.excluded
         rewritten = x.rewrite_event_id.is_not(None)
         stmt = ins.on_conflict_do_update(
