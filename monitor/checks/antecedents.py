@@ -29,6 +29,7 @@ from monitor.checks.base import Finding, SkipCheck, message_texts
 from monitor.checks.references import TIME_SPAN_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
+from monitor.checks.sentences import sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
@@ -93,9 +94,7 @@ def enumerations(text: str) -> list[tuple[tuple[str, ...], str]]:
     for m in COORD_RE.finditer(text):
         items = tuple(LEAD_RE.sub("", x).strip() for x in SPLIT_RE.split(m.group("list")) if x.strip())
         if len(items) >= 2 and len(set(items)) == len(items):
-            left = max((e.end() for e in re.finditer(r"[.?!\n]", text[: m.start()])), default=0)
-            right = next((e.start() for e in re.finditer(r"[.?!\n]", text[m.end() :])), len(text) - m.end())
-            out.append((items, text[left : m.end() + right]))
+            out.append((items, sentence_around(text, m.start(), m.end())))
     return out
 
 

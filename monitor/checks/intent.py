@@ -45,7 +45,7 @@ from monitor.checks.nlp import (
 from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
-from monitor.checks.sentences import split_sentences
+from monitor.checks.sentences import AUXILIARIES, BARE_VERB_AUXILIARIES, split_sentences
 from monitor.record import RewriteRecord
 
 # v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
@@ -125,7 +125,7 @@ def pointer_heads(tokens: Sequence[Tok]) -> set[int]:
     for i, t in enumerate(tokens):
         if t.lower not in POINTER_DETERMINERS:
             continue
-        after_aux = i > 0 and any(x.lower in AUXILIARIES for x in tokens[max(0, i - 3) : i])
+        after_aux = i > 0 and any(x.lower in BARE_VERB_AUXILIARIES for x in tokens[max(0, i - 3) : i])
         j = i + 1
         while j < len(tokens) and (
             tokens[j].lower in NUMBER_WORDS or ORDINAL_WORD_RE.fullmatch(tokens[j].lower)
@@ -153,11 +153,6 @@ def pointer_heads(tokens: Sequence[Tok]) -> set[int]:
             break
     return heads
 
-
-AUXILIARIES = frozenset(
-    {"do", "does", "did", "can", "could", "will", "would", "should", "may", "might", "must"}
-)
-"""Modal and do-support auxiliaries: after them the clause's verb comes bare (Quirk et al. 1985, ch. 3)."""
 
 NUMBER_WORDS = frozenset(
     {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "both", "other", "same", "whole"}
@@ -210,11 +205,8 @@ def request_spans(latest: str) -> list[tuple[int, int]]:
     return keep or [(0, len(latest))]
 
 
-VERB_CONTEXT = frozenset(
-    "i you he she it we they to do does did can could will would should may might must shall am are is "
-    "was were".split()
-)
-"""Words after which a word is a verb (subject pronouns, auxiliaries, modals, infinitive "to")."""
+VERB_CONTEXT = AUXILIARIES | frozenset("i you he she it we they to".split())
+"""Words after which a word is a verb: auxiliaries and modals, subject pronouns, infinitive "to"."""
 
 
 def _reworded(latest: Analysis, word: dict[str, Any]) -> bool:

@@ -40,6 +40,7 @@ from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
 from monitor.checks.references import ELLIPSIS_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import CompiledKind, Rules
+from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
@@ -170,26 +171,18 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
 
 _POSSESSIVE_RE = re.compile(r"\b(?:my|mine|myself|our|ours|ourselves)\b", re.IGNORECASE)
 _SUBJECT_RE = re.compile(r"(?:(?<=\s)|^)(?P<before>[A-Za-z']+\s+)?(?:I|[Ww]e)(?:'m|'ve|'d|'ll)?\b")
-# Auxiliaries and modals that put the subject after them in a question ("can I", "do we"): such a
-# sentence asks, it does not say something about the user (Quirk et al. 1985, 11.5 yes-no questions).
-_INVERTING = frozenset(
-    "can could do does did should would will shall may might must am are is was were have has had".split()
-)
-_SENTENCE_END = re.compile(r"[.?!\n]")
 
 
 def _about_the_user(text: str, start: int, end: int) -> bool:
     """Whether the sentence of ``text`` holding ``[start, end)`` (cut at ``.``, ``?``, ``!`` or a line
     break) says something about the user: a first-person possessive ("my kids", "our cluster"), or "I"
     or "we" as the subject of a statement ("I'm vegetarian", "we run eu-west-1"), not of a question
-    ("where can I find", "do we need")."""
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right = next((m.start() for m in _SENTENCE_END.finditer(text, end)), len(text))
-    sentence = text[left:right]
+    ("where can I find", "do we need": an auxiliary before the subject, Quirk et al. 1985, 11.5)."""
+    sentence = sentence_around(text, start, end)
     if _POSSESSIVE_RE.search(sentence):
         return True
     return any(
-        (m.group("before") or "").strip().lower() not in _INVERTING for m in _SUBJECT_RE.finditer(sentence)
+        (m.group("before") or "").strip().lower() not in AUXILIARIES for m in _SUBJECT_RE.finditer(sentence)
     )
 
 

@@ -147,3 +147,23 @@ def _add(out: list[Sentence], text: str, start: int, end: int) -> None:
     if stripped:
         lead = len(piece) - len(piece.lstrip())
         out.append(Sentence(stripped, start + lead, start + lead + len(stripped)))
+
+
+BARE_VERB_AUXILIARIES = frozenset("do does did can could will would shall should may might must".split())
+"""Modal and do-support auxiliaries: after them the clause's verb comes bare (Quirk et al. 1985, ch. 3)."""
+AUXILIARIES = BARE_VERB_AUXILIARIES | frozenset("am are is was were be been being have has had".split())
+"""Those and the forms of "be" and "have" (Quirk et al. 1985, 3.21-3.23): before its subject an
+auxiliary makes a question ("can I", "are we"); before a word it makes that word a verb ("does it
+offer", "we are talking")."""
+
+_CUT_RE = re.compile(r"[.?!\n]")
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    """The stretch of ``text`` around ``[start, end)`` up to the nearest ``.``, ``?``, ``!`` or line
+    break on each side: a coarser cut than :func:`split_sentences` (an abbreviation's stop cuts it too),
+    for asking what the words near a match say ("I'm vegetarian", "two regions: ..."), where a cut too
+    early only narrows what is read."""
+    left = max((m.end() for m in _CUT_RE.finditer(text, 0, start)), default=0)
+    right = next((m.start() for m in _CUT_RE.finditer(text, end)), len(text))
+    return text[left:right]
