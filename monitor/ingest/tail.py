@@ -166,6 +166,14 @@ class _Reader:
         self.exhausted = True
 
 
+def _beside(path: Path, fid: str) -> os.DirEntry[str] | None:
+    """The file of identity ``fid`` in ``path``'s folder under another name, or None."""
+    with os.scandir(path.parent) as entries:
+        return next(
+            (e for e in entries if e.is_file() and e.path != str(path) and file_id(e.stat()) == fid), None
+        )
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -286,16 +294,19 @@ class Tailer:
         self._read(path, fid, st.st_size, start, line_no, gz=gz)
         return action
 
+    def _cursors_of(self, path: Path, fid: str) -> list[CursorRow]:
+        """The cursors of the file at ``path`` (identity ``fid``): those with its identity *and* its
+        head. An identity alone is not enough: a file system reuses a freed inode (logrotate's
+        ``create`` after ``compress`` deleted the old file), and the new file there is another file."""
+        return [
+            c
+            for c in find_by_file_id(session=self.session, file_id=fid)
+            if head_sha(path, min(c.offset, HEAD_BYTES)) == c.head_sha
+        ]
+
     def _renamed_from(self, path: Path, fid: str) -> CursorRow | None:
         """A cursor of another path with this file's identity and head: the same file, renamed."""
-        for c in find_by_file_id(session=self.session, file_id=fid):
-            if (
-                c.path != str(path)
-                and not c.completed
-                and head_sha(path, min(c.offset, HEAD_BYTES)) == c.head_sha
-            ):
-                return c
-        return None
+        return next((c for c in self._cursors_of(path, fid) if c.path != str(path) and not c.completed), None)
 
     def _drain_rotated(self, path: Path, cur: CursorRow) -> bool:
         """Read the unread rest of the file that used to be at ``path``, if it sits beside it; returns
@@ -305,15 +316,7 @@ class Tailer:
         stop) resumes from that cursor at the next pass, which sees the same rotation again: the live
         path's cursor moves to the new file only once the drain is done. A cursor the old name holds
         for another file (the generation rotated there before) is stale and replaced."""
-        with os.scandir(path.parent) as entries:
-            match = next(
-                (
-                    e
-                    for e in entries
-                    if e.is_file() and e.path != str(path) and file_id(e.stat()) == cur.file_id
-                ),
-                None,
-            )
+        match = _beside(path, cur.file_id)
         if match is None:
             log.warning(
                 "rotated file not found beside the new one; lines written after the cursor may be unread",
@@ -345,25 +348,13 @@ class Tailer:
         """``stale`` is the cursor of a file that has left its path (the generation rotated on to
         ``app.jsonl.3``) and is about to be replaced there: copy it to where that file is now, so the
         file stays known by its identity and is never taken for an unseen generation."""
-        folder = Path(stale.path).parent
-        if not folder.is_dir():
+        if not Path(stale.path).parent.is_dir():
             return
-        with os.scandir(folder) as entries:
-            for e in entries:
-                if e.is_file() and e.path != stale.path and file_id(e.stat()) == stale.file_id:
-                    moved = str(Path(e.path).resolve())
-                    if get_cursor(session=self.session, path=moved) is None:
-                        save_cursor(session=self.session, cursor=dataclasses.replace(stale, path=moved))
-                    return
-
-    def _known(self, path: Path, fid: str) -> bool:
-        """Whether a cursor knows the file at ``path``: one with its identity and its head. An identity
-        alone is not enough: a file system reuses a freed inode (logrotate's ``create`` after
-        ``compress`` deleted the old file), and the new file under the old number is another file."""
-        return any(
-            head_sha(path, min(c.offset, HEAD_BYTES)) == c.head_sha
-            for c in find_by_file_id(session=self.session, file_id=fid)
-        )
+        match = _beside(Path(stale.path), stale.file_id)
+        if match is not None:
+            moved = str(Path(match.path).resolve())
+            if get_cursor(session=self.session, path=moved) is None:
+                save_cursor(session=self.session, cursor=dataclasses.replace(stale, path=moved))
 
     def _read_generations(self, path: Path, cur: CursorRow, drained: bool) -> None:
         """Read the rotated generations of ``path`` that no cursor knows and that were written since
@@ -386,7 +377,7 @@ class Tailer:
                 fid = file_id(st)
                 if drained and fid == cur.file_id:
                     continue  # the drained file
-                if self._known(Path(e.path), fid):
+                if self._cursors_of(Path(e.path), fid):
                     continue  # read (perhaps under another name) before
                 if datetime.fromtimestamp(st.st_mtime, UTC).replace(tzinfo=None) < since:
                     continue  # last written before the cursor: an older generation, read then
