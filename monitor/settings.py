@@ -246,7 +246,7 @@ class Settings(BaseSettings):
         """The key ingest redacts events with, or None when ``redact_at_ingest`` is off."""
         if not self.redact_at_ingest:
             return None
-        assert self.redact_key is not None  # checked by the model validator
+        assert self.redact_key is not None  # checked by _redaction_has_a_key
         return self.redact_key.get_secret_value().encode()
 
     @field_validator("redact_key")

@@ -119,8 +119,9 @@ def _live(history: Statements) -> dict[str, list[LiveValue]]:
 
 def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[QualifierMatch]) -> Statements:
     """Per user turn, in order (message index, then ``"latest"``): the constraining values it states, and
-    those of them it carries into the latest message (all of the latest's and of the user turn before
-    it; of older turns, only those stated in the first person, :func:`_about_the_user`).
+    those of them it carries into the latest message (all of the latest's, of the user turn before it
+    and of the elliptical follow-ups before that; of older turns, only those said about the user,
+    :func:`_about_the_user`).
 
     A value is stated by a pattern match, or (for each of ``mentions``) by the turn holding one of the
     value's spellings as words, case-insensitively: a user who typed "Salt Lake City" has said that
