@@ -38,10 +38,10 @@ from monitor.checks.nlp import (
     Tok,
     Transcript,
     Unit,
-    _one_edit,
     alias_matches,
     find_stem_relative,
     noun_classes,
+    one_edit,
     only_verb,
     synonym_in,
     zipf,
@@ -153,7 +153,7 @@ def _grade(
     if word.key in rules.framing_words or word.lower in rules.framing_words:
         info.update(severity="low", signal="framing", why="framing or generic word")
         return info
-    if "'" in word.lower and any(_one_edit(word.lower, c) for c in CONTRACTIONS):
+    if "'" in word.lower and any(one_edit(word.lower, c) for c in CONTRACTIONS):
         info.update(severity="low", signal="typo", why="misspelt function word")
         return info
     acro = _acronym_link(word, q, tr)

@@ -3,12 +3,15 @@
 The intent words are the content tokens of the latest message's request sentences other than referring
 expressions (ordinals such as "second" in "the second one"), discourse fillers (rules/neutral.yaml
 ``fillers``), the words of request frames and discourse markers (:data:`FRAME_RE`: "can you clarify",
-"are you able to", "speaking of") and neutral words. A sentence that is a reaction ("Sounds yummy!",
-"Oh wow.", "Thanks") and no question or request is left out when another sentence remains
-(:func:`request_spans`). An intent word is *kept* when the query has it by key or surface, by an alias
-group both texts hit, as an inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), as a
-synonym (a shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`: "famous" kept as "notable"), or
-as an abbreviation the query spells out (:func:`spelled_out`: "SAD", "NY", "msg", "vs").
+"are you able to", "speaking of") and neutral words. Only request clauses count
+(:func:`request_spans`): when the message asks a question, a statement beside it is an aside ("I just
+check my credit score via credit karma.") unless it corrects the request or describes the user; a
+reaction ("Sounds yummy!", "Oh wow.", "Thanks") is left out when another clause remains. An intent word
+is *kept* when the query has it by key or surface, by an alias group both texts hit, as an
+inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), as a synonym (a shared WordNet synset,
+:func:`monitor.checks.nlp.synonym_in`: "famous" kept as "notable"), as an abbreviation the query spells
+out (:func:`spelled_out`: "SAD", "NY", "msg", "vs"), or as a typing slip the query spells right
+(:func:`misspelling_of`: "clpud" for "cloud").
 
 The head noun of a definite, demonstrative or possessive noun phrase ("the country", "this article",
 "the band's history") is the user's pointer to something in the conversation: a rewrite is expected to
@@ -38,21 +41,25 @@ from monitor.checks.nlp import (
     alias_matches,
     is_noun,
     is_verb,
+    one_edit,
     shared_stem,
     synonym_in,
     word_classes,
+    zipf,
 )
 from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
-from monitor.checks.sentences import AUXILIARIES, BARE_VERB_AUXILIARIES, split_sentences
+from monitor.checks.sentences import ABBREVIATIONS, AUXILIARIES, BARE_VERB_AUXILIARIES, split_sentences
 from monitor.record import RewriteRecord
 
 # v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
 # discourse markers are not intent; a pointer noun phrase replaced by a name is resolved (low, with a
 # hint); an abbreviation the query spells out and a WordNet synonym are kept. v5: one lost verb,
-# adjective or adverb of a longer request is low.
-VERSION = 5
+# adjective or adverb of a longer request is low. v6: a statement beside a question is an aside
+# (corrections and the user described aside), clauses end at a stop before a lower-case word, and a
+# typing slip the query spells right is kept.
+VERSION = 6
 
 INTERJECTIONS = frozenset(
     {
@@ -181,27 +188,127 @@ def spelled_out(word: str, query: Analysis) -> bool:
     return False
 
 
+TYPO_ZIPF = 3.0
+"""A word rarer than this (wordfreq Zipf: about one in a million words; wordfreq's docs call < 3 rare)
+that WordNet does not know may be a typing slip."""
+
+
+def misspelling_of(word: Tok, query: Analysis) -> str | None:
+    """The query word that ``word`` (a latest-message token) misspells, else ``None``: ``word`` is
+    alphabetic, unknown to WordNet in every word class, rarer than :data:`TYPO_ZIPF`, and one
+    substitution, insertion or deletion from a query content word of four or more letters with the same
+    first letter ("clpud" -> "cloud"): Damerau's single-error classes (*CACM* 7, 1964), which cover most
+    typing slips. A rewrite that fixes the spelling kept the word."""
+    if not word.lower.isalpha() or len(word.lower) < 4 or zipf(word.lower) >= TYPO_ZIPF:
+        return None
+    wc = word_classes()
+    if any(word.lower in wc[pos] or word.key in wc[pos] for pos in wc):
+        return None
+    for t in query.tokens:
+        if (
+            t.is_content
+            and len(t.lower) >= 4
+            and t.lower[0] == word.lower[0]
+            and abs(len(t.lower) - len(word.lower)) <= 1
+            and one_edit(word.lower, t.lower)
+        ):
+            return t.text
+    return None
+
+
 def _in_order(short: str, long: str) -> bool:
     it = iter(long)
     return all(c in it for c in short)
 
 
-def request_spans(latest: str) -> list[tuple[int, int]]:
-    """Character spans of the request sentences of ``latest``: every sentence that is not a reaction.
+# A stop before a lower-case word ends a clause of chat text ("wow, that sounds great. maybe tell me
+# more"): users often do not capitalise. The general splitter keeps such text together (it cannot tell
+# "e.g. the" from "great. maybe"); here a stop ends a clause after a plain word that is no abbreviation.
+_CLAUSE_STOP_RE = re.compile(r"(?<=[A-Za-z])[.!]+(?=\s+[a-z])")
+LEADING_WORDS = frozenset({"and", "but", "so", "then", "also", "now", "well", "please", "maybe", "perhaps"})
+"""Words that may open a request clause before its question word or imperative ("so what about",
+"maybe tell me", "please list"): coordinators and discourse markers (Quirk et al. 1985, 8.137 and
+13.5), the politeness marker "please" and the hedges of :data:`FRAME_RE`. Not taken from any data
+file."""
+ASK_FRAME_RE = re.compile(
+    r"^\s*i\s*(?:want|would\s+like|'d\s+like|’d\s+like|need|wish)\s+to\s+(?:know|learn|understand|find\s+out)\b"
+    r"|^\s*i\s*(?:am|'m|’m|was)\s+(?:just\s+)?(?:wondering|curious)\b",
+    re.IGNORECASE,
+)
+"""A statement that is a request ("I want to know how...", "I was wondering which..."): the
+query-preparatory and want statements of Blum-Kulka, House and Kasper (1989). Not fitted to data."""
+CONSTRAINING_STATEMENT_RE = re.compile(
+    r"^\s*(?:no|not|actually|rather)\b|\bi\s+(?:meant|mean)\b"
+    r"|^\s*(?:i\s*(?:am|'m|’m)|we\s*(?:are|'re|’re)|my\s+\w+\s+(?:is|are|was|were))\b",
+    re.IGNORECASE,
+)
+"""A statement beside a question that still says what is asked: a correction ("No, I meant drinking
+alcohol.": Schegloff, Jefferson and Sacks, "The preference for self-correction in the organization of
+repair in conversation", *Language* 53, 1977) or the user describing themselves ("I'm a woman over 50.",
+"my budget is..."): what the answer must fit. Not fitted to data."""
 
-    A reaction asks nothing (no ``?`` and no question or imperative start, ``QUESTION_START_RE``) and is
-    exclamatory, at most three words, or starts with one of :data:`INTERJECTIONS`. When every sentence is
-    a reaction the whole message is returned (a follow-up such as "ok, the second one!" still asks).
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """``text``'s sentences (:func:`split_sentences`), each cut again at a stop before a lower-case word
+    when the word before the stop is no abbreviation: spans ``[start, end)``, stripped."""
+    out: list[tuple[int, int]] = []
+    for s in split_sentences(text):
+        start = s.start
+        for m in _CLAUSE_STOP_RE.finditer(text, s.start, s.end):
+            word = re.search(r"([A-Za-z]+)$", text[start : m.start()])
+            if word is None or word.group(1).lower() in ABBREVIATIONS or len(word.group(1)) == 1:
+                continue
+            out.append((start, m.end()))
+            start = m.end()
+        out.append((start, s.end))
+    spans = []
+    for a, b in out:
+        chunk = text[a:b]
+        lead = len(chunk) - len(chunk.lstrip())
+        if chunk.strip():
+            spans.append((a + lead, a + lead + len(chunk.strip())))
+    return spans
+
+
+def asks(clause: str) -> bool:
+    """Whether ``clause`` is a question or a request: it has a ``?``, opens (after leading
+    interjections, coordinators and hedges: :data:`INTERJECTIONS`, :data:`LEADING_WORDS`) with a
+    question word, an inverted auxiliary or an imperative (``QUESTION_START_RE``), or is a want
+    statement (:data:`ASK_FRAME_RE`)."""
+    if "?" in clause:
+        return True
+    words = clause.split()
+    i = 0
+    while i < len(words) and words[i].strip(",.!;:").lower() in INTERJECTIONS | LEADING_WORDS:
+        i += 1
+    rest = " ".join(words[i:])
+    return bool(QUESTION_START_RE.search(rest) or ASK_FRAME_RE.search(rest))
+
+
+def request_spans(latest: str) -> list[tuple[int, int]]:
+    """Character spans of the request clauses of ``latest`` (:func:`_clauses`).
+
+    When any clause asks (:func:`asks`), the request is those clauses and the statements that correct
+    it or describe the user (:data:`CONSTRAINING_STATEMENT_RE`): another statement beside a question
+    ("I just check my credit score via credit karma.", "It sounds like the Tesla is very competitive.")
+    is an aside, context for the rewriter rather than what is asked (Searle's distinction of the
+    illocutionary act from the propositional content it carries, *Speech Acts*, 1969). Otherwise every
+    clause that is not a reaction: a reaction is exclamatory, at most three words, or starts with one of
+    :data:`INTERJECTIONS`. When every clause is a reaction the whole message is returned (a follow-up
+    such as "ok, the second one!" still asks).
     """
-    sentences = split_sentences(latest)
+    clauses = _clauses(latest)
+    if any(asks(latest[a:b]) for a, b in clauses):
+        return [
+            (a, b) for a, b in clauses if asks(latest[a:b]) or CONSTRAINING_STATEMENT_RE.search(latest[a:b])
+        ]
     keep = []
-    for s in sentences:
-        words = s.text.split()
-        asks = "?" in s.text or bool(QUESTION_START_RE.search(s.text))
+    for a, b in clauses:
+        text = latest[a:b]
+        words = text.split()
         first = words[0].strip(",.!?").lower() if words else ""
-        reaction = s.text.endswith("!") or len(words) <= 3 or first in INTERJECTIONS
-        if asks or not reaction:
-            keep.append((s.start, s.end))
+        if not (text.endswith("!") or len(words) <= 3 or first in INTERJECTIONS):
+            keep.append((a, b))
     return keep or [(0, len(latest))]
 
 
@@ -275,6 +382,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         if any(shared_stem(form, qf) for form in {t.key, t.lower} for qf in q_forms if form[:2] == qf[:2]):
             continue
         if spelled_out(t.text, query) or synonym_in((t.key, t.lower), [query]) is not None:
+            continue
+        if misspelling_of(t, query) is not None:
             continue
         missing.append(
             {

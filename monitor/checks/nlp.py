@@ -360,10 +360,13 @@ def shared_stem(word: str, other: str) -> bool:
     shorter = min(len(word), len(other))
     if n >= STEM_PREFIX and n >= shorter - 3:
         return True
-    return shorter >= 7 and abs(len(word) - len(other)) <= 1 and _one_edit(word, other)
+    return shorter >= 7 and abs(len(word) - len(other)) <= 1 and one_edit(word, other)
 
 
-def _one_edit(a: str, b: str) -> bool:
+def one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by exactly one substitution, or by one inserted or deleted
+    character (``a`` and ``b`` of equal length or one apart; equal strings are not one edit apart
+    unless their lengths differ)."""
     if len(a) > len(b):
         a, b = b, a
     if len(a) == len(b):
@@ -388,7 +391,7 @@ def find_stem_relative(word: str, analyses: Iterable[Analysis]) -> tuple[int, st
         for i, a in enumerate(analyses):
             for forms in a.stems.values():
                 for form in forms:
-                    if abs(len(form) - len(word)) <= 1 and form[:2] == word[:2] and _one_edit(word, form):
+                    if abs(len(form) - len(word)) <= 1 and form[:2] == word[:2] and one_edit(word, form):
                         return i, form
     return None
 

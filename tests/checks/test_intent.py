@@ -131,3 +131,66 @@ def test_an_abbreviation_the_query_spells_out_is_kept(rules):
 def test_a_wordnet_synonym_in_the_query_keeps_the_intent_word(rules):
     rec = make_record(MSGS, "Was the singer famous?", "Was the Dublin singer notable?")
     assert check(rec, rules) == []
+
+
+def test_a_statement_beside_a_question_is_an_aside():
+    """With a question in the message, a statement beside it is context, not what is asked: its words
+    are not intent. The clause after a stop before a lower-case word is its own clause."""
+    from monitor.checks.intent import request_spans
+
+    text = "What do you mean by FICO score? I just check my credit score via credit karma. Is that the same?"
+    assert [text[a:b] for a, b in request_spans(text)] == ["What do you mean by FICO score?", "Is that the same?"]
+    text = "wow, that sounds great. maybe tell me more about the Dublin office"
+    assert [text[a:b] for a, b in request_spans(text)] == ["maybe tell me more about the Dublin office"]
+    # a stop after an abbreviation or an initial does not cut ("approx. five", "e.g. the")
+    text = "Is it approx. five hours, e.g. the uptime?"
+    assert [text[a:b] for a, b in request_spans(text)] == [text]
+    # no clause asks: every clause that is no reaction is the request, as before
+    text = "Sounds yummy! I want a recipe without eggs."
+    assert [text[a:b] for a, b in request_spans(text)] == ["I want a recipe without eggs."]
+
+
+def test_a_correction_or_the_user_described_is_no_aside(rules):
+    """A correction ("No, I meant...") and the user describing themselves ("I'm a woman over 50") say
+    what the answer must fit: they stay intent beside the question."""
+    from monitor.checks.intent import request_spans
+
+    text = "No, I meant drinking alcohol. What are some rehab options?"
+    assert [text[a:b] for a, b in request_spans(text)] == [
+        "No, I meant drinking alcohol.",
+        "What are some rehab options?",
+    ]
+    text = "I’m also a woman over 50. How many do I need to eat?"
+    assert len(request_spans(text)) == 2
+    rec = make_record(MSGS, "I'm a vegetarian. What is the uptime?", "What is the uptime of Dublin?")
+    (f,) = check(rec, rules)
+    assert [w["text"] for w in f.evidence["missing"]] == ["vegetarian"]
+
+
+def test_words_of_an_aside_are_not_intent(rules):
+    rec = make_record(
+        MSGS,
+        "It sounds like Dublin is very competitive.  What is its uptime?",
+        "What is the uptime of the Dublin region?",
+    )
+    assert check(rec, rules) == []
+    # without the question the same statement is the request, and its words are lost
+    (f,) = check(make_record(MSGS, "It sounds like Dublin is very competitive.", "Dublin uptime"), rules)
+    assert [w["text"] for w in f.evidence["missing"]] == ["sounds", "competitive"]
+
+
+def test_a_misspelt_word_the_query_spells_right_is_kept(rules):
+    """ "clpud" is unknown to WordNet, rarer than zipf 3, and one substitution from "cloud"."""
+    from monitor.checks.intent import misspelling_of
+    from monitor.checks.nlp import get_analyzer
+
+    an = get_analyzer()
+    latest = an.analyze("is this part of the clpud service?")
+    query = an.analyze("Is this part of the cloud service?")
+    (clpud,) = [t for t in latest.tokens if t.text == "clpud"]
+    assert misspelling_of(clpud, query) == "cloud"
+    rec = make_record(MSGS, "is this part of the clpud service?", "Is this part of the cloud service?")
+    assert check(rec, rules) == []
+    # a real word one edit from a query word is no slip: "cord" is not "cloud" and "word" is in WordNet
+    (word,) = [t for t in an.analyze("what word service?").tokens if t.text == "word"]
+    assert misspelling_of(word, an.analyze("what cord service")) is None

@@ -25,7 +25,7 @@ def test_registry_listing():
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v2", "references", ("not_a_query",)),
         ("list_reference.v1", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v5", "intent", ("intent_dropped",)),
+        ("intent_dropped.v6", "intent", ("intent_dropped",)),
     ]
 
 
