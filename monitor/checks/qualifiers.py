@@ -13,6 +13,9 @@ cluster runs in eu-west-1", not "where can I find ..."): a property of the user 
 conversation. A year or a place said for one question does not constrain every later
 one unless restated.
 
+A live value is kept when the query has it, a spelling of it, an alias-group sibling, or its last word
+with a plural or derivational ending (v5: "1930s" keeps 1930, "childhood" keeps child).
+
 A conflict means the query *replaces* the user's live value with another value of the kind (v2, the
 rules below; each keeps the issue's canonical cases 3 and 4 firing):
 
@@ -44,7 +47,7 @@ from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 4
+VERSION = 5
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -217,11 +220,22 @@ def _present(
     query_groups: frozenset[int],
     value_groups: frozenset[int],
 ) -> bool:
-    """Is ``value`` (or a spelling of it, or an alias-group sibling) in the normalised query?"""
+    """Is ``value`` (or a spelling of it, or an alias-group sibling) in the normalised query? Its last
+    word may carry an inflectional or derivational ending (:data:`KEPT_ENDINGS`): "1930s" keeps 1930,
+    "childhood" and "children" keep child."""
     for s in kind.surfaces(value):
-        if _words(s) in query_norm:
+        words = _words(s)
+        if words in query_norm:
+            return True
+        if words.strip() and re.search(re.escape(words[:-1]) + KEPT_ENDINGS, query_norm):
             return True
     return bool(value_groups & query_groups)
+
+
+KEPT_ENDINGS = r"(?:s|es|ren|hood)\s"
+"""Endings that keep a qualifier value's meaning: the plural (and a decade, "1930s"), the irregular
+plural of "child", and the state suffix "-hood" (Quirk et al. 1985, App. I.27 and 5.77). Not fitted to
+data."""
 
 
 def _words(text: str) -> str:

@@ -139,7 +139,10 @@ def test_a_statement_beside_a_question_is_an_aside():
     from monitor.checks.intent import request_spans
 
     text = "What do you mean by FICO score? I just check my credit score via credit karma. Is that the same?"
-    assert [text[a:b] for a, b in request_spans(text)] == ["What do you mean by FICO score?", "Is that the same?"]
+    assert [text[a:b] for a, b in request_spans(text)] == [
+        "What do you mean by FICO score?",
+        "Is that the same?",
+    ]
     text = "wow, that sounds great. maybe tell me more about the Dublin office"
     assert [text[a:b] for a, b in request_spans(text)] == ["maybe tell me more about the Dublin office"]
     # a stop after an abbreviation or an initial does not cut ("approx. five", "e.g. the")

@@ -239,3 +239,19 @@ def test_a_question_in_the_first_person_says_nothing_about_the_user_and_ellipsis
     ]
     rec = make_record(msgs, "And in Madrid?", "What dishes are typical in Madrid?")
     assert [(f.kind, f.evidence["value"]) for f in check(rec, rules)] == [("dropped_qualifier", "vegetarian")]
+
+
+def test_a_value_kept_with_an_ending_is_present(rules):
+    """ "1930s" keeps the year 1930 the user said, "childhood" keeps "child": the value's last word with
+    a plural or derivational ending (KEPT_ENDINGS) is the value, not a drop. A longer word that merely
+    starts with the value ("childless") is not."""
+    msgs = [("user", "What did Innis write in 1930?"), ("assistant", "About the fur trade.")]
+    rec = make_record(msgs, "What other staple products?", "Which staple products did Innis study in 1930s?")
+    assert check(rec, rules) == []
+    rec = make_record(msgs, "What other staple products?", "Which staple products did Innis study?")
+    assert kinds(rec, rules) == [("dropped_qualifier", "medium", "1930")]
+    msgs = [("user", "What did Bobby Fischer do as a child?"), ("assistant", "He played chess.")]
+    rec = make_record(msgs, "And at school?", "What were Bobby Fischer's childhood activities at school?")
+    assert check(rec, rules) == []
+    rec = make_record(msgs, "And at school?", "Was Bobby Fischer childless at school?")
+    assert kinds(rec, rules) == [("dropped_qualifier", "medium", "child")]
