@@ -19,7 +19,11 @@ What happens to a file, decided from its cursor and what is on disk now:
   cursor knows that were written since (two rotations between passes; a copy of the old file,
   compressed or made by copytruncate, read from the old cursor on), then the new file from the start.
   A cursor of another path with this identity and head is the same file renamed: reading continues
-  from that cursor. A file is known by identity *and* head: a reused inode is another file;
+  from that cursor. A file is known by identity *and* head: a reused inode is another file. When a
+  file takes over a name whose cursor another file holds (numbered generations shifted up), that
+  cursor moves with its file first, so every generation stays known;
+- a known generation that grew after it was drained (the producer wrote on to the renamed file before
+  it reopened the path) is read on from its cursor, at any pass;
 - ``.gz`` files are read once complete: the stream must decompress to its end-of-stream marker
   (``gzip`` raises ``EOFError`` on a file still being written), then they are read in full, resuming
   at the decompressed offset after a crash, and marked completed.
@@ -267,6 +271,9 @@ class Tailer:
                 action = "truncated"
             else:
                 start, line_no = cur.offset, cur.line_no
+                if not gz:
+                    # A generation written to after its drain (a late write) is read on every pass.
+                    self._read_generations(path, cur, drained=True, unknown=False)
                 if not gz and st.st_size == cur.offset:
                     return "unchanged"
         else:
@@ -335,8 +342,6 @@ class Tailer:
             own = get_cursor(session=self.session, path=origin)
             if own is not None and own.file_id == cur.file_id and own.offset >= start:
                 start, line_no = own.offset, own.line_no  # a drain that was cut short, or read as a source
-            elif own is not None:
-                self._keep_moved(own)
             self.report.actions[origin] = "rotated_rest"
             if start < st.st_size:
                 self._read(old, cur.file_id, st.st_size, start, line_no, gz=False)
@@ -344,45 +349,61 @@ class Tailer:
             self.unlock(origin)
         return True
 
-    def _keep_moved(self, stale: CursorRow) -> None:
-        """``stale`` is the cursor of a file that has left its path (the generation rotated on to
-        ``app.jsonl.3``) and is about to be replaced there: copy it to where that file is now, so the
-        file stays known by its identity and is never taken for an unseen generation."""
-        if not Path(stale.path).parent.is_dir():
+    def _vacate(self, path: Path, fid: str, depth: int = 0) -> None:
+        """Before the cursor row of ``path`` is given to the file of identity ``fid``: a row that
+        another file holds there moves with that file to where it is now (``app.jsonl.1`` shifted on to
+        ``app.jsonl.2``), first making room there the same way, so a chain of numbered generations
+        shifted by one keeps every file known by its identity and none is taken for an unseen
+        generation. A row whose file has left the folder, or whose inode now holds another file, is
+        dropped with the overwrite."""
+        held = get_cursor(session=self.session, path=str(path))
+        if held is None or held.file_id == fid or depth > 64:
             return
-        match = _beside(Path(stale.path), stale.file_id)
-        if match is not None:
-            moved = str(Path(match.path).resolve())
-            if get_cursor(session=self.session, path=moved) is None:
-                save_cursor(session=self.session, cursor=dataclasses.replace(stale, path=moved))
+        match = _beside(path, held.file_id)
+        if match is None:
+            return
+        moved = Path(match.path).resolve()
+        if head_sha(moved, min(held.offset, HEAD_BYTES)) != held.head_sha:
+            return
+        there = get_cursor(session=self.session, path=str(moved))
+        if there is not None and there.file_id == held.file_id and there.offset >= held.offset:
+            return
+        self._vacate(moved, held.file_id, depth + 1)
+        save_cursor(session=self.session, cursor=dataclasses.replace(held, path=str(moved)))
 
-    def _read_generations(self, path: Path, cur: CursorRow, drained: bool) -> None:
-        """Read the rotated generations of ``path`` that no cursor knows and that were written since
-        ``cur`` was last saved, oldest first: with two rotations between passes, the middle file
-        (``app.jsonl.1`` when the old file is now ``app.jsonl.2``) holds lines no pass has seen.
+    def _read_generations(self, path: Path, cur: CursorRow, drained: bool, *, unknown: bool = True) -> None:
+        """Read what the rotated generations of ``path`` hold that no pass has read, oldest first.
 
         A generation is ``path``'s name plus a numbered or dated suffix (:data:`GENERATION`), plain or
-        gzipped. One whose head is that of ``cur``'s file while that file was not found (``drained``
-        false) is a copy of it: compressed after its rotation, or the copy copytruncate makes before it
-        empties the live file. It is read from ``cur``'s offset, so the lines written after the last
-        pass are read once and the earlier ones not again. A gzip still being written waits."""
+        gzipped; only those written since ``cur`` was last saved are looked at. One a cursor knows (by
+        identity and head, under any name) is read on from that cursor when it has grown: the producer
+        wrote to it after it was renamed and drained, before it reopened the live path. With
+        ``unknown``, the generations no cursor knows are read too: with two rotations between passes the
+        middle file (``app.jsonl.1`` when the old file is now ``app.jsonl.2``) holds lines no pass has
+        seen. One whose head is that of ``cur``'s file while that file was not found (``drained`` false)
+        is a copy of it: compressed after its rotation, or the copy copytruncate makes before it empties
+        the live file. It is read from ``cur``'s offset, so the lines written after the last pass are
+        read once and the earlier ones not again. A gzip still being written waits."""
         name_re = re.compile(re.escape(path.name) + f"(?:{GENERATION})" + r"(?:\.gz)?$")
         since = cur.updated_at - timedelta(seconds=MTIME_SLACK_S)
-        found: list[tuple[float, Path, os.stat_result]] = []
+        found: list[tuple[float, Path, os.stat_result, CursorRow | None]] = []
         with os.scandir(path.parent) as entries:
             for e in entries:
                 if not e.is_file() or not name_re.match(e.name):
                     continue
                 st = e.stat()
-                fid = file_id(st)
-                if drained and fid == cur.file_id:
-                    continue  # the drained file
-                if self._cursors_of(Path(e.path), fid):
-                    continue  # read (perhaps under another name) before
                 if datetime.fromtimestamp(st.st_mtime, UTC).replace(tzinfo=None) < since:
                     continue  # last written before the cursor: an older generation, read then
-                found.append((st.st_mtime, Path(e.path).resolve(), st))
-        for _mtime, gen, st in sorted(found, key=lambda x: (x[0], str(x[1]))):
+                fid = file_id(st)
+                known = self._cursors_of(Path(e.path), fid)
+                if known:
+                    best = max(known, key=lambda c: c.offset)
+                    if not e.name.endswith(".gz") and st.st_size > best.offset:
+                        found.append((st.st_mtime, Path(e.path).resolve(), st, best))
+                    continue  # read (perhaps under another name) before
+                if unknown and not (drained and fid == cur.file_id):
+                    found.append((st.st_mtime, Path(e.path).resolve(), st, None))
+        for _mtime, gen, st, best in sorted(found, key=lambda x: (x[0], str(x[1]))):
             origin = str(gen)
             gz = gen.name.endswith(".gz")
             if gz and not gzip_complete(gen):
@@ -392,9 +413,17 @@ class Tailer:
                 continue
             try:
                 start, line_no = 0, 0
-                if not drained and cur.offset and head_sha(gen, min(cur.offset, HEAD_BYTES)) == cur.head_sha:
-                    start, line_no = cur.offset, cur.line_no  # cur's file, copied or compressed
-                self.report.actions[origin] = "rotated_generation"
+                if best is not None:
+                    start, line_no = best.offset, best.line_no  # a late write to a drained generation
+                    self.report.actions[origin] = "late_write"
+                else:
+                    if (
+                        not drained
+                        and cur.offset
+                        and head_sha(gen, min(cur.offset, HEAD_BYTES)) == cur.head_sha
+                    ):
+                        start, line_no = cur.offset, cur.line_no  # cur's file, copied or compressed
+                    self.report.actions[origin] = "rotated_generation"
                 self._read(gen, file_id(st), st.st_size, start, line_no, gz=gz)
             finally:
                 self.unlock(origin)
@@ -413,6 +442,7 @@ class Tailer:
                 head_n, head_digest = n, head_sha(path, n)
             return CursorRow(origin, fid, head_digest, reader.pos, reader.last_line_no, size, done, _now())
 
+        self._vacate(path, fid)
         with _open(path) as stream:
             if start:
                 stream.seek(start)  # gzip: decompresses forward to the offset

@@ -258,3 +258,67 @@ def test_copytruncate_reads_the_lines_after_the_cursor_from_the_copy(
         ("app.jsonl", 1, "c1_4"),
     ]
     assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+
+
+def test_a_late_write_to_a_drained_generation_is_read_on_a_later_pass(
+    session: Session, tmp_path: Path
+) -> None:
+    """A logger writes on to the renamed file until it reopens the path: the lines it wrote to
+    app.jsonl.1 after the drain are read from the drain's cursor, and nothing twice."""
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1))
+    tail(session, f)
+    old = f.open("ab")  # the producer's descriptor
+    f.rename(tmp_path / "app.jsonl.1")
+    f.write_bytes(b"")
+    old.write(ev(2))
+    old.flush()
+    assert tail(session, f).actions[str(tmp_path / "app.jsonl.1")] == "rotated_rest"
+    old.write(ev(3))  # the late write, after the drain
+    old.close()
+    with f.open("ab") as fh:
+        fh.write(ev(4))
+    report = tail(session, f)
+    assert report.actions[str(tmp_path / "app.jsonl.1")] == "late_write"
+    # the generation before the live file, as at a rotation
+    assert stored(session)[2:] == [("app.jsonl.1", 3, "c1_3"), ("app.jsonl", 1, "c1_4")]
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+
+
+def test_numbered_generations_shifted_on_keep_their_cursors(session: Session, tmp_path: Path) -> None:
+    """Three rotations with the older generations shifted up each time (.1 -> .2 -> .3): every file
+    keeps its cursor under its new name, so no generation is taken for an unseen one and read again
+    (before, the row of app.jsonl.1 was overwritten while the file it named sat at app.jsonl.2)."""
+    f = tmp_path / "app.jsonl"
+    n = 0
+
+    def write(k: int) -> None:
+        nonlocal n
+        with f.open("ab") as fh:
+            for _ in range(k):
+                n += 1
+                fh.write(ev(n))
+
+    def shift_and_rotate() -> None:
+        gens = sorted((int(p.name.rsplit(".", 1)[1]), p) for p in tmp_path.glob("app.jsonl.[0-9]*"))
+        for k, p in reversed(gens):
+            p.rename(tmp_path / f"app.jsonl.{k + 1}")
+        f.rename(tmp_path / "app.jsonl.1")
+        f.write_bytes(b"")
+
+    write(2)
+    tail(session, f)
+    for _ in range(3):
+        write(1)
+        shift_and_rotate()
+        write(1)
+        tail(session, f)
+        write(1)
+        tail(session, f)
+    assert sorted(r for _o, _n, r in stored(session)) == sorted(f"c1_{i}" for i in range(1, n + 1))
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+    for k in (1, 2, 3):
+        cur = get_cursor(session=session, path=str(tmp_path / f"app.jsonl.{k}"))
+        assert cur is not None and cur.file_id == f"{os.stat(tmp_path / f'app.jsonl.{k}').st_dev}:" + str(
+            os.stat(tmp_path / f"app.jsonl.{k}").st_ino
+        )
