@@ -7,7 +7,8 @@ producer versions lose nothing.
 
 Timestamps (``ts``, ``first_ts``, ``last_ts``, message ``ts``) accept ISO-8601 strings with or
 without a zone (naive means UTC) and epoch numbers, read as milliseconds when above 1e11 (any
-epoch in seconds before the year 5138 is below that) and as seconds otherwise.
+epoch in seconds before the year 5138 is below that) and as seconds otherwise. A timestamp before
+:data:`TS_MIN` or from :data:`TS_MAX` on is refused (``wrong_type``, naming the field).
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ EVENT_NAME_KEYS = ("event", "message", "msg")
 stdlib ``logging`` with ``extra=`` through a JSON formatter (``msg``)."""
 
 EPOCH_MS_THRESHOLD = 1e11
+TS_MIN = datetime(1970, 1, 1, tzinfo=UTC)
+TS_MAX = datetime(2100, 1, 1, tzinfo=UTC)
+"""The range of event times ingest accepts, ``[TS_MIN, TS_MAX)``: the Unix epoch up to the next century.
+No conversational log predates the epoch, and a time near the ends of ``datetime``'s range (year 1 or
+9999) overflows the day arithmetic of queue admission and retention (a stored 9999-12-31 stopped every
+later admission); such a value is a producer's bug, quarantined rather than stored. A time merely in
+the future (a skewed clock) is kept: the alert window never moves past now plus a small skew
+(``monitor.worker.jobs.CLOCK_SKEW``)."""
 
 
 class TimestampError(ValueError):
@@ -58,8 +67,10 @@ def parse_ts(value: object) -> datetime:
     if isinstance(value, int | float):
         seconds = value / 1000.0 if abs(value) > EPOCH_MS_THRESHOLD else float(value)
         try:
-            return datetime.fromtimestamp(seconds, tz=UTC)
+            return _in_range(datetime.fromtimestamp(seconds, tz=UTC))
         except (OverflowError, OSError, ValueError) as exc:
+            if isinstance(exc, TimestampError):
+                raise
             raise TimestampError("epoch timestamp out of range") from exc
     if isinstance(value, str):
         try:
@@ -67,10 +78,17 @@ def parse_ts(value: object) -> datetime:
         except ValueError as exc:
             raise TimestampError("not an ISO-8601 timestamp") from exc
         try:
-            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+            utc = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
         except OverflowError as exc:  # "0001-01-01T00:00:00+14:00" is before year 1 in UTC
             raise TimestampError("timestamp out of range in UTC") from exc
+        return _in_range(utc)
     raise TimestampError("a timestamp must be ISO-8601 text or epoch seconds/milliseconds")
+
+
+def _in_range(ts: datetime) -> datetime:
+    if not TS_MIN <= ts < TS_MAX:
+        raise TimestampError(f"timestamp outside {TS_MIN.year}-{TS_MAX.year - 1} (UTC)")
+    return ts
 
 
 Timestamp = Annotated[

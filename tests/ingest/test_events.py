@@ -147,6 +147,17 @@ def test_text_and_numbers_no_store_can_take_are_refused(
             "wrong_type",
             "field 'model': String should have at most 255 characters, got a string",
         ),
+        # year 9999 stopped every later queue admission (day arithmetic overflowed): out of TS_MIN/TS_MAX
+        (
+            {"ts": "9999-12-31T23:59:59Z"},
+            "wrong_type",
+            "field 'ts': timestamp outside 1970-2099 (UTC), got a string",
+        ),
+        (
+            {"ts": -1},
+            "wrong_type",
+            "field 'ts': timestamp outside 1970-2099 (UTC), got an integer",
+        ),
     ],
 )
 def test_poison_lines_are_quarantined_with_their_field(
