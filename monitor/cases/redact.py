@@ -20,10 +20,16 @@ IBAN       a country code, two check digits and 11-30 letters or digits (spaces 
 IP         IPv4 (four octets 0-255, not directly after ``v``, so ``v1.2.3.4`` is a version) and IPv6
            (anything :mod:`ipaddress` accepts with at least two colons)
 CARD       13 to 19 digits, optionally grouped by single spaces or hyphens, that pass the Luhn check
+NATIONAL_ID a US Social Security number (``078-05-1120``, the SSA's area/group/serial rules), a UK
+           National Insurance number (``AB 12 34 56 C``, HMRC's prefix rules), a French NIR with its
+           key (``1 85 05 78 006 084 91``), a Spanish DNI or NIE with its check letter (``12345678Z``)
 PHONE      a valid number by ``phonenumbers`` (libphonenumber's metadata): any country's in
            international format (``+33 6 12 34 56 78``), and the national formats of
            :data:`PHONE_REGIONS` (``(415) 555-0134``, ``1-800-555-0111``, ``020 7946 0958``,
            ``06 12 34 56 78``); one number written two ways is one placeholder (keyed by E.164)
+ADDRESS    a street address where a street cue shows one (``221B Baker Street``, ``1600 Pennsylvania
+           Avenue NW``, ``12 rue de la Paix``, ``via Roma 5``, ``Hauptstraße 5``), a UK postcode
+           (``SW1A 1AA``) and a US ZIP code after a state code (``Springfield, IL 62704``)
 NAME       a person's name where a cue introduces it (spaCy ``Matcher`` patterns over the tokenizer: "my
            name is", "call me", "this is ... from/here", "I'm/I am ... from", a greeting "Hi/Hello/Dear
            ... ,", a title Mr/Mrs/Ms/Miss/Dr/Prof, a field "Name:", a sign-off "Thanks,"/"Regards,"),
@@ -37,10 +43,14 @@ Assertion terms are redacted with the same map, and a term that is a fragment of
 
 Limits (no trained NER is installed by default): a name with no cue ("send it to Dana Reyes") or in
 lower case is not found; national phone formats of regions outside :data:`PHONE_REGIONS`, numbers
-written in words, national identity numbers and postal addresses are not found; a valid-looking
-national number (an order number shaped like a Paris landline) is taken for a phone; a Luhn-valid
-13-19 digit identifier is taken for a card; a four-part dotted number not after ``v`` is taken for
-an IPv4 address. Only the fields passed to :meth:`Redactor.redact` are touched.
+written in words, the national identity numbers of other countries, an SSN written without hyphens,
+and an address without a house number and street type ("the blue house opposite the station") or a
+postcode outside the UK and US formats are not found; a valid-looking national number (an order
+number shaped like a Paris landline) is taken for a phone; a Luhn-valid 13-19 digit identifier is
+taken for a card; a four-part dotted number not after ``v`` is taken for an IPv4 address; a number
+followed by capitalised words and a street type ("3 Little Pigs Lane", a title) is taken for an
+address. Only the fields passed to :meth:`Redactor.redact` are touched. The fault suite's
+``tests/faults/pii_fixture.json`` lists, detail by detail, what is in and out of this scope.
 """
 
 from __future__ import annotations
@@ -58,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from spacy.language import Language
 
-KINDS = ("CREDENTIAL", "SECRET", "EMAIL", "IBAN", "IP", "CARD", "PHONE", "NAME")
+KINDS = ("CREDENTIAL", "SECRET", "EMAIL", "IBAN", "IP", "CARD", "NATIONAL_ID", "PHONE", "ADDRESS", "NAME")
 """Detection order; when two matches overlap the earlier one in the text wins, then the longer one,
 then the earlier kind in this tuple."""
 
@@ -118,7 +128,8 @@ def luhn_ok(digits: str) -> bool:
 
 
 def pattern_spans(text: str) -> list[Span]:
-    """Every credential, email, IP address, card number and phone number in ``text`` (may overlap)."""
+    """Every credential, secret, email, IBAN, IP address, card number, phone number, national identity
+    number and postal address in ``text`` (may overlap)."""
     spans: list[Span] = []
     for m in _CREDENTIAL.finditer(text):
         spans.append(Span(m.start(1), m.end(1), "CREDENTIAL", m.group(1)))
@@ -148,6 +159,8 @@ def pattern_spans(text: str) -> list[Span]:
     for rx in _SECRETS:
         for m in rx.finditer(text):
             spans.append(Span(m.start(1), m.end(1), "SECRET", m.group(1)))
+    spans.extend(national_id_spans(text))
+    spans.extend(address_spans(text))
     return spans
 
 
@@ -174,6 +187,94 @@ def iban_ok(iban: str) -> bool:
     moved = iban[4:] + iban[:4]
     number = "".join(str(int(c, 36)) for c in moved)
     return int(number) % 97 == 1
+
+
+# -- national identity numbers and postal addresses ------------------------------------------------
+# US Social Security numbers as the SSA issues them: area 001-899 except 666, group 01-99, serial
+# 0001-9999, written with hyphens (SSA, "The SSN numbering scheme"; Program Operations Manual RM 10201).
+_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+# UK National Insurance numbers: two prefix letters (not D, F, I, Q, U, V; second not O; not the
+# unallocated BG, GB, KN, NK, NT, TN, ZZ), six digits, suffix A-D (HMRC National Insurance Manual
+# NIM39110).
+_NINO = re.compile(
+    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
+)
+# French NIR (numéro de sécurité sociale): sex 1/2, year, month, department (2A/2B for Corsica),
+# commune, order, then a two-digit key = 97 - (number mod 97) (INSEE, décret 82-103).
+_NIR = re.compile(
+    r"(?<!\d)([12]) ?(\d{2}) ?(0[1-9]|1[0-2]|[2-9]\d) ?(\d{2}|2[AB]) ?(\d{3}) ?(\d{3}) ?(\d{2})(?!\d)"
+)
+# Spanish DNI / NIE: eight digits (NIE: X, Y or Z and seven) and the letter that checks them,
+# "TRWAGMYFPDXBNJZSQVHLCKE"[number mod 23] (Real Decreto 1553/2005, art. 11).
+_DNI = re.compile(r"(?<![A-Za-z0-9])([XYZ]?)(\d{7,8})-?([A-Z])(?![A-Za-z0-9])")
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+# Postal addresses, where a street cue shows one: a house number, one to four words and a street type
+# ("221B Baker Street", "1600 Pennsylvania Avenue NW"); a French or Italian street type, words and the
+# number before ("12 rue de la Paix", "via Roma 5"); a German street word ending in -straße/-strasse,
+# -weg, -platz or -allee with its number ("Hauptstraße 5"). Then the postcodes that name a street or
+# a few houses: UK postcodes (Royal Mail, "Postcode Address File" format: "SW1A 1AA") and a US ZIP after
+# a state code ("Springfield, IL 62704"). A town or a country alone is not a personal detail.
+_STREET_TYPES = (
+    "street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|way|terrace|close"
+    "|crescent|square|sq|highway|hwy|parkway|pkwy"
+)
+_ADDRESSES = (
+    re.compile(
+        rf"(?<![\w-])\d{{1,5}}[A-Za-z]?,? (?:[A-Z][\w'’.-]*\.? ){{1,4}}(?i:{_STREET_TYPES})\b\.?"
+        r"(?: (?:N|S|E|W|NE|NW|SE|SW)\b)?"
+    ),
+    re.compile(
+        r"(?<![\w-])\d{1,5}(?:bis|ter)?,? (?i:rue|avenue|boulevard|bd|place|chemin|allée|impasse|quai|cours)"
+        r"(?: (?:de|du|des|la|le|l'|d')?\s?[\w'’-]+){1,5}"
+    ),
+    re.compile(r"\b(?i:via|viale|piazza|calle|avenida|plaza) (?:[A-Z][\w'’-]*\s?){1,4},? \d{1,5}\b"),
+    re.compile(r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|platz|allee|gasse) \d{1,5}[a-z]?\b"),
+    re.compile(
+        r"(?<![A-Za-z0-9])(?:[A-Z]{1,2}\d[A-Z\d]?|[A-Z]{1,2}\d{2}) ?\d[ABD-HJLNP-UW-Z]{2}(?![A-Za-z0-9])"
+    ),
+    re.compile(
+        r"(?<=, )(?:A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]"
+        r"|T[NX]|UT|V[TA]|W[AVIY]) \d{5}(?:-\d{4})?\b"
+    ),
+)
+
+
+def nir_ok(groups: tuple[str, ...]) -> bool:
+    """The key check of a French NIR: the 13-digit number (Corsica's 2A/2B read as 19/18) mod 97 is
+    97 minus the key."""
+    body = "".join(groups[:6]).replace("2A", "19").replace("2B", "18")
+    return 97 - int(body) % 97 == int(groups[6])
+
+
+def national_id_spans(text: str) -> list[Span]:
+    """US SSNs, UK National Insurance numbers, French NIRs (with their key check) and Spanish DNIs/NIEs
+    (with their check letter) in ``text``; the key is the number without spaces or hyphens."""
+    spans = [Span(m.start(), m.end(), "NATIONAL_ID", _digits(m.group())) for m in _SSN.finditer(text)]
+    spans += [
+        Span(m.start(), m.end(), "NATIONAL_ID", m.group().replace(" ", "")) for m in _NINO.finditer(text)
+    ]
+    for m in _NIR.finditer(text):
+        if nir_ok(m.groups()):
+            spans.append(Span(m.start(), m.end(), "NATIONAL_ID", re.sub(r"\s", "", m.group())))
+    for m in _DNI.finditer(text):
+        prefix, number, letter = m.groups()
+        if len(prefix) + len(number) != 8:
+            continue
+        value = int(str("XYZ".index(prefix)) + number if prefix else number)
+        if _DNI_LETTERS[value % 23] == letter:
+            spans.append(Span(m.start(), m.end(), "NATIONAL_ID", prefix + number + letter))
+    return spans
+
+
+def address_spans(text: str) -> list[Span]:
+    """Street addresses and postcodes in ``text`` where a street cue or a postcode format shows one
+    (see the patterns above); the key is the lower-cased text."""
+    return [
+        Span(m.start(), m.end(), "ADDRESS", " ".join(m.group().lower().split()))
+        for rx in _ADDRESSES
+        for m in rx.finditer(text)
+    ]
 
 
 # -- names -----------------------------------------------------------------------------------------
@@ -348,7 +449,7 @@ class Redactor:
         red = self.redact(term)
         if red != term:
             # "Jane Doe" -> "<NAME_1> <NAME_1>": one value, one placeholder
-            return re.sub(r"(<[A-Z]+_[0-9a-f]+>)(?:[\s-]+\1)+", r"\1", red)
+            return re.sub(r"(<[A-Z][A-Z_]*_[0-9a-f]+>)(?:[\s-]+\1)+", r"\1", red)
         probe = term.strip().lower()
         if sum(c.isalnum() for c in probe) >= 4:
             for placeholder, surfaces in self._surfaces.items():

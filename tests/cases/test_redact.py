@@ -213,3 +213,32 @@ def test_a_short_surname_in_an_assertion_is_redacted_as_the_name() -> None:
         "<NAME_1>",
         "SLA",
     )
+
+
+def test_national_ids_pass_their_own_checks() -> None:
+    """An SSN by the SSA's rules (area 000, 666 and 9xx are never issued, nor serial 0000), a NINO by
+    HMRC's prefixes, a French NIR whose key is 97 - (number mod 97), a Spanish DNI/NIE whose letter is
+    the number mod 23."""
+    out = _redact(
+        "SSN 078-05-1120, not 000-12-3456 nor 123-45-0000; NI AB 12 34 56 C, not QQ 12 34 56 C",
+        "NIR 1 85 05 78 006 084 91 (key 91 holds), not 1 85 05 78 006 084 36",
+        "DNI 12345678Z and NIE X1234567L, not 12345678A",
+    )
+    assert out == [
+        "SSN <NATIONAL_ID_1>, not 000-12-3456 nor 123-45-0000; NI <NATIONAL_ID_2>, not QQ 12 34 56 C",
+        "NIR <NATIONAL_ID_3> (key 91 holds), not 1 85 05 78 006 084 36",
+        "DNI <NATIONAL_ID_4> and NIE <NATIONAL_ID_5>, not 12345678A",
+    ]
+
+
+def test_street_addresses_and_postcodes_where_a_cue_shows_them() -> None:
+    out = _redact(
+        "I live at 221B Baker Street, London NW1 6XE.",
+        "Ship to 1600 Pennsylvania Avenue NW, Washington, DC 20500 or 12 rue de la Paix, 75002 Paris.",
+        "Hauptstraße 5 in Berlin, via Roma 5 in Milan; 3 Main concerns, version 2.1, 100 dollars.",
+    )
+    assert out == [
+        "I live at <ADDRESS_1>, London <ADDRESS_2>.",
+        "Ship to <ADDRESS_3>, Washington, <ADDRESS_4> or <ADDRESS_5>, 75002 Paris.",
+        "<ADDRESS_6> in Berlin, <ADDRESS_7> in Milan; 3 Main concerns, version 2.1, 100 dollars.",
+    ]
