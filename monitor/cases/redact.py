@@ -39,7 +39,9 @@ NAME       a person's name where a cue introduces it (spaCy ``Matcher`` patterns
 ========== ===============================================================================================
 
 Assertion terms are redacted with the same map, and a term that is a fragment of a replaced value
-("555-0134") becomes that value's placeholder (:meth:`Redactor.redact_term`).
+("555-0134") becomes that value's placeholder (:meth:`Redactor.redact_term`). A value replaced once
+(6+ letters or digits) is replaced wherever it repeats verbatim later, whatever the context: a
+credential a URL revealed, repeated bare in the logged query.
 
 Limits (no trained NER is installed by default): a name with no cue ("send it to Dana Reyes") or in
 lower case is not found; national phone formats of regions outside :data:`PHONE_REGIONS`, numbers
@@ -386,6 +388,7 @@ class Redactor:
     _counts: Counter[str] = field(default_factory=Counter)
     _names: dict[str, str] = field(default_factory=dict)  # surface -> full name it belongs to
     _surfaces: dict[str, set[str]] = field(default_factory=dict)  # placeholder -> texts it replaced
+    _seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # replaced text -> (kind, key)
 
     def learn_names(self, texts: Iterable[str]) -> None:
         if self.finder is None:
@@ -424,7 +427,7 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """``text`` with every detected value replaced by its placeholder."""
-        spans = pattern_spans(text) + self._name_spans(text)
+        spans = pattern_spans(text) + self._name_spans(text) + self._seen_spans(text)
         spans.sort(key=lambda s: (s.start, -(s.end - s.start), KINDS.index(s.kind)))
         out, pos = [], 0
         for s in spans:
@@ -432,11 +435,28 @@ class Redactor:
                 continue  # overlaps a span already replaced
             out.append(text[pos : s.start])
             placeholder = self._placeholder(s)
-            self._surfaces.setdefault(placeholder, set()).add(text[s.start : s.end].lower())
+            surface = text[s.start : s.end]
+            self._surfaces.setdefault(placeholder, set()).add(surface.lower())
+            if sum(c.isalnum() for c in surface) >= 6:
+                self._seen.setdefault(surface.lower(), (s.kind, s.key))
             out.append(placeholder)
             pos = s.end
         out.append(text[pos:])
         return "".join(out)
+
+    def _seen_spans(self, text: str) -> list[Span]:
+        """Every verbatim (case-insensitive) occurrence of a value this redactor replaced before, 6+
+        letters or digits long: a credential found in a URL and repeated bare in the logged query
+        ("deploy:Xy9-pass") is the same value without the context that revealed it."""
+        if not self._seen:
+            return []
+        lower = text.lower()
+        return [
+            Span(m.start(), m.end(), kind, key)
+            for surface, (kind, key) in self._seen.items()
+            if surface in lower
+            for m in re.finditer(rf"(?<!\w){re.escape(surface)}(?!\w)", lower)
+        ]
 
     def redact_all(self, texts: Iterable[str]) -> list[str]:
         return [self.redact(t) for t in texts]

@@ -242,3 +242,17 @@ def test_street_addresses_and_postcodes_where_a_cue_shows_them() -> None:
         "Ship to <ADDRESS_3>, Washington, <ADDRESS_4> or <ADDRESS_5>, 75002 Paris.",
         "<ADDRESS_6> in Berlin, <ADDRESS_7> in Milan; 3 Main concerns, version 2.1, 100 dollars.",
     ]
+
+
+def test_a_value_found_in_one_field_is_replaced_where_it_repeats_bare() -> None:
+    """The credential a URL revealed, repeated without the URL in the logged query, is the same value:
+    it gets the same placeholder (case-insensitively), as a name found by its cue does."""
+    r = Redactor()
+    assert r.redact("The remote is https://deploy:Xy9-pass@git.acme.io/repo.git.") == (
+        "The remote is https://<CREDENTIAL_1>@git.acme.io/repo.git."
+    )
+    assert (
+        r.redact("What about deploy:Xy9-pass, or DEPLOY:XY9-PASS?")
+        == "What about <CREDENTIAL_1>, or <CREDENTIAL_1>?"
+    )
+    assert Redactor().redact("What about deploy:Xy9-pass?") == "What about deploy:Xy9-pass?"  # nothing seen
