@@ -6,7 +6,9 @@ carries as ``LICENSE``. Only synonymy is kept: for each lower-cased lemma, the i
 least two lemmas it belongs to. No hypernyms, hyponyms or sister terms: a co-hyponym swap (solar for
 lunar) is what a fabrication looks like, so it must not count as support. Beside them, for each noun
 lemma, the lexicographer files (``lexnames(5)``: ``noun.person``, ``noun.act`` ...) its senses are filed
-in: the checks read them to tell a word naming an aspect of a topic from one naming a new thing.
+in: the checks read them to tell a word naming an aspect of a topic from one naming a new thing. And the
+*attribute* links between adjectives and the nouns of the qualities they value ("big" / "size"), which
+:func:`attributes` describes.
 
 Usage: ``python scripts/build_wordnet.py [WORDNET_DIR]`` (default ``/usr/share/wordnet``). Deterministic:
 the same input gives the same bytes (sorted keys, gzip without a timestamp). Exits 2 when the folder has
@@ -20,6 +22,7 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "monitor" / "data" / "wordnet"
@@ -77,6 +80,43 @@ def noun_classes(folder: Path) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def _lemmas_and_pointers(folder: Path, pos: str) -> Iterator[tuple[str, list[str], list[tuple[str, str]]]]:
+    """Per synset of ``data.<pos>``: its id, its lower-cased lemmas, and its pointers as (symbol,
+    target id). ``wndb(5)``: after the words, a three-digit pointer count, then per pointer its symbol,
+    target offset, target part of speech and source/target field."""
+    for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+        if line.startswith("  "):
+            continue
+        parts = line.split()
+        count = int(parts[3], 16)
+        words = [parts[4 + 2 * i].split("(")[0].lower() for i in range(count)]
+        at = 4 + 2 * count
+        ptrs = [(parts[at + 1 + 4 * k], parts[at + 3 + 4 * k][0] + parts[at + 2 + 4 * k]) for k in range(int(parts[at]))]
+        yield f"{pos[0]}{parts[0]}", words, ptrs
+
+
+def attributes(folder: Path) -> dict[str, list[str]]:
+    """Lemma -> the lemmas WordNet links to it by the *attribute* pointer (``=``), which joins an
+    adjective to the noun of the quality it values: "big" and "small" to "size", "fast" to "speed",
+    "old" to "age". Both directions; single words only. Not synonymy, not hypernymy: the noun names the
+    scale the adjective is a point on, so a question asked with one is asked with the other ("how big"
+    / "what size")."""
+    lemmas: dict[str, list[str]] = {}
+    links: list[tuple[str, str]] = []
+    for pos in ("noun", "adj"):
+        for sid, words, ptrs in _lemmas_and_pointers(folder, pos):
+            lemmas[sid] = [w for w in words if "_" not in w]
+            links += [(sid, target) for sym, target in ptrs if sym == "="]
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, b in links:
+        for x in lemmas.get(a, []):
+            for y in lemmas.get(b.replace("s", "a", 1) if b.startswith("s") else b, []):
+                if x != y:
+                    out[x].add(y)
+                    out[y].add(x)
+    return {w: sorted(v) for w, v in sorted(out.items())}
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path("/usr/share/wordnet")
     if not all((folder / f"data.{pos}").is_file() for pos in POS):
@@ -95,6 +135,7 @@ def main(argv: list[str]) -> int:
         "licence": "WordNet 3.0 (see LICENSE beside this file)",
         "synsets": table,
         "noun_classes": noun_classes(folder),
+        "attributes": attributes(folder),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

@@ -18,7 +18,9 @@ medium  other content words that narrow the topic; rare words WordNet knows only
 low     common aspect nouns ("career", "advice": one step below other common nouns, as rare ones are),
         framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
         spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), synonyms of one (a
-        shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`), abstract nouns formed by a
+        shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`) or the noun of the quality a
+        transcript adjective values ("size" for "big": WordNet's attribute link,
+        :func:`monitor.checks.nlp.attribute_in`), abstract nouns formed by a
         derivational suffix (:data:`ABSTRACT_SUFFIXES`), and the words of meta text: a refusal or
         chatter, or a note, code fence or leaked speaker turn after the query
         (:func:`monitor.checks.references.meta_tail_start`).
@@ -39,6 +41,7 @@ from monitor.checks.nlp import (
     Transcript,
     Unit,
     alias_matches,
+    attribute_in,
     find_stem_relative,
     noun_classes,
     one_edit,
@@ -59,8 +62,9 @@ from monitor.severity import SEVERITY_RANK
 # admission can grade the finding again against the grown profile (:func:`restyle`); a synonym of a
 # received word (a shared WordNet synset) is low; so are the words of a trailing note or leaked turn.
 # v4: a noun all of whose WordNet senses are aspects (ASPECT_CLASSES) is one step lower: medium when
-# rare, low when common.
-VERSION = 4
+# rare, low when common. v5: the noun of the quality a received adjective values ("size" for "big",
+# WordNet's attribute link) is low.
+VERSION = 5
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -172,6 +176,10 @@ def _grade(
     syn = None if capitalised else synonym_in((word.key, word.lower), tr.analyses)
     if syn is not None:
         return _related(info, "synonym", syn, tr, "synonym of '{}' ({}; a WordNet synset)")
+    att = None if capitalised else attribute_in((word.key, word.lower), tr.analyses)
+    if att is not None:
+        # "how big" asked as "what size": the noun names the scale the received adjective is a point on
+        return _related(info, "attribute", att, tr, "the quality of '{}' ({}; a WordNet attribute link)")
     # Rarity of the word or its lemma, whichever is commoner: inflected forms ("visits") are rarer than
     # their lemma without being more specific.
     z = max(zipf(word.lower), zipf(word.key))

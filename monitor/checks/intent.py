@@ -39,6 +39,7 @@ from monitor.checks.nlp import (
     Analysis,
     Tok,
     alias_matches,
+    attribute_in,
     is_noun,
     is_verb,
     one_edit,
@@ -58,8 +59,10 @@ from monitor.record import RewriteRecord
 # hint); an abbreviation the query spells out and a WordNet synonym are kept. v5: one lost verb,
 # adjective or adverb of a longer request is low. v6: a statement beside a question is an aside
 # (corrections and the user described aside), clauses end at a stop before a lower-case word, and a
-# typing slip the query spells right is kept.
-VERSION = 6
+# typing slip the query spells right is kept. v7: an adjective kept as the noun of its quality ("how
+# big" / "what size", WordNet's attribute link); a participle after a pointer's head ends the phrase ("the
+# man known for"); the main verb of an inverted question is read as a verb ("how did her husband help").
+VERSION = 7
 
 INTERJECTIONS = frozenset(
     {
@@ -146,11 +149,10 @@ def pointer_heads(tokens: Sequence[Tok]) -> set[int]:
             if last is None:
                 break
             if (
-                after_aux
-                and last > i + 1
+                last > i + 1
                 and tokens[last - 1].is_content
-                and is_verb(tokens[last].key)
                 and is_noun(tokens[last - 1].key)
+                and ((after_aux and is_verb(tokens[last].key)) or _participle(tokens[last]))
             ):
                 last -= 1
             heads.add(last)
@@ -159,6 +161,14 @@ def pointer_heads(tokens: Sequence[Tok]) -> set[int]:
                 continue
             break
     return heads
+
+
+def _participle(t: Tok) -> bool:
+    """Whether ``t`` ends a noun phrase as a participle after its head ("the man known for", "the city
+    founded in"): its surface is an inflected form (not the lemma) that WordNet knows as an adjective
+    or verb and not as a noun."""
+    wc = word_classes()
+    return t.lower != t.key and t.lower not in wc["noun"] and (t.lower in wc["adj"] or is_verb(t.key))
 
 
 NUMBER_WORDS = frozenset(
@@ -329,7 +339,9 @@ def _reworded(latest: Analysis, word: dict[str, Any]) -> bool:
     before = next((x.lower for x in reversed(latest.tokens[:i]) if x.lower.strip()), "")
     # After a subject pronoun or an auxiliary a word that is a noun too is used as a verb ("does it
     # offer", "we are talking", "to check"): it is judged as one (Quirk et al. 1985, 3.21 and 10.2).
-    as_verb = before in VERB_CONTEXT and any(f in wc["verb"] for f in forms)
+    as_verb = (before in VERB_CONTEXT or _after_inverted_subject(latest.tokens, i)) and any(
+        f in wc["verb"] for f in forms
+    )
     if t.mid_cap or t.has_digit or (not as_verb and any(f in wc["noun"] for f in forms)):
         return False
     if not any(f in wc[pos] for f in forms for pos in ("verb", "adj", "adv")):
@@ -337,6 +349,32 @@ def _reworded(latest: Analysis, word: dict[str, Any]) -> bool:
     after = latest.tokens[i + 1] if i + 1 < len(latest.tokens) else None
     attributive = after is not None and after.is_content and is_noun(after.key)
     return not (attributive and any(f in wc["adj"] for f in forms))
+
+
+def _after_inverted_subject(tokens: Sequence[Tok], i: int) -> bool:
+    """Whether token ``i`` is the main verb of a question inverted around a bare-verb auxiliary ("how did
+    her husband help?", "what did critics think of it?"): a bare-verb auxiliary opens its clause, a
+    subject of at most four words (nouns, adjectives and function words) lies between, and no content
+    word follows ``i`` before the clause ends or a preposition (so "did the company release notes" and
+    "can you clarify the breed" are not read as one). Quirk et al. 1985, 11.5 (subject-operator
+    inversion)."""
+    j = i - 1
+    while j >= 0 and not tokens[j].is_punct:
+        if tokens[j].lower in BARE_VERB_AUXILIARIES:
+            break
+        j -= 1
+    if j < 0 or tokens[j].is_punct or j >= i - 1:
+        return False
+    # What lies between is a subject: at most four words, no coordinator or infinitive, its content
+    # words nouns or adjectives ("can you clarify the breed": "clarify" is the verb, "breed" its object).
+    subject = tokens[j + 1 : i]
+    wc = word_classes()
+    if len(subject) > 4 or any(t.lower in ("to", "and", "or", "but") for t in subject):
+        return False
+    if any(t.is_content and not (is_noun(t.key) or t.lower in wc["adj"]) for t in subject):
+        return False
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    return after is None or not after.is_content
 
 
 @register("intent_dropped", version=VERSION, kinds=("intent_dropped",))
@@ -383,6 +421,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue
         if spelled_out(t.text, query) or synonym_in((t.key, t.lower), [query]) is not None:
             continue
+        if attribute_in((t.key, t.lower), [query]) is not None:
+            continue  # "how big" asked as "what size": the adjective and the noun of its scale
         if misspelling_of(t, query) is not None:
             continue
         missing.append(

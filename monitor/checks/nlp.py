@@ -440,8 +440,8 @@ def is_verb(key: str) -> bool:
 
 @functools.cache
 def _wordnet() -> dict[str, Any]:
-    """``monitor/data/wordnet/synsets.json.gz`` decoded, once for both of its tables (``synsets``,
-    ``noun_classes``): about 0.4 s."""
+    """``monitor/data/wordnet/synsets.json.gz`` decoded, once for all of its tables (``synsets``,
+    ``noun_classes``, ``attributes``): about 0.4 s."""
     import gzip
     import json
     from importlib.resources import files
@@ -517,6 +517,29 @@ def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int,
             other = index.get(sid)
             if other is not None and other not in own:
                 return ai, other
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def attributes(key: str) -> frozenset[str]:
+    """The lemmas WordNet 3.0 links to ``key`` by its attribute pointer: an adjective and the noun of the
+    quality it values, both ways ("big" -> {"size"}, "size" -> {"big", "large", "little", "small"},
+    "fast" -> {"fastness", "speed", "swiftness"}); empty for most words. Source: ``monitor/data/wordnet``
+    (built by ``scripts/build_wordnet.py``)."""
+    table: dict[str, list[str]] = _wordnet().get("attributes", {})
+    return frozenset(table.get(key, ()))
+
+
+def attribute_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
+    """``(index of the analysis, its key)`` of the first content token of ``analyses`` that WordNet's
+    attribute pointer links to one of ``forms`` ("size" for "big"), else None."""
+    linked = frozenset().union(*(attributes(f) for f in forms))
+    if not linked:
+        return None
+    for ai, a in enumerate(analyses):
+        for t in a.tokens:
+            if t.is_content and (t.key in linked or t.lower in linked):
+                return ai, t.key
     return None
 
 

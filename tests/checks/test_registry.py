@@ -13,7 +13,7 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v4", "added_words", ("added_content_word",)),
+        ("added_content_word.v5", "added_words", ("added_content_word",)),
         ("qualifiers.v5", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
@@ -25,7 +25,7 @@ def test_registry_listing():
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v2", "references", ("not_a_query",)),
         ("list_reference.v1", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v6", "intent", ("intent_dropped",)),
+        ("intent_dropped.v7", "intent", ("intent_dropped",)),
     ]
 
 
