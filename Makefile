@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
 
-.PHONY: demo test test-fast contracts wheel-smoke lint bench clean
+.PHONY: demo test test-fast faults contracts wheel-smoke lint bench clean
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ test: $(BIN)/rewrite-monitor
 # for the edit-test loop. `make test` still runs all of them.
 test-fast: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest -m "not slow"
+
+# The fault suite at full size (tests/faults: SIGKILLs during rotation, split halves with three workers,
+# a poison corpus, SQLite contention, secrets, redaction), printing its figures; `make test` runs it small.
+faults: $(BIN)/rewrite-monitor
+	$(BIN)/python -m tests.faults --size full
 
 # The layering contracts between the pipeline stages (tests/test_layering.py), on their own.
 contracts: $(BIN)/rewrite-monitor

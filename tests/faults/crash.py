@@ -1,0 +1,236 @@
+"""Crashes and rotation: the worker SIGKILLed at random points while its log grows and is rotated every
+common way (``kill_rotate``), and copytruncate's unavoidable window measured (``copytruncate``)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+from monitor.store.engine import upgrade
+from tests.factories import stream_lines
+from tests.faults.common import (
+    Result,
+    Size,
+    backend,
+    compare_with,
+    one_shot,
+    quarantined,
+    stored_events,
+    worker_cycle,
+)
+from tests.helpers import start_worker, worker_env
+
+ROTATIONS = ("numbered", "dated", "double")
+"""The rotation kinds ``kill_rotate`` cycles through: rename to ``app.jsonl.1`` after shifting the older
+numbered generations up (logrotate, RotatingFileHandler), rename to a dated name (``app.jsonl-20240304-
+000001``, logrotate's ``dateext``, TimedRotatingFileHandler), and both within a burst, so that two
+rotations fall between the worker's cycles."""
+
+
+class RotatingWriter(threading.Thread):
+    """Appends ``lines`` to ``live`` in bursts over about ``seconds`` (often cutting a line across two
+    writes, a producer caught mid-line), rotating it ``rotations`` times at line boundaries.
+
+    ``mode`` ``rename``: the kinds of :data:`ROTATIONS` in turn. After a single rename the producer
+    writes one more burst to the renamed file before it reopens the path, as a logger does until it is
+    told of the rotation (a late write to a renamed file); a ``double`` reopens at once, writes one
+    burst without pausing and is renamed again, so both renames fall between two worker cycles.
+    ``mode`` ``copytruncate``: the file is copied to ``app.jsonl.N`` and truncated in place while the
+    producer's descriptor (``O_APPEND``) writes on."""
+
+    def __init__(self, live: Path, lines: list[bytes], seconds: float, rotations: int, mode: str, seed: int):
+        super().__init__(daemon=True)
+        self.live, self.lines, self.seconds = live, lines, seconds
+        self.rotations, self.mode = rotations, mode
+        self.rng = random.Random(seed)
+        self.renames = 0
+        self.rotated = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:  # reported by the scenario, never lost in a thread
+            self.error = exc
+
+    def _run(self) -> None:
+        n = len(self.lines)
+        every = max(1, n // (self.rotations + 1))
+        pause = self.seconds / max(1, n // 20)
+        fh = self.live.open("ab", buffering=0)
+        i, next_rotation = 0, every
+        reopen, second = False, False
+        while i < n:
+            end = min(n, i + self.rng.randint(1, 40))
+            if next_rotation > i:
+                end = min(end, next_rotation)
+            data = b"".join(self.lines[i:end])
+            cut = self.rng.randint(1, max(1, len(data) - 1))
+            fh.write(data[:cut])
+            time.sleep(pause / 4)  # a reader may see the half-written line now
+            fh.write(data[cut:])
+            i = end
+            if reopen:  # the late burst went to the renamed file: now the logger reopens the path
+                fh.close()
+                fh = self.live.open("ab", buffering=0)
+                reopen = False
+            if not second:
+                time.sleep(pause)
+            if i >= next_rotation and i < n:
+                if second:  # the second rename of a double rotation, right after one burst
+                    self._rename("dated")
+                    fh.close()
+                    fh = self.live.open("ab", buffering=0)
+                    second, next_rotation = False, i + every
+                elif self.rotated < self.rotations:
+                    kind = "copytruncate" if self.mode == "copytruncate" else ROTATIONS[self.rotated % 3]
+                    self.rotated += 1
+                    if kind == "copytruncate":
+                        shutil.copyfile(self.live, self.live.with_name(f"{self.live.name}.{self.rotated}"))
+                        with self.live.open("r+b") as t:
+                            t.truncate(0)
+                        next_rotation = i + every
+                    elif kind == "double":
+                        self._rename("numbered")
+                        fh.close()
+                        fh = self.live.open("ab", buffering=0)
+                        second, next_rotation = True, i + 1
+                    else:
+                        self._rename(kind)
+                        reopen, next_rotation = True, i + every
+                else:
+                    next_rotation = n
+        fh.close()
+
+    def _rename(self, kind: str) -> None:
+        d, name = self.live.parent, self.live.name
+        self.renames += 1
+        if kind == "numbered":
+            gens = sorted(
+                (int(p.name[len(name) + 1 :]), p)
+                for p in d.iterdir()
+                if p.name.startswith(name + ".") and p.name[len(name) + 1 :].isdigit()
+            )
+            for k, p in reversed(gens):
+                p.rename(d / f"{name}.{k + 1}")
+            self.live.rename(d / f"{name}.1")
+        else:
+            self.live.rename(d / f"{name}-20240304-{self.renames:06d}")
+        self.live.touch()
+
+
+def _kill_loop(env: dict[str, str], writer: RotatingWriter, kills: int, log: Path, seed: int) -> int:
+    """Start the worker, SIGKILL it at a random point once it runs, ``kills`` times and at least while
+    ``writer`` writes; the number of kills."""
+    rng = random.Random(seed)
+    done = 0
+    while writer.is_alive() or done < kills:
+        before = log.read_bytes().count(b'"worker started"') if log.exists() else 0
+        proc = start_worker(env, log)
+        deadline = time.monotonic() + 120
+        while log.read_bytes().count(b'"worker started"') == before:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("the worker did not start: " + log.read_text()[-1500:])
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 2.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done += 1
+    return done
+
+
+def kill_rotate(url: str, workdir: Path, size: Size, ref_url: str) -> Result:
+    """SIGKILLs while the log grows and is rotated (:data:`ROTATIONS`); then one clean cycle. Every line
+    must be stored exactly once, none read twice (no ``duplicate_event`` quarantine), and findings and
+    queue must equal a one-shot run of the same lines (``ref_url``, a fresh database)."""
+    res = Result("kill_rotate", backend(url))
+    lines = stream_lines(size.conversations, turns=4, seed=31)
+    logs = workdir / "logs"
+    logs.mkdir(parents=True)
+    live = logs / "app.jsonl"
+    live.touch()
+    env = worker_env(url, [str(live)], worker_interval_minutes=0.005, batch_size=7)
+    # Long enough for every kill: each start-up takes 1.5-3 s, each run up to 2.5 s more.
+    writer = RotatingWriter(
+        live, lines, seconds=size.kills * 3.0, rotations=size.rotations, mode="rename", seed=5
+    )
+    writer.start()
+    kills = _kill_loop(env, writer, size.kills, workdir / "worker.log", seed=20240304)
+    writer.join()
+    if writer.error is not None:
+        raise writer.error
+    summary = worker_cycle(url, [str(live)], batch_size=7)
+    stored = stored_events(url)
+    expected = len(lines)
+    res.figures.update(
+        {
+            "kills": kills,
+            "rotations": writer.rotated,
+            "renames": writer.renames,
+            "lines": expected,
+            "stored": sum(stored.values()),
+            "lost": expected - len(stored),
+            "stored twice": sum(1 for v in stored.values() if v > 1),
+            "read twice (duplicate_event)": quarantined(url).get("duplicate_event", 0),
+        }
+    )
+    res.expect(len(stored) == expected and sum(stored.values()) == expected, "events lost or stored twice")
+    res.expect(res.figures["read twice (duplicate_event)"] == 0, "a line was read twice")
+    res.expect(summary["ingest"]["rejected_total"] == 0, "the last cycle rejected lines")
+    upgrade(ref_url)
+    one_shot(ref_url, lines, workdir / "ref", batch_size=7)
+    compare_with(res, url, ref_url)
+    return res
+
+
+def copytruncate(url: str, workdir: Path, size: Size) -> Result:
+    """The log rotated by copytruncate while the worker runs (no kills): the lines written between the
+    copy and the truncation are lost by design of copytruncate (nothing on disk holds them); the figures
+    count them against what the producer wrote, and every rotation must be reported by the worker
+    (``source truncated`` in its log)."""
+    res = Result("copytruncate", backend(url))
+    lines = stream_lines(size.conversations, turns=4, seed=32)
+    logs = workdir / "logs"
+    logs.mkdir(parents=True)
+    live = logs / "app.jsonl"
+    live.touch()
+    env = worker_env(url, [str(live)], worker_interval_minutes=0.005, batch_size=7)
+    log = workdir / "worker.log"
+    writer = RotatingWriter(
+        live, lines, seconds=size.kills * 1.5 + 6, rotations=size.rotations, mode="copytruncate", seed=6
+    )
+    proc = start_worker(env, log)
+    deadline = time.monotonic() + 120
+    while not log.exists() or b'"worker started"' not in log.read_bytes():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise RuntimeError(
+                "the worker did not start: " + (log.read_text()[-1500:] if log.exists() else "")
+            )
+        time.sleep(0.05)
+    writer.start()
+    writer.join()
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=120)
+    worker_cycle(url, [str(live)], batch_size=7)
+    stored = stored_events(url)
+    reported = log.read_bytes().count(b'"source truncated"')
+    lost = len(lines) - len(stored)
+    res.figures.update(
+        {
+            "rotations": writer.rotated,
+            "lines": len(lines),
+            "lost in the copytruncate window": lost,
+            "rotations reported": reported,
+            "stored twice": sum(1 for v in stored.values() if v > 1),
+        }
+    )
+    res.expect(reported >= 1, "no copytruncate rotation was reported")
+    res.expect(all(v == 1 for v in stored.values()), "events stored twice")
+    return res
