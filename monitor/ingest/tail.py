@@ -288,16 +288,20 @@ class Tailer:
             prior = self._renamed_from(path, fid)
             if prior is not None:
                 action, start, line_no = "renamed", prior.offset, prior.line_no
+        copy_bytes = 0
         if action == "truncated" and not gz and cur is not None:
             # copytruncate copied the file to a generation before emptying it: the lines written
             # after the last pass are in the copy (only those written between the copy and the
             # truncation are lost, and nothing can tell how many).
-            self._read_generations(path, cur, drained=False)
+            copy_bytes = self._read_generations(path, cur, drained=False)
         if action in ("truncated", "rotated"):
             assert cur is not None  # both are decided from the path's cursor
-            log.warning(
-                f"source {action}", extra={"fields": {"origin": origin, "previous_offset": cur.offset}}
-            )
+            fields: dict[str, object] = {"origin": origin, "previous_offset": cur.offset}
+            if action == "truncated":
+                # copytruncate's window: what was written between its copy and the truncation is in
+                # neither file, and nothing on disk tells how much; the copy read is logged above.
+                fields["copy_bytes_read"] = copy_bytes
+            log.warning(f"source {action}", extra={"fields": fields})
         self._read(path, fid, st.st_size, start, line_no, gz=gz)
         return action
 
@@ -371,7 +375,7 @@ class Tailer:
         self._vacate(moved, held.file_id, depth + 1)
         save_cursor(session=self.session, cursor=dataclasses.replace(held, path=str(moved)))
 
-    def _read_generations(self, path: Path, cur: CursorRow, drained: bool, *, unknown: bool = True) -> None:
+    def _read_generations(self, path: Path, cur: CursorRow, drained: bool, *, unknown: bool = True) -> int:
         """Read what the rotated generations of ``path`` hold that no pass has read, oldest first.
 
         A generation is ``path``'s name plus a numbered or dated suffix (:data:`GENERATION`), plain or
@@ -383,10 +387,12 @@ class Tailer:
         seen. One whose head is that of ``cur``'s file while that file was not found (``drained`` false)
         is a copy of it: compressed after its rotation, or the copy copytruncate makes before it empties
         the live file. It is read from ``cur``'s offset, so the lines written after the last pass are
-        read once and the earlier ones not again. A gzip still being written waits."""
+        read once and the earlier ones not again. A gzip still being written waits. Returns the bytes
+        read from such a copy (0 when none was found)."""
         name_re = re.compile(re.escape(path.name) + f"(?:{GENERATION})" + r"(?:\.gz)?$")
         since = cur.updated_at - timedelta(seconds=MTIME_SLACK_S)
         found: list[tuple[float, Path, os.stat_result, CursorRow | None]] = []
+        from_copy = 0
         with os.scandir(path.parent) as entries:
             for e in entries:
                 if not e.is_file() or not name_re.match(e.name):
@@ -397,9 +403,9 @@ class Tailer:
                 fid = file_id(st)
                 known = self._cursors_of(Path(e.path), fid)
                 if known:
-                    best = max(known, key=lambda c: c.offset)
-                    if not e.name.endswith(".gz") and st.st_size > best.offset:
-                        found.append((st.st_mtime, Path(e.path).resolve(), st, best))
+                    furthest = max(known, key=lambda c: c.offset)
+                    if not e.name.endswith(".gz") and st.st_size > furthest.offset:
+                        found.append((st.st_mtime, Path(e.path).resolve(), st, furthest))
                     continue  # read (perhaps under another name) before
                 if unknown and not (drained and fid == cur.file_id):
                     found.append((st.st_mtime, Path(e.path).resolve(), st, None))
@@ -423,10 +429,22 @@ class Tailer:
                         and head_sha(gen, min(cur.offset, HEAD_BYTES)) == cur.head_sha
                     ):
                         start, line_no = cur.offset, cur.line_no  # cur's file, copied or compressed
+                        from_copy += max(0, st.st_size - start)
+                        log.info(
+                            "copy of the rotated file read from the cursor",
+                            extra={
+                                "fields": {
+                                    "origin": origin,
+                                    "from_offset": start,
+                                    "bytes": st.st_size - start,
+                                }
+                            },
+                        )
                     self.report.actions[origin] = "rotated_generation"
                 self._read(gen, file_id(st), st.st_size, start, line_no, gz=gz)
             finally:
                 self.unlock(origin)
+        return from_copy
 
     def _read(self, path: Path, fid: str, size: int, start: int, line_no: int, *, gz: bool) -> None:
         origin = str(path)

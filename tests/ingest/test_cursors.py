@@ -322,3 +322,25 @@ def test_numbered_generations_shifted_on_keep_their_cursors(session: Session, tm
         assert cur is not None and cur.file_id == f"{os.stat(tmp_path / f'app.jsonl.{k}').st_dev}:" + str(
             os.stat(tmp_path / f"app.jsonl.{k}").st_ino
         )
+
+
+def test_copytruncate_is_reported_with_the_bytes_read_from_the_copy(
+    session: Session, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The warning of a truncation says how many bytes were read from copytruncate's copy (the line
+    written after the last pass); what fell between the copy and the truncation is on no disk."""
+    import logging
+    import shutil
+
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1))
+    tail(session, f)
+    with f.open("ab") as fh:
+        fh.write(ev(2))
+    shutil.copyfile(f, tmp_path / "app.jsonl.1")
+    with f.open("r+b") as fh:
+        fh.truncate(0)
+    with caplog.at_level(logging.INFO, logger="monitor.worker.tail"):
+        tail(session, f)
+    (warning,) = [r for r in caplog.records if r.getMessage() == "source truncated"]
+    assert warning.fields == {"origin": str(f), "previous_offset": len(ev(1)), "copy_bytes_read": len(ev(2))}
