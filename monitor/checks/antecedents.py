@@ -15,6 +15,12 @@ while the nearest one is the user's, it is ``wrong_antecedent``, severity high, 
 the item the transcript points at, the item the query named and the message index. A query that names
 no item is left to ``unresolved_reference``.
 
+When the rewriter logs its ``resolved`` entries (issue 14, part 4), an entry whose surface is a list
+reference is read the same way against the list of the message its ``turn`` names (1-based, as
+``antecedent_not_in_input`` reads it; the nearest list when it names none): an antecedent that is
+another item of that list is ``wrong_antecedent``, high, even when the query's wording names no item.
+A reference already reported from the query is not reported twice.
+
 Pure regular expressions over the texts; no model. Only what an enumeration
 makes certain is reported: a pronoun or a definite without a list behind it is not judged here.
 """
@@ -30,10 +36,11 @@ from monitor.checks.references import TIME_SPAN_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import sentence_around
-from monitor.record import RewriteRecord
+from monitor.record import Resolution, RewriteRecord
 from monitor.text import match_key
 
-VERSION = 1
+# v2: the rewriter's own resolved entries are read against the list their turn names.
+VERSION = 2
 
 ORDINALS = {
     "first": 1,
@@ -149,7 +156,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     texts = message_texts(record)
     spans = [m.span() for m in TIME_SPAN_RE.finditer(record.latest)]  # "the last couple of years"
     refs = [m for m in LIST_REF_RE.finditer(record.latest) if not any(a <= m.start() < b for a, b in spans)]
-    if not refs:
+    resolved = [(r, m) for r in record.resolved if (m := LIST_REF_RE.search(r.surface)) is not None]
+    if not refs and not resolved:
         raise SkipCheck("no list reference in the latest message")
     lists = [Enumeration(i, items, ctx) for i, text in enumerate(texts) for items, ctx in enumerations(text)]
     if not lists:
@@ -179,7 +187,58 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         elif from_older:
             e, it = from_older[-1]
             out.append(_finding(record, ref, enum, expected, it, e.message_index))
+    reported = {f.evidence["reference"]["text"].lower() for f in out}
+    for entry, ref in resolved:
+        if ref.group(0).lower() in reported:
+            continue
+        got = _resolved_finding(record, entry, ref, lists)
+        if got is not None:
+            out.append(got)
     return out
+
+
+def _resolved_finding(
+    record: RewriteRecord, entry: Resolution, ref: re.Match[str], lists: list[Enumeration]
+) -> Finding | None:
+    """``wrong_antecedent`` when the resolved entry ``entry`` (its surface a list reference ``ref``) names
+    another item of the list in the message its ``turn`` names (the nearest list when none) than the
+    one the reference points at; None otherwise."""
+    at = entry.turn - 1 if entry.turn is not None and 1 <= entry.turn <= len(message_texts(record)) else None
+    pool = [e for e in lists if e.message_index == at] if at is not None else lists
+    candidates = [e for e in pool if _points_into(ref, e) and _target(ref, e.items) is not None]
+    if not candidates:
+        return None
+    ante = match_key(entry.antecedent)
+    enum = next((e for e in reversed(candidates) if any(_names(it, ante) for it in e.items)), candidates[-1])
+    t = _target(ref, enum.items)
+    assert t is not None
+    expected = enum.items[t]
+    if _names(expected, ante):
+        return None
+    named = [it for i, it in enumerate(enum.items) if i != t and _names(it, ante)]
+    if not named:
+        return None  # an antecedent outside the list: antecedent_not_in_input's to judge
+    f = _finding(record, ref, enum, expected, named[0], enum.message_index)
+    start = record.latest.lower().find(entry.surface.lower())
+    f.evidence["reference"] = {
+        "text": entry.surface,
+        "start": start if start >= 0 else None,
+        "end": start + len(entry.surface) if start >= 0 else None,
+        "message_index": "latest",
+        "resolved_entry": True,
+    }
+    f.evidence["resolved"] = {"surface": entry.surface, "antecedent": entry.antecedent, "turn": entry.turn}
+    return Finding(
+        kind=f.kind,
+        severity=f.severity,
+        evidence=f.evidence,
+        reason=(
+            f"the rewriter resolved '{entry.surface}' to '{entry.antecedent}', but it points at '{expected}' "
+            f"in the list of message {enum.message_index} ({', '.join(enum.items)})"
+        ),
+        check_id=f.check_id,
+        check_version=f.check_version,
+    )
 
 
 def _finding(

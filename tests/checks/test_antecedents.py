@@ -143,3 +143,36 @@ def test_the_check_job_stores_a_list_reference_finding(session) -> None:  # type
         ["Frankfurt"],
         "Dublin",
     )
+
+
+def test_a_resolved_entry_naming_another_item_of_the_list_its_turn_names(rules) -> None:  # type: ignore[no-untyped-def]
+    """The rewriter's own resolved entry, read against the list of the message its turn names: "the
+    second one" resolved to Frankfurt is wrong even when the query's wording names no item; resolved to
+    Dublin it is right; the query-based finding is not doubled by the entry saying the same."""
+    from monitor.record import Resolution
+
+    def run(query: str, antecedent: str, turn: int | None = 2):  # type: ignore[no-untyped-def]
+        rec = make_record(
+            EU,
+            "What's the SLA on the second one?",
+            query,
+            resolved=(Resolution("the second one", antecedent, turn),),
+        )
+        out = run_checks(rec, rules, only=["list_reference"])
+        return [(f.severity, f.reason, f.evidence.get("resolved")) for f in out.findings]
+
+    assert run("What is the SLA for the region?", "Frankfurt") == [
+        (
+            "high",
+            "the rewriter resolved 'the second one' to 'Frankfurt', but it points at 'Dublin' in the list "
+            "of message 1 (Frankfurt, Dublin)",
+            {"surface": "the second one", "antecedent": "Frankfurt", "turn": 2},
+        )
+    ]
+    assert run("What is the SLA for the region?", "Dublin") == []
+    assert run("What is the SLA for the region?", "Frankfurt", turn=None)[0][0] == "high"  # the nearest list
+    # the query names Frankfurt too: one finding, the query's
+    ((sev, reason, resolved),) = run("What is the SLA for Frankfurt?", "Frankfurt")
+    assert (sev, resolved) == ("high", None) and reason.startswith("'the second one' points at 'Dublin'")
+    # turn 1 (the user's question) holds no list: nothing to read the entry against
+    assert run("What is the SLA for the region?", "Frankfurt", turn=1) == []

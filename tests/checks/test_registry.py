@@ -24,7 +24,7 @@ def test_registry_listing():
         ("unresolved_reference.v2", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v2", "references", ("not_a_query",)),
-        ("list_reference.v1", "antecedents", ("wrong_antecedent",)),
+        ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v7", "intent", ("intent_dropped",)),
     ]
 
