@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 SeverityName = Literal["low", "medium", "high"]
 
@@ -66,6 +66,14 @@ class AlertSettings(_Group):
     - ``factor``: ``alert_factor`` (``REWRITE_MONITOR_ALERT_FACTOR``)
     - ``ceiling``: ``alert_ceiling`` (``REWRITE_MONITOR_ALERT_CEILING``)
     - ``cooldown_hours``: ``alert_cooldown_hours`` (``REWRITE_MONITOR_ALERT_COOLDOWN_HOURS``)
+    - ``webhook_url``: ``alert_webhook_url`` (``REWRITE_MONITOR_ALERT_WEBHOOK_URL``)
+    - ``webhook_secret``: ``alert_webhook_secret`` (``REWRITE_MONITOR_ALERT_WEBHOOK_SECRET``)
+    - ``slack_webhook_url``: ``alert_slack_webhook_url`` (``REWRITE_MONITOR_ALERT_SLACK_WEBHOOK_URL``)
+    - ``pagerduty_key``: ``alert_pagerduty_key`` (``REWRITE_MONITOR_ALERT_PAGERDUTY_KEY``)
+    - ``pagerduty_url``: ``alert_pagerduty_url`` (``REWRITE_MONITOR_ALERT_PAGERDUTY_URL``)
+
+    The last five are the destinations besides Sentry (``monitor.alerts.deliver``); all but the last
+    are secrets.
     """
 
     min_severity: SeverityName
@@ -76,6 +84,24 @@ class AlertSettings(_Group):
     factor: float
     ceiling: float | None
     cooldown_hours: float
+    webhook_url: SecretStr | None = None
+    webhook_secret: SecretStr | None = None
+    slack_webhook_url: SecretStr | None = None
+    pagerduty_key: SecretStr | None = None
+    pagerduty_url: str = "https://events.pagerduty.com/v2/enqueue"
+
+    @property
+    def destinations(self) -> tuple[str, ...]:
+        """The configured destinations besides Sentry, in delivery order: ``webhook``, ``slack``,
+        ``pagerduty``."""
+        out = []
+        if self.webhook_url is not None:
+            out.append("webhook")
+        if self.slack_webhook_url is not None:
+            out.append("slack")
+        if self.pagerduty_key is not None and self.pagerduty_key.get_secret_value():
+            out.append("pagerduty")
+        return tuple(out)
 
 
 class WorkerSettings(_Group):

@@ -53,7 +53,18 @@ MINUTES_PER_DAY = 24 * 60
 HOURS_PER_YEAR = 365 * 24
 MAX_PER_DAY = 1_000_000  # queue items a day: far beyond what reviewers can label
 MAX_COUNT = 1_000_000_000  # rewrites in an alert window
-SECRET_SETTINGS = frozenset({"database_url", "sentry_dsn", "anthropic_api_key", "redact_key"})
+SECRET_SETTINGS = frozenset(
+    {
+        "database_url",
+        "sentry_dsn",
+        "anthropic_api_key",
+        "redact_key",
+        "alert_webhook_url",
+        "alert_webhook_secret",
+        "alert_slack_webhook_url",
+        "alert_pagerduty_key",
+    }
+)
 
 
 class Settings(BaseSettings):
@@ -208,6 +219,27 @@ class Settings(BaseSettings):
         le=HOURS_PER_YEAR,
         description="No repeat alert per group within this many hours. At most a year (8760).",
     )
+    alert_webhook_url: SecretStr | None = Field(
+        default=None,
+        description="URL that receives every alert and recovery as JSON (POST), signed with "
+        "alert_webhook_secret; none: no webhook. Secret: it may carry a token.",
+    )
+    alert_webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="HMAC-SHA256 key of the webhook's X-Rewrite-Monitor-Signature header; required with "
+        "alert_webhook_url.",
+    )
+    alert_slack_webhook_url: SecretStr | None = Field(
+        default=None, description="Slack incoming-webhook URL for alerts and recoveries; none: no Slack."
+    )
+    alert_pagerduty_key: SecretStr | None = Field(
+        default=None,
+        description="PagerDuty Events API v2 routing (integration) key: alerts trigger, recoveries "
+        "resolve; none: no PagerDuty.",
+    )
+    alert_pagerduty_url: str = Field(
+        default="https://events.pagerduty.com/v2/enqueue", description="PagerDuty Events API v2 endpoint."
+    )
     cron_monitor_slug: str = Field(default="rewrite-monitor-cycle", description="Sentry Crons monitor slug.")
     # dashboard
     reviewer_name: str | None = Field(
@@ -286,6 +318,11 @@ class Settings(BaseSettings):
             factor=self.alert_factor,
             ceiling=self.alert_ceiling,
             cooldown_hours=self.alert_cooldown_hours,
+            webhook_url=self.alert_webhook_url,
+            webhook_secret=self.alert_webhook_secret,
+            slack_webhook_url=self.alert_slack_webhook_url,
+            pagerduty_key=self.alert_pagerduty_key,
+            pagerduty_url=self.alert_pagerduty_url,
         )
 
     @cached_property
@@ -352,6 +389,39 @@ class Settings(BaseSettings):
                 f"driver {parts.scheme!r} is not supported: use sqlite:// or postgresql:// "
                 "(psycopg 3 is installed with rewrite-monitor)"
             )
+        return v
+
+    @field_validator("alert_webhook_url", "alert_slack_webhook_url")
+    @classmethod
+    def _http_url(cls, v: SecretStr | None) -> SecretStr | None:
+        """An alert destination is an http(s) URL with a host; the message never quotes it (it is a
+        secret: Slack's URL is its own token)."""
+        if v is None or not v.get_secret_value():
+            return None
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(v.get_secret_value())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL with a host")
+        return v
+
+    @field_validator("alert_pagerduty_url")
+    @classmethod
+    def _pagerduty_url(cls, v: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL with a host")
+        return v
+
+    @field_validator("alert_webhook_secret")
+    @classmethod
+    def _webhook_has_a_secret(cls, v: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """A webhook without a signing secret would let anyone who finds its URL forge alerts."""
+        url = info.data.get("alert_webhook_url")
+        if url is not None and url.get_secret_value() and (v is None or len(v.get_secret_value()) < 16):
+            raise ValueError("alert_webhook_url needs alert_webhook_secret of 16 characters or more")
         return v
 
     @field_validator("sentry_dsn")

@@ -91,7 +91,10 @@ def _lemmas_and_pointers(folder: Path, pos: str) -> Iterator[tuple[str, list[str
         count = int(parts[3], 16)
         words = [parts[4 + 2 * i].split("(")[0].lower() for i in range(count)]
         at = 4 + 2 * count
-        ptrs = [(parts[at + 1 + 4 * k], parts[at + 3 + 4 * k][0] + parts[at + 2 + 4 * k]) for k in range(int(parts[at]))]
+        ptrs = [
+            (parts[at + 1 + 4 * k], parts[at + 3 + 4 * k][0] + parts[at + 2 + 4 * k])
+            for k in range(int(parts[at]))
+        ]
         yield f"{pos[0]}{parts[0]}", words, ptrs
 
 

@@ -45,6 +45,7 @@ FILES = {
         "versions/0006_added_lemmas.py",
         "versions/0007_quarantine_resolution.py",
         "versions/0008_records_request_key.py",
+        "versions/0009_alert_deliveries.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

@@ -21,8 +21,23 @@ from monitor.alerts.policy import (
     GroupWindow,
     History,
 )
-from monitor.store.models import Alert, CheckRun, Finding, Record
+from monitor.store.engine import insert_ignore
+from monitor.store.models import Alert, AlertDelivery, CheckRun, Finding, Record
 from monitor.store.rows import to_row
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRow:
+    """One alert's delivery to one destination: ``status`` ``pending`` or ``sent``; times naive UTC."""
+
+    id: int
+    alert_id: int
+    destination: str
+    status: str
+    attempts: int
+    last_error: str | None
+    next_attempt_at: datetime
+    sent_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,22 +64,27 @@ class AlertRow:
     or ``recovered``; from the stored payload."""
     flagged_request_ids: list[str]
     """The flagged rewrites of the window the payload named (the runbook's first thing to open)."""
+    deliveries: list[DeliveryRow]
+    """Its deliveries besides Sentry (webhook, Slack, PagerDuty), each ``sent`` or ``pending``."""
 
 
 def list_alerts(*, session: Session, since: datetime | None = None, limit: int = 50) -> list[AlertRow]:
     """Stored alerts, newest first (``since``: created at or after, naive UTC), with the reason and
-    flagged request ids of the payload that was sent."""
+    flagged request ids of the payload that was sent, and their deliveries besides Sentry."""
     stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
     if since is not None:
         stmt = stmt.where(Alert.created_at >= since)
+    alerts = list(session.scalars(stmt))
+    deliveries = deliveries_of(session=session, alert_ids=[a.id for a in alerts])
     return [
         to_row(
             AlertRow,
             a,
             reason=(a.context or {}).get("reason") or ("recovered" if a.status == "recovered" else None),
             flagged_request_ids=[str(x) for x in (a.context or {}).get("flagged_request_ids", [])],
+            deliveries=deliveries.get(a.id, []),
         )
-        for a in session.scalars(stmt)
+        for a in alerts
     ]
 
 
@@ -322,3 +342,64 @@ def mark_delivered(*, session: Session, alert_id: int, sentry_event_id: str | No
         .where(Alert.id == alert_id, Alert.delivered_to == PENDING)
         .values(delivered_to="sentry", sentry_event_id=sentry_event_id)
     )
+
+
+# -- deliveries besides Sentry ----------------------------------------------------------------------
+SENT = "sent"
+"""``status`` of a delivery the destination accepted."""
+
+
+def add_deliveries(*, session: Session, alert_id: int, destinations: Sequence[str], now: datetime) -> None:
+    """A pending delivery of alert ``alert_id`` to each of ``destinations``, due at ``now``; one already
+    there is left alone (insert-or-ignore on the unique key). Flushes, does not commit."""
+    rows = [
+        {
+            "alert_id": alert_id,
+            "destination": d,
+            "status": PENDING,
+            "attempts": 0,
+            "next_attempt_at": now,
+        }
+        for d in destinations
+    ]
+    if rows:
+        session.execute(insert_ignore(session, AlertDelivery, ["alert_id", "destination"]), rows)
+
+
+def due_deliveries(
+    *, session: Session, now: datetime, limit: int = 50
+) -> list[tuple[DeliveryRow, str, dict[str, Any]]]:
+    """The pending deliveries due at ``now``, oldest alert first, each with its alert's ``status``
+    (``alert`` or ``recovered``) and stored payload."""
+    rows = session.execute(
+        select(AlertDelivery, Alert.status, Alert.context)
+        .join(Alert, Alert.id == AlertDelivery.alert_id)
+        .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at <= now)
+        .order_by(AlertDelivery.alert_id, AlertDelivery.id)
+        .limit(limit)
+    ).all()
+    return [(to_row(DeliveryRow, d), status, dict(ctx or {})) for d, status, ctx in rows]
+
+
+def record_attempt(
+    *, session: Session, delivery_id: int, error: str | None, now: datetime, retry_at: datetime
+) -> None:
+    """Record one try of a delivery: sent when ``error`` is None, else still pending, due again at
+    ``retry_at``, with ``error`` (an HTTP status or an error class, cut to 200 characters). Flushes."""
+    values: dict[str, Any] = {"attempts": AlertDelivery.attempts + 1}
+    if error is None:
+        values.update(status=SENT, sent_at=now, last_error=None)
+    else:
+        values.update(last_error=error[:200], next_attempt_at=retry_at)
+    session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(**values))
+
+
+def deliveries_of(*, session: Session, alert_ids: Sequence[int]) -> dict[int, list[DeliveryRow]]:
+    """Alert id -> its deliveries besides Sentry, by destination order of creation."""
+    out: dict[int, list[DeliveryRow]] = {}
+    if not alert_ids:
+        return out
+    stmt = select(AlertDelivery).where(AlertDelivery.alert_id.in_(list(alert_ids))).order_by(AlertDelivery.id)
+    for d in session.scalars(stmt):
+        out.setdefault(d.alert_id, []).append(to_row(DeliveryRow, d))
+    return out

@@ -8,7 +8,8 @@ Tables:
 - ``check_runs`` and ``findings``: which checks ran (or were skipped) on which record, and what they found.
 - ``queue_items``, ``queue_days`` and ``verdicts``: the review queue, its per-day sampling counts, and
   what reviewers decided.
-- ``leases``, ``source_cursors``, ``alerts``: the worker's locks, read positions and alerts.
+- ``leases``, ``source_cursors``, ``alerts``, ``alert_deliveries``: the worker's locks, read positions,
+  alerts and their deliveries beyond Sentry.
 - ``alias_proposals``, ``regression_cases``: what verdicts produce for the rules and the eval set.
 - ``quarantine``: every rejected line with its origin, line number, reason and a truncated excerpt,
   unique on ``(origin, line_no, raw_sha)`` so re-ingesting a bad file adds no new rows.
@@ -341,6 +342,31 @@ class Alert(Base):
     sentry_event_id: Mapped[str | None] = mapped_column(String(64))
     context: Mapped[dict[str, Any]] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class AlertDelivery(Base):
+    """One alert's delivery to one destination besides Sentry (``webhook``, ``slack``, ``pagerduty``).
+
+    ``status`` is ``pending`` until the destination answered 2xx, then ``sent``; a pending delivery is
+    tried again at ``next_attempt_at`` (exponential backoff, ``monitor.alerts.deliver``); ``last_error``
+    names the HTTP status or error class of the last failure, never a response body.
+    """
+
+    __tablename__ = "alert_deliveries"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"))
+    destination: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(String(200))
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint("alert_id", "destination", name="uq_alert_deliveries_alert_destination"),
+        Index("ix_alert_deliveries_status_next", "status", "next_attempt_at"),
+    )
 
 
 class AliasProposal(Base):

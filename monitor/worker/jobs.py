@@ -481,7 +481,14 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     the next cycles until Sentry takes it.
     """
     from monitor.alerts import policy as rules
-    from monitor.alerts.store import PENDING, alert_history, group_windows, newest_checked_ts, store_alert
+    from monitor.alerts.store import (
+        PENDING,
+        add_deliveries,
+        alert_history,
+        group_windows,
+        newest_checked_ts,
+        store_alert,
+    )
     from monitor.checks import current_versions
     from monitor.severity import SEVERITY_RANK
 
@@ -497,6 +504,8 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         session=session, checks=checks, kinds=rules.FABRICATION_KINDS, not_after=not_after
     )
     if newest is None:
+        _deliver_due(ctx, session, utc_now)
+        session.commit()
         return []
     b_start, w_start, w_end = rules.windows(newest, alerts.window_minutes, alerts.baseline_days)
     groups = group_windows(
@@ -525,7 +534,7 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
 
             event_id, sent = send_alert("recovered" if d.action == "recovered" else "alert", payload)
             delivered_to = "sentry" if sent else PENDING
-        store_alert(
+        alert_id = store_alert(
             session=session,
             decision=d,
             context=payload,
@@ -533,14 +542,43 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
             sentry_event_id=event_id,
             now=now,
         )
+        add_deliveries(session=session, alert_id=alert_id, destinations=alerts.destinations, now=utc_now)
         level = logging.ERROR if d.action == "alert" else logging.INFO
         _log.log(
             level,
             rules.message(d),
             extra={"fields": {**rules.tags(d), **payload, "sentry_event_id": event_id}},
         )
+    _deliver_due(ctx, session, utc_now)
     session.commit()
     return decisions
+
+
+def _deliver_due(ctx: WorkerContext, session: Session, now: datetime) -> None:
+    """Send the deliveries besides Sentry that are due (new alerts, and failed ones whose backoff has
+    passed), each over HTTP; a failure stays pending, due again after ``backoff(attempts)``. Each try
+    is committed with its outcome, so a crash after a send does not forget it was sent."""
+    from monitor.alerts.deliver import backoff, post, request_for
+    from monitor.alerts.store import due_deliveries, record_attempt
+
+    for row, status, payload in due_deliveries(session=session, now=now):
+        try:
+            error = post(request_for(row.destination, status, row.alert_id, payload, ctx.settings.alerts))
+        except (KeyError, ValueError):
+            error = "not configured"  # a destination removed from the settings since the alert
+        record_attempt(
+            session=session,
+            delivery_id=row.id,
+            error=error,
+            now=now,
+            retry_at=now + backoff(row.attempts + 1),
+        )
+        session.commit()
+        fields = {"alert_id": row.alert_id, "destination": row.destination, "attempt": row.attempts + 1}
+        if error is None:
+            _log.info("alert delivered", extra={"fields": fields})
+        else:
+            _log.warning("alert not delivered; will retry", extra={"fields": {**fields, "error": error}})
 
 
 def _resend_pending(session: Session) -> None:

@@ -610,3 +610,191 @@ def test_an_alert_sentry_did_not_take_is_pending_and_sent_by_a_later_cycle(sessi
         assert session.scalar(select(func.count()).select_from(Alert)) == 2
     finally:
         close_sentry()
+
+
+# -- destinations besides Sentry: webhook, Slack, PagerDuty -------------------------------------------
+class Receiver:
+    """A local HTTP endpoint that answers ``code`` (settable) and keeps every request (path, headers,
+    body)."""
+
+    def __init__(self, code: int = 200) -> None:
+        import http.server
+        import threading
+
+        self.code = code
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.requests.append((self.path, dict(self.headers), body))
+                self.send_response(outer.code)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Any:
+    r = Receiver()
+    yield r
+    r.close()
+
+
+SECRET = "whsec-0123456789abcdef"
+
+
+def destinations(r: Receiver) -> dict[str, Any]:
+    return {
+        "alert_webhook_url": r.url("/hook"),
+        "alert_webhook_secret": SECRET,
+        "alert_slack_webhook_url": r.url("/slack"),
+        "alert_pagerduty_key": "pd-routing-key-1",
+        "alert_pagerduty_url": r.url("/pd"),
+    }
+
+
+def test_an_alert_reaches_the_webhook_slack_and_pagerduty_signed_and_without_text(
+    session: Session, receiver: Receiver
+) -> None:
+    from monitor.alerts.deliver import signature
+
+    baseline(session, ("ctx-v7",))
+    add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36)
+    got = decisions(session, ctx(T0 + timedelta(hours=1), **destinations(receiver)))
+    assert got["prompt_version:ctx-v7"] == ("alert", "spike")
+    by_path = {p: (h, json.loads(b), b) for p, h, b in receiver.requests if "ctx-v7" in b.decode()}
+    assert sorted(by_path) == ["/hook", "/pd", "/slack"]
+    headers, hook, raw = by_path["/hook"]
+    # the signature is HMAC-SHA256 of the exact body with the shared secret, as a receiver checks it
+    assert headers["X-Rewrite-Monitor-Signature"] == signature(SECRET, raw)
+    assert headers["X-Rewrite-Monitor-Signature"].startswith("sha256=") and len(raw) > 100
+    assert (hook["event"], hook["payload"]["window_flagged"], hook["payload"]["window_rewrites"]) == (
+        "alert",
+        36,
+        600,
+    )
+    assert hook["message"] == "fabrication rate spike: prompt_version ctx-v7"
+    _, slack, _ = by_path["/slack"]
+    assert slack["text"].startswith("fabrication rate spike: prompt_version ctx-v7\nSpike: 6.00% (36/600)")
+    assert "baseline 1.00% (20/2000)" in slack["text"]
+    assert "`rewrite-monitor show ctx-v7-" in slack["text"]
+    _, pd, _ = by_path["/pd"]
+    assert (pd["event_action"], pd["routing_key"], pd["dedup_key"]) == (
+        "trigger",
+        "pd-routing-key-1",
+        "rewrite-monitor:fabrication_rate:prompt_version:ctx-v7",
+    )
+    assert pd["payload"]["severity"] == "error" and pd["payload"]["custom_details"]["window_flagged"] == 36
+    # counts, rates, times, the version and request ids: nothing else a log line carried
+    for _, _, body in receiver.requests:
+        assert b'"query"' not in body and b'"messages"' not in body and b'"latest"' not in body
+    rows = {
+        d.destination: d
+        for a in list_alerts(session=session)
+        for d in a.deliveries
+        if a.prompt_version == "ctx-v7"
+    }
+    assert {k: (v.status, v.attempts) for k, v in rows.items()} == {
+        "webhook": ("sent", 1),
+        "slack": ("sent", 1),
+        "pagerduty": ("sent", 1),
+    }
+
+
+def test_a_dead_destination_leaves_the_alert_pending_and_retried_after_its_backoff(
+    session: Session, receiver: Receiver
+) -> None:
+    from monitor.alerts.deliver import backoff
+
+    assert [backoff(n) for n in (1, 2, 3, 7, 8)] == [
+        timedelta(minutes=1),
+        timedelta(minutes=2),
+        timedelta(minutes=4),
+        timedelta(hours=1),
+        timedelta(hours=1),
+    ]
+    receiver.code = 503
+    baseline(session, ("ctx-v7",))
+    add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36)
+    slack_only = {"alert_slack_webhook_url": receiver.url("/slack")}
+    now = T0 + timedelta(hours=1)
+    decisions(session, ctx(now, **slack_only))
+
+    def state() -> list[tuple[str, str, int, str | None]]:
+        return [
+            (d.destination, d.status, d.attempts, d.last_error)
+            for a in list_alerts(session=session)
+            for d in a.deliveries
+        ]
+
+    assert state() == [("slack", "pending", 1, "HTTP 503"), ("slack", "pending", 1, "HTTP 503")]
+    tried = len(receiver.requests)
+    decisions(session, ctx(now + timedelta(seconds=30), **slack_only))  # inside the first backoff: no try
+    assert len(receiver.requests) == tried and state()[0][2] == 1
+    receiver.code = 200
+    decisions(session, ctx(now + timedelta(minutes=2), **slack_only))
+    assert state() == [("slack", "sent", 2, None), ("slack", "sent", 2, None)]
+    # a refused connection is named by its class, never by the (secret) URL
+    from monitor.alerts.deliver import post
+
+    closed = Receiver()
+    url = closed.url("/x")
+    closed.close()
+    import urllib.request
+
+    assert post(urllib.request.Request(url, data=b"{}", method="POST"), timeout=2) == "ConnectionRefusedError"
+
+
+def test_slack_text_escapes_a_prompt_version_and_pagerduty_resolves_what_it_triggered() -> None:
+    from monitor.alerts.deliver import pagerduty_body, slack_body, webhook_body
+
+    payload = {
+        "group": "prompt_version:<!channel>",
+        "prompt_version": "<!channel> <https://evil.example|click>",
+        "reason": "spike",
+        "window_start": "2024-03-11T09:00:00",
+        "window_end": "2024-03-11T10:00:00",
+        "window_rewrites": 600,
+        "window_flagged": 36,
+        "window_rate": 0.06,
+        "baseline_rewrites": 2000,
+        "baseline_flagged": 20,
+        "baseline_rate": 0.01,
+        "flagged_request_ids": ["r<1>", "r2"],
+    }
+    text = json.loads(slack_body("alert", 9, payload))["text"]
+    assert "<!channel>" not in text and "&lt;!channel&gt; &lt;https://evil.example|click&gt;" in text
+    assert "`rewrite-monitor show r&lt;1&gt;`" in text
+    trigger = json.loads(pagerduty_body("alert", 9, payload, "k"))
+    resolve = json.loads(pagerduty_body("recovered", 10, payload, "k"))
+    assert (
+        trigger["dedup_key"]
+        == resolve["dedup_key"]
+        == "rewrite-monitor:fabrication_rate:prompt_version:<!channel>"
+    )
+    assert (trigger["event_action"], resolve["event_action"], "payload" in resolve) == (
+        "trigger",
+        "resolve",
+        False,
+    )
+    assert json.loads(webhook_body("recovered", 10, payload))["event"] == "recovered"
+
+
+def test_a_webhook_needs_a_signing_secret() -> None:
+    with pytest.raises(ConfigError, match="alert_webhook_url needs alert_webhook_secret of 16 characters"):
+        from monitor.settings import load_settings
+
+        load_settings(alert_webhook_url="https://hooks.example/x", alert_webhook_secret="short")

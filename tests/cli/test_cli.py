@@ -264,6 +264,7 @@ def test_small_usage_errors_are_caught_before_any_work(cli_db: str, tmp_path: Pa
     refused = runner.invoke(app, ["--database-url", cli_db, "db", "downgrade", "base"], input="y\n")
     assert refused.exit_code == 2
     assert refused.stderr.startswith(
-        "error: refusing to downgrade without --yes: it drops tables added_lemmas (0 rows), alerts (0 rows)"
+        "error: refusing to downgrade without --yes: it drops tables added_lemmas (0 rows), "
+        "alert_deliveries (0 rows), alerts (0 rows)"
     )
     assert runner.invoke(app, ["--database-url", cli_db, "queue"]).exit_code == 0

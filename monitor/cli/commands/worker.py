@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from monitor.cli.app import State, err, out
+
+if TYPE_CHECKING:
+    from monitor.alerts.store import DeliveryRow
 
 worker_app = typer.Typer(
     help=(
@@ -244,6 +247,16 @@ def alerts_list(
                         "baseline_rate": r.baseline_rate,
                         "flagged_request_ids": r.flagged_request_ids,
                         "delivered_to": r.delivered_to,
+                        "deliveries": [
+                            {
+                                "destination": d.destination,
+                                "status": d.status,
+                                "attempts": d.attempts,
+                                "last_error": d.last_error,
+                                "sent_at": d.sent_at.isoformat() if d.sent_at else None,
+                            }
+                            for d in r.deliveries
+                        ],
                         "created_at": r.created_at.isoformat(),
                     }
                 )
@@ -282,10 +295,20 @@ def alerts_list(
                 if r.baseline_rate is not None
                 else "-"
             ),
-            r.delivered_to,
+            ", ".join([r.delivered_to] + [_delivery(d) for d in r.deliveries]),
             safe_text(shown + (f" (+{more} more: --json)" if more > 0 else "")),
         )
     out.print(table)
+
+
+def _delivery(d: DeliveryRow) -> str:
+    """ "slack" when sent, "slack pending (2 tries: HTTP 500)" otherwise."""
+    if d.status == "sent":
+        return d.destination
+    tries = (
+        f"{d.attempts} {'try' if d.attempts == 1 else 'tries'}: {d.last_error}" if d.attempts else "not tried"
+    )
+    return f"{d.destination} pending ({tries})"
 
 
 def register(app: typer.Typer) -> None:
