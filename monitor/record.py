@@ -9,10 +9,11 @@ Shapes follow log format v1 (``schemas/*.schema.json``); timestamps are timezone
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from monitor.instrument import digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +112,7 @@ def transcript_digest(messages: tuple[Message, ...] | list[Message]) -> str:
     """Digest of a message list as log format v1 defines it.
 
     Returns the first 12 hex characters of sha256 over the concatenation of ``f"{role}:{content}"``
-    for each message, UTF-8 encoded (no separator between messages).
+    for each message, UTF-8 encoded (no separator between messages): :func:`monitor.instrument.digest`,
+    the one definition, which producers use too.
     """
-    h = hashlib.sha256()
-    for m in messages:
-        h.update(f"{m.role}:{m.content}".encode())
-    return h.hexdigest()[:12]
+    return digest((m.role, m.content) for m in messages)

@@ -1,0 +1,138 @@
+"""The producers' helper (``monitor.instrument``): events it writes ingest with nothing quarantined and
+raise no chat-state finding; a dropped assistant turn raises exactly the expected one; it imports
+nothing outside the standard library."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.checks.rules import load_rules
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.instrument import ctx_input_event, digest, log_ctx_input, log_rewrite, rewrite_event
+from monitor.record import Message, transcript_digest
+from monitor.store.models import Finding, Quarantine
+from monitor.worker.jobs import check_job
+from tests.helpers import REPO
+
+HISTORY = [
+    {"role": "user", "content": "Which EU regions support CMK?", "ts": "2024-03-04T08:00:00Z"},
+    {"role": "assistant", "content": "Frankfurt and Dublin.", "ts": "2024-03-04T08:00:20Z"},
+]
+CHAT_STATE = {
+    "window_truncated",
+    "missing_assistant_turns",
+    "non_monotonic",
+    "digest_mismatch",
+    "roles_mismatch",
+    "session_mismatch",
+}
+
+
+def _logger() -> tuple[logging.Logger, io.StringIO]:
+    buf = io.StringIO()
+    log = logging.getLogger(f"test.instrument.{id(buf)}")
+    handler = logging.StreamHandler(buf)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    return log, buf
+
+
+def test_the_fields_the_checks_compare_are_computed_from_the_messages() -> None:
+    ev = ctx_input_event(
+        conv_id="c1",
+        request_id="r2",
+        turn=2,
+        messages=HISTORY,
+        client_turn_count=2,
+        ts=datetime(2024, 3, 4, 8, 1, 31, tzinfo=UTC),
+    )
+    # sha256("user:Which EU regions support CMK?assistant:Frankfurt and Dublin.")[:12], by hand
+    import hashlib
+
+    want = hashlib.sha256(b"user:Which EU regions support CMK?assistant:Frankfurt and Dublin.").hexdigest()[
+        :12
+    ]
+    assert (ev["digest"], ev["n_messages"], ev["roles"]) == (want, 2, {"user": 1, "assistant": 1})
+    assert (ev["first_ts"], ev["last_ts"], ev["monotonic"], ev["ts"]) == (
+        "2024-03-04T08:00:00Z",
+        "2024-03-04T08:00:20Z",
+        True,
+        "2024-03-04T08:01:31.000Z",
+    )
+    assert transcript_digest([Message("user", "a"), Message("assistant", "b")]) == digest(
+        [("user", "a"), ("assistant", "b")]
+    )
+    back = ctx_input_event(
+        conv_id="c1", request_id="r2", turn=2, messages=list(reversed(HISTORY)), client_turn_count=2
+    )
+    assert back["monotonic"] is False
+    rw = rewrite_event(conv_id="c1", request_id="r2", turn=2, latest=" hi ", query="hi")
+    assert rw["rewritten"] is False and rw["resolved"] == [] and "model" not in rw
+
+
+def test_events_the_helper_logs_ingest_cleanly_and_raise_no_chat_state_finding(session: Session) -> None:
+    log, buf = _logger()
+    log_ctx_input(log, conv_id="c1", request_id="r2", turn=2, messages=HISTORY, client_turn_count=2)
+    log_rewrite(
+        log,
+        conv_id="c1",
+        request_id="r2",
+        turn=2,
+        latest="What's the uptime SLA on the second one?",
+        query="What is the uptime SLA for the Dublin region?",
+        resolved=[{"surface": "the second one", "antecedent": "Dublin", "turn": 2}],
+        model="m1",
+        prompt_version="v1",
+    )
+    lines = buf.getvalue().splitlines()
+    assert [json.loads(x)["event"] for x in lines] == ["ctx_input", "rewrite"]
+    summary = ingest_bytes(session, buf.getvalue().encode())
+    session.commit()
+    assert (summary.stored, summary.joined) == (2, 1)
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+    check_job(session=session, rules=load_rules(None))
+    kinds = set(session.scalars(select(Finding.kind)))
+    assert not kinds & CHAT_STATE, kinds
+
+
+def test_a_dropped_assistant_turn_raises_exactly_the_expected_finding(session: Session) -> None:
+    """The client showed four messages; the rewriter got three, the second assistant reply missing."""
+    log, buf = _logger()
+    msgs = [
+        ("user", "Which EU regions support CMK?"),
+        ("assistant", "Frankfurt and Dublin."),
+        ("user", "And in the US?"),
+    ]
+    log_ctx_input(log, conv_id="c2", request_id="r3", turn=3, messages=msgs, client_turn_count=3)
+    log_rewrite(
+        log,
+        conv_id="c2",
+        request_id="r3",
+        turn=3,
+        latest="What about its SLA?",
+        query="What is the SLA of the US regions?",
+    )
+    ingest_bytes(session, buf.getvalue().encode())
+    session.commit()
+    check_job(session=session, rules=load_rules(None))
+    assert set(session.scalars(select(Finding.kind))) & CHAT_STATE == {"missing_assistant_turns"}
+
+
+def test_importing_the_helper_loads_only_the_standard_library() -> None:
+    code = (
+        "import sys; import monitor.instrument; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'pydantic', 'sqlalchemy', 'spacy', 'typer', 'yaml', 'rich', 'sentry_sdk', 'anthropic'}); print(bad)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == "[]"
