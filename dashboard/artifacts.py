@@ -219,41 +219,6 @@ def constraining_dropped(dropped: Sequence[str], findings: Sequence[FindingRow])
 
 
 # -- verdict form prefills -------------------------------------------------------------------------
-def prefill_terms(findings: Sequence[FindingRow]) -> tuple[list[str], list[str]]:
-    """``(must_include, must_not_include)`` suggested by the findings, each in order without repeats.
-
-    Must include: live qualifiers the query dropped or contradicted, intent words it lost, and the item a
-    list reference points at. Must not include: the added (fabricated) words, conflicting qualifier
-    values, and the item a list reference was wrongly resolved to.
-    """
-    include: list[str] = []
-    exclude: list[str] = []
-
-    def add(to: list[str], value: object) -> None:
-        if isinstance(value, str) and value.strip() and value.casefold() not in {x.casefold() for x in to}:
-            to.append(value.strip())
-
-    for f in findings:
-        ev = f.evidence
-        if f.kind == "added_content_word":
-            for w in ev.get("words", []):
-                add(exclude, w.get("text"))
-        elif f.kind == "qualifier_conflict":
-            for w in ev.get("words", []):
-                add(exclude, w.get("text"))
-            for loc in ev.get("stated_at", []):
-                add(include, loc.get("text"))
-        elif f.kind == "dropped_qualifier":
-            add(include, (ev.get("stated_at") or {}).get("text") or ev.get("value"))
-        elif f.kind == "intent_dropped":
-            for w in ev.get("missing", []):
-                add(include, w if isinstance(w, str) else w.get("text"))
-        elif f.kind == "wrong_antecedent" and "expected" in ev:
-            add(include, ev.get("expected"))  # the item the list reference points at
-            add(exclude, ev.get("named"))
-    return include, exclude
-
-
 def split_terms(text: str) -> list[str]:
     """Comma-separated terms from a form field: ``monitor.text.split_terms`` (normalised, empty and
     repeated ones dropped, order kept)."""

@@ -19,8 +19,15 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from monitor.checks.rules import Rules, load_rules
 from monitor.store.engine import make_engine, upgrade
 from tests.helpers import SHARED_DATA, throwaway_pg_database
+
+
+@pytest.fixture(scope="session")
+def rules() -> Rules:
+    """The bundled rules, loaded once: what the check tests and the verdict-form tests read."""
+    return load_rules()
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from monitor.queue.store import (
     release,
     skip,
 )
+from monitor.review.evidence import prefill
 from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import clean_members
 from monitor.review.store import latest_verdict, propose_alias, record_verdict
@@ -88,8 +89,8 @@ def _submit(item_id: int, request_id: str) -> None:
                 artifact=artifact,
                 now=now(),
                 corrected_query=ss.get(f"query_{item_id}", "").strip() or None,
-                must_include=artifacts.split_terms(ss.get(f"include_{item_id}", "")),
-                must_not_include=artifacts.split_terms(ss.get(f"exclude_{item_id}", "")),
+                must_include=artifacts.split_terms(ss.get(f"include_{item_id}_{label}", "")),
+                must_not_include=artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", "")),
                 note=ss.get(f"note_{item_id}", "").strip() or None,
                 lease=_lease(),
             )
@@ -309,18 +310,31 @@ else:
             f"Your claim expired at {item.lease_expires_at:%H:%M} UTC; "
             "submitting claims it again if nobody else has."
         )
-    include, exclude = artifacts.prefill_terms(findings)
     i = item.id
     st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
     label = st.radio("Label", LABELS, index=None, horizontal=True, key=f"label_{i}")
-    st.text_input("Corrected standalone query", value=rec.query if rec else "", key=f"query_{i}")
-    st.text_input("Must include (comma-separated)", value=", ".join(include), key=f"include_{i}")
-    st.text_input("Must not include (comma-separated)", value=", ".join(exclude), key=f"exclude_{i}")
+    # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so
+    # choosing another label starts from that label's terms; nothing for ok and false alarms.
+    pre = prefill(label, findings)
+    st.text_input(
+        "Corrected standalone query (stored only when it differs from the logged one)",
+        value=rec.query if rec else "",
+        key=f"query_{i}",
+    )
+    st.text_input(
+        "Must include (comma-separated)", value=", ".join(pre.must_include), key=f"include_{i}_{label}"
+    )
+    st.text_input(
+        "Must not include (comma-separated)",
+        value=", ".join(pre.must_not_include),
+        key=f"exclude_{i}_{label}",
+    )
     st.text_area("Note", key=f"note_{i}", height=68)
     if label == "false_alarm_synonym":
+        flagged = ", ".join(prefill("fabricated_constraint", findings).must_not_include)
         st.text_input(
             "Propose alias (comma-separated members; stored for review, rules/ is never edited)",
-            value=", ".join(exclude),
+            placeholder=flagged,
             key=f"alias_{i}",
         )
     with st.container(horizontal=True):

@@ -17,10 +17,11 @@ from monitor.cases.store import apply_verdict
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.queue.sampling import PRIORITY
 from monitor.queue.store import MANUAL, WITHDRAWN, _own, claim
+from monitor.review import evidence
 from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import ProposalRow, clean_members
 from monitor.store.engine import insert_ignore, naive_utc
-from monitor.store.models import AliasProposal, QueueItem, Record, Verdict
+from monitor.store.models import AliasProposal, Event, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
 from monitor.text import normalise_terms
 
@@ -54,12 +55,18 @@ def record_verdict(
     The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
     ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
     ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise. Assertion terms
-    are stripped and blank ones dropped. The regression case (``monitor.cases.store.apply_verdict``)
-    is written in the same transaction as the verdict, so the eval set never lags the verdicts.
+    are stripped and blank ones dropped; a corrected query equal to the logged one is stored as none
+    (``monitor.review.evidence.corrected_query``: an untouched form field is no correction). The
+    regression case (``monitor.cases.store.apply_verdict``) is written in the same transaction as the
+    verdict, so the eval set never lags the verdicts.
     """
     _validate(label, artifact)
     claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
     item = _own(session, item_id, reviewer, now)
+    raw = session.scalar(
+        select(Event.raw).join(Record, Record.rewrite_event_id == Event.id).where(Record.id == item.record_id)
+    )
+    logged = raw.get("query") if isinstance(raw, dict) else None
     verdict = Verdict(
         queue_item_id=item.id,
         record_id=item.record_id,
@@ -67,7 +74,9 @@ def record_verdict(
         reviewer=reviewer,
         artifact=artifact,
         label=label,
-        corrected_query=(corrected_query or "").strip() or None,
+        corrected_query=evidence.corrected_query(
+            corrected_query, logged if isinstance(logged, str) else None
+        ),
         must_include=normalise_terms(must_include),
         must_not_include=normalise_terms(must_not_include),
         note=note,

@@ -10,7 +10,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.checks import REGISTRY, current_versions
-from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.ingest.store.records import load_records
@@ -21,11 +20,6 @@ from monitor.worker.jobs import check_job
 from tests.factories import canonical_case_2_without_alias
 
 CHECKS = current_versions()
-
-
-@pytest.fixture(scope="module")
-def rules():  # type: ignore[no-untyped-def]
-    return load_rules()
 
 
 def test_loaded_record_matches_the_logged_events(session: Session) -> None:

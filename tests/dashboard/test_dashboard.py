@@ -168,14 +168,22 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
     assert list(findings["kind"]) == ["added_content_word", "window_truncated", "antecedent_not_in_input"]
     item = db.get_one(QueueItem, item_id(db, "c1_2"))
     assert (item.state, item.claimed_by) == ("claimed", "bob")
-    # the form is prefilled: the logged query, and the added words as must-not-include
+    # the form starts from the logged query and, once a label says what is wrong, from its terms
+    # (monitor.review.evidence): the added words as must-not-include for a fabrication, nothing for ok
     i = item.id
     assert (
         at.text_input(key=f"query_{i}").value
         == "What is the uptime SLA for the Dublin region on the enterprise plan?"
     )
-    assert at.text_input(key=f"include_{i}").value == ""
-    assert at.text_input(key=f"exclude_{i}").value == "enterprise, plan"
+    assert (at.text_input(key=f"include_{i}_None").value, at.text_input(key=f"exclude_{i}_None").value) == (
+        "",
+        "",
+    )
+    at.radio(key=f"label_{i}").set_value("fabricated_constraint").run()
+    assert at.text_input(key=f"include_{i}_fabricated_constraint").value == ""
+    assert at.text_input(key=f"exclude_{i}_fabricated_constraint").value == "enterprise, plan"
+    at.radio(key=f"label_{i}").set_value("ok").run()
+    assert at.text_input(key=f"exclude_{i}_ok").value == ""
 
 
 def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_opens(
@@ -184,10 +192,10 @@ def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_
     at = open_next_item(start())
     i = item_id(db, "c1_2")
     at.radio(key=f"artifact_{i}").set_value("rewrite")
-    at.radio(key=f"label_{i}").set_value("fabricated_constraint")
+    at.radio(key=f"label_{i}").set_value("fabricated_constraint").run()
     at.text_input(key=f"query_{i}").input("What is the uptime SLA for the Dublin region?")
-    at.text_input(key=f"include_{i}").input("Dublin, uptime SLA")
-    at.text_input(key=f"exclude_{i}").input("enterprise")
+    at.text_input(key=f"include_{i}_fabricated_constraint").input("Dublin, uptime SLA")
+    at.text_input(key=f"exclude_{i}_fabricated_constraint").input("enterprise")
     at.text_area(key=f"note_{i}").input("the user never named a plan")
     at = button(at, "Submit and next").click().run()
     assert not at.exception
@@ -290,7 +298,9 @@ def test_false_alarm_on_a_synonym_proposes_an_alias_and_the_cli_prints_it_as_yam
     at = open_next_item(start())
     i = item_id(db, "c1_2")
     at.radio(key=f"label_{i}").set_value("false_alarm_synonym").run()
-    assert at.text_input(key=f"alias_{i}").value == "enterprise, plan"
+    # a suggestion only: nothing is proposed unless the reviewer types it
+    alias = at.text_input(key=f"alias_{i}")
+    assert (alias.value, alias.placeholder) == ("", "enterprise, plan")
     at.text_input(key=f"alias_{i}").input("enterprise plan,  business   tier, Enterprise Plan")
     at = button(at, "Submit and next").click().run()
     assert (
@@ -317,6 +327,19 @@ def test_false_alarm_on_a_synonym_proposes_an_alias_and_the_cli_prints_it_as_yam
         "    members: [enterprise plan, business tier]\n"
         f"    note: false alarm on a synonym (verdict {verdict.id})\n"
     )
+
+
+def test_an_ok_with_the_form_untouched_stores_no_terms_no_query_and_no_alias(store: str, db: Session) -> None:
+    """Before, an untouched `ok` stored the logged query as the "corrected" one and the flagged words as
+    must-not-include, and a false alarm filed the prefilled words as an alias proposal."""
+    at = open_next_item(start())
+    i = item_id(db, "c1_2")
+    at.radio(key=f"label_{i}").set_value("ok").run()
+    at = button(at, "Submit and next").click().run()
+    assert not at.exception
+    v = fresh(db).scalars(select(Verdict)).one()
+    assert (v.label, v.corrected_query, v.must_include, v.must_not_include) == ("ok", None, [], [])
+    assert db.scalars(select(AliasProposal)).all() == []
 
 
 def test_an_alias_of_one_member_is_refused_before_anything_is_stored(store: str, db: Session) -> None:

@@ -339,21 +339,3 @@ def test_auth_missing_names_what_a_login_still_needs() -> None:
         "client_secret",
         "server_metadata_url",
     ]
-
-
-def test_the_verdict_form_prefills_the_item_a_list_reference_points_at() -> None:
-    """A wrong antecedent: the reviewer's must-include is the item the transcript points at and the
-    must-not-include the one the query named; the added word of another finding stays excluded."""
-    from dashboard.artifacts import prefill_terms
-    from monitor.checks.store import FindingRow
-
-    def row(kind: str, evidence: dict[str, object]) -> FindingRow:
-        return FindingRow("r1", "c1", kind, "high", [], "", evidence, kind, 1)
-
-    findings = [
-        row(
-            "wrong_antecedent", {"expected": "Dublin", "named": "Frankfurt", "words": [{"text": "Frankfurt"}]}
-        ),
-        row("added_content_word", {"words": [{"text": "CMK"}]}),
-    ]
-    assert prefill_terms(findings) == (["Dublin"], ["Frankfurt", "CMK"])

@@ -41,12 +41,6 @@ LABEL_KEYS = {
     "g": "generation",
 }
 """One key per label in ``review`` (``s`` skips the item, ``q`` releases it and stops)."""
-MUST_NOT_KINDS = ("added_content_word", "qualifier_conflict", "unresolved_reference", "wrong_antecedent")
-MUST_KINDS = ("dropped_qualifier", "intent_dropped")
-"""``review`` prefills must-not-include with the words of findings of ``MUST_NOT_KINDS`` (fabricated
-words, a conflicting value, a reference left unresolved, the item a list reference was wrongly resolved
-to) and must-include with those of ``MUST_KINDS``
-(a live qualifier or intent word the query lost), like the dashboard's form; the reviewer edits them."""
 
 
 def _session(state: State) -> Any:
@@ -153,6 +147,7 @@ def review_loop(
     from monitor.cli.render import render_record
     from monitor.ingest.store.records import get_record_view
     from monitor.queue.store import claim_next, release, skip
+    from monitor.review.evidence import prefill
     from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
     from monitor.review.store import record_verdict
 
@@ -193,16 +188,13 @@ def review_loop(
         label = LABEL_KEYS[key]
         corrected, must, must_not = None, [], []
         if label not in FINE_LABELS:
-            medium = [f for f in findings if f.severity in ("medium", "high")]
-            pre_not = [w for f in medium if f.kind in MUST_NOT_KINDS for w in f.words]
-            pre_must = [w for f in medium if f.kind in MUST_KINDS for w in f.words]
+            # The same terms the dashboard's form starts from (monitor.review.evidence), for this label.
+            pre = prefill(label, findings)
             try:
                 corrected = read_line("corrected query (Enter: none)", "").strip() or None
-                must = split_terms(
-                    read_line("must include, comma-separated", ", ".join(dict.fromkeys(pre_must)))
-                )
+                must = split_terms(read_line("must include, comma-separated", ", ".join(pre.must_include)))
                 must_not = split_terms(
-                    read_line("must not include, comma-separated", ", ".join(dict.fromkeys(pre_not)))
+                    read_line("must not include, comma-separated", ", ".join(pre.must_not_include))
                 )
             except BaseException:
                 release(session=session, item_id=row.id, reviewer=reviewer, now=now())

@@ -1,0 +1,144 @@
+"""What a verdict form starts from: the assertion terms the findings suggest, per label (issue 16, part 1).
+
+One model for the dashboard's Item page and the terminal ``review``: both show and store what this
+module returns, so the same findings prefill the same terms on either screen. Pure: it reads findings
+as plain objects (``kind``, ``severity``, ``evidence``), imports only the standard library and the
+verdict vocabulary.
+
+The prefill follows the label, because the label says what the eval set must test:
+
+========================= ==========================================================================
+label                     prefill (``must_include`` / ``must_not_include``)
+========================= ==========================================================================
+``ok``, ``false_alarm_*`` nothing: the rewrite was fine, and a flagged word kept as an assertion would
+                          turn a false alarm into a case that fails every correct rewrite
+``fabricated_constraint`` must not: the added words and conflicting values; must: the live value a
+                          conflict replaced
+``dropped_constraint``,   must: the dropped live qualifier values and the lost intent words
+``over_carried``
+``wrong_antecedent``      must: the item a list reference points at; must not: the item it was
+                          resolved to
+other labels              nothing (chat state, retrieval, generation, an unresolved reference and a
+                          non-query are judged by the reviewer's own terms)
+========================= ==========================================================================
+
+Only findings at medium or above count (what put the item in the queue). A corrected query is stored
+only when it differs from the logged one (:func:`corrected_query`), and an alias proposal is filed only
+when the reviewer fills its own field: nothing prefilled becomes one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from monitor.review.labels import FINE_LABELS, Label
+
+
+class FindingLike(Protocol):
+    """What this module reads of a finding (``monitor.checks.store.FindingRow`` has it)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def severity(self) -> str: ...
+
+    @property
+    def evidence(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Prefill:
+    """The suggested assertion terms of a verdict, each in order of the findings, without repeats."""
+
+    must_include: tuple[str, ...] = ()
+    must_not_include: tuple[str, ...] = ()
+
+
+QUEUED = ("medium", "high")
+"""Severities whose findings suggest terms: those that put an item in the queue."""
+
+
+class _Terms:
+    def __init__(self) -> None:
+        self.include: list[str] = []
+        self.exclude: list[str] = []
+
+    @staticmethod
+    def _add(to: list[str], value: object) -> None:
+        if (
+            isinstance(value, str)
+            and value.strip()
+            and value.strip().casefold() not in {x.casefold() for x in to}
+        ):
+            to.append(value.strip())
+
+    def include_(self, value: object) -> None:
+        self._add(self.include, value)
+
+    def exclude_(self, value: object) -> None:
+        self._add(self.exclude, value)
+
+
+def _fabricated(findings: Iterable[FindingLike], t: _Terms) -> None:
+    for f in findings:
+        ev = f.evidence
+        if f.kind == "added_content_word":
+            for w in ev.get("words", []):
+                t.exclude_(w.get("text"))
+        elif f.kind == "qualifier_conflict":
+            for w in ev.get("words", []):
+                t.exclude_(w.get("text"))
+            for loc in ev.get("stated_at", []):
+                t.include_(loc.get("text"))
+
+
+def _dropped(findings: Iterable[FindingLike], t: _Terms) -> None:
+    for f in findings:
+        ev = f.evidence
+        if f.kind == "dropped_qualifier":
+            t.include_((ev.get("stated_at") or {}).get("text") or ev.get("value"))
+        elif f.kind == "intent_dropped":
+            for w in ev.get("missing", []):
+                if not (isinstance(w, Mapping) and w.get("pointer")):  # a replaced pointer is no loss
+                    t.include_(w if isinstance(w, str) else w.get("text"))
+
+
+def _antecedent(findings: Iterable[FindingLike], t: _Terms) -> None:
+    for f in findings:
+        ev = f.evidence
+        if f.kind == "wrong_antecedent" and "expected" in ev:
+            t.include_(ev.get("expected"))  # the item the list reference points at
+            t.exclude_(ev.get("named"))
+
+
+def prefill(label: str | None, findings: Iterable[FindingLike]) -> Prefill:
+    """The terms a verdict of ``label`` starts with, from the ``findings`` at medium or above (the
+    module's table); empty for ``None`` (no label chosen yet), the fine labels and the labels no finding
+    speaks to."""
+    if label is None or label in FINE_LABELS:
+        return Prefill()
+    queued = [f for f in findings if f.severity in QUEUED]
+    t = _Terms()
+    if label == Label.FABRICATED_CONSTRAINT:
+        _fabricated(queued, t)
+    elif label in (Label.DROPPED_CONSTRAINT, Label.OVER_CARRIED):
+        _dropped(queued, t)
+    elif label == Label.WRONG_ANTECEDENT:
+        _antecedent(queued, t)
+    return Prefill(tuple(t.include), tuple(t.exclude))
+
+
+def corrected_query(typed: str | None, logged: str | None) -> str | None:
+    """The corrected standalone query to store: what the reviewer typed, stripped, or ``None`` when it is
+    empty or the logged query itself (compared with whitespace collapsed): an untouched form field is
+    no correction."""
+    text = " ".join((typed or "").split())
+    if not text or (logged is not None and text == " ".join(logged.split())):
+        return None
+    return (typed or "").strip()
+
+
+__all__ = ["FindingLike", "Prefill", "corrected_query", "prefill"]

@@ -1,0 +1,74 @@
+"""The verdict form's prefill (``monitor.review.evidence``), per label, on the canonical cases: the same
+terms on the dashboard and in the terminal, nothing for a fine rewrite, no untouched query stored."""
+
+from __future__ import annotations
+
+from monitor.checks import run_checks
+from monitor.review.evidence import Prefill, corrected_query, prefill
+from monitor.review.labels import LABELS
+from tests.factories import make_record
+
+PLANE = [
+    ("user", "Which commercial plane is the biggest?"),
+    ("assistant", "The Airbus A380 is the largest passenger plane."),
+]
+EU = [
+    ("user", "Which EU regions support customer-managed keys?"),
+    ("assistant", "Frankfurt and Dublin both do."),
+]
+PLAN = [("user", "We run the enterprise plan in staging."), ("assistant", "Noted.")]
+
+
+def findings(history, latest, query, rules):  # type: ignore[no-untyped-def]
+    return run_checks(make_record(history, latest, query), rules).findings
+
+
+def test_an_invented_name_is_a_must_not_for_a_fabrication_and_nothing_for_a_fine_verdict(rules) -> None:  # type: ignore[no-untyped-def]
+    """The README's Boeing example: an `ok` (or false-alarm) verdict exports no assertion on the flagged
+    words, where before it kept must-not-include ["Boeing", "737"] and the logged query as expected."""
+    got = findings(
+        PLANE,
+        "How does its fuel consumption compare?",
+        "How does the Boeing 737 fuel consumption compare?",
+        rules,
+    )
+    assert prefill("fabricated_constraint", got) == Prefill((), ("Boeing", "737"))
+    for label in ("ok", "false_alarm_synonym", None):
+        assert prefill(label, got) == Prefill()
+    # a label no finding speaks to starts empty too
+    assert prefill("unresolved_reference", got) == prefill("window_truncated", got) == Prefill()
+
+
+def test_a_wrong_list_reference_prefills_the_item_pointed_at_and_the_one_named(rules) -> None:  # type: ignore[no-untyped-def]
+    got = findings(EU, "What's the SLA on the second one?", "What is the SLA for Frankfurt?", rules)
+    assert prefill("wrong_antecedent", got) == Prefill(("Dublin",), ("Frankfurt",))
+    assert prefill("fabricated_constraint", got) == Prefill()  # no word was added
+
+
+def test_a_dropped_qualifier_is_a_must_include_for_a_drop_only(rules) -> None:  # type: ignore[no-untyped-def]
+    got = findings(PLAN, "What is the rate limit?", "What is the rate limit in staging?", rules)
+    assert prefill("dropped_constraint", got) == prefill("over_carried", got) == Prefill(("enterprise",), ())
+    assert prefill("fabricated_constraint", got) == Prefill()
+
+
+def test_every_label_has_a_prefill_and_low_findings_suggest_nothing(rules) -> None:  # type: ignore[no-untyped-def]
+    got = findings(
+        PLANE,
+        "How does its fuel consumption compare?",
+        "How does the Boeing 737 fuel consumption compare?",
+        rules,
+    )
+    assert all(isinstance(prefill(label, got), Prefill) for label in LABELS)
+    low = [f for f in got if f.severity == "low"]
+    assert all(prefill(label, low) == Prefill() for label in LABELS)
+
+
+def test_an_untouched_corrected_query_is_no_correction() -> None:
+    logged = "What is the uptime SLA for Dublin?"
+    assert corrected_query(logged, logged) is None
+    assert corrected_query("  What is the uptime  SLA for Dublin? ", logged) is None  # spaces only
+    assert corrected_query("", logged) is None and corrected_query(None, logged) is None
+    assert (
+        corrected_query(" What is the uptime SLA for Frankfurt? ", logged)
+        == "What is the uptime SLA for Frankfurt?"
+    )
