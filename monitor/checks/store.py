@@ -404,6 +404,26 @@ def stored_rewrites(
     return out
 
 
+def rewrite_meta(
+    *, session: Session, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[datetime | None, str | None, str | None]]:
+    """``(conv_id, request_id)`` -> the rewrite's time (naive UTC), model and prompt version, for the
+    keys that have a logged rewrite. Reads in chunks of 500 request ids."""
+    wanted = set(keys)
+    out: dict[tuple[str, str], tuple[datetime | None, str | None, str | None]] = {}
+    ids = sorted({r for _, r in wanted})
+    for start in range(0, len(ids), 500):
+        rows = session.execute(
+            select(Record.conv_id, Record.request_id, Record.ts, Record.model, Record.prompt_version).where(
+                Record.request_id.in_(ids[start : start + 500]), Record.rewrite_event_id.is_not(None)
+            )
+        )
+        for conv, req, ts, model, pv in rows:
+            if (conv, req) in wanted:
+                out[(conv, req)] = (ts, model, pv)
+    return out
+
+
 def record_added_lemmas(*, session: Session, rows: Sequence[tuple[str | None, str, str]]) -> None:
     """Store ``(prompt_version, lemma, conv_id)`` rows of the rewriter profile (``""`` for no prompt
     version); a row already stored is left alone (insert-or-ignore on the unique key). Flushes, does not

@@ -111,10 +111,20 @@ def findings(
         int | None, typer.Option("--limit", min=1, max=1_000_000, help="At most N findings.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    otlp: Annotated[
+        bool,
+        typer.Option(
+            "--otlp",
+            help="OpenTelemetry gen_ai.evaluation.result events as OTLP JSON logs (one LogsData per line, "
+            "500 records each), for a Collector's otlpjsonfile receiver; no query or transcript text.",
+        ),
+    ] = False,
 ) -> None:
     """List stored findings of the current checker versions, most severe first.
 
     Example: rewrite-monitor findings --kind added_content_word --min-severity high --json
+
+    Example: rewrite-monitor findings --min-severity medium --otlp > findings.otlp.jsonl
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import safe_text
@@ -130,9 +140,24 @@ def findings(
             min_severity=min_severity,
             limit=limit,
         )
+    if as_json and otlp:
+        raise typer.BadParameter("choose one of --json and --otlp", param_hint="--otlp")
     if as_json:
         for r in rows:
             typer.echo(json.dumps(r.as_dict(), ensure_ascii=False))
+        return
+    if otlp:
+        from datetime import UTC, datetime
+
+        from monitor import __version__
+        from monitor.checks.otlp import EVENT_NAME, evaluation_lines
+        from monitor.checks.store import rewrite_meta
+
+        with session_factory(engine)() as session:
+            meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
+        for line in evaluation_lines(rows, meta, version=__version__, now=datetime.now(UTC)):
+            typer.echo(json.dumps(line, separators=(",", ":")))
+        err.print(f"{len(rows)} findings as {EVENT_NAME} events")
         return
     table = Table("request", "kind", "severity", "words", "reason")
     for r in rows:
