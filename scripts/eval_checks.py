@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from monitor.checks import REGISTRY, added_words, current_versions, profile
+from monitor.checks import added_words, checks_by_kind, current_versions, profile
 from monitor.checks.rules import load_rules
 from monitor.ingest.sources import discover
 from monitor.ingest.store.batches import ingest_sources
@@ -77,7 +77,7 @@ def figures_at(point: dict[str, float], logs: Path, labels: list[Path]) -> dict[
         with session_factory(engine)() as session:
             ingest_sources(session, discover([logs]))
             check_job(session=session, rules=rules)
-            kind_to_check = {k: s.id for s in REGISTRY.values() for k in s.kinds}
+            kind_to_check = checks_by_kind()
             result = evaluate(
                 session=session,
                 label_files=labels,

@@ -72,6 +72,16 @@ def current_versions() -> list[tuple[str, int]]:
     return [(spec.id, spec.version) for spec in REGISTRY.values()]
 
 
+def checks_by_kind() -> dict[str, tuple[str, ...]]:
+    """Finding kind -> the ids of the checks that can emit it, in registry order (``wrong_antecedent``:
+    ``list_reference`` and ``topic_shift``): a kind was looked for on a record when any of them ran."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in REGISTRY.values():
+        for kind in spec.kinds:
+            out[kind] = (*out.get(kind, ()), spec.id)
+    return out
+
+
 def run_family(record: RewriteRecord, rules: Rules, family: str) -> list[Finding]:
     """Findings of every check of one family module that ran (skips are dropped; use run_checks for them)."""
     out: list[Finding] = []

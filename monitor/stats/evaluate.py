@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -441,7 +441,7 @@ def evaluate(
     session: Session,
     label_files: Sequence[Path],
     checks: Sequence[tuple[str, int]],
-    kind_to_check: dict[str, str],
+    kind_to_check: Mapping[str, str | Sequence[str]],
     rules_hash: str | None = None,
     by: str | None = None,
     same_alias: Callable[[str, str], bool] | None = None,
@@ -449,7 +449,8 @@ def evaluate(
     """Join each label file to the stored findings and count, per row and severity threshold.
 
     ``checks`` are the current ``(check_id, version)`` pairs; ``kind_to_check`` maps a finding kind to
-    the check id that emits it (to tell "skipped" from "ran and found nothing"); ``rules_hash`` is the
+    the check id, or the ids, that emit it (``monitor.checks.checks_by_kind``; to tell "skipped" from
+    "ran and found nothing": a kind was looked for when any of its checks ran); ``rules_hash`` is the
     current rules' hash (``None``: any). ``by`` (``"model"`` or ``"prompt_version"``) splits each file by
     the rewriter that wrote the rewrite: groups are then named ``"<file> [<value>]"``. Raises
     ``LabelError`` for an unreadable label file and ``ValueError`` for another ``by``.
@@ -483,17 +484,23 @@ def evaluate(
     return result
 
 
+def _emitters(kind_to_check: Mapping[str, str | Sequence[str]], kind: str) -> tuple[str, ...]:
+    """The check ids that emit ``kind`` (the kind itself when none is named)."""
+    got = kind_to_check.get(kind, kind)
+    return (got,) if isinstance(got, str) else tuple(got)
+
+
 def _score(
     result: Evaluation,
     group: str,
     item: LabelItem,
     rec: StoredRewrite,
     weight: float,
-    kind_to_check: dict[str, str],
+    kind_to_check: Mapping[str, str | Sequence[str]],
     rules_hash: str | None,
     same_alias: Callable[[str, str], bool] | None,
 ) -> None:
-    runs = [rec.statuses.get(kind_to_check.get(k, k)) for k in REWRITE_KINDS]
+    runs = [rec.statuses.get(c) for k in REWRITE_KINDS for c in _emitters(kind_to_check, k)]
     if rules_hash is not None and any(r is not None and r[1] != rules_hash for r in runs):
         result.stale[group] += 1
         for rows in result.table[group].values():
@@ -518,7 +525,11 @@ def _score(
             continue  # this file does not label it
         truth = any(item.truth.get(k) for k in row.truth_from)
         labelled = [w for k in row.truth_from for w in item.words.get(k, [])]
-        ran = any((rec.statuses.get(kind_to_check.get(p, p)) or ("", ""))[0] == "ran" for p in row.predictors)
+        ran = any(
+            (rec.statuses.get(c) or ("", ""))[0] == "ran"
+            for p in row.predictors
+            for c in _emitters(kind_to_check, p)
+        )
         relevant = [f for f in rec.findings if f.kind in row.predictors]
         for threshold in THRESHOLDS:
             conf = result.table[group][threshold].setdefault(row.name, Confusion())

@@ -176,3 +176,34 @@ def test_a_resolved_entry_naming_another_item_of_the_list_its_turn_names(rules) 
     assert (sev, resolved) == ("high", None) and reason.startswith("'the second one' points at 'Dublin'")
     # turn 1 (the user's question) holds no list: nothing to read the entry against
     assert run("What is the SLA for the region?", "Frankfurt", turn=1) == []
+
+
+def test_a_stale_scope_attached_to_an_announced_new_topic(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "By the way" opens a new question; the query attaches the earlier topic's scope: medium, with the
+    carried words. Without the marker nothing is judged (an implicit continuation is usually right)."""
+    history = [
+        ("user", "What does IBM Cloud Internet Services bot management do?"),
+        ("assistant", "CIS bot management tells good bots from malicious ones."),
+    ]
+    out = run_checks(
+        make_record(
+            history,
+            "By the way, what is a secret?",
+            "What is a secret in IBM Cloud Internet Services bot management?",
+        ),
+        rules,
+        only=["topic_shift"],
+    )
+    (f,) = out.findings
+    assert (f.kind, f.severity, [c["text"] for c in f.evidence["carried"]]) == (
+        "wrong_antecedent",
+        "medium",
+        ["IBM", "Cloud", "Internet", "Services", "bot", "management"],
+    )
+    assert f.reason.startswith("the user changed the topic ('By the way'), but the query carries 'IBM'")
+    # one carried word is the domain, not a scope; and no marker, no judgement
+    rec = make_record(history, "By the way, what is a secret?", "What is a secret in IBM security?")
+    assert run_checks(rec, rules, only=["topic_shift"]).findings == ()
+    rec = make_record(history, "What is a secret?", "What is a secret in IBM Cloud Internet Services?")
+    (status,) = run_checks(rec, rules, only=["topic_shift"]).statuses
+    assert (status.status, status.reason) == ("skipped", "the latest message announces no new topic")

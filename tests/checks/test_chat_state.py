@@ -128,5 +128,6 @@ def test_every_context_check_skips_without_ctx_input(rules):
             "session_mismatch",
             "roles_mismatch",
             "list_reference",
+            "topic_shift",
         )
     } | {"antecedent_not_in_input": "no resolved entries logged"}

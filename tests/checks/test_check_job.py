@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.checks import REGISTRY, current_versions
+from monitor.checks import checks_by_kind, current_versions
 from monitor.checks.store import list_findings
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.ingest.store.records import load_records
@@ -87,7 +87,7 @@ def test_evaluate_counts_confusion_from_labels(session: Session, rules, tmp_path
         "".join(json.dumps({"request_id": r, "fabricated": f, **flags}) + "\n" for r, f in items)
     )
     assert [i.request_id for i in read_labels(labels)] == ["a_2", "b_2", "zz_9"]
-    kind_to_check = {k: s.id for s in REGISTRY.values() for k in s.kinds}
+    kind_to_check = checks_by_kind()
     result = evaluate(session=session, label_files=[labels], checks=CHECKS, kind_to_check=kind_to_check)
     fab = result.as_json()["files"]["labels.jsonl"]["fabricated"]
     # a_2 is a true positive, b_2 (same rewrite, labelled clean) a false alarm; zz_9 is not stored

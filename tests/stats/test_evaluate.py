@@ -156,7 +156,7 @@ def test_item_weights_follow_the_strata() -> None:
 def test_evaluate_by_prompt_version_and_details_in_json(session, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from monitor.checks import REGISTRY, current_versions
+    from monitor.checks import checks_by_kind, current_versions
     from monitor.checks.rules import load_rules
     from monitor.ingest.store.batches import ingest_bytes
     from monitor.stats.evaluate import evaluate
@@ -188,7 +188,7 @@ def test_evaluate_by_prompt_version_and_details_in_json(session, tmp_path) -> No
         + json.dumps({"request_id": "b_2", "fabricated": [], **flags})
         + "\n"
     )
-    kind_to_check = {k: s.id for s in REGISTRY.values() for k in s.kinds}
+    kind_to_check = checks_by_kind()
     result = evaluate(
         session=session,
         label_files=[labels],

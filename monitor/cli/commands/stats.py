@@ -41,7 +41,7 @@ def evaluate_cmd(
 
     Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --details
     """
-    from monitor.checks import REGISTRY
+    from monitor.checks import checks_by_kind
     from monitor.checks.rules import load_rules
     from monitor.cli.render import safe_text
     from monitor.stats.evaluate import THRESHOLDS, evaluate
@@ -54,7 +54,7 @@ def evaluate_cmd(
         ga = group_of.get(a.lower())
         return ga is not None and ga == group_of.get(b.lower())
 
-    kind_to_check = {kind: spec.id for spec in REGISTRY.values() for kind in spec.kinds}
+    kind_to_check = checks_by_kind()
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         result = evaluate(
