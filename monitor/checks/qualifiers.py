@@ -13,6 +13,10 @@ cluster runs in eu-west-1", not "where can I find ..."): a property of the user 
 conversation. A year or a place said for one question does not constrain every later
 one unless restated.
 
+A full question with its own subject and nothing pointing back (no pronoun, ordinal or ellipsis, more
+than a fragment's few words) does not continue the question before it: that question's values are
+spent too (v6, :func:`_continues`).
+
 A live value is kept when the query has it, a spelling of it, an alias-group sibling, or its last word
 with a plural or derivational ending (v5: "1930s" keeps 1930, "childhood" keeps child).
 
@@ -40,14 +44,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
-from monitor.checks.references import ELLIPSIS_RE
+from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import CompiledKind, Rules
 from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 5
+VERSION = 6
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -142,10 +146,11 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
     # The turns whose values carry into the latest: the latest, the user turn before it, and before
     # that one while each is an elliptical follow-up ("And in Paris?" continues the question before).
     carrying: set[int | str] = {"latest"}
-    for label, text in reversed(turns):
-        carrying.add(label)
-        if not ELLIPSIS_RE.search(text):
-            break
+    if _continues(record.latest, rules):
+        for label, text in reversed(turns):
+            carrying.add(label)
+            if not ELLIPSIS_RE.search(text):
+                break
     turns.append(("latest", record.latest))
     out: Statements = []
     for label, text in turns:
@@ -171,6 +176,27 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
         }
         out.append((label, stated, carried))
     return out
+
+
+CONTINUING_WORDS = 3
+"""A latest message of at most this many content words is a follow-up fragment ("What's the rate
+limit?", "And the price?"): it continues the question before it even with no referring word."""
+
+
+def _continues(latest: str, rules: Rules) -> bool:
+    """Whether the latest message continues the user's previous question, so that question's values
+    still hold: it refers back (a pronoun or demonstrative, an ordinal, ``PRONOUN_RE`` and
+    ``ORDINAL_RE``), is elliptical (``ELLIPSIS_RE``), or is a fragment of at most
+    :data:`CONTINUING_WORDS` content words. A full question with its own subject and nothing pointing
+    back ("Are IBM Immutable Object Storage and Immutable Data Storage the same thing?") starts afresh:
+    the values of the question before it are spent (Halliday and Hasan 1976: cohesion is carried by
+    reference, substitution and ellipsis)."""
+    if ELLIPSIS_RE.search(latest) or PRONOUN_RE.search(latest) or ORDINAL_RE.search(latest):
+        return True
+    content = [
+        t for t in analyzer().analyze(latest).tokens if t.is_content and t.key not in rules.filler_words
+    ]
+    return len(content) <= CONTINUING_WORDS
 
 
 _POSSESSIVE_RE = re.compile(r"\b(?:my|mine|myself|our|ours|ourselves)\b", re.IGNORECASE)

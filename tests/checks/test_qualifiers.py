@@ -255,3 +255,18 @@ def test_a_value_kept_with_an_ending_is_present(rules):
     assert check(rec, rules) == []
     rec = make_record(msgs, "And at school?", "Was Bobby Fischer childless at school?")
     assert kinds(rec, rules) == [("dropped_qualifier", "medium", "child")]
+
+
+def test_a_full_new_question_does_not_inherit_the_previous_questions_values(rules):
+    """The user asked about on-premises options, then a new question with its own subject and nothing
+    pointing back: "on-premises" is spent. A follow-up that refers back, or a fragment, still carries."""
+    msgs = [
+        ("user", "Are there on-premises storage options as alternatives to cloud storage?"),
+        ("assistant", "Yes, several."),
+    ]
+    fresh = "Is IBM Immutable Object Storage encrypted at rest by default?"
+    assert check(make_record(msgs, fresh, fresh), rules) == []
+    rec = make_record(msgs, "Which of them is cheapest?", "Which storage option is cheapest?")
+    assert kinds(rec, rules) == [("dropped_qualifier", "medium", "on prem")]
+    rec = make_record(msgs, "And the price?", "What is the price of storage options?")
+    assert kinds(rec, rules) == [("dropped_qualifier", "medium", "on prem")]
