@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
-from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE
+from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE, SAME_PAIR_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import CompiledKind, Rules
 from monitor.checks.sentences import AUXILIARIES, sentence_around
@@ -191,7 +191,10 @@ def _continues(latest: str, rules: Rules) -> bool:
     back ("Are IBM Immutable Object Storage and Immutable Data Storage the same thing?") starts afresh:
     the values of the question before it are spent (Halliday and Hasan 1976: cohesion is carried by
     reference, substitution and ellipsis)."""
-    if ELLIPSIS_RE.search(latest) or PRONOUN_RE.search(latest) or ORDINAL_RE.search(latest):
+    if ELLIPSIS_RE.search(latest) or PRONOUN_RE.search(latest):
+        return True
+    # "the same" comparing two things the message names ("Are X and Y the same thing?") points nowhere
+    if any(not SAME_PAIR_RE.search(latest, 0, m.end()) for m in ORDINAL_RE.finditer(latest)):
         return True
     content = [
         t for t in analyzer().analyze(latest).tokens if t.is_content and t.key not in rules.filler_words

@@ -25,7 +25,9 @@ VERSION = 1
 # of years"), or one the query resolves itself (an "of" phrase naming something new, "A and B the same",
 # a pronoun whose antecedent the query names in an earlier clause).
 UNRESOLVED_VERSION = 2
-NOT_A_QUERY_VERSION = 2  # v2: sentences split without breaking on abbreviations and initials
+# not_a_query v2: sentences split without breaking on abbreviations and initials. v3: nor on a quoted
+# "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question).
+NOT_A_QUERY_VERSION = 3
 
 # Personal/possessive pronouns and demonstratives that point back into the conversation.
 # Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).

@@ -5,7 +5,9 @@ A full stop ends a sentence only when the word before it is not an abbreviation 
 initial: "Joseph P. Kennedy", "E. E. Cummings", but not "vitamin C. Which"), not a dotted acronym
 ("E.T.A.", "U.S.") and not inside a number ("3.5"), and the next word starts a sentence (a capital, a
 digit or a quote) or the text ends. A lower-case next word never starts one ("e.g. the"), so "... a lot.
-which fruits" stays one sentence. ``?`` and ``!`` always end one. Pure regular expressions: no model,
+which fruits" stays one sentence. ``?`` and ``!`` end one, except in a quotation the sentence goes on
+after (a closing quote or bracket, then a lower-case word: 'the quote "A horse!" in Richard III');
+closing quotes and brackets after an end belong to its sentence. Pure regular expressions: no model,
 deterministic.
 
 Source of the abbreviation list: the courtesy titles, name suffixes and Latin abbreviations of *The
@@ -75,7 +77,8 @@ ABBREVIATIONS = frozenset(
 )
 """Words written with a full stop that does not end the sentence (lower case, without the stop)."""
 
-_END_RE = re.compile(r"[.!?]+")
+_END_RE = re.compile(r"[.!?]+[\"'”’)\]]*")
+"""A sentence end with the closing quotes and brackets after it, which belong to the sentence."""
 _WORD_BEFORE_RE = re.compile(r"([\w.'’-]*)$")
 _STARTS_SENTENCE_RE = re.compile(r"\s+[\"'“‘(\[]?[A-Z0-9]")
 _INITIAL_NEXT_RE = re.compile(r"\s+[A-Z]\.")
@@ -91,9 +94,10 @@ class Sentence:
 
 
 def _is_boundary(text: str, match: re.Match[str]) -> bool:
-    if "?" in match.group() or "!" in match.group():
-        return True
     rest = text[match.end() :]
+    if "?" in match.group() or "!" in match.group():
+        # a quoted question or exclamation inside a sentence: 'the quote "A horse!" in Richard III'
+        return not (match.group()[-1] in "\"'”’)]" and re.match(r"\s+[a-z]", rest))
     if rest.strip() == "":
         return True
     if not _STARTS_SENTENCE_RE.match(rest):

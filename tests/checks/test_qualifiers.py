@@ -266,6 +266,9 @@ def test_a_full_new_question_does_not_inherit_the_previous_questions_values(rule
     ]
     fresh = "Is IBM Immutable Object Storage encrypted at rest by default?"
     assert check(make_record(msgs, fresh, fresh), rules) == []
+    # "the same" comparing two things the message names points back at nothing
+    fresh = "Are IBM Immutable Object Storage and Immutable Data Storage the same thing?"
+    assert check(make_record(msgs, fresh, fresh), rules) == []
     rec = make_record(msgs, "Which of them is cheapest?", "Which storage option is cheapest?")
     assert kinds(rec, rules) == [("dropped_qualifier", "medium", "on prem")]
     rec = make_record(msgs, "And the price?", "What is the price of storage options?")

@@ -23,7 +23,7 @@ def test_registry_listing():
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
         ("unresolved_reference.v2", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
-        ("not_a_query.v2", "references", ("not_a_query",)),
+        ("not_a_query.v3", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v7", "intent", ("intent_dropped",)),

@@ -93,3 +93,18 @@ def test_a_plural_abstract_noun_is_low_like_its_singular(rules) -> None:  # type
         for w in f.evidence["words"]
     }
     assert graded["requirements"] == ("low", "abstract_noun")
+
+
+def test_a_quoted_exclamation_inside_a_sentence_does_not_end_it() -> None:
+    """The closing quote belongs to the sentence it ends, and a quoted "!" or "?" followed by a
+    lower-case word is inside the sentence (the not_a_query false alarm "2 sentences" on a quote)."""
+    from monitor.checks.sentences import split_sentences
+
+    def texts(t: str) -> list[str]:
+        return [s.text for s in split_sentences(t)]
+
+    assert texts('What does the quote "A horse, my kingdom for a horse!" mean in Richard III?') == [
+        'What does the quote "A horse, my kingdom for a horse!" mean in Richard III?'
+    ]
+    assert texts('He said "Stop!" Then he left.') == ['He said "Stop!"', "Then he left."]
+    assert texts('She asked "why?" and left.') == ['She asked "why?" and left.']
