@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
+import os
 import signal
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.factories import stream_lines
 from tests.faults.common import Result, Size, backend, worker_cycle
-from tests.helpers import Writer, start_worker, worker_env
+from tests.helpers import REPO, Writer, start_worker, worker_env
 
 BUDGET = 400
 """A queue budget large enough that the reviewers do not run out of items while the test runs."""
 
 
-def reviewer(
-    url: str, name: str, seconds: float, out: mp.Queue[tuple[str, int, int, int, list[str]]]
-) -> None:
+def reviewer(url: str, name: str, seconds: float) -> dict[str, object]:
     """Claim the next item and submit a verdict, as the dashboard's Item page does (its writing engine,
-    ``claim_next`` then ``record_verdict``), for ``seconds``; reports (name, submitted, failed, idle
-    polls, the first errors)."""
+    ``claim_next`` then ``record_verdict``), for ``seconds``; returns the submits, failures, idle polls
+    and the first errors. Run in its own process (``python -m tests.faults.contention URL NAME S``)."""
     from monitor.queue.store import claim_next
     from monitor.review.store import record_verdict
     from monitor.store.engine import open_store, session_factory
@@ -57,7 +57,7 @@ def reviewer(
             if len(errors) < 3:
                 errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
     engine.dispose()
-    out.put((name, done, failed, idle, errors))
+    return {"name": name, "submitted": done, "failed": failed, "idle": idle, "errors": errors}
 
 
 def contention(url: str, workdir: Path, size: Size) -> Result:
@@ -83,17 +83,21 @@ def contention(url: str, workdir: Path, size: Size) -> Result:
             raise RuntimeError("the worker did not start")
         time.sleep(0.05)
     writer = Writer(src, later, seconds=size.contention_seconds, seed=3)
-    out: mp.Queue[tuple[str, int, int, int, list[str]]] = mp.get_context("spawn").Queue()
-    ctx = mp.get_context("spawn")
-    reviewers = [
-        ctx.Process(target=reviewer, args=(url, f"r{i}", size.contention_seconds, out)) for i in (1, 2)
-    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "tests.faults.contention"]
     writer.start()
+    reviewers = [
+        subprocess.Popen(
+            [*cmd, url, f"r{i}", str(size.contention_seconds)], env=env, cwd=REPO, stdout=subprocess.PIPE
+        )
+        for i in (1, 2)
+    ]
+    results = []
     for p in reviewers:
-        p.start()
-    results = [out.get(timeout=size.contention_seconds + 120) for _ in reviewers]
-    for p in reviewers:
-        p.join(timeout=30)
+        stdout, _ = p.communicate(timeout=size.contention_seconds + 120)
+        if p.returncode != 0:
+            raise RuntimeError(f"a reviewer process exited {p.returncode}")
+        results.append(json.loads(stdout))
     writer.join()
     worker.send_signal(signal.SIGTERM)
     worker.wait(timeout=120)
@@ -105,12 +109,16 @@ def contention(url: str, workdir: Path, size: Size) -> Result:
             "seconds": size.contention_seconds,
             "worker cycles": cycles,
             "failed cycles": failed_cycles,
-            "submits": sum(r[1] for r in results),
-            "failed submits": sum(r[2] for r in results),
+            "submits": sum(int(r["submitted"]) for r in results),
+            "failed submits": sum(int(r["failed"]) for r in results),
         }
     )
-    errors = [e for r in results for e in r[4]]
+    errors = [str(e) for r in results for e in r["errors"]]
     res.expect(failed_cycles == 0, "worker cycles failed")
     res.expect(res.figures["failed submits"] == 0, "submits failed: " + "; ".join(errors))
     res.expect(res.figures["submits"] > 0 and cycles > 1, "nothing was exercised")
     return res
+
+
+if __name__ == "__main__":
+    print(json.dumps(reviewer(sys.argv[1], sys.argv[2], float(sys.argv[3]))))
