@@ -30,7 +30,9 @@ Example (a plain anthropic-SDK rewriter; any other call works the same)::
 
 ``client_turn_count`` is what the client showed the user (the number of messages on screen): the
 window-truncation check compares it with what the rewriter received, so take it from the client, not
-from the list you pass. Then point the worker at the file (``sources``).
+from the list you pass. System and tool messages in the list are left out (:data:`CONVERSATION_ROLES`),
+and what ingest would refuse raises ``ValueError`` naming the field. Then point the worker at the file
+(``sources``).
 """
 
 from __future__ import annotations
@@ -38,13 +40,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 MessageLike = Mapping[str, Any] | Sequence[Any]
-"""A message as ``{"role": ..., "content": ..., "ts": ...}`` (``ts`` optional) or ``(role, content)``."""
+"""A message as ``{"role": ..., "content": ..., "ts": ...}`` (``ts`` optional) or ``(role, content)``;
+content is text or a list of text blocks (``[{"type": "text", "text": ...}]``)."""
 
 
 def digest(messages: Iterable[tuple[str, str]]) -> str:
@@ -57,30 +61,101 @@ def digest(messages: Iterable[tuple[str, str]]) -> str:
     return h.hexdigest()[:12]
 
 
-def _stamp(ts: datetime | str | None) -> str:
-    """``ts`` as ISO-8601 UTC with a ``Z`` (now when ``None``; a naive datetime is taken as UTC; a
-    string is kept as given)."""
+TS_MIN = datetime(1970, 1, 1, tzinfo=UTC)
+TS_MAX = datetime(2100, 1, 1, tzinfo=UTC)
+"""The event times ingest accepts (``monitor.ingest.events.TS_MIN``/``TS_MAX``, repeated here so this
+module needs nothing outside the standard library; a test keeps them equal)."""
+CONVERSATION_ROLES = ("user", "assistant")
+"""The roles of the conversation the checks read. A system prompt or a tool message is an instruction to
+the rewriter, not a turn the user saw: :func:`ctx_input_event` leaves them out, so ``n_messages`` and
+``roles`` count what the client showed (the window and roles checks compare exactly that)."""
+
+
+def _bad(field: str, why: str) -> ValueError:
+    return ValueError(f"{field}: {why}")
+
+
+def _stamp(ts: datetime | str | float | None, field: str = "ts") -> str:
+    """``ts`` as ISO-8601 UTC with a ``Z`` (now when ``None``; a naive datetime is taken as UTC; epoch
+    seconds, or milliseconds above 1e11, as log format v1 reads them; an ISO string is checked and
+    kept as given). Raises ``ValueError`` naming ``field`` for anything else or a time outside
+    :data:`TS_MIN`-:data:`TS_MAX` (which ingest would quarantine)."""
+    if isinstance(ts, bool):
+        raise _bad(field, "a time, not a boolean")
+    if isinstance(ts, str):
+        when = _parsed(ts)
+        if when is None:
+            raise _bad(field, "not an ISO-8601 time")
+    elif isinstance(ts, int | float):
+        seconds = ts / 1000.0 if abs(ts) > 1e11 else float(ts)
+        try:
+            when = datetime.fromtimestamp(seconds, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise _bad(field, "epoch time out of range") from None
+    elif ts is None or isinstance(ts, datetime):
+        when = datetime.now(UTC) if ts is None else ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+    else:
+        raise _bad(field, f"a datetime, ISO-8601 text or epoch number, not {type(ts).__name__}")
+    if not TS_MIN <= when < TS_MAX:
+        raise _bad(field, f"outside {TS_MIN.year}-{TS_MAX.year - 1}: ingest would quarantine it")
     if isinstance(ts, str):
         return ts
-    when = datetime.now(UTC) if ts is None else ts if ts.tzinfo else ts.replace(tzinfo=UTC)
     return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _message(m: MessageLike) -> dict[str, Any]:
+def _text(value: object, field: str) -> str:
+    """``value`` as message text: a string, or the text blocks of a content list (``[{"type": "text",
+    "text": ...}]``, the anthropic and OpenAI message form) joined by line breaks. Raises
+    ``ValueError`` naming ``field`` otherwise, or for a NUL character (no store can hold one)."""
+    if isinstance(value, list):
+        parts = []
+        for block in value:
+            if not isinstance(block, Mapping) or not isinstance(block.get("text"), str):
+                raise _bad(
+                    field, "a content list holds only text blocks ({'type': 'text', 'text': ...}) here"
+                )
+            parts.append(block["text"])
+        value = "\n".join(parts)
+    if not isinstance(value, str):
+        raise _bad(field, f"text, not {type(value).__name__}")
+    if "\x00" in value:
+        raise _bad(field, "holds a NUL character, which no store can hold")
+    return value
+
+
+def _message(m: MessageLike, i: int) -> dict[str, Any]:
+    where = f"messages[{i}]"
     if isinstance(m, Mapping):
         if "role" not in m or "content" not in m:
-            raise ValueError("a message needs 'role' and 'content'")
-        out: dict[str, Any] = {"role": str(m["role"]), "content": str(m["content"])}
-        if m.get("ts") is not None:
-            out["ts"] = _stamp(m["ts"])
-        return out
-    role, content = m[0], m[1]
-    return {"role": str(role), "content": str(content)}
+            raise _bad(where, "a message needs 'role' and 'content'")
+        role, content, ts = m["role"], m["content"], m.get("ts")
+    elif isinstance(m, Sequence) and not isinstance(m, str) and len(m) == 2:
+        role, content, ts = m[0], m[1], None
+    else:
+        raise _bad(where, "a message is a {'role', 'content'} mapping or a (role, content) pair")
+    if not isinstance(role, str) or not role:
+        raise _bad(f"{where}.role", "a non-empty string")
+    out: dict[str, Any] = {"role": role, "content": _text(content, f"{where}.content")}
+    if ts is not None:
+        out["ts"] = _stamp(ts, f"{where}.ts")
+    return out
+
+
+def _id(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 255:
+        raise _bad(field, "a non-empty string of at most 255 characters")
+    return value
+
+
+def _count(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise _bad(field, "a whole number from 0")
+    return value
 
 
 def _parsed(ts: str) -> datetime | None:
     try:
-        parsed = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(ts.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
@@ -93,17 +168,27 @@ def ctx_input_event(
     turn: int,
     messages: Sequence[MessageLike],
     client_turn_count: int | None,
-    ts: datetime | str | None = None,
+    ts: datetime | str | float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The ``ctx_input`` event for the message list the rewriter receives (the history, without the
     latest message), with ``n_messages``, ``roles`` (``{"user": n, "assistant": m}``), ``digest``,
     and, when the messages carry ``ts``, ``first_ts``, ``last_ts`` and ``monotonic`` (whether their times
-    never go backwards). ``extra`` fields are added as given (unknown fields are kept by ingest).
-    Raises ``ValueError`` for a message without role or content, or a negative turn or count."""
-    if turn < 0 or (client_turn_count is not None and client_turn_count < 0):
-        raise ValueError("turn and client_turn_count must not be negative")
-    msgs = [_message(m) for m in messages]
+    never go backwards). Messages of other roles than :data:`CONVERSATION_ROLES` (a system prompt, tool
+    results) are left out. ``extra`` fields are added as given (unknown fields are kept by ingest).
+
+    Raises ``ValueError`` naming the field (``messages[2].content``, ``turn``, ``ts`` ...) for what
+    ingest would refuse: a message that is no ``{role, content}`` mapping or ``(role, content)`` pair,
+    content that is not text (or text blocks), a NUL character, an id that is empty or over 255
+    characters, a negative count, a time that is not one or lies outside 1970-2099."""
+    _id(conv_id, "conv_id")
+    _id(request_id, "request_id")
+    _count(turn, "turn")
+    if client_turn_count is not None:
+        _count(client_turn_count, "client_turn_count")
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise _bad("messages", "a list of messages")
+    msgs = [m for m in (_message(m, i) for i, m in enumerate(messages)) if m["role"] in CONVERSATION_ROLES]
     roles = Counter(m["role"] for m in msgs)
     event: dict[str, Any] = {
         "event": "ctx_input",
@@ -122,8 +207,7 @@ def ctx_input_event(
     if stamps:
         event["first_ts"], event["last_ts"] = stamps[0], stamps[-1]
         times = [t for t in (_parsed(x) for x in stamps) if t is not None]
-        if len(times) == len(stamps):  # every stamp readable: otherwise ingest says which is not
-            event["monotonic"] = all(a <= b for a, b in zip(times, times[1:], strict=False))
+        event["monotonic"] = all(a <= b for a, b in zip(times, times[1:], strict=False))
     event.update(extra)
     return event
 
@@ -140,23 +224,48 @@ def rewrite_event(
     model: str | None = None,
     prompt_version: str | None = None,
     latency_ms: float | None = None,
-    ts: datetime | str | None = None,
+    ts: datetime | str | float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The ``rewrite`` event: the latest message, the standalone query the rewriter returned,
     ``rewritten`` (whether the query differs from the latest message, ignoring surrounding space), the
     rewriter's own ``resolved`` entries (``{"surface", "antecedent", "turn"}``) and ``dropped``
-    qualifiers, and who wrote it (``model``, ``prompt_version``)."""
+    qualifiers, and who wrote it (``model``, ``prompt_version``). Raises ``ValueError`` naming the field,
+    as :func:`ctx_input_event` does, and for ``dropped`` given as one string, a ``resolved`` entry
+    without ``surface`` and ``antecedent`` text, or a latency that is not a finite number."""
+    _id(conv_id, "conv_id")
+    _id(request_id, "request_id")
+    _count(turn, "turn")
+    if isinstance(dropped, str) or not all(isinstance(d, str) for d in dropped):
+        raise _bad("dropped", "a list of strings (one per dropped qualifier), not one string")
+    entries = []
+    for i, r in enumerate(resolved):
+        if not isinstance(r, Mapping) or not all(
+            isinstance(r.get(k), str) for k in ("surface", "antecedent")
+        ):
+            raise _bad(f"resolved[{i}]", "a {'surface', 'antecedent', 'turn'} mapping of text")
+        if r.get("turn") is not None:
+            _count(r["turn"], f"resolved[{i}].turn")
+        entries.append(dict(r))
+    for label, who in (("model", model), ("prompt_version", prompt_version)):
+        if who is not None:
+            _id(who, label)
+    if latency_ms is not None and (
+        isinstance(latency_ms, bool)
+        or not isinstance(latency_ms, int | float)
+        or not math.isfinite(latency_ms)
+    ):
+        raise _bad("latency_ms", "a finite number of milliseconds")
     event: dict[str, Any] = {
         "event": "rewrite",
         "ts": _stamp(ts),
         "conv_id": conv_id,
         "request_id": request_id,
         "turn": turn,
-        "latest": latest,
-        "query": query,
-        "rewritten": query.strip() != latest.strip(),
-        "resolved": [dict(r) for r in resolved],
+        "latest": (latest_text := _text(latest, "latest")),
+        "query": (query_text := _text(query, "query")),
+        "rewritten": query_text.strip() != latest_text.strip(),
+        "resolved": entries,
         "dropped": list(dropped),
     }
     for name, value in (("model", model), ("prompt_version", prompt_version), ("latency_ms", latency_ms)):

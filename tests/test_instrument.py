@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -136,3 +137,62 @@ def test_importing_the_helper_loads_only_the_standard_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_system_prompt_is_not_a_turn_and_text_blocks_are_text(session: Session) -> None:
+    """Most rewriters receive a system message: left out, it raises no window or roles finding; content
+    given as anthropic-style text blocks is logged as its text, not as a Python repr."""
+    log, buf = _logger()
+    msgs = [
+        {"role": "system", "content": "Rewrite the last question as a standalone search query."},
+        {"role": "user", "content": [{"type": "text", "text": "Which EU regions support CMK?"}]},
+        {"role": "assistant", "content": "Frankfurt and Dublin."},
+    ]
+    ev = log_ctx_input(log, conv_id="c3", request_id="r4", turn=2, messages=msgs, client_turn_count=2)
+    assert (ev["n_messages"], ev["roles"]) == (2, {"user": 1, "assistant": 1})
+    assert ev["messages"][0]["content"] == "Which EU regions support CMK?"
+    log_rewrite(
+        log,
+        conv_id="c3",
+        request_id="r4",
+        turn=2,
+        latest="And the SLA of the second?",
+        query="What is the SLA of Dublin?",
+    )
+    ingest_bytes(session, buf.getvalue().encode())
+    session.commit()
+    check_job(session=session, rules=load_rules(None))
+    assert not set(session.scalars(select(Finding.kind))) & CHAT_STATE
+
+
+def test_what_ingest_would_refuse_is_refused_naming_the_field() -> None:
+    import pytest
+
+    base = {"conv_id": "c1", "request_id": "r1", "turn": 2, "client_turn_count": 2}
+    for messages, field in [
+        (["hello"], "messages[0]"),
+        ([("user",)], "messages[0]"),
+        ([{"role": "user", "content": None}], "messages[0].content"),
+        ([{"role": "user", "content": "a\x00b"}], "messages[0].content"),
+        ([{"role": "user", "content": "hi", "ts": "yesterday"}], "messages[0].ts"),
+        ([{"role": "user", "content": "hi", "ts": "1960-01-01T00:00:00Z"}], "messages[0].ts"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{re.escape(field)}: "):
+            ctx_input_event(messages=messages, **base)
+    with pytest.raises(ValueError, match="^conv_id: "):
+        ctx_input_event(**{**base, "conv_id": 5}, messages=[])
+    rw = {"conv_id": "c1", "request_id": "r1", "turn": 2, "latest": "a", "query": "b"}
+    with pytest.raises(ValueError, match="^dropped: "):
+        rewrite_event(**rw, dropped="enterprise")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^latency_ms: "):
+        rewrite_event(**rw, latency_ms=float("nan"))
+    # epoch seconds and milliseconds are times, as log format v1 reads them
+    assert rewrite_event(**rw, ts=1709539291)["ts"] == "2024-03-04T08:01:31.000Z"
+    assert rewrite_event(**rw, ts=1709539291420)["ts"] == "2024-03-04T08:01:31.420Z"
+
+
+def test_the_time_bounds_are_ingests() -> None:
+    from monitor import instrument
+    from monitor.ingest import events
+
+    assert (instrument.TS_MIN, instrument.TS_MAX) == (events.TS_MIN, events.TS_MAX)

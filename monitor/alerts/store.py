@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, select, tuple_, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from monitor.alerts.policy import (
     ALERT_KIND,
@@ -347,6 +347,10 @@ def mark_delivered(*, session: Session, alert_id: int, sentry_event_id: str | No
 # -- deliveries besides Sentry ----------------------------------------------------------------------
 SENT = "sent"
 """``status`` of a delivery the destination accepted."""
+DROPPED = "dropped"
+"""``status`` of a delivery to a destination no longer configured: never tried again."""
+NOT_CONFIGURED = "not configured"
+"""The error that drops a delivery (its destination was removed from the settings since the alert)."""
 
 
 def add_deliveries(*, session: Session, alert_id: int, destinations: Sequence[str], now: datetime) -> None:
@@ -370,11 +374,28 @@ def due_deliveries(
     *, session: Session, now: datetime, limit: int = 50
 ) -> list[tuple[DeliveryRow, str, dict[str, Any]]]:
     """The pending deliveries due at ``now``, oldest alert first, each with its alert's ``status``
-    (``alert`` or ``recovered``) and stored payload."""
+    (``alert`` or ``recovered``) and stored payload.
+
+    A delivery waits while an older alert of the same group still has a pending delivery to the same
+    destination, due or not: one destination receives a group's alert and its recovery in order (a
+    PagerDuty resolve sent before the trigger it closes would leave that incident open for good)."""
+    older = aliased(AlertDelivery)
+    older_alert = aliased(Alert)
+    blocked = (
+        select(older.id)
+        .join(older_alert, older_alert.id == older.alert_id)
+        .where(
+            older.destination == AlertDelivery.destination,
+            older.status == PENDING,
+            older_alert.group_key == Alert.group_key,
+            older.alert_id < AlertDelivery.alert_id,
+        )
+        .exists()
+    )
     rows = session.execute(
         select(AlertDelivery, Alert.status, Alert.context)
         .join(Alert, Alert.id == AlertDelivery.alert_id)
-        .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at <= now)
+        .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at <= now, ~blocked)
         .order_by(AlertDelivery.alert_id, AlertDelivery.id)
         .limit(limit)
     ).all()
@@ -384,11 +405,14 @@ def due_deliveries(
 def record_attempt(
     *, session: Session, delivery_id: int, error: str | None, now: datetime, retry_at: datetime
 ) -> None:
-    """Record one try of a delivery: sent when ``error`` is None, else still pending, due again at
-    ``retry_at``, with ``error`` (an HTTP status or an error class, cut to 200 characters). Flushes."""
+    """Record one try of a delivery: sent when ``error`` is None; dropped when it is
+    :data:`NOT_CONFIGURED`; else still pending, due again at ``retry_at``, with ``error`` (an HTTP status
+    or an error class, cut to 200 characters). Flushes."""
     values: dict[str, Any] = {"attempts": AlertDelivery.attempts + 1}
     if error is None:
         values.update(status=SENT, sent_at=now, last_error=None)
+    elif error == NOT_CONFIGURED:
+        values.update(status=DROPPED, last_error=error)
     else:
         values.update(last_error=error[:200], next_attempt_at=retry_at)
     session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(**values))

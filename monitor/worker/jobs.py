@@ -559,13 +559,18 @@ def _deliver_due(ctx: WorkerContext, session: Session, now: datetime) -> None:
     passed), each over HTTP; a failure stays pending, due again after ``backoff(attempts)``. Each try
     is committed with its outcome, so a crash after a send does not forget it was sent."""
     from monitor.alerts.deliver import backoff, post, request_for
-    from monitor.alerts.store import due_deliveries, record_attempt
+    from monitor.alerts.store import NOT_CONFIGURED, due_deliveries, record_attempt
 
+    failed: set[tuple[str, str]] = set()  # (destination, group) that failed in this pass: the rest waits
     for row, status, payload in due_deliveries(session=session, now=now):
+        if (row.destination, str(payload.get("group"))) in failed:
+            continue
         try:
             error = post(request_for(row.destination, status, row.alert_id, payload, ctx.settings.alerts))
         except (KeyError, ValueError):
-            error = "not configured"  # a destination removed from the settings since the alert
+            error = NOT_CONFIGURED  # a destination removed from the settings since the alert
+        if error not in (None, NOT_CONFIGURED):
+            failed.add((row.destination, str(payload.get("group"))))
         record_attempt(
             session=session,
             delivery_id=row.id,

@@ -798,3 +798,41 @@ def test_a_webhook_needs_a_signing_secret() -> None:
         from monitor.settings import load_settings
 
         load_settings(alert_webhook_url="https://hooks.example/x", alert_webhook_secret="short")
+
+
+def test_a_recovery_waits_for_its_alert_at_each_destination(session: Session, receiver: Receiver) -> None:
+    """PagerDuty down while the spike alerts: the trigger backs off. The recovery that follows must not
+    overtake it (a resolve first, then the late trigger, would leave an incident nothing closes): each
+    destination gets a group's alert, then its recovery."""
+    receiver.code = 503
+    baseline(session, ("ctx-v7",))
+    hour = timedelta(hours=1)
+    add_rewrites(session, version="ctx-v7", start=T0, span=hour, n=600, flagged=36)
+    pd = {"alert_pagerduty_key": "k", "alert_pagerduty_url": receiver.url("/pd")}
+    wall = datetime(2024, 3, 11, 10, 0)
+    decisions(session, ctx(wall, **pd))
+    add_rewrites(session, version="ctx-v7", start=T0 + hour, span=hour, n=600, flagged=6)
+    receiver.code = 200
+    # the recovery is raised while the triggers wait out their backoff: it must wait behind them
+    decisions(session, ctx(wall + timedelta(seconds=30), **pd))
+    decisions(session, ctx(wall + timedelta(hours=1), **pd))  # past the backoff: triggers, then resolves
+    decisions(session, ctx(wall + timedelta(hours=2), **pd))
+    sent = [json.loads(b)["event_action"] for p, _, b in receiver.requests if b"ctx-v7" in b]
+    assert sent[0] == "trigger" and sent[-2:] == ["trigger", "resolve"], sent
+    statuses = [
+        (a.status, [(d.status, d.attempts) for d in a.deliveries])
+        for a in list_alerts(session=session)
+        if a.prompt_version == "ctx-v7"
+    ]
+    assert statuses == [("recovered", [("sent", 1)]), ("alert", [("sent", 2)])]
+
+
+def test_a_delivery_to_a_destination_removed_since_is_dropped(session: Session, receiver: Receiver) -> None:
+    receiver.code = 503
+    baseline(session, ("ctx-v7",))
+    add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36)
+    now = T0 + timedelta(hours=1)
+    decisions(session, ctx(now, alert_slack_webhook_url=receiver.url("/slack")))
+    decisions(session, ctx(now + timedelta(minutes=5)))  # Slack no longer configured
+    rows = [(d.status, d.last_error) for a in list_alerts(session=session) for d in a.deliveries]
+    assert rows == [("dropped", "not configured"), ("dropped", "not configured")]

@@ -253,6 +253,9 @@ def alerts_list(
                                 "status": d.status,
                                 "attempts": d.attempts,
                                 "last_error": d.last_error,
+                                "next_attempt_at": d.next_attempt_at.isoformat()
+                                if d.status == "pending"
+                                else None,
                                 "sent_at": d.sent_at.isoformat() if d.sent_at else None,
                             }
                             for d in r.deliveries
