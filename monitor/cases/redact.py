@@ -20,16 +20,19 @@ IBAN       a country code, two check digits and 11-30 letters or digits (spaces 
 IP         IPv4 (four octets 0-255, not directly after ``v``, so ``v1.2.3.4`` is a version) and IPv6
            (anything :mod:`ipaddress` accepts with at least two colons)
 CARD       13 to 19 digits, optionally grouped by single spaces or hyphens, that pass the Luhn check
-NATIONAL_ID a US Social Security number (``078-05-1120``, the SSA's area/group/serial rules), a UK
+NATIONAL_ID a US Social Security number after "SSN" or "social security" (``SSN 078-05-1120``, the
+           SSA's area/group/serial rules), a UK
            National Insurance number (``AB 12 34 56 C``, HMRC's prefix rules), a French NIR with its
            key (``1 85 05 78 006 084 91``), a Spanish DNI or NIE with its check letter (``12345678Z``)
 PHONE      a valid number by ``phonenumbers`` (libphonenumber's metadata): any country's in
            international format (``+33 6 12 34 56 78``), and the national formats of
            :data:`PHONE_REGIONS` (``(415) 555-0134``, ``1-800-555-0111``, ``020 7946 0958``,
            ``06 12 34 56 78``); one number written two ways is one placeholder (keyed by E.164)
-ADDRESS    a street address where a street cue shows one (``221B Baker Street``, ``1600 Pennsylvania
-           Avenue NW``, ``12 rue de la Paix``, ``via Roma 5``, ``Hauptstraße 5``), a UK postcode
-           (``SW1A 1AA``) and a US ZIP code after a state code (``Springfield, IL 62704``)
+ADDRESS    an English street line after an address cue (``at 221B Baker Street``, ``address: 1600
+           Pennsylvania Avenue NW``), a French street (``12 rue de la Paix``), a capitalised Italian or
+           Spanish street with its number (``Via Roma 5``), a German one (``Hauptstraße 5``), a UK
+           postcode after a comma or "postcode" (``London, SW1A 1AA``) and a US ZIP code after a state
+           code (``Springfield, IL 62704``)
 NAME       a person's name where a cue introduces it (spaCy ``Matcher`` patterns over the tokenizer: "my
            name is", "call me", "this is ... from/here", "I'm/I am ... from", a greeting "Hi/Hello/Dear
            ... ,", a title Mr/Mrs/Ms/Miss/Dr/Prof, a field "Name:", a sign-off "Thanks,"/"Regards,"),
@@ -45,14 +48,17 @@ credential a URL revealed, repeated bare in the logged query.
 
 Limits (no trained NER is installed by default): a name with no cue ("send it to Dana Reyes") or in
 lower case is not found; national phone formats of regions outside :data:`PHONE_REGIONS`, numbers
-written in words, the national identity numbers of other countries, an SSN written without hyphens,
-and an address without a house number and street type ("the blue house opposite the station") or a
-postcode outside the UK and US formats are not found; a valid-looking national number (an order
+written in words, the national identity numbers of other countries, an SSN without hyphens or without
+the word SSN before it (nine digits alone may be taken for a phone number), an English street line
+without an address cue, a postcode without a comma or "postcode" before it or outside the UK and US
+formats, and an address without a house number and street type ("the blue house opposite the station")
+are not found; a valid-looking national number (an order
 number shaped like a Paris landline) is taken for a phone; a Luhn-valid 13-19 digit identifier is
-taken for a card; a four-part dotted number not after ``v`` is taken for an IPv4 address; a number
-followed by capitalised words and a street type ("3 Little Pigs Lane", a title) is taken for an
-address. Only the fields passed to :meth:`Redactor.redact` are touched. The fault suite's
-``tests/faults/pii_fixture.json`` lists, detail by detail, what is in and out of this scope.
+taken for a card; a four-part dotted number not after ``v`` is taken for an IPv4 address; after an
+address cue, a number followed by capitalised words and a street type ("moved to 3 Little Pigs Lane",
+a title) is taken for an address. Only the fields passed to :meth:`Redactor.redact` are touched. The
+fault suite's ``tests/faults/pii_fixture.json`` lists, detail by detail, what is in and out of this
+scope.
 """
 
 from __future__ import annotations
@@ -194,7 +200,12 @@ def iban_ok(iban: str) -> bool:
 # -- national identity numbers and postal addresses ------------------------------------------------
 # US Social Security numbers as the SSA issues them: area 001-899 except 666, group 01-99, serial
 # 0001-9999, written with hyphens (SSA, "The SSN numbering scheme"; Program Operations Manual RM 10201).
-_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+# A number of that shape is an SSN only where the text says so ("SSN", "social security (number)",
+# "SS#"), within a few words before it: a part or order number is written the same way.
+_SSN = re.compile(
+    r"(?i:\bssn|\bsocial\s+security(?:\s+(?:number|no\.?|#))?|\bss\s*#)\W{0,3}(?:\w+\W+){0,3}?"
+    r"(?P<ssn>(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-]))"
+)
 # UK National Insurance numbers: two prefix letters (not D, F, I, Q, U, V; second not O; not the
 # unallocated BG, GB, KN, NK, NT, TN, ZZ), six digits, suffix A-D (HMRC National Insurance Manual
 # NIM39110).
@@ -211,33 +222,46 @@ _NIR = re.compile(
 # "TRWAGMYFPDXBNJZSQVHLCKE"[number mod 23] (Real Decreto 1553/2005, art. 11).
 _DNI = re.compile(r"(?<![A-Za-z0-9])([XYZ]?)(\d{7,8})-?([A-Z])(?![A-Za-z0-9])")
 _DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
-# Postal addresses, where a street cue shows one: a house number, one to four words and a street type
-# ("221B Baker Street", "1600 Pennsylvania Avenue NW"); a French or Italian street type, words and the
-# number before ("12 rue de la Paix", "via Roma 5"); a German street word ending in -straße/-strasse,
-# -weg, -platz or -allee with its number ("Hauptstraße 5"). Then the postcodes that name a street or
-# a few houses: UK postcodes (Royal Mail, "Postcode Address File" format: "SW1A 1AA") and a US ZIP after
-# a state code ("Springfield, IL 62704"). A town or a country alone is not a personal detail.
+# Postal addresses, where the text shows one. English street lines ("221B Baker Street", "1600
+# Pennsylvania Avenue NW") only after an address cue ("at", "to", "address:", "live on"): a number, words
+# and "Drive" are as often a product ("2 TB External Hard Drive", "Model 3 Rear Wheel Drive"). A French
+# street ("12 rue de la Paix"; "avenue", "boulevard", "place" only before "de"/"du"/"des"/"la"/"l'"), a
+# capitalised Italian or Spanish street word with its number ("Via Roma 5", "Calle Mayor 3"), a German
+# street word ending in -straße/-strasse/-weg/-platz/-allee/-gasse with its number ("Hauptstraße 5").
+# Postcodes that name a street or a few houses only in an address too: a UK postcode (Royal Mail's
+# "Postcode Address File" format) after a comma, or a comma and a town, or "postcode" ("..., London NW1
+# 6XE", "London, SW1A 1AA"; not "MacBook Air M2 8GB"), and a US ZIP code after a state code ("Springfield,
+# IL 62704"). A town or a country alone is not a personal detail.
 _STREET_TYPES = (
     "street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|way|terrace|close"
     "|crescent|square|sq|highway|hwy|parkway|pkwy"
 )
+_ADDRESS_CUE = (
+    r"(?i:\b(?:at|to|on|address(?:\s+is)?\s*:?|addr\.?\s*:?|live\s+(?:at|on)|located\s+at|moved\s+to"
+    r"|deliver(?:ed)?\s+(?:it\s+)?to|ship(?:ped)?\s+(?:it\s+)?to|send\s+(?:it\s+)?to))\s+"
+)
+_STREET = (
+    rf"\d{{1,5}}[A-Za-z]?,? (?:[A-Z][\w'’.-]*\.? ){{1,4}}(?i:{_STREET_TYPES})\b\.?"
+    r"(?: (?:N|S|E|W|NE|NW|SE|SW)\b)?"
+)
+_UK_POSTCODE = r"(?:[A-Z]{1,2}\d[A-Z\d]?|[A-Z]{1,2}\d{2}) ?\d[ABD-HJLNP-UW-Z]{2}(?![A-Za-z0-9])"
 _ADDRESSES = (
+    re.compile(rf"{_ADDRESS_CUE}(?P<a>{_STREET})"),
     re.compile(
-        rf"(?<![\w-])\d{{1,5}}[A-Za-z]?,? (?:[A-Z][\w'’.-]*\.? ){{1,4}}(?i:{_STREET_TYPES})\b\.?"
-        r"(?: (?:N|S|E|W|NE|NW|SE|SW)\b)?"
+        r"(?P<a>(?<![\w-])\d{1,5}(?:bis|ter)?,? (?:(?i:rue|chemin|allée|impasse|quai)"
+        r"|(?i:avenue|boulevard|place)(?= (?:de|du|des|la|l'|d')\b))"
+        r"(?: (?:de|du|des|la|le|l'|d')?\s?[\w'’-]+){1,5})"
+    ),
+    re.compile(r"(?P<a>\b(?:Via|Viale|Piazza|Calle|Avenida|Plaza) (?:[A-Z][\w'’-]*\s?){1,4},? \d{1,5})\b"),
+    re.compile(r"(?P<a>\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|platz|allee|gasse) \d{1,5}[a-z]?)\b"),
+    re.compile(
+        r"(?:(?i:post\s*code|postal\s+code)(?:\s+(?i:there|here|is|was|will\s+be)){0,2}\W{0,3}"
+        r"|, (?:[A-Z][a-z]+,? )?)"
+        rf"(?P<a>(?<![A-Za-z0-9]){_UK_POSTCODE})"
     ),
     re.compile(
-        r"(?<![\w-])\d{1,5}(?:bis|ter)?,? (?i:rue|avenue|boulevard|bd|place|chemin|allée|impasse|quai|cours)"
-        r"(?: (?:de|du|des|la|le|l'|d')?\s?[\w'’-]+){1,5}"
-    ),
-    re.compile(r"\b(?i:via|viale|piazza|calle|avenida|plaza) (?:[A-Z][\w'’-]*\s?){1,4},? \d{1,5}\b"),
-    re.compile(r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|platz|allee|gasse) \d{1,5}[a-z]?\b"),
-    re.compile(
-        r"(?<![A-Za-z0-9])(?:[A-Z]{1,2}\d[A-Z\d]?|[A-Z]{1,2}\d{2}) ?\d[ABD-HJLNP-UW-Z]{2}(?![A-Za-z0-9])"
-    ),
-    re.compile(
-        r"(?<=, )(?:A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]"
-        r"|T[NX]|UT|V[TA]|W[AVIY]) \d{5}(?:-\d{4})?\b"
+        r"(?<=, )(?P<a>(?:A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI"
+        r"|S[CD]|T[NX]|UT|V[TA]|W[AVIY]) \d{5}(?:-\d{4})?)\b"
     ),
 )
 
@@ -252,7 +276,10 @@ def nir_ok(groups: tuple[str, ...]) -> bool:
 def national_id_spans(text: str) -> list[Span]:
     """US SSNs, UK National Insurance numbers, French NIRs (with their key check) and Spanish DNIs/NIEs
     (with their check letter) in ``text``; the key is the number without spaces or hyphens."""
-    spans = [Span(m.start(), m.end(), "NATIONAL_ID", _digits(m.group())) for m in _SSN.finditer(text)]
+    spans = [
+        Span(m.start("ssn"), m.end("ssn"), "NATIONAL_ID", _digits(m.group("ssn")))
+        for m in _SSN.finditer(text)
+    ]
     spans += [
         Span(m.start(), m.end(), "NATIONAL_ID", m.group().replace(" ", "")) for m in _NINO.finditer(text)
     ]
@@ -273,7 +300,7 @@ def address_spans(text: str) -> list[Span]:
     """Street addresses and postcodes in ``text`` where a street cue or a postcode format shows one
     (see the patterns above); the key is the lower-cased text."""
     return [
-        Span(m.start(), m.end(), "ADDRESS", " ".join(m.group().lower().split()))
+        Span(m.start("a"), m.end("a"), "ADDRESS", " ".join(m.group("a").lower().split()))
         for rx in _ADDRESSES
         for m in rx.finditer(text)
     ]

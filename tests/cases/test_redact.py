@@ -235,13 +235,29 @@ def test_street_addresses_and_postcodes_where_a_cue_shows_them() -> None:
     out = _redact(
         "I live at 221B Baker Street, London NW1 6XE.",
         "Ship to 1600 Pennsylvania Avenue NW, Washington, DC 20500 or 12 rue de la Paix, 75002 Paris.",
-        "Hauptstraße 5 in Berlin, via Roma 5 in Milan; 3 Main concerns, version 2.1, 100 dollars.",
+        "Hauptstraße 5 in Berlin, Via Roma 5 in Milan; 3 Main concerns, version 2.1, 100 dollars.",
     )
     assert out == [
         "I live at <ADDRESS_1>, London <ADDRESS_2>.",
         "Ship to <ADDRESS_3>, Washington, <ADDRESS_4> or <ADDRESS_5>, 75002 Paris.",
         "<ADDRESS_6> in Berlin, <ADDRESS_7> in Milan; 3 Main concerns, version 2.1, 100 dollars.",
     ]
+
+
+def test_product_text_shaped_like_an_address_or_an_id_is_left_alone() -> None:
+    """A street line needs an address cue, a postcode a comma or "postcode" before it, an SSN the word
+    SSN: the product text a support chat is full of stays as written."""
+    text = [
+        "MacBook Air M2 8GB",
+        "connect via Bluetooth 5",
+        "2 TB External Hard Drive",
+        "Model 3 Rear Wheel Drive",
+        "1973 Supreme Court",
+        "Top 5 Easy Way",
+        "4 place settings",
+        "part number 123-45-6789",
+    ]
+    assert _redact(*text) == text
 
 
 def test_a_value_found_in_one_field_is_replaced_where_it_repeats_bare() -> None:
