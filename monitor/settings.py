@@ -522,6 +522,8 @@ def _shown_input(field: str | None, value: Any) -> str:
             return ""
     if field in SECRET_SETTINGS:
         return ""
+    if field == "alert_pagerduty_url" and isinstance(value, str):
+        return f" (got {_web_url_masked(value)!r})"
     return f" (got {value!r})"
 
 
@@ -586,13 +588,27 @@ def masked_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def _web_url_masked(url: str) -> str:
+    """An http(s) URL with any ``user:password@`` replaced by ``***@`` (the PagerDuty endpoint is not a
+    secret, but a proxy in front of it may carry credentials)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
 def effective_config(settings: Settings) -> dict[str, Any]:
-    """The settings as a plain dict for display, with secrets masked."""
+    """The settings as a plain dict for display, with secrets masked (and the credentials of a URL that
+    is not itself a secret)."""
     out: dict[str, Any] = {}
     for name in Settings.model_fields:
         value = getattr(settings, name)
         if name == "database_url":
             value = masked_url(value.get_secret_value())
+        elif name == "alert_pagerduty_url":
+            value = _web_url_masked(value)
         elif isinstance(value, SecretStr):
             value = "***" if value.get_secret_value() else ""
         elif isinstance(value, Path):

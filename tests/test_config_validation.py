@@ -363,3 +363,13 @@ def test_a_database_url_the_engine_would_choke_on_is_a_settings_error(url: str, 
         assert result.exit_code == 2, (command, result.output)
         assert result.stderr == f"error: invalid configuration: database_url: Value error, {reason}\n"
         assert "S3cr3t" not in result.output
+
+
+def test_credentials_in_the_pagerduty_url_are_masked_in_show_and_in_errors() -> None:
+    from monitor.settings import Settings, effective_config, load_settings
+
+    shown = effective_config(Settings(alert_pagerduty_url="https://u:PDPASS@events.example/v2"))
+    assert shown["alert_pagerduty_url"] == "https://***@events.example/v2"
+    with pytest.raises(ConfigError) as err:
+        load_settings(alert_pagerduty_url="https://u:PDPASS@/v2")
+    assert "PDPASS" not in str(err.value) and "https://***@/v2" in str(err.value)

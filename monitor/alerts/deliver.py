@@ -126,6 +126,17 @@ def _pct(x: Any) -> str:
     return "n/a" if x is None else f"{float(x):.2%}"
 
 
+def _minute(iso: Any) -> str:
+    """A stored window bound (ISO-8601, naive UTC, ending a microsecond after the newest rewrite) to
+    the minute, as a reader wants it."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(iso)).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return str(iso)
+
+
 def slack_body(status: str, alert_id: int, payload: dict[str, Any]) -> bytes:
     """The Slack incoming-webhook message: a one-line summary (rate, flagged/rewrites, window, baseline,
     prompt version) and the ``rewrite-monitor show`` commands of up to five flagged request ids."""
@@ -134,7 +145,7 @@ def slack_body(status: str, alert_id: int, payload: dict[str, Any]) -> bytes:
     line = (
         f"{'Recovered' if recovered else 'Spike'}: {_pct(payload.get('window_rate'))} "
         f"({payload.get('window_flagged')}/{payload.get('window_rewrites')}) from "
-        f"{payload.get('window_start')} to {payload.get('window_end')} UTC, baseline "
+        f"{_minute(payload.get('window_start'))} to {_minute(payload.get('window_end'))} UTC, baseline "
         f"{_pct(payload.get('baseline_rate'))} ({payload.get('baseline_flagged')}/"
         f"{payload.get('baseline_rewrites')}); reason {payload.get('reason') or 'recovered'}; "
         f"alert {alert_id}"

@@ -85,3 +85,18 @@ def test_help_does_not_import_the_checks() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_label_and_an_artifact_that_do_not_go_together_are_a_usage_error(cli_db: str) -> None:
+    """Exit 2 like any wrong choice (was 6, the store's refusal), before the store is read."""
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+
+    done = CliRunner().invoke(
+        app, ["--database-url", cli_db, "verdict", "r1", "--label", "ok", "--artifact", "rewrite"]
+    )
+    assert done.exit_code == 2 and "label 'ok' does not go with artifact 'rewrite' (none does)" in done.output
+    missing = cli_db.replace("cli.db", "nope.db")
+    done = CliRunner().invoke(app, ["--database-url", missing, "findings", "--json", "--otlp"])
+    assert done.exit_code == 2 and "choose one of --json and --otlp" in done.output

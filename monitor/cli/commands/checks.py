@@ -130,6 +130,8 @@ def findings(
     from monitor.cli.render import safe_text
     from monitor.store.engine import session_factory
 
+    if as_json and otlp:  # a usage error before any work, store or none
+        raise typer.BadParameter("choose one of --json and --otlp", param_hint="--otlp")
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows = list_findings(
@@ -140,8 +142,6 @@ def findings(
             min_severity=min_severity,
             limit=limit,
         )
-    if as_json and otlp:
-        raise typer.BadParameter("choose one of --json and --otlp", param_hint="--otlp")
     if as_json:
         for r in rows:
             typer.echo(json.dumps(r.as_dict(), ensure_ascii=False))

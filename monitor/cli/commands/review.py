@@ -99,14 +99,23 @@ def verdict_cmd(
     ] = None,
 ) -> None:
     """Record a verdict on one request (queued or not: a request from a support ticket is added to
-    the queue and verdicted at once), through the dashboard's service function.
+    the queue and verdicted at once), through the dashboard's service function. `ok` and
+    `false_alarm_synonym` go with artifact `none`, every other label with another artifact; a `--query`
+    equal to the logged query is stored as none (no correction).
 
     Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
     Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
     """
-    from monitor.review.labels import DEFAULT_ARTIFACT
+    from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
     from monitor.review.store import verdict_for_request
 
+    if artifact is not None and (label.value in FINE_LABELS) != (artifact.value == "none"):
+        # a usage error like any other wrong choice (exit 2), before the store is opened
+        raise typer.BadParameter(
+            f"label {label.value!r} does not go with artifact {artifact.value!r} "
+            f"({'none' if label.value in FINE_LABELS else 'anything but none'} does)",
+            param_hint="--artifact",
+        )
     state: State = ctx.obj
     with _session(state) as session:
         vid = verdict_for_request(
