@@ -13,6 +13,7 @@ Personal details are redacted by default (``monitor.cases.redact``); reviewer id
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -125,17 +126,26 @@ def collect_cases(
 
 
 def write_cases(cases: Sequence[dict[str, Any]], path: Path, fmt: str) -> None:
-    """Write ``cases`` to ``path`` as ``jsonl`` (UTF-8, ``\\n`` line ends), ``csv`` or ``parquet``.
+    """Write ``cases`` to ``path`` as ``jsonl`` (UTF-8, ``\\n`` line ends), ``csv`` or ``parquet``;
+    ``path`` ``-`` is standard output (not for parquet, which is binary).
 
-    Raises ``ValueError`` for another format.
+    Raises ``ValueError`` for another format, or for parquet to standard output.
     """
+    to_stdout = str(path) == "-"
     if fmt == "jsonl":
+        if to_stdout:
+            for case in cases:
+                sys.stdout.write(json.dumps(case, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            return
         with path.open("w", encoding="utf-8", newline="\n") as fh:
             for case in cases:
                 fh.write(json.dumps(case, ensure_ascii=False) + "\n")
         return
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if to_stdout and fmt == "parquet":
+        raise ValueError("parquet is binary: write it to a file, not to standard output (-)")
     import pandas as pd
 
     flat = [
@@ -143,7 +153,7 @@ def write_cases(cases: Sequence[dict[str, Any]], path: Path, fmt: str) -> None:
     ]
     df = pd.DataFrame(flat, columns=list(COLUMNS))
     if fmt == "csv":
-        df.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+        df.to_csv(sys.stdout if to_stdout else path, index=False, lineterminator="\n", encoding="utf-8")
     else:
         df.to_parquet(path, index=False, engine="pyarrow")
 

@@ -198,3 +198,26 @@ def test_export_command_writes_and_reports(tmp_path: Path) -> None:
 def test_an_unknown_format_is_refused(tmp_path: Path, fmt: str) -> None:
     with pytest.raises(ValueError, match="format must be one of jsonl, csv, parquet, got 'xml'"):
         write_cases([], tmp_path / "x", fmt)
+
+
+def test_export_to_standard_output(cli_db: str, tmp_path: Path) -> None:
+    """`--out -` writes the cases to stdout and the summary to stderr; parquet (binary) is refused."""
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+    from tests.factories import canonical_case_2_without_alias
+
+    runner = CliRunner()
+    log = tmp_path / "cmk.jsonl"
+    log.write_bytes(canonical_case_2_without_alias())
+    assert runner.invoke(app, ["--database-url", cli_db, "run", str(log)]).exit_code == 0
+    v = ["--database-url", cli_db, "verdict", "cmk_2", "--label", "fabricated_constraint"]
+    assert runner.invoke(app, [*v, "--must-not-include", "eu-west-9"]).exit_code == 0
+    done = runner.invoke(app, ["--database-url", cli_db, "export", "--out", "-"])
+    assert done.exit_code == 0, done.output
+    (case,) = [json.loads(x) for x in done.stdout.splitlines()]
+    assert (case["label"], case["must_not_include"]) == ("fabricated_constraint", ["eu-west-9"])
+    assert done.stderr.startswith("exported 1 cases to standard output (jsonl, redacted)")
+    assert not (Path.cwd() / "-").exists()
+    refused = runner.invoke(app, ["--database-url", cli_db, "export", "--out", "-", "--format", "parquet"])
+    assert refused.exit_code == 2 and "parquet is binary" in refused.output

@@ -282,7 +282,9 @@ def _formats() -> tuple[str, ...]:
 
 def export_cmd(
     ctx: typer.Context,
-    out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
+    out_path: Annotated[
+        Path, typer.Option("--out", help="File to write; - for standard output (jsonl, csv).")
+    ],
     fmt: Annotated[
         str,
         typer.Option(
@@ -305,6 +307,10 @@ def export_cmd(
     from monitor.cases.export import export_cases
     from monitor.cases.redact import name_finder
 
+    if str(out_path) == "-" and fmt == "parquet":
+        raise typer.BadParameter(
+            "parquet is binary: write it to a file, not to standard output", param_hint="--out"
+        )
     since_dt = None
     if since is not None:
         try:
@@ -326,7 +332,14 @@ def export_cmd(
         )
     labels = ", ".join(f"{k} {v}" for k, v in summary.by_label.items()) or "none"
     redacted = "redacted" if summary.redacted else "NOT redacted (--no-redact)"
-    _say(f"exported {summary.cases} cases to {summary.path} ({fmt}, {redacted}); by label: {labels}")
+    where = "standard output" if str(out_path) == "-" else summary.path
+    line = f"exported {summary.cases} cases to {where} ({fmt}, {redacted}); by label: {labels}"
+    if str(out_path) == "-":
+        from monitor.text import visible
+
+        err.print(visible(line), markup=False, highlight=False)  # the cases are on stdout
+    else:
+        _say(line)
 
 
 # -- replay --------------------------------------------------------------------------------------
