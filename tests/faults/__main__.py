@@ -22,7 +22,11 @@ from tests.faults.registry import SCENARIOS, run_scenario
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.faults", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.faults",
+        description="Run the fault suite and print one line of figures per scenario and store (make faults "
+        "runs it at full size). Exit 0: every expectation held; 1: one failed; 2: usage error.",
+    )
     parser.add_argument(
         "--size", choices=sorted(SIZES), default="full", help="how much of each fault (default full)"
     )

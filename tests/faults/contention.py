@@ -93,14 +93,20 @@ def contention(url: str, workdir: Path, size: Size) -> Result:
         for i in (1, 2)
     ]
     results = []
-    for p in reviewers:
-        stdout, _ = p.communicate(timeout=size.contention_seconds + 120)
-        if p.returncode != 0:
-            raise RuntimeError(f"a reviewer process exited {p.returncode}")
-        results.append(json.loads(stdout))
-    writer.join()
-    worker.send_signal(signal.SIGTERM)
-    worker.wait(timeout=120)
+    try:
+        for p in reviewers:
+            stdout, _ = p.communicate(timeout=size.contention_seconds + 120)
+            if p.returncode != 0:
+                raise RuntimeError(f"a reviewer process exited {p.returncode}")
+            results.append(json.loads(stdout))
+        writer.join()
+    finally:  # never leave a reviewer or the worker behind a failure
+        for p in reviewers:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=120)
     records = [json.loads(x) for x in log.read_text().splitlines() if x.startswith("{")]
     cycles = sum(r["event"] == "cycle done" for r in records)
     failed_cycles = sum(r["event"] == "cycle failed" for r in records)
