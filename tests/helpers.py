@@ -107,6 +107,44 @@ def start_worker(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen
         )
 
 
+def queue_of(url: str) -> list[tuple[Any, ...]]:
+    """The queue as sorted (request id, day, stratum, inclusion probability to 9 places, kinds), the
+    withdrawn items left out: what two runs of the same input must agree on."""
+    from sqlalchemy import select
+
+    from monitor.store.models import QueueItem
+
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as s:
+            rows = s.execute(
+                select(
+                    QueueItem.request_id,
+                    QueueItem.day,
+                    QueueItem.stratum,
+                    QueueItem.inclusion_prob,
+                    QueueItem.kinds,
+                ).where(QueueItem.state != "withdrawn")
+            ).all()
+    finally:
+        engine.dispose()
+    return sorted((r[0], str(r[1]), r[2], round(r[3], 9), tuple(r[4])) for r in rows)
+
+
+def wait_started(proc: subprocess.Popen[bytes], log: Path, before: int = 0, timeout: float = 120) -> None:
+    """Wait until the worker ``proc`` logged its ``worker started`` line (the ``before + 1``-th in
+    ``log``): start-up (imports, spaCy) takes seconds, longer on a loaded machine. Kills it and raises
+    ``RuntimeError`` with the log's end when it exits or does not start in ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not log.exists() or log.read_bytes().count(b'"worker started"') <= before:
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            proc.wait()
+            tail = log.read_text()[-1500:] if log.exists() else ""
+            raise RuntimeError("the worker did not start: " + tail)
+        time.sleep(0.05)
+
+
 def count(url: str, stmt: Any) -> int:
     engine = make_engine(url)
     try:

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from monitor.store.engine import make_engine, session_factory, upgrade
-from monitor.store.models import Event, Finding, Quarantine, QueueItem, Record
-from tests.helpers import REPO, worker_env
+from monitor.store.models import Event, Finding, Quarantine, Record
+from tests.helpers import REPO, queue_of, worker_env
 
 
 @dataclass(frozen=True)
@@ -133,25 +133,6 @@ def findings_of(url: str) -> tuple[Counter[tuple[Any, ...]], Counter[tuple[Any, 
     plain = Counter((r, k, json.dumps(w)) for r, k, w, _ in rows)
     graded = Counter((r, k, json.dumps(w), sev) for r, k, w, sev in rows)
     return plain, graded
-
-
-def queue_of(url: str) -> list[tuple[Any, ...]]:
-    """The queue as sorted (request id, day, stratum, inclusion probability, kinds)."""
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as s:
-            rows = s.execute(
-                select(
-                    QueueItem.request_id,
-                    QueueItem.day,
-                    QueueItem.stratum,
-                    QueueItem.inclusion_prob,
-                    QueueItem.kinds,
-                ).where(QueueItem.state != "withdrawn")
-            ).all()
-    finally:
-        engine.dispose()
-    return sorted((r[0], str(r[1]), r[2], round(r[3], 9), tuple(r[4])) for r in rows)
 
 
 def worker_cycle(url: str, sources: Iterable[str], **settings: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.factories import stream_lines
 from tests.faults.common import Result, Size, backend, worker_cycle
-from tests.helpers import REPO, Writer, start_worker, worker_env
+from tests.helpers import REPO, Writer, start_worker, wait_started, worker_env
 
 BUDGET = 400
 """A queue budget large enough that the reviewers do not run out of items while the test runs."""
@@ -76,12 +76,7 @@ def contention(url: str, workdir: Path, size: Size) -> Result:
     env = worker_env(url, [str(src)], worker_interval_minutes=0.01, queue_budget=BUDGET)
     log = workdir / "worker.log"
     worker = start_worker(env, log)
-    deadline = time.monotonic() + 120
-    while not log.exists() or b'"worker started"' not in log.read_bytes():
-        if time.monotonic() > deadline or worker.poll() is not None:
-            worker.kill()
-            raise RuntimeError("the worker did not start")
-        time.sleep(0.05)
+    wait_started(worker, log)
     writer = Writer(src, later, seconds=size.contention_seconds, seed=3)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "tests.faults.contention"]

@@ -22,7 +22,7 @@ from tests.faults.common import (
     stored_events,
     worker_cycle,
 )
-from tests.helpers import start_worker, worker_env
+from tests.helpers import start_worker, wait_started, worker_env
 
 ROTATIONS = ("numbered", "dated", "double")
 """The rotation kinds ``kill_rotate`` cycles through: rename to ``app.jsonl.1`` after shifting the older
@@ -131,12 +131,7 @@ def _kill_loop(env: dict[str, str], writer: RotatingWriter, kills: int, log: Pat
     while writer.is_alive() or done < kills:
         before = log.read_bytes().count(b'"worker started"') if log.exists() else 0
         proc = start_worker(env, log)
-        deadline = time.monotonic() + 120
-        while log.read_bytes().count(b'"worker started"') == before:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("the worker did not start: " + log.read_text()[-1500:])
-            time.sleep(0.05)
+        wait_started(proc, log, before)  # so the kill lands inside cycles, not in the imports
         time.sleep(rng.uniform(0.0, 2.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -205,14 +200,7 @@ def copytruncate(url: str, workdir: Path, size: Size) -> Result:
         live, lines, seconds=size.kills * 1.5 + 6, rotations=size.rotations, mode="copytruncate", seed=6
     )
     proc = start_worker(env, log)
-    deadline = time.monotonic() + 120
-    while not log.exists() or b'"worker started"' not in log.read_bytes():
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            raise RuntimeError(
-                "the worker did not start: " + (log.read_text()[-1500:] if log.exists() else "")
-            )
-        time.sleep(0.05)
+    wait_started(proc, log)
     writer.start()
     writer.join()
     time.sleep(2)

@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from tests.faults.common import Result, Size, backend
-from tests.helpers import PG_ADMIN_URL, REPO, worker_env
+from tests.helpers import PG_ADMIN_URL, REPO, wait_started, worker_env
 
 PASSWORD = "Tr0ub4dor-PW-4242"
 """The password put in the database URL; no byte Sentry receives may hold it."""
@@ -85,11 +85,8 @@ def secrets(url: str, workdir: Path, size: Size) -> Result:
             cwd=REPO,
         )
     try:
+        wait_started(proc, log)
         deadline = time.monotonic() + 120
-        while b'"worker started"' not in log.read_bytes():
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError("the worker did not start: " + log.read_text()[-1500:])
-            time.sleep(0.05)
         admin = create_engine(
             make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
         )

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from monitor.store.engine import upgrade
 from tests.faults import contention, crash, leaks, poison, split
 from tests.faults.common import Result, Size
-from tests.helpers import throwaway_pg_database
+from tests.helpers import fresh_database
 
 
 @dataclass(frozen=True)
@@ -35,26 +34,17 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
-@contextmanager
-def fresh_store(backend: str, folder: Path, name: str) -> Any:
-    """A new store: a migrated SQLite file in ``folder``, or a throw-away migrated PostgreSQL database
-    (dropped on exit; unreachable PostgreSQL skips or fails as in the tests, ``tests.helpers``)."""
-    if backend == "sqlite":
-        folder.mkdir(parents=True, exist_ok=True)
-        url = f"sqlite:///{folder / (name + '.db')}"
-        upgrade(url)
-        yield url
-        return
-    with throwaway_pg_database("rm_faults", migrate=True) as url:
-        yield url
-
-
 def run_scenario(name: str, backend: str, workdir: Path, size: Size) -> Result:
     """Run scenario ``name`` on fresh stores of ``backend`` with ``workdir`` as its folder."""
     scenario = SCENARIOS[name]
     with ExitStack() as stack:
-        url = stack.enter_context(fresh_store(backend, workdir / "stores", "store"))
+        # the tests' own throw-away stores (tests.helpers.fresh_database): a SQLite file per folder,
+        # or a new PostgreSQL database dropped afterwards
+        store = contextmanager(fresh_database)
+        (workdir / "store").mkdir(parents=True, exist_ok=True)
+        url = stack.enter_context(store(backend, workdir / "store"))
         args: list[Any] = [url, workdir / "work", size]
         if scenario.reference:
-            args.append(stack.enter_context(fresh_store(backend, workdir / "stores", "reference")))
+            (workdir / "reference").mkdir(parents=True, exist_ok=True)
+            args.append(stack.enter_context(store(backend, workdir / "reference")))
         return scenario.run(*args)

@@ -23,30 +23,14 @@ from sqlalchemy import func, select
 
 from monitor.checks import REGISTRY
 from monitor.store.engine import make_engine, session_factory
-from monitor.store.models import CheckRun, Event, Quarantine, QueueItem, Record
+from monitor.store.models import CheckRun, Event, Quarantine, Record
 from tests.factories import stream_lines
-from tests.helpers import REPO, Writer, count, fresh_database, start_worker, worker_env
+from tests.helpers import REPO, Writer, count, fresh_database, queue_of, start_worker, worker_env
 
 # The default queue settings: a budget of 40 a day binds (about 830 flagged rewrites arrive on the
 # one day), so identity with the single worker shows that re-planning the day at each admission makes
 # the queue independent of arrival order, not merely that everything fitted.
 QUEUE = {"batch_size": 200}
-
-
-def queue_of(url: str) -> list[tuple[Any, ...]]:
-    engine = make_engine(url)
-    with session_factory(engine)() as s:
-        rows = s.execute(
-            select(
-                QueueItem.request_id,
-                QueueItem.day,
-                QueueItem.stratum,
-                QueueItem.inclusion_prob,
-                QueueItem.kinds,
-            ).where(QueueItem.state != "withdrawn")
-        ).all()
-    engine.dispose()
-    return sorted((r[0], r[1], r[2], round(r[3], 9), tuple(r[4])) for r in rows)
 
 
 def log_records(path: Path) -> list[dict[str, Any]]:
