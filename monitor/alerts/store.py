@@ -28,7 +28,8 @@ from monitor.store.rows import to_row
 
 @dataclass(frozen=True, slots=True)
 class DeliveryRow:
-    """One alert's delivery to one destination: ``status`` ``pending`` or ``sent``; times naive UTC."""
+    """One alert's delivery to one destination: ``status`` ``pending``, ``sent`` or ``dropped``; times
+    naive UTC."""
 
     id: int
     alert_id: int
@@ -65,7 +66,8 @@ class AlertRow:
     flagged_request_ids: list[str]
     """The flagged rewrites of the window the payload named (the runbook's first thing to open)."""
     deliveries: list[DeliveryRow]
-    """Its deliveries besides Sentry (webhook, Slack, PagerDuty), each ``sent`` or ``pending``."""
+    """Its deliveries besides Sentry (webhook, Slack, PagerDuty), each ``sent``, ``pending`` or
+    ``dropped``."""
 
 
 def list_alerts(*, session: Session, since: datetime | None = None, limit: int = 50) -> list[AlertRow]:
