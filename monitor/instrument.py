@@ -61,10 +61,18 @@ def digest(messages: Iterable[tuple[str, str]]) -> str:
     return h.hexdigest()[:12]
 
 
+EPOCH_MS_THRESHOLD = 1e11
+"""An epoch number above this is milliseconds, else seconds (any epoch in seconds before the year 5138
+is below it). Log format v1's rule: ingest (``monitor.ingest.events``) reads it from here."""
 TS_MIN = datetime(1970, 1, 1, tzinfo=UTC)
 TS_MAX = datetime(2100, 1, 1, tzinfo=UTC)
-"""The event times ingest accepts (``monitor.ingest.events.TS_MIN``/``TS_MAX``, repeated here so this
-module needs nothing outside the standard library; a test keeps them equal)."""
+"""The range of event times, ``[TS_MIN, TS_MAX)``: the Unix epoch up to the next century. No
+conversational log predates the epoch, and a time near the ends of ``datetime``'s range (year 1 or
+9999) overflows the day arithmetic of queue admission and retention (a stored 9999-12-31 stopped every
+later admission): ingest quarantines such a value, and this helper refuses to write one. A time merely
+in the future (a skewed clock) is kept: the alert window never moves past now plus a small skew
+(``monitor.worker.jobs.CLOCK_SKEW``). Defined here, in the standard-library-only module, so producer
+and ingest share one definition."""
 CONVERSATION_ROLES = ("user", "assistant")
 """The roles of the conversation the checks read. A system prompt or a tool message is an instruction to
 the rewriter, not a turn the user saw: :func:`ctx_input_event` leaves them out, so ``n_messages`` and
@@ -77,9 +85,9 @@ def _bad(field: str, why: str) -> ValueError:
 
 def _stamp(ts: datetime | str | float | None, field: str = "ts") -> str:
     """``ts`` as ISO-8601 UTC with a ``Z`` (now when ``None``; a naive datetime is taken as UTC; epoch
-    seconds, or milliseconds above 1e11, as log format v1 reads them; an ISO string is checked and
-    kept as given). Raises ``ValueError`` naming ``field`` for anything else or a time outside
-    :data:`TS_MIN`-:data:`TS_MAX` (which ingest would quarantine)."""
+    seconds, or milliseconds above :data:`EPOCH_MS_THRESHOLD`, as log format v1 reads them; an ISO
+    string is checked and kept as given). Raises ``ValueError`` naming ``field`` for anything else or
+    a time outside :data:`TS_MIN`-:data:`TS_MAX` (which ingest would quarantine)."""
     if isinstance(ts, bool):
         raise _bad(field, "a time, not a boolean")
     if isinstance(ts, str):
@@ -87,7 +95,7 @@ def _stamp(ts: datetime | str | float | None, field: str = "ts") -> str:
         if when is None:
             raise _bad(field, "not an ISO-8601 time")
     elif isinstance(ts, int | float):
-        seconds = ts / 1000.0 if abs(ts) > 1e11 else float(ts)
+        seconds = ts / 1000.0 if abs(ts) > EPOCH_MS_THRESHOLD else float(ts)
         try:
             when = datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):

@@ -191,7 +191,8 @@ def test_what_ingest_would_refuse_is_refused_naming_the_field() -> None:
     assert rewrite_event(**rw, ts=1709539291420)["ts"] == "2024-03-04T08:01:31.420Z"
 
 
-def test_the_time_bounds_are_ingests() -> None:
+def test_ingest_reads_the_producers_time_bounds() -> None:
+    """One definition of log format v1's time bounds, for the helper and for ingest."""
     from monitor import instrument
     from monitor.ingest import events
 

@@ -8,7 +8,8 @@ producer versions lose nothing.
 Timestamps (``ts``, ``first_ts``, ``last_ts``, message ``ts``) accept ISO-8601 strings with or
 without a zone (naive means UTC) and epoch numbers, read as milliseconds when above 1e11 (any
 epoch in seconds before the year 5138 is below that) and as seconds otherwise. A timestamp before
-:data:`TS_MIN` or from :data:`TS_MAX` on is refused (``wrong_type``, naming the field).
+:data:`~monitor.instrument.TS_MIN` or from :data:`~monitor.instrument.TS_MAX` on is refused
+(``wrong_type``, naming the field): log format v1's bounds, defined beside the producers' helper.
 """
 
 from __future__ import annotations
@@ -35,19 +36,11 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from monitor.instrument import EPOCH_MS_THRESHOLD, TS_MAX, TS_MIN
+
 EVENT_NAME_KEYS = ("event", "message", "msg")
 """Where producers put the event name: structlog (``event``), python-json-logger (``message``),
 stdlib ``logging`` with ``extra=`` through a JSON formatter (``msg``)."""
-
-EPOCH_MS_THRESHOLD = 1e11
-TS_MIN = datetime(1970, 1, 1, tzinfo=UTC)
-TS_MAX = datetime(2100, 1, 1, tzinfo=UTC)
-"""The range of event times ingest accepts, ``[TS_MIN, TS_MAX)``: the Unix epoch up to the next century.
-No conversational log predates the epoch, and a time near the ends of ``datetime``'s range (year 1 or
-9999) overflows the day arithmetic of queue admission and retention (a stored 9999-12-31 stopped every
-later admission); such a value is a producer's bug, quarantined rather than stored. A time merely in
-the future (a skewed clock) is kept: the alert window never moves past now plus a small skew
-(``monitor.worker.jobs.CLOCK_SKEW``)."""
 
 
 class TimestampError(ValueError):
