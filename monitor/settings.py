@@ -398,21 +398,13 @@ class Settings(BaseSettings):
         secret: Slack's URL is its own token)."""
         if v is None or not v.get_secret_value():
             return None
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(v.get_secret_value())
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http:// or https:// URL with a host")
+        _check_http(v.get_secret_value())
         return v
 
     @field_validator("alert_pagerduty_url")
     @classmethod
     def _pagerduty_url(cls, v: str) -> str:
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(v)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http:// or https:// URL with a host")
+        _check_http(v)
         return v
 
     @field_validator("alert_webhook_secret")
@@ -586,6 +578,15 @@ def masked_url(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
+
+
+def _check_http(url: str) -> None:
+    """Raise ``ValueError`` unless ``url`` is an http:// or https:// URL with a host."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
 
 
 def _web_url_masked(url: str) -> str:

@@ -441,7 +441,7 @@ def evaluate(
     session: Session,
     label_files: Sequence[Path],
     checks: Sequence[tuple[str, int]],
-    kind_to_check: Mapping[str, str | Sequence[str]],
+    kind_to_check: Mapping[str, Sequence[str]],
     rules_hash: str | None = None,
     by: str | None = None,
     same_alias: Callable[[str, str], bool] | None = None,
@@ -449,7 +449,7 @@ def evaluate(
     """Join each label file to the stored findings and count, per row and severity threshold.
 
     ``checks`` are the current ``(check_id, version)`` pairs; ``kind_to_check`` maps a finding kind to
-    the check id, or the ids, that emit it (``monitor.checks.checks_by_kind``; to tell "skipped" from
+    the ids of the checks that emit it (``monitor.checks.checks_by_kind``; to tell "skipped" from
     "ran and found nothing": a kind was looked for when any of its checks ran); ``rules_hash`` is the
     current rules' hash (``None``: any). ``by`` (``"model"`` or ``"prompt_version"``) splits each file by
     the rewriter that wrote the rewrite: groups are then named ``"<file> [<value>]"``. Raises
@@ -484,7 +484,7 @@ def evaluate(
     return result
 
 
-def _emitters(kind_to_check: Mapping[str, str | Sequence[str]], kind: str) -> tuple[str, ...]:
+def _emitters(kind_to_check: Mapping[str, Sequence[str]], kind: str) -> tuple[str, ...]:
     """The check ids that emit ``kind`` (the kind itself when none is named)."""
     got = kind_to_check.get(kind, kind)
     return (got,) if isinstance(got, str) else tuple(got)
@@ -496,7 +496,7 @@ def _score(
     item: LabelItem,
     rec: StoredRewrite,
     weight: float,
-    kind_to_check: Mapping[str, str | Sequence[str]],
+    kind_to_check: Mapping[str, Sequence[str]],
     rules_hash: str | None,
     same_alias: Callable[[str, str], bool] | None,
 ) -> None:
