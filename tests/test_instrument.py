@@ -37,6 +37,14 @@ CHAT_STATE = {
 }
 
 
+def _chat_state_findings(session: Session, buf: io.StringIO) -> set[str]:
+    """Ingest what the helper logged into ``buf``, check it, and return the chat-state kinds found."""
+    ingest_bytes(session, buf.getvalue().encode())
+    session.commit()
+    check_job(session=session, rules=load_rules(None))
+    return set(session.scalars(select(Finding.kind))) & CHAT_STATE
+
+
 def _logger() -> tuple[logging.Logger, io.StringIO]:
     buf = io.StringIO()
     log = logging.getLogger(f"test.instrument.{id(buf)}")
@@ -123,10 +131,7 @@ def test_a_dropped_assistant_turn_raises_exactly_the_expected_finding(session: S
         latest="What about its SLA?",
         query="What is the SLA of the US regions?",
     )
-    ingest_bytes(session, buf.getvalue().encode())
-    session.commit()
-    check_job(session=session, rules=load_rules(None))
-    assert set(session.scalars(select(Finding.kind))) & CHAT_STATE == {"missing_assistant_turns"}
+    assert _chat_state_findings(session, buf) == {"missing_assistant_turns"}
 
 
 def test_importing_the_helper_loads_only_the_standard_library() -> None:
@@ -159,10 +164,7 @@ def test_a_system_prompt_is_not_a_turn_and_text_blocks_are_text(session: Session
         latest="And the SLA of the second?",
         query="What is the SLA of Dublin?",
     )
-    ingest_bytes(session, buf.getvalue().encode())
-    session.commit()
-    check_job(session=session, rules=load_rules(None))
-    assert not set(session.scalars(select(Finding.kind))) & CHAT_STATE
+    assert not _chat_state_findings(session, buf)
 
 
 def test_what_ingest_would_refuse_is_refused_naming_the_field() -> None:

@@ -139,17 +139,23 @@ def _kill_loop(env: dict[str, str], writer: RotatingWriter, kills: int, log: Pat
     return done
 
 
+def _live_log(url: str, workdir: Path) -> tuple[Path, dict[str, str]]:
+    """An empty ``logs/app.jsonl`` under ``workdir`` and the environment of a worker that follows it
+    with a short interval and small batches (so kills land between commits)."""
+    logs = workdir / "logs"
+    logs.mkdir(parents=True)
+    live = logs / "app.jsonl"
+    live.touch()
+    return live, worker_env(url, [str(live)], worker_interval_minutes=0.005, batch_size=7)
+
+
 def kill_rotate(url: str, workdir: Path, size: Size, ref_url: str) -> Result:
     """SIGKILLs while the log grows and is rotated (:data:`ROTATIONS`); then one clean cycle. Every line
     must be stored exactly once, none read twice (no ``duplicate_event`` quarantine), and findings and
     queue must equal a one-shot run of the same lines (``ref_url``, a fresh database)."""
     res = Result("kill_rotate", backend(url))
     lines = stream_lines(size.conversations, turns=4, seed=31)
-    logs = workdir / "logs"
-    logs.mkdir(parents=True)
-    live = logs / "app.jsonl"
-    live.touch()
-    env = worker_env(url, [str(live)], worker_interval_minutes=0.005, batch_size=7)
+    live, env = _live_log(url, workdir)
     # Long enough for every kill: each start-up takes 1.5-3 s, each run up to 2.5 s more.
     writer = RotatingWriter(
         live, lines, seconds=size.kills * 3.0, rotations=size.rotations, mode="rename", seed=5
@@ -190,11 +196,7 @@ def copytruncate(url: str, workdir: Path, size: Size) -> Result:
     (``source truncated`` in its log)."""
     res = Result("copytruncate", backend(url))
     lines = stream_lines(size.conversations, turns=4, seed=32)
-    logs = workdir / "logs"
-    logs.mkdir(parents=True)
-    live = logs / "app.jsonl"
-    live.touch()
-    env = worker_env(url, [str(live)], worker_interval_minutes=0.005, batch_size=7)
+    live, env = _live_log(url, workdir)
     log = workdir / "worker.log"
     writer = RotatingWriter(
         live, lines, seconds=size.kills * 1.5 + 6, rotations=size.rotations, mode="copytruncate", seed=6
