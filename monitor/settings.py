@@ -125,6 +125,11 @@ class Settings(BaseSettings):
         "placeholder in every event (at least 16 characters; keep it, or later events will not match).",
     )
     check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
+    learn_from_verdicts: bool = Field(
+        default=True,
+        description="Grade each rewriter's added and lost words with what the reviewers' verdicts on them "
+        "taught (`rewrite-monitor rules learned`); off: the rules files alone.",
+    )
     queue_budget: int = Field(
         default=40, ge=1, le=MAX_PER_DAY, description="Queue items admitted per day (at most 1,000,000)."
     )

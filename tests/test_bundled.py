@@ -46,6 +46,7 @@ FILES = {
         "versions/0007_quarantine_resolution.py",
         "versions/0008_records_request_key.py",
         "versions/0009_alert_deliveries.py",
+        "versions/0010_learned_overrides.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

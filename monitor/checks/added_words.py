@@ -35,6 +35,7 @@ from collections.abc import Container, Iterator
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer, transcript
+from monitor.checks.learned import UNADJUSTED_SIGNALS, LearnedTable, rewriter_key, shifted
 from monitor.checks.nlp import (
     Analysis,
     Tok,
@@ -63,8 +64,9 @@ from monitor.severity import SEVERITY_RANK
 # received word (a shared WordNet synset) is low; so are the words of a trailing note or leaked turn.
 # v4: a noun all of whose WordNet senses are aspects (ASPECT_CLASSES) is one step lower: medium when
 # rare, low when common. v5: the noun of the quality a received adjective values ("size" for "big",
-# WordNet's attribute link) is low.
-VERSION = 5
+# WordNet's attribute link) is low. v6: the reviewers' verdicts on the word for this rewriter move its
+# grade (monitor.checks.learned), recorded in the word's ``learned`` evidence.
+VERSION = 6
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -353,10 +355,11 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     graded: dict[int, dict[str, Any]] = {}
     for ui, unit, bad in _unsupported_units(q, tr, rules):
         words = [
-            _styled(
+            _adjusted(
                 _grade(t, unit.text, q, tr, rules, quals, meta or (tail is not None and t.start >= tail)),
                 rules.profile,
                 record.prompt_version,
+                _learned_for(rules.learned, record, t.key),
             )
             for t in bad
         ]
@@ -415,14 +418,53 @@ def added_lemmas(record: RewriteRecord, rules: Rules) -> set[str]:
 STYLE_SIGNALS = {"content_word": "low", "rare_term": "medium", "aspect_noun": "low"}
 
 
+def _learned_for(table: LearnedTable | None, record: RewriteRecord, lemma: str) -> dict[str, Any] | None:
+    """The learned entry of ``lemma`` for ``record``'s rewriter as the word's ``learned`` evidence, or
+    None when the table has none that moves a grade."""
+    if table is None:
+        return None
+    entry = table.get(CHECK_ID, rewriter_key(record.prompt_version, record.model), lemma)
+    if entry is None:
+        return None
+    keep = ("rewriter", "dismissed", "confirmed", "reviewers", "pinned", "steps")
+    return {**{k: v for k, v in entry.as_dict().items() if k in keep}, "why": entry.why}
+
+
+def _adjusted(
+    info: dict[str, Any],
+    profile: RewriterProfile | None,
+    prompt_version: str | None,
+    learned: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``info`` graded against the rewriter: its style step (:func:`_styled`), then the step the
+    reviewers' verdicts learned (``learned``, the word's ``learned`` evidence; ``monitor.checks.learned``).
+
+    A moved word keeps its own grade in ``graded`` {severity, signal, why} and the learned entry in
+    ``learned``; its ``signal`` stays the style's or its own, so a number stays a number."""
+    out = _styled(info, profile, prompt_version)
+    if learned is None or out["signal"] in UNADJUSTED_SIGNALS:
+        return out
+    own = out.get("graded") or out
+    new = shifted(out["severity"], int(learned["steps"]), own["signal"])
+    if new == out["severity"]:
+        return out
+    return {
+        **out,
+        "severity": new,
+        "graded": {"severity": own["severity"], "signal": own["signal"], "why": own["why"]},
+        "learned": learned,
+        "why": f"{out['why']}; reviewers: {learned['why']}",
+    }
+
+
 def _styled(
     info: dict[str, Any], profile: RewriterProfile | None, prompt_version: str | None
 ) -> dict[str, Any]:
     """``info`` graded against ``profile``: one severity step lower when its lemma is the rewriter's style.
 
-    ``info`` may already carry a style step (a stored word graded again): the step is undone first, so
-    the result depends only on the word's own grade and on ``profile``. A styled word keeps that grade in
-    ``graded`` {severity, signal, why}."""
+    ``info`` may already carry a style or learned step (a stored word graded again): both are undone
+    first, so the result depends only on the word's own grade and on ``profile``. A styled word keeps
+    that grade in ``graded`` {severity, signal, why}."""
     base = _unstyled(info)
     if profile is None or base.get("signal") not in STYLE_SIGNALS:
         return base
@@ -440,11 +482,11 @@ def _styled(
 
 
 def _unstyled(info: dict[str, Any]) -> dict[str, Any]:
-    """``info`` without its style step (itself when it has none)."""
+    """``info`` without its style and learned steps (itself when it has none)."""
     graded = info.get("graded")
     if graded is None:
         return info
-    out = {k: v for k, v in info.items() if k not in ("graded", "style")}
+    out = {k: v for k, v in info.items() if k not in ("graded", "style", "learned")}
     out.update(graded)
     return out
 
@@ -458,11 +500,12 @@ def restyle(finding: Finding, profile: RewriterProfile, prompt_version: str | No
     checked early met a smaller profile than one checked late, and with several workers the order is
     the scheduler's. Graded again against the store's profile at admission, every finding of the day
     has the grade it would have had if the whole day had been checked at once. Only the style step is
-    redone (the words' own grades need the transcript, which is not read again)."""
+    redone (the words' own grades need the transcript, which is not read again); a word's learned step
+    is kept as it was graded (a new learned table re-grades only through a new check run)."""
     words: list[dict[str, Any]] = []
     for w in finding.evidence["words"]:
         if "parts" in w:
-            parts = [_styled(p, profile, prompt_version) for p in w["parts"]]
+            parts = [_adjusted(p, profile, prompt_version, p.get("learned")) for p in w["parts"]]
             best: dict[str, Any] = max(parts, key=_rank)
             words.append(
                 {
@@ -474,7 +517,7 @@ def restyle(finding: Finding, profile: RewriterProfile, prompt_version: str | No
                 }
             )
         else:
-            words.append(_styled(w, profile, prompt_version))
+            words.append(_adjusted(w, profile, prompt_version, w.get("learned")))
     if words == finding.evidence["words"]:
         return None
     return _assembled(words, finding.evidence["span"]["text"], finding.evidence["n_messages"])

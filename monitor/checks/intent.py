@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitor.checks.base import Finding, alias_index, analyzer
+from monitor.checks.learned import rewriter_key
 from monitor.checks.nlp import (
     Analysis,
     Tok,
@@ -62,7 +63,9 @@ from monitor.record import RewriteRecord
 # typing slip the query spells right is kept. v7: an adjective kept as the noun of its quality ("how
 # big" / "what size", WordNet's attribute link); a participle after a pointer's head ends the phrase ("the
 # man known for"); the main verb of an inverted question is read as a verb ("how did her husband help").
-VERSION = 7
+# v8: the reviewers' verdicts on a lost word for this rewriter (monitor.checks.learned): a dismissed word
+# counts as framing, a confirmed drop keeps the finding at medium at least.
+VERSION = 8
 
 INTERJECTIONS = frozenset(
     {
@@ -377,7 +380,10 @@ def _after_inverted_subject(tokens: Sequence[Tok], i: int) -> bool:
     return after is None or not after.is_content
 
 
-@register("intent_dropped", version=VERSION, kinds=("intent_dropped",))
+CHECK_ID = "intent_dropped"
+
+
+@register(CHECK_ID, version=VERSION, kinds=(CHECK_ID,))
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """One finding listing the latest message's intent words missing from the query.
 
@@ -399,6 +405,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     heads = pointer_heads(latest.tokens)
     latest_forms = {f for t in latest.tokens for f in (t.key, t.lower)}
     # The query names something the latest message does not: what a pointer was replaced with.
+    rewriter = rewriter_key(record.prompt_version, record.model)
     names_new = any(
         (t.mid_cap or t.has_digit) and t.key not in latest_forms and t.lower not in latest_forms
         for t in query.tokens
@@ -425,17 +432,22 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue  # "how big" asked as "what size": the adjective and the noun of its scale
         if misspelling_of(t, query) is not None:
             continue
-        missing.append(
-            {
-                "text": t.text,
-                "lemma": t.key,
-                "message_index": "latest",
-                "start": t.start,
-                "end": t.end,
-                "framing": t.key in rules.framing_words,
-                "pointer": names_new and i in heads,
-            }
-        )
+        word: dict[str, Any] = {
+            "text": t.text,
+            "lemma": t.key,
+            "message_index": "latest",
+            "start": t.start,
+            "end": t.end,
+            "framing": t.key in rules.framing_words,
+            "pointer": names_new and i in heads,
+        }
+        learned = rules.learned.get(CHECK_ID, rewriter, t.key) if rules.learned is not None else None
+        if learned is not None:
+            # dismissed for this rewriter: its paraphrase of the word, read as framing; confirmed: a
+            # drop the reviewers have seen it make
+            word["learned"] = {"steps": learned.steps, "why": learned.why}
+            word["framing"] = word["framing"] or learned.steps < 0
+        missing.append(word)
     if not missing:
         return []
     n, m = len(intent), len(missing)
@@ -452,8 +464,13 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         sev = "low"
     else:
         sev = "medium"
+    if sev == "low" and any(w.get("learned", {}).get("steps", 0) > 0 for w in missing):
+        sev = "medium"
     words = ", ".join(f"'{w['text']}'" for w in missing)
     reason = f"the query lacks {m} of the {n} words the user asked with: {words}"
+    for w in missing:
+        if "learned" in w:
+            reason += f"; reviewers on '{w['text']}': {w['learned']['why']}"
     pointers = [w["text"] for w in missing if w["pointer"]]
     if pointers:
         reason += (

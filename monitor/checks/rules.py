@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from monitor.bundled import bundled_dir
+from monitor.checks.learned import LearnedTable
 from monitor.checks.profile import RewriterProfile
 from monitor.errors import RulesError, utf8_fault
 from monitor.text import match_key
@@ -227,6 +228,10 @@ class Rules:
     ``profile`` is the rewriter profile the check job learned from the store (``with_profile``); it is
     context like a record's peers, not part of the rules' identity, so it is not in ``hash``: each
     finding it changes says so in its evidence, with the figure.
+
+    ``learned`` is the table the reviewers' verdicts taught (``with_learned``, ``monitor.checks.learned``):
+    it *is* part of the identity, so ``hash`` covers it whenever it moves a grade; ``files_hash`` is the
+    hash of the three files alone.
     """
 
     aliases: AliasesFile
@@ -240,10 +245,21 @@ class Rules:
     source: str = "<memory>"
     _memo: RulesMemo = field(default_factory=RulesMemo, compare=False, repr=False)
     profile: RewriterProfile | None = field(default=None, compare=False, repr=False)
+    learned: LearnedTable | None = field(default=None, compare=False, repr=False)
+    files_hash: str = ""
 
     def with_profile(self, profile: RewriterProfile | None) -> Rules:
         """These rules with ``profile`` for the checks (same hash, same compiled memo)."""
         return dataclasses.replace(self, profile=profile)
+
+    def with_learned(self, table: LearnedTable | None) -> Rules:
+        """These rules with the learned ``table`` (same compiled memo). ``hash`` is the files' hash when
+        the table moves no grade (a fresh store: the rules as they were), else a sha256 (16 hex) over the
+        files' hash and the table's."""
+        base = self.files_hash or self.hash
+        learned = table.hash if table is not None else ""
+        combined = hashlib.sha256(f"{base}:{learned}".encode()).hexdigest()[:16] if learned else base
+        return dataclasses.replace(self, learned=table, hash=combined, files_hash=base)
 
 
 def build_rules(
@@ -270,11 +286,13 @@ def build_rules(
         },
         sort_keys=True,
     )
+    digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
     return Rules(
         aliases=aliases,
         neutral=neutral,
         qualifiers=qualifiers,
-        hash=hashlib.sha256(payload.encode()).hexdigest()[:16],
+        hash=digest,
+        files_hash=digest,
         kinds=tuple(kinds),
         neutral_words=frozenset(neutral.words("neutral")),
         framing_words=frozenset(neutral.words("framing")),

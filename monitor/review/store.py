@@ -9,21 +9,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.cases.store import apply_verdict
+from monitor.checks.learned import LearnedTable, WordEvidence, rewriter_key
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.queue.sampling import PRIORITY
 from monitor.queue.store import MANUAL, WITHDRAWN, _own, claim
 from monitor.review import evidence
-from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
+from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS, Label
 from monitor.review.proposals import ProposalRow, clean_members
+from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc
-from monitor.store.models import AliasProposal, Event, QueueItem, Record, Verdict
+from monitor.store.models import AliasProposal, Event, Finding, LearnedOverride, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
-from monitor.text import normalise_terms
+from monitor.text import match_key, normalise_terms
 
 
 def _validate(label: str, artifact: str) -> None:
@@ -288,3 +291,189 @@ def list_proposals(*, session: Session, since: datetime | None = None) -> list[P
     if since is not None:
         stmt = stmt.where(AliasProposal.created_at >= since)
     return [to_row(ProposalRow, p) for p in session.scalars(stmt)]
+
+
+# --- learned word evidence (issue 15) ---------------------------------------------------------------
+
+CONFIRMING: dict[str, tuple[str, str]] = {
+    "added_content_word": (Label.FABRICATED_CONSTRAINT.value, "must_not_include"),
+    "intent_dropped": (Label.DROPPED_CONSTRAINT.value, "must_include"),
+}
+"""Per learned kind: the verdict label that confirms its words, and the assertion field that names them
+(the verdict form prefills the added words as must-not terms and the lost words as must terms)."""
+
+
+def _flagged_words(kind: str, evidence: dict[str, Any]) -> list[tuple[str, set[str], str]]:
+    """``(lemma, names, severity)`` of each word a finding of ``kind`` flagged (the parts of a span
+    too): ``names`` are the match keys an assertion term may give it (its lemma, its text, the text of
+    the unit it is part of, "free tier" for "tier"), ``severity`` its own grade before any step."""
+    out: list[tuple[str, set[str], str]] = []
+    if kind == "added_content_word":
+        for w in evidence.get("words") or []:
+            for part in w.get("parts") or [w]:
+                if isinstance(part.get("lemma"), str):
+                    own = part.get("graded") or part
+                    names = {
+                        match_key(str(x)) for x in (part["lemma"], part.get("text", ""), w.get("text", ""))
+                    }
+                    out.append((part["lemma"], names - {""}, str(own.get("severity", "low"))))
+    elif kind == "intent_dropped":
+        for w in evidence.get("missing") or []:
+            if isinstance(w.get("lemma"), str):
+                names = {match_key(w["lemma"]), match_key(str(w.get("text", "")))}
+                out.append((w["lemma"], names - {""}, "medium"))
+    return out
+
+
+def learned_table(*, session: Session, checks: Sequence[tuple[str, int]]) -> LearnedTable:
+    """The learned word evidence of the store (``monitor.checks.learned``), from every queue item with a
+    verdict and its findings of the current ``checks`` of the learned kinds.
+
+    Per item, its newest verdict counts (a re-review replaces the first), once per (kind, lemma). A fine
+    verdict (``ok``, ``false_alarm_synonym``) dismisses every word the item's findings flagged, at any
+    severity, and the distinct reviewers of the item's fine verdicts are counted; a confirming verdict
+    (:data:`CONFIRMING`) confirms the words it names, or, naming none, the item's words graded medium or
+    above on their own. The rewriter is the item's prompt version, else its model
+    (``monitor.checks.learned.rewriter_key``). Each entry's prior pool (``others``) is the rewriter's
+    dismissed and confirmed items of the kind where the word was not flagged. An operator's reset drops
+    the verdicts before it; a pin fixes the entry's step (an entry with a pin and no verdicts is listed
+    too). Reads only.
+    """
+    current = [(c, v) for c, v in checks if c in CONFIRMING]
+    overrides = {(o.kind, o.rewriter, o.lemma): o for o in session.scalars(select(LearnedOverride))}
+    counts: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    # per (kind, rewriter): the items dismissed and confirmed, the pool of each word's prior
+    pools: dict[tuple[str, str], tuple[set[int], set[int]]] = {}
+
+    def entry(key: tuple[str, str, str]) -> dict[str, Any]:
+        return counts.setdefault(
+            key, {"dismissed": 0, "confirmed": 0, "reviewers": set(), "last": None, "items": set()}
+        )
+
+    if current:
+        verdicts: dict[int, list[Verdict]] = {}
+        for v in session.scalars(select(Verdict).order_by(Verdict.queue_item_id, Verdict.id)):
+            verdicts.setdefault(v.queue_item_id, []).append(v)
+        items = (
+            {i.id: i for i in session.scalars(select(QueueItem).where(QueueItem.id.in_(list(verdicts))))}
+            if verdicts
+            else {}
+        )
+        findings: dict[int, list[Finding]] = {}
+        if items:
+            stmt = select(Finding).where(
+                Finding.record_id.in_([i.record_id for i in items.values()]),
+                tuple_(Finding.check_id, Finding.check_version).in_(current),
+            )
+            for f in session.scalars(stmt):
+                findings.setdefault(f.record_id, []).append(f)
+        for item_id, vs in verdicts.items():
+            item = items.get(item_id)
+            if item is None:
+                continue
+            rewriter = rewriter_key(item.prompt_version, item.model)
+            for f in findings.get(item.record_id, []):
+                if f.kind not in CONFIRMING:
+                    continue
+                seen: set[str] = set()
+                for lemma, names, severity in _flagged_words(f.kind, f.evidence):
+                    if lemma in seen:
+                        continue
+                    seen.add(lemma)
+                    key = (f.kind, rewriter, lemma)
+                    reset = overrides[key].reset_at if key in overrides else None
+                    live = [v for v in vs if reset is None or v.created_at >= reset]
+                    if not live:
+                        continue
+                    newest = live[-1]
+                    label, field = CONFIRMING[f.kind]
+                    pool = pools.setdefault(key[:2], (set(), set()))
+                    if newest.label in FINE_LABELS:
+                        e = entry(key)
+                        e["dismissed"] += 1
+                        e["reviewers"] |= {v.reviewer for v in live if v.label in FINE_LABELS}
+                        pool[0].add(item_id)
+                    elif newest.label == label:
+                        named: list[str] = getattr(newest, field) or []
+                        if (named and any(match_key(t) in names for t in named)) or (
+                            not named and SEVERITY_RANK.get(severity, 0) >= SEVERITY_RANK["medium"]
+                        ):
+                            entry(key)["confirmed"] += 1
+                            pool[1].add(item_id)
+                        else:
+                            continue
+                    else:
+                        continue
+                    e = entry(key)
+                    e["items"].add(item_id)
+                    if e["last"] is None or newest.created_at > e["last"]:
+                        e["last"] = newest.created_at
+    for key in overrides:
+        if overrides[key].pinned is not None:
+            entry(key)
+    return LearnedTable.of(
+        WordEvidence(
+            kind=k[0],
+            rewriter=k[1],
+            lemma=k[2],
+            dismissed=c["dismissed"],
+            confirmed=c["confirmed"],
+            reviewers=len(c["reviewers"]),
+            pinned=overrides[k].pinned if k in overrides else None,
+            last_at=c["last"],
+            others=_others(pools.get(k[:2]), c["items"]),
+        )
+        for k, c in counts.items()
+    )
+
+
+def _others(pool: tuple[set[int], set[int]] | None, items: set[int]) -> tuple[int, int]:
+    """(dismissed, confirmed) items of the pool where the word was not flagged."""
+    if pool is None:
+        return 0, 0
+    return len(pool[0] - items), len(pool[1] - items)
+
+
+PIN_STEPS = (-2, -1, 0, 1)
+"""The steps an operator may pin an entry to."""
+
+
+def set_learned_override(
+    *,
+    session: Session,
+    kind: str,
+    rewriter: str,
+    lemma: str,
+    operator: str,
+    now: datetime,
+    pin: int | None = None,
+    reset: bool = False,
+    note: str | None = None,
+) -> None:
+    """Pin (``pin``: one of :data:`PIN_STEPS`) or reset (``reset``: forget the verdicts so far and any
+    pin) one learned entry; ``pin=None, reset=False`` removes a pin. Commits; idempotent (one row per
+    entry, updated in place). Raises ``QueueError`` for an unknown kind or step, or both actions at once.
+    """
+    if kind not in CONFIRMING:
+        raise QueueError(f"unknown learned kind {kind!r}; one of: {', '.join(CONFIRMING)}")
+    if pin is not None and pin not in PIN_STEPS:
+        raise QueueError(f"a pin is one of {', '.join(map(str, PIN_STEPS))} steps, got {pin}")
+    if pin is not None and reset:
+        raise QueueError("pin or reset, not both")
+    lemma = lemma.strip().lower()
+    if not lemma:
+        raise QueueError("the word must not be empty")
+    row = session.scalars(
+        select(LearnedOverride).where(
+            LearnedOverride.kind == kind, LearnedOverride.rewriter == rewriter, LearnedOverride.lemma == lemma
+        )
+    ).first()
+    if row is None:
+        row = LearnedOverride(kind=kind, rewriter=rewriter, lemma=lemma, set_by=operator, updated_at=now)
+        session.add(row)
+    row.pinned = pin
+    if reset:
+        row.reset_at = now
+    row.set_by, row.note, row.updated_at = operator, note or row.note, now
+    session.commit()

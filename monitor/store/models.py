@@ -316,6 +316,26 @@ class AddedLemma(Base):
     __table_args__ = (UniqueConstraint("prompt_version", "lemma", "conv_id", name="uq_added_lemmas"),)
 
 
+class LearnedOverride(Base):
+    """An operator's decision on one learned entry (``monitor.checks.learned``): ``pinned`` fixes its step
+    (-2..1) whatever the verdicts say; ``reset_at`` makes the verdicts before it count no more. One row per
+    (kind, rewriter, lemma); a lemma is one query word, never transcript text."""
+
+    __tablename__ = "learned_overrides"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    rewriter: Mapped[str] = mapped_column(String(255))
+    lemma: Mapped[str] = mapped_column(String(255))
+    pinned: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    reset_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    set_by: Mapped[str] = mapped_column(String(255))
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (UniqueConstraint("kind", "rewriter", "lemma", name="uq_learned_overrides_entry"),)
+
+
 class Alert(Base):
     """An alert (or recovery) on the fabrication rate of one group (``overall`` or a prompt version).
 

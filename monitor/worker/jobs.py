@@ -101,6 +101,7 @@ def check_job(
     on_batch: Callable[[int], None] | None = None,
     claim: bool = False,
     stop: Callable[[], bool] | None = None,
+    learn: bool = True,
 ) -> CheckSummary:
     """Run every registered check over the records not yet checked at the current versions.
 
@@ -115,13 +116,18 @@ def check_job(
     to check are stored before any is graded, so a store checked in one run grades every rewrite against
     the same profile, whatever the batch size. Data arriving in parts is graded as the profile grows;
     queue admission (:func:`enqueue_job`) grades the days it plans again against the whole store, and
-    ``recheck`` grades everything again.
+    ``recheck`` grades everything again. With ``learn`` (the ``learn_from_verdicts`` setting) the words
+    are also graded with the reviewers' verdicts so far (:func:`with_store_learning`).
     """
     from monitor.checks import current_versions, run_checks
 
     checks = current_versions()
     summary = CheckSummary()
     started = time.perf_counter()
+    # Read before a recheck clears the findings it is counted from; what a run checks is graded with the
+    # table as it was when the run began (its hash is in every run's rules hash).
+    if learn:
+        rules = with_store_learning(session=session, rules=rules, checks=checks)
     if recheck:
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
@@ -165,6 +171,18 @@ def check_job(
     summary.seconds = time.perf_counter() - started
     summary.coverage = coverage(session=session, checks=checks)
     return summary
+
+
+def with_store_learning(
+    *, session: Session, rules: Rules, checks: list[tuple[str, int]] | None = None
+) -> Rules:
+    """``rules`` with the store's learned word evidence (``monitor.review.store.learned_table``): what the
+    check job grades with, and the rules hash ``evaluate`` calls current. A store without verdicts keeps
+    ``rules.hash``."""
+    from monitor.checks import current_versions
+    from monitor.review.store import learned_table
+
+    return rules.with_learned(learned_table(session=session, checks=checks or current_versions()))
 
 
 def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str | None, str, str]]:
@@ -321,6 +339,7 @@ def run_job(
         check_rate=settings.check_rate,
         on_batch=on_batch,
         claim=True,
+        learn=settings.learn_from_verdicts,
     )
     enqueue = enqueue_job(session=session, settings=settings.queue, days=check.days, now=now)
     checks = current_versions()
@@ -435,6 +454,7 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
             check_rate=settings.check_rate,
             claim=True,
             stop=ctx.stopping,
+            learn=settings.learn_from_verdicts,
         )
         summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
         summary.sources_waiting = waiting

@@ -13,7 +13,7 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v5", "added_words", ("added_content_word",)),
+        ("added_content_word.v6", "added_words", ("added_content_word",)),
         ("qualifiers.v6", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
@@ -26,7 +26,7 @@ def test_registry_listing():
         ("not_a_query.v3", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v7", "intent", ("intent_dropped",)),
+        ("intent_dropped.v8", "intent", ("intent_dropped",)),
     ]
 
 

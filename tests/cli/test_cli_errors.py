@@ -24,12 +24,13 @@ from tests.helpers import REPO, throwaway_pg_database
 
 runner = CliRunner()
 
-# Tables the migrations after 0003 create (0004, 0006 and 0009; 0005 adds indexes only).
+# Tables the migrations after 0003 create (0004, 0006, 0009 and 0010; 0005 adds indexes only).
 TABLES_AFTER_0003 = [
     "added_lemmas",
     "alert_deliveries",
     "alerts",
     "alias_proposals",
+    "learned_overrides",
     "leases",
     "regression_cases",
     "source_cursors",

@@ -79,6 +79,7 @@ def check(
             recheck=recheck,
             check_rate=state.settings.check_rate,
             on_batch=lambda n: progress.advance(task, n),
+            learn=state.settings.learn_from_verdicts,
         )
     result = summary.as_dict()
     if as_json:

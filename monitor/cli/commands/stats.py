@@ -46,6 +46,7 @@ def evaluate_cmd(
     from monitor.cli.render import safe_text
     from monitor.stats.evaluate import THRESHOLDS, evaluate
     from monitor.store.engine import session_factory
+    from monitor.worker.jobs import with_store_learning
 
     rules = load_rules(ctx.obj.settings.rules_dir)
     group_of = {m.lower(): g.name for g in rules.aliases.groups for m in g.members}
@@ -57,6 +58,8 @@ def evaluate_cmd(
     kind_to_check = checks_by_kind()
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
+        if ctx.obj.settings.learn_from_verdicts:
+            rules = with_store_learning(session=session, rules=rules)
         result = evaluate(
             session=session,
             label_files=labels,

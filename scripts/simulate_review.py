@@ -1,0 +1,360 @@
+"""Proof by simulation that the queue learns the rewriter from its reviewers' verdicts (issue 15).
+
+Replays a labelled file day by day, prequentially: each simulated day's conversations go through the
+main job (``monitor.worker.jobs.run_job``: ingest, check with what the verdicts so far taught, admit to
+the queue with the daily budget), the day's queue is scored, and only *then* does a simulated reviewer
+give each queued labelled item the verdict its label implies, with the labelled words:
+
+========================= ==========================================================================
+label                     verdict
+========================= ==========================================================================
+fabricated                ``fabricated_constraint``, must-not terms: the labelled words
+dropped_constraint        ``dropped_constraint``, must terms: the labelled words
+intent_drift              ``dropped_constraint``, no terms (the label speaks for the lost words)
+wrong_antecedent          ``wrong_antecedent``; unresolved: ``unresolved_reference``; not_a_query: same
+none of these             ``ok``
+========================= ==========================================================================
+
+Conversations are taken in the order the logs hold them; a day closes once it holds ``--per-day``
+labelled rewrites (15 by default), so a conversation is never split across days. Each conversation's
+times are moved, all by one offset, onto its simulated day. The reviewers take turns by day
+(``--reviewers``, 2 by default: one on-call engineer a day). Queued rewrites without a label get no
+verdict and are not scored.
+
+Printed per day: labelled items, queued labelled items (the flagged strata; the control sample is
+reviewed but counted apart), queue precision (share of them with any error label), fabrication recall
+at medium+ (right word: ``monitor.stats.evaluate``), and the learned entries that move a grade after
+the day's verdicts. Then the Done-when figures: precision over the last three days against the first
+day's, and fabrication recall over the whole run. Usage::
+
+    .venv/bin/python scripts/simulate_review.py [LABELS ...] [--data ../shared/data] [--per-day 15]
+        [--reviewers 2] [--json]
+
+Without LABELS it runs the four files issue 15 names (``mtrag_dev_*`` and ``llm_word_labels.jsonl``).
+About half a minute per file on two cores. Exit status 0 when every file meets the Done-when figures,
+1 when one does not, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from monitor.checks import checks_by_kind, current_versions
+from monitor.checks.learned import KINDS as LEARNED_KINDS
+from monitor.checks.rules import load_rules
+from monitor.checks.store import list_findings
+from monitor.ingest.sources import discover
+from monitor.queue.store import list_queue
+from monitor.review.labels import DEFAULT_ARTIFACT, Label
+from monitor.review.store import learned_table, record_verdict
+from monitor.settings import Settings
+from monitor.stats.evaluate import LABEL_KINDS, LabelItem, evaluate, read_labels
+from monitor.store.engine import make_engine, session_factory, upgrade
+from monitor.worker.jobs import run_job
+
+DEFAULT_FILES = (
+    "mtrag_dev_mixtral_labels.jsonl",
+    "mtrag_dev_sonnet45agg_labels.jsonl",
+    "mtrag_dev_sonnet4live_labels.jsonl",
+    "llm_word_labels.jsonl",
+)
+FIRST_DAY = datetime(2030, 1, 7)
+"""Simulated day 1 (a Monday, far from the logs' own dates)."""
+TIME_FIELDS = ("ts", "first_ts", "last_ts")
+PRECISION_GAIN = 1.5
+PRECISION_ENOUGH = 0.70
+RECALL_FLOOR = 0.9
+
+
+@dataclass
+class Conversation:
+    key: tuple[str, str]  # (log file, conv_id)
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    labelled: int = 0
+
+
+@dataclass
+class Day:
+    number: int
+    labelled: int = 0
+    queued: int = 0
+    queued_errors: int = 0
+    controls: int = 0
+    fabricated: int = 0
+    fabricated_found: int = 0
+    learned: int = 0
+    lowered: int = 0
+    raised: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        return self.queued_errors / self.queued if self.queued else None
+
+
+def conversations(logs: Path, items: dict[str, LabelItem]) -> list[Conversation]:
+    """The conversations of ``logs`` holding a labelled rewrite, in log order, with all their lines."""
+    convs: dict[tuple[str, str], Conversation] = {}
+    for path in sorted(logs.glob("*.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            for raw in fh:
+                obj = json.loads(raw)
+                key = (path.name, str(obj.get("conv_id")))
+                conv = convs.setdefault(key, Conversation(key))
+                conv.lines.append(obj)
+                if obj.get("event") == "rewrite" and obj.get("request_id") in items:
+                    conv.labelled += 1
+    return [c for c in convs.values() if c.labelled]
+
+
+def days_of(convs: list[Conversation], per_day: int) -> Iterator[list[Conversation]]:
+    day: list[Conversation] = []
+    n = 0
+    for c in convs:
+        day.append(c)
+        n += c.labelled
+        if n >= per_day:
+            yield day
+            day, n = [], 0
+    if day:
+        yield day
+
+
+def _parse(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC).replace(tzinfo=None)
+
+
+def _moved(value: Any, delta: timedelta) -> Any:
+    """``value`` with every time field (:data:`TIME_FIELDS`) moved by ``delta``, recursively."""
+    if isinstance(value, dict):
+        return {
+            k: (
+                (_parse(v) + delta).isoformat(timespec="milliseconds") + "Z"
+                if k in TIME_FIELDS and isinstance(v, str)
+                else _moved(v, delta)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_moved(v, delta) for v in value]
+    return value
+
+
+def write_day(path: Path, day: list[Conversation], start: datetime) -> None:
+    """The day's lines, each conversation moved to start ``start`` + 20 minutes per conversation before it."""
+    with path.open("w", encoding="utf-8") as out:
+        for i, conv in enumerate(day):
+            first = min(_parse(o["ts"]) for o in conv.lines if isinstance(o.get("ts"), str))
+            delta = start + timedelta(minutes=20 * i) - first
+            for obj in conv.lines:
+                out.write(json.dumps(_moved(obj, delta)) + "\n")
+
+
+def verdict_of(item: LabelItem) -> tuple[str, list[str], list[str]]:
+    """``(label, must_include, must_not_include)`` the item's labels imply (table in the module doc)."""
+    t = item.truth
+    if t.get("fabricated") or t.get("escaped_fabrication"):
+        return Label.FABRICATED_CONSTRAINT.value, [], list(item.words.get("fabricated", []))
+    if t.get("dropped_constraint"):
+        return Label.DROPPED_CONSTRAINT.value, list(item.words.get("dropped_constraint", [])), []
+    if t.get("intent_drift"):
+        return Label.DROPPED_CONSTRAINT.value, [], []
+    if t.get("wrong_antecedent"):
+        return Label.WRONG_ANTECEDENT.value, [], []
+    if t.get("unresolved"):
+        return Label.UNRESOLVED_REFERENCE.value, [], []
+    if t.get("not_a_query"):
+        return Label.NOT_A_QUERY.value, [], []
+    return Label.OK.value, [], []
+
+
+def simulate(
+    label_file: Path, logs: Path, per_day: int, reviewers: int, keep: Path | None = None, learn: bool = True
+) -> list[Day]:
+    """Run the simulation of one label file; returns the figures per day. ``keep``: the SQLite file to
+    simulate in (replaced when it exists), kept for a look afterwards; default: a temporary one."""
+    items = {i.request_id: i for i in read_labels(label_file)}
+    raw = {
+        json.loads(line)["request_id"]: line.strip()
+        for line in label_file.open(encoding="utf-8")
+        if line.strip()
+    }
+    convs = conversations(logs, items)
+    rules = load_rules()
+    checks = current_versions()
+    out: list[Day] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = keep if keep is not None else Path(tmp) / "sim.db"
+        db.unlink(missing_ok=True)
+        url = f"sqlite:///{db}"
+        upgrade(url)
+        engine = make_engine(url)
+        settings = Settings(database_url=url, learn_from_verdicts=learn)
+        for n, day in enumerate(days_of(convs, per_day), start=1):
+            start = FIRST_DAY + timedelta(days=n - 1)
+            log = Path(tmp) / f"day{n:03d}.jsonl"
+            write_day(log, day, start)
+            stats = Day(n)
+            day_items = [
+                items[o["request_id"]]
+                for c in day
+                for o in c.lines
+                if o.get("event") == "rewrite" and o.get("request_id") in items
+            ]
+            stats.labelled = len(day_items)
+            day_labels = Path(tmp) / f"day{n:03d}_labels.jsonl"
+            with day_labels.open("w", encoding="utf-8") as fh:
+                for it in day_items:
+                    fh.write(raw[it.request_id] + "\n")
+            end = start + timedelta(hours=23)
+            with session_factory(engine)() as session:
+                run_job(session=session, settings=settings, rules=rules, sources=discover([log]), now=end)
+                fab = (
+                    evaluate(
+                        session=session,
+                        label_files=[day_labels],
+                        checks=checks,
+                        kind_to_check=checks_by_kind(),
+                    )
+                    .table[day_labels.name]["medium"]
+                    .get("fabricated")
+                )
+                if fab is not None:
+                    stats.fabricated = fab.tp + fab.fn
+                    stats.fabricated_found = fab.tp_right
+                requests = {it.request_id for it in day_items}
+                for f in list_findings(session=session, checks=checks):
+                    if f.request_id in requests and f.kind in LEARNED_KINDS:
+                        for w in _learned_words(f.evidence):
+                            stats.lowered += w < 0
+                            stats.raised += w > 0
+                reviewer = f"reviewer-{(n - 1) % reviewers + 1}"
+                for row in list_queue(session=session, now=end, state="pending", limit=None):
+                    if row.day != start.date() or row.request_id not in items:
+                        continue
+                    item = items[row.request_id]
+                    has_error = any(item.truth.get(k) for k in LABEL_KINDS)
+                    if row.stratum == "control":
+                        stats.controls += 1
+                    else:
+                        stats.queued += 1
+                        stats.queued_errors += has_error
+                    label, must, must_not = verdict_of(item)
+                    record_verdict(
+                        session=session,
+                        item_id=row.id,
+                        reviewer=reviewer,
+                        label=label,
+                        artifact=DEFAULT_ARTIFACT[label],
+                        now=end,
+                        must_include=must,
+                        must_not_include=must_not,
+                    )
+                stats.learned = len(learned_table(session=session, checks=checks).effective)
+            out.append(stats)
+    return out
+
+
+def _learned_words(evidence: dict[str, Any]) -> list[int]:
+    """The learned steps of a finding's words (added words, their parts, lost words)."""
+    words = [p for w in evidence.get("words") or [] for p in (w.get("parts") or [w])]
+    words += evidence.get("missing") or []
+    return [int(w["learned"]["steps"]) for w in words if "learned" in w]
+
+
+def summary(days: list[Day]) -> dict[str, Any]:
+    """The Done-when figures of one run."""
+    first = days[0].precision if days else None
+    last = days[-3:]
+    q = sum(d.queued for d in last)
+    last_p = sum(d.queued_errors for d in last) / q if q else None
+    fab = sum(d.fabricated for d in days)
+    found = sum(d.fabricated_found for d in days)
+    recall = found / fab if fab else None
+    gain_ok = last_p is not None and (
+        last_p >= PRECISION_ENOUGH or (first is not None and first > 0 and last_p >= PRECISION_GAIN * first)
+    )
+    return {
+        "days": len(days),
+        "first_day_precision": first,
+        "last_three_days_precision": last_p,
+        "fabrication_recall": recall,
+        "fabricated": fab,
+        "fabricated_found": found,
+        "precision_met": gain_ok,
+        "recall_met": recall is None or recall >= RECALL_FLOOR,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("labels", nargs="*", help="label files (default: the four of issue 15)")
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "../shared/data")
+    parser.add_argument("--per-day", type=int, default=15, help="labelled rewrites a simulated day")
+    parser.add_argument("--reviewers", type=int, default=2, help="reviewers taking turns by day")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--no-learning", action="store_true", help="the same days with learning off (the ablation)"
+    )
+    parser.add_argument("--keep", type=Path, help="keep the simulated store in this SQLite file")
+    args = parser.parse_args(argv)
+    if args.per_day < 1 or args.reviewers < 1:
+        parser.error("--per-day and --reviewers must be at least 1")
+    files = [Path(p) for p in args.labels] or [args.data / "labels" / f for f in DEFAULT_FILES]
+    for f in files:
+        if not f.is_file():
+            parser.error(f"no label file {f}")
+    results: dict[str, Any] = {}
+    ok = True
+    for f in files:
+        keep = args.keep.with_name(f"{args.keep.stem}-{f.stem}{args.keep.suffix}") if args.keep else None
+        learn = not args.no_learning
+        days = simulate(f, args.data / "logs", args.per_day, args.reviewers, keep, learn=learn)
+        s = summary(days)
+        ok &= bool(s["precision_met"] and s["recall_met"])
+        results[f.name] = {"per_day": [d.__dict__ | {"precision": d.precision} for d in days], "summary": s}
+        if args.json:
+            continue
+        mode = "learning" if not args.no_learning else "learning off"
+        print(f"\n{f.name}: {len(days)} days of about {args.per_day} labelled rewrites, ", end="")
+        print(f"{args.reviewers} reviewers, {mode}")
+        print(
+            "| day | labelled | queued | with an error | precision | controls | fab. recall | learned "
+            "| words lowered | raised |"
+        )
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for d in days:
+            rec = f"{d.fabricated_found}/{d.fabricated}" if d.fabricated else "–"
+            print(
+                f"| {d.number} | {d.labelled} | {d.queued} | {d.queued_errors} | {_pct(d.precision)} | "
+                f"{d.controls} | {rec} | {d.learned} | {d.lowered} | {d.raised} |"
+            )
+        gain = (
+            f"{s['last_three_days_precision'] / s['first_day_precision']:.2f}x"
+            if s["first_day_precision"] and s["last_three_days_precision"] is not None
+            else "–"
+        )
+        print(
+            f"first day {_pct(s['first_day_precision'])}, last three days "
+            f"{_pct(s['last_three_days_precision'])} ({gain}); fabrication recall at medium+ "
+            f"{s['fabricated_found']}/{s['fabricated']} ({_pct(s['fabrication_recall'])}); "
+            f"{'met' if s['precision_met'] and s['recall_met'] else 'NOT met'}"
+        )
+    if args.json:
+        print(json.dumps(results, indent=2, default=str))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
