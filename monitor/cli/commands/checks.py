@@ -1,10 +1,13 @@
-"""Check commands: ``check``, ``findings`` and ``rules validate``."""
+"""Check commands: ``check``, ``findings``, ``rules validate|proposals`` and ``rules learned``."""
 
 from __future__ import annotations
 
+import getpass
 import json
+from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import TextColumn
@@ -13,8 +16,13 @@ from rich.table import Table
 from monitor.cli.app import State, current_checks, err, kind_choice, open_engine, out, progress_bar
 from monitor.severity import Severity
 
+if TYPE_CHECKING:
+    from monitor.checks.learned import WordEvidence
+
 rules_app = typer.Typer(
-    help="Validate the rules (alias groups, neutral words, qualifier kinds).", no_args_is_help=True
+    help="Validate the rules (alias groups, neutral words, qualifier kinds), the reviewers' alias proposals "
+    "and what their verdicts taught.",
+    no_args_is_help=True,
 )
 
 
@@ -185,10 +193,250 @@ def rules_proposals(ctx: typer.Context) -> None:
     typer.echo(proposals_yaml(rows), nl=False)
 
 
+learned_app = typer.Typer()
+
+
+class LearnedKind(StrEnum):
+    """The finding kinds whose words are learned (``monitor.checks.learned.KINDS``)."""
+
+    added_content_word = "added_content_word"
+    intent_dropped = "intent_dropped"
+
+
+class PinStep(StrEnum):
+    """The steps an entry can be pinned to (``monitor.review.store.PIN_STEPS``)."""
+
+    two_lower = "-2"
+    one_lower = "-1"
+    none = "0"
+    one_higher = "1"
+
+
+Rewriter = Annotated[
+    str,
+    typer.Option(
+        "--rewriter",
+        help="The prompt version (or model, when none was logged) the entry is for.",
+        show_default=False,
+    ),
+]
+Word = Annotated[
+    str, typer.Argument(help="The word's lemma, as `rules learned` lists it.", show_default=False)
+]
+Kind = Annotated[LearnedKind, typer.Option("--kind", help="The finding kind the entry belongs to.")]
+Operator = Annotated[
+    str | None, typer.Option("--by", help="Who decides; default: reviewer_name, else the login name.")
+]
+
+
+def _learned_rows(entries: list[WordEvidence]) -> Table:
+    from monitor.cli.render import safe_text
+
+    table = Table(
+        "rewriter",
+        "kind",
+        "word",
+        "dismissed",
+        "confirmed",
+        "reviewers",
+        "p(false alarm)",
+        "95% lower",
+        "effect",
+        "last verdict",
+        title="learned from the verdicts",
+    )
+    for e in entries:
+        effect = e.effect + (" (pinned)" if e.pinned is not None else "")
+        table.add_row(
+            safe_text(e.rewriter or "-"),
+            e.kind,
+            safe_text(e.lemma),
+            str(e.dismissed),
+            str(e.confirmed),
+            str(e.reviewers),
+            f"{e.mean:.2f}",
+            f"{e.lower_bound:.2f}",
+            effect,
+            e.last_at.strftime("%Y-%m-%d %H:%M") if e.last_at is not None else "-",
+        )
+    return table
+
+
+def _learned_yaml(entries: list[WordEvidence], today: str) -> str:
+    """The demoted words as ``framing`` groups of rules/neutral.yaml, one group per rewriter."""
+    import yaml
+
+    lines = [
+        f"# Words the reviewers' verdicts demoted, per rewriter (`rules learned --yaml`, {today}).",
+        "# Pasted under `framing:` in rules/neutral.yaml, a word is graded low for EVERY rewriter: paste",
+        "# only what holds beyond the rewriter named in its source. Raised and pinned entries are comments.",
+    ]
+    groups: dict[str, list[str]] = {}
+    for e in entries:
+        if e.kind == "added_content_word" and e.steps < 0:
+            groups.setdefault(e.rewriter, []).append(e.lemma)
+        elif e.steps > 0 or e.pinned is not None:
+            pinned = " (pinned)" if e.pinned is not None else ""
+            lines.append(f"#   {e.kind} {e.rewriter!r} {e.lemma!r}: {e.effect}{pinned}")
+    framing = [
+        {
+            "source": f"the reviewers' verdicts on rewriter {rw or 'unnamed'!r}: dismissed as false alarms",
+            "words": sorted(words),
+        }
+        for rw, words in sorted(groups.items())
+    ]
+    body = (
+        yaml.safe_dump({"framing": framing}, sort_keys=False, allow_unicode=True)
+        if framing
+        else "framing: []\n"
+    )
+    return "\n".join(lines) + "\n" + body
+
+
+@learned_app.callback(invoke_without_command=True)
+def rules_learned(
+    ctx: typer.Context,
+    rewriter: Annotated[str | None, typer.Option("--rewriter", help="Only this rewriter's entries.")] = None,
+    kind: Annotated[
+        LearnedKind | None, typer.Option("--kind", help="Only this finding kind's entries.")
+    ] = None,
+    effective: Annotated[
+        bool, typer.Option("--effective", help="Only the entries that move a grade.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")] = False,
+    as_yaml: Annotated[
+        bool, typer.Option("--yaml", help="Print the demoted words as framing groups for rules/neutral.yaml.")
+    ] = False,
+) -> None:
+    """List what the reviewers' verdicts taught about each rewriter's words, and what it does.
+
+    Per rewriter (prompt version, else model) and word: the items whose newest verdict dismissed it
+    (ok, false alarm) or confirmed it (a fabrication or drop naming it), the reviewers, the posterior
+    false-alarm rate and its 95% lower bound, and the effect on the word's grade: one step lower once
+    the bound passes 0.5, two once it passes 0.75 with two reviewers, one step higher after a
+    confirmation; numbers, names and qualifier values never below medium. The check job grades new
+    rewrites with it (setting learn_from_verdicts); `check --recheck` grades the old ones again.
+
+    \b
+    Examples:
+      rewrite-monitor rules learned --effective
+      rewrite-monitor rules learned --rewriter support-v3 --json
+      rewrite-monitor rules learned --yaml > learned.yaml
+      rewrite-monitor rules learned pin career --rewriter support-v3 --step 0
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if as_json and as_yaml:
+        raise typer.BadParameter("--json or --yaml, not both")
+    from monitor.review.store import learned_table
+    from monitor.store.engine import session_factory
+
+    with session_factory(open_engine(ctx.obj))() as session:
+        table = learned_table(session=session, checks=current_checks())
+    entries = [
+        table.entries[k]
+        for k in sorted(table.entries, key=lambda k: (k[1], k[0], k[2]))
+        if (rewriter is None or k[1] == rewriter)
+        and (kind is None or k[0] == kind.value)
+        and (not effective or table.entries[k].steps)
+    ]
+    if as_json:
+        out.print_json(json.dumps({"hash": table.hash, "entries": [e.as_dict() for e in entries]}))
+        return
+    if as_yaml:
+        typer.echo(_learned_yaml(entries, datetime.now(UTC).date().isoformat()), nl=False)
+        return
+    if not entries:
+        err.print(
+            "nothing learned yet: no verdict on a flagged word" + (" matches" if rewriter or kind else "")
+        )
+        return
+    out.print(_learned_rows(entries))
+    moving = sum(1 for e in entries if e.steps)
+    err.print(f"{len(entries)} entries, {moving} moving a grade (learned table hash {table.hash or 'none'})")
+
+
+def _override(
+    ctx: typer.Context, word: str, rewriter: str, kind: LearnedKind, by: str | None, **action: object
+) -> None:
+    from monitor.review.store import set_learned_override
+    from monitor.store.engine import session_factory
+
+    operator = by or ctx.obj.settings.reviewer_name or getpass.getuser()
+    with session_factory(open_engine(ctx.obj, writes=True))() as session:
+        set_learned_override(
+            session=session,
+            kind=kind.value,
+            rewriter=rewriter,
+            lemma=word,
+            operator=operator,
+            now=datetime.now(UTC),
+            **action,  # type: ignore[arg-type]
+        )
+
+
+def rules_learned_pin(
+    ctx: typer.Context,
+    word: Word,
+    rewriter: Rewriter,
+    step: Annotated[
+        PinStep,
+        typer.Option("--step", help="The step to fix: -2 or -1 lower, 0 none, 1 higher.", show_default=False),
+    ],
+    kind: Kind = LearnedKind.added_content_word,
+    note: Annotated[str | None, typer.Option("--note", help="Why, for whoever reads the entry next.")] = None,
+    by: Operator = None,
+) -> None:
+    """Fix a learned entry's step whatever the verdicts say (0: never learn this word for the rewriter).
+
+    New rewrites are graded with it; `check --recheck` grades the old ones again.
+
+    Example: rewrite-monitor rules learned pin career --rewriter support-v3 --step 0 --note "a real filter"
+    """
+    _override(ctx, word, rewriter, kind, by, pin=int(step.value), note=note)
+    out.print(f"pinned {kind.value} {word.strip().lower()!r} for {rewriter!r} to {step.value} step(s)")
+
+
+def rules_learned_unpin(
+    ctx: typer.Context,
+    word: Word,
+    rewriter: Rewriter,
+    kind: Kind = LearnedKind.added_content_word,
+    by: Operator = None,
+) -> None:
+    """Remove a pin: the entry follows the verdicts again.
+
+    Example: rewrite-monitor rules learned unpin career --rewriter support-v3
+    """
+    _override(ctx, word, rewriter, kind, by, pin=None)
+    out.print(f"unpinned {kind.value} {word.strip().lower()!r} for {rewriter!r}")
+
+
+def rules_learned_reset(
+    ctx: typer.Context,
+    word: Word,
+    rewriter: Rewriter,
+    kind: Kind = LearnedKind.added_content_word,
+    by: Operator = None,
+) -> None:
+    """Forget the verdicts on a word so far (and any pin): it is learned again from the next verdict on.
+
+    Example: rewrite-monitor rules learned reset biography --rewriter support-v3
+    """
+    _override(ctx, word, rewriter, kind, by, reset=True)
+    out.print(
+        f"reset {kind.value} {word.strip().lower()!r} for {rewriter!r}: earlier verdicts no longer count"
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
     app.add_typer(rules_app, name="rules")
     rules_app.command("validate")(rules_validate)
     rules_app.command("proposals")(rules_proposals)
+    rules_app.add_typer(learned_app, name="learned")
+    learned_app.command("pin")(rules_learned_pin)
+    learned_app.command("unpin")(rules_learned_unpin)
+    learned_app.command("reset")(rules_learned_reset)
     app.command("check")(check)
     app.command("findings")(findings)
