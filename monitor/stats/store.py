@@ -215,3 +215,55 @@ def whole_traffic_estimates(pairs: Sequence[tuple[QueueItem, Verdict]], session:
     for artifact in ("chat_state", "rewrite", "retrieval", "generation"):
         out.append(estimate(f"first_wrong:{artifact}", lambda v, a=artifact: v.artifact == a))
     return out
+
+
+LEARNED_KINDS = ("added_content_word", "intent_dropped")
+"""The finding kinds whose words the verdicts teach (``monitor.checks.learned.KINDS``)."""
+
+
+def _has_demoted_word(evidence: dict[str, Any]) -> bool:
+    words = [p for w in evidence.get("words") or [] for p in (w.get("parts") or [w])]
+    words += [w for w in evidence.get("missing") or [] if isinstance(w, dict)]
+    return any(int((w.get("learned") or {}).get("steps", 0)) < 0 for w in words if isinstance(w, dict))
+
+
+def demoted_controls(
+    pairs: Sequence[tuple[QueueItem, Verdict]], session: Session, checks: Sequence[tuple[str, int]]
+) -> Estimate:
+    """Estimated share of fabrications among the rewrites whose flagged words the verdicts demoted, from
+    the control sample (issue 15, part 3): what the learning may be hiding.
+
+    The domain: control items with a verdict whose findings of the learned kinds (current ``checks``)
+    carry a word with a learned step down. Demoted words fall below the queue's threshold, so only the
+    random control sample still sees them; the estimate is the Horvitz–Thompson ratio
+    Σ (b_i / π_i) / Σ (1 / π_i) over the domain (b_i = 1 for a ``fabricated_constraint`` verdict; π_i the
+    item's inclusion probability), with a Wilson 95% interval on the unweighted counts (an
+    approximation: the weights within a day's control stratum are equal). ``coverage`` is the share of
+    the control verdicts in the domain. No domain item: value None.
+    """
+    controls = [(i, v) for i, v in pairs if i.stratum == "control" and i.inclusion_prob > 0]
+    if not controls:
+        return Estimate("fabricated_among_demoted", None, None, 0.0, 0)
+    demoted: set[int] = set()
+    for record_id, evidence in session.execute(
+        select(Finding.record_id, Finding.evidence).where(
+            Finding.record_id.in_([i.record_id for i, _v in controls]),
+            Finding.kind.in_(LEARNED_KINDS),
+            tuple_(Finding.check_id, Finding.check_version).in_(list(checks)),
+        )
+    ):
+        if isinstance(evidence, dict) and _has_demoted_word(evidence):
+            demoted.add(record_id)
+    domain = [(i, v) for i, v in controls if i.record_id in demoted]
+    if not domain:
+        return Estimate("fabricated_among_demoted", None, None, 0.0, 0)
+    bad = [v.label == "fabricated_constraint" for _i, v in domain]
+    weights = [1 / i.inclusion_prob for i, _v in domain]
+    value = sum(w for w, b in zip(weights, bad, strict=True) if b) / sum(weights)
+    return Estimate(
+        "fabricated_among_demoted",
+        value,
+        wilson(sum(bad), len(bad)),
+        len(domain) / len(controls),
+        len(domain),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from sqlalchemy.orm import Session
 
 from monitor.checks import current_versions
@@ -64,3 +65,59 @@ def test_rates_per_day_and_prompt_version_from_one_pass(session: Session) -> Non
     )
     assert added(later["day"]) == {"2024-03-05": (1, 2)}
     assert added(later["prompt_version"]) == {"ctx-v1": (1, 2)}
+
+
+def test_fabrications_among_demoted_words_are_estimated_from_the_controls(session: Session) -> None:
+    """Three control items with verdicts: A (π 1/2, a demoted word, fabricated), B (π 1/4, a demoted
+    word, ok), C (π 1/4, nothing demoted, fabricated). The domain is A and B: (1/π_A) / (1/π_A + 1/π_B)
+    = 2 / (2 + 4) = 1/3, on 2 of the 3 control verdicts; C is outside it."""
+    from datetime import UTC, timedelta
+
+    from monitor.checks import added_words
+    from monitor.review.store import record_verdict
+    from monitor.stats.intervals import wilson
+    from monitor.stats.store import demoted_controls, latest_verdicts
+    from tests.factories import check_run_row, finding_row, queue_item_row, record_row
+
+    now = datetime(2024, 3, 5, 9, tzinfo=UTC)
+    labels = {
+        "A": ("fabricated_constraint", "rewrite"),
+        "B": ("ok", "none"),
+        "C": ("fabricated_constraint", "rewrite"),
+    }
+    for name, pi, steps in (("A", 0.5, -1), ("B", 0.25, -2), ("C", 0.25, 1)):
+        rec = record_row(session, conv_id=name, request_id=f"{name}_2")
+        run = check_run_row(
+            session, record_id=rec.id, check_id=added_words.CHECK_ID, check_version=added_words.VERSION
+        )
+        word = {"text": "plan", "lemma": "plan", "severity": "low", "learned": {"steps": steps}}
+        finding_row(
+            session,
+            check_run_id=run.id,
+            record_id=rec.id,
+            request_id=rec.request_id,
+            kind=added_words.CHECK_ID,
+            severity="low",
+            evidence={"words": [word]},
+            check_id=added_words.CHECK_ID,
+            check_version=added_words.VERSION,
+        )
+        item = queue_item_row(
+            session,
+            record_id=rec.id,
+            request_id=rec.request_id,
+            conv_id=name,
+            stratum="control",
+            inclusion_prob=pi,
+            due_at=now - timedelta(hours=1),
+            created_at=now - timedelta(hours=1),
+        )
+        label, artifact = labels[name]
+        record_verdict(
+            session=session, item_id=item.id, reviewer="kim", label=label, artifact=artifact, now=now
+        )
+    est = demoted_controls(latest_verdicts(session=session), session, current_versions())
+    assert est.name == "fabricated_among_demoted"
+    assert est.value == pytest.approx(1 / 3)
+    assert (est.verdicts, est.coverage) == (2, pytest.approx(2 / 3))
+    assert est.ci == wilson(1, 2)

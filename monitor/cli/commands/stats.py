@@ -168,6 +168,10 @@ def stats(
     """Finding rates per group with 95% intervals; with verdicts, the checks' precision per kind and the
     estimated share of bad rewrites in the whole traffic (weighted by inclusion probabilities).
 
+    The last estimate, fabricated_among_demoted, is the share of fabrications among the control-sample
+    rewrites whose flagged words the verdicts demoted (`rules learned`): what the learning may hide.
+    Its coverage is the share of the control verdicts it rests on.
+
     Example: rewrite-monitor stats --by prompt_version --since 2024-03-01
     """
     from datetime import date, datetime, time
@@ -175,6 +179,7 @@ def stats(
     from monitor.cli.render import safe_text
     from monitor.severity import SEVERITY_RANK
     from monitor.stats.store import (
+        demoted_controls,
         finding_rates,
         latest_verdicts,
         precision_by_kind,
@@ -199,6 +204,8 @@ def stats(
         pairs = latest_verdicts(session=session, since=since_day)
         precision = precision_by_kind(pairs)
         estimates = whole_traffic_estimates(pairs, session) if pairs else []
+        if pairs:
+            estimates.append(demoted_controls(pairs, session, current_checks()))
     result = {
         "by": by or "all",
         "min_severity": settings.queue_min_severity,
