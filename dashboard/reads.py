@@ -9,7 +9,7 @@ session's own writes clear the cache at once (``resources.reads_changed``). Clai
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import TypedDict
 
 import pandas as pd
@@ -21,9 +21,10 @@ from monitor.alerts.store import list_alerts
 from monitor.cases.store import CaseRow, count_cases, list_cases
 from monitor.checks import current_versions
 from monitor.queue.store import FilterOptions, QueueFilters, QueuePage, filter_options, list_open, queue_depth
-from monitor.review.store import reviewer_throughput
+from monitor.review.store import learned_table, reviewer_throughput
 from monitor.severity import SEVERITY_RANK
 from monitor.stats.store import (
+    demoted_controls,
     finding_rates_by,
     latest_verdicts,
     precision_by_kind,
@@ -96,6 +97,11 @@ class Overview(TypedDict):
     precision: pd.DataFrame
     estimates: pd.DataFrame
     alerts: pd.DataFrame
+    learned: pd.DataFrame
+
+
+LEARNED_DAYS = 7
+"""The Overview's "learned this week": entries whose newest counted verdict is this recent."""
 
 
 @st.cache_data(ttl=STATS_TTL, show_spinner=False)
@@ -105,7 +111,10 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
     Keys: ``by_day`` and ``by_prompt`` (columns group, kind, flagged, checked, per_1000, lo, hi: rates
     per 1,000 checked rewrites with Wilson 95% bounds), ``depth``, ``overdue``, ``throughput`` (day,
     reviewer, verdicts), ``precision`` (kind, verdicts, confirmed, precision, lo, hi), ``estimates``
-    (name, value, lo, hi, coverage, verdicts; shares in [0, 1]) and ``alerts``.
+    (name, value, lo, hi, coverage, verdicts; shares in [0, 1]; the last one, fabricated_among_demoted,
+    from the control sample), ``alerts`` and ``learned`` (rewriter, kind, word, dismissed, confirmed,
+    reviewers, effect, last verdict: the learned entries with a verdict in the last
+    :data:`LEARNED_DAYS` days, those that move a grade first).
     """
     since_dt = datetime.combine(since, datetime.min.time()) if since else None
     checks = current_checks()
@@ -140,6 +149,17 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
         pairs = latest_verdicts(session=session, since=since)
         precision = precision_by_kind(pairs)
         estimates = whole_traffic_estimates(pairs, session)
+        if pairs:
+            estimates.append(demoted_controls(pairs, session, checks))
+        week = now.replace(tzinfo=None) - timedelta(days=LEARNED_DAYS)
+        recent = sorted(
+            (
+                e
+                for e in learned_table(session=session, checks=checks).entries.values()
+                if e.last_at and e.last_at >= week
+            ),
+            key=lambda e: (e.steps == 0, e.rewriter, e.kind, e.lemma),
+        )
         throughput = reviewer_throughput(session=session, now=now, days=14)
         alerts = list_alerts(session=session, since=since_dt, limit=50)
         out: Overview = {
@@ -204,6 +224,31 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
                     "rate",
                     "baseline",
                     "sent to",
+                ],
+            ),
+            "learned": pd.DataFrame(
+                [
+                    {
+                        "rewriter": e.rewriter,
+                        "kind": e.kind,
+                        "word": e.lemma,
+                        "dismissed": e.dismissed,
+                        "confirmed": e.confirmed,
+                        "reviewers": e.reviewers,
+                        "effect": e.effect + (" (pinned)" if e.pinned is not None else ""),
+                        "last verdict": e.last_at,
+                    }
+                    for e in recent
+                ],
+                columns=[
+                    "rewriter",
+                    "kind",
+                    "word",
+                    "dismissed",
+                    "confirmed",
+                    "reviewers",
+                    "effect",
+                    "last verdict",
                 ],
             ),
         }

@@ -1,6 +1,7 @@
 """Overview page: finding rates per day and per prompt version with 95% interval bands, the queue's
 depth and overdue count, reviewer throughput, the checks' precision per kind from verdicts, the
-weighted estimate of bad rewrites in all traffic, and the alerts raised."""
+weighted estimate of bad rewrites in all traffic, what the verdicts taught this week, and the alerts
+raised."""
 
 from __future__ import annotations
 
@@ -104,6 +105,17 @@ st.dataframe(
         c: st.column_config.NumberColumn(format="percent") for c in ("value", "lo", "hi", "coverage")
     },
 )
+
+st.subheader("Learned from the verdicts this week")
+if data["learned"].empty:
+    st.caption(f"Nothing learned in the last {reads.LEARNED_DAYS} days.")
+else:
+    moving = int((data["learned"]["effect"] != "none").sum())
+    st.caption(
+        f"{moving} of {len(data['learned'])} words grade differently for their rewriter: one step lower "
+        "after enough dismissals, one higher after a confirmed fabrication (`rewrite-monitor rules learned`)."
+    )
+    st.dataframe(data["learned"], hide_index=True)
 
 st.subheader("Alerts raised")
 if data["alerts"].empty:

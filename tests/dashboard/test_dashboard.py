@@ -384,6 +384,15 @@ def test_overview_draws_rates_with_bands_and_the_estimates(store: str, db: Sessi
         "antecedent_not_in_input": {"verdicts": 2, "confirmed": 1},
         "window_truncated": {"verdicts": 1, "confirmed": 1},
     }
+    # what the two verdicts taught this week: the words c1_2's fabrication verdict confirmed (it names
+    # none: its medium+ words, one step higher), and c3_2's word dismissed once (a rewriter with no
+    # other verdicts needs four), listed after what moves a grade
+    learned = next(f.value for f in at.dataframe if "word" in f.value.columns)
+    assert learned[["word", "dismissed", "confirmed", "effect"]].values.tolist() == [
+        ["enterprise", 0, 1, "one step higher"],
+        ["plan", 0, 1, "one step higher"],
+        ["kubernetes", 1, 0, "none"],
+    ]
 
 
 def _verdict_with_case(session: Session, request_id: str, label: str, minute: int) -> None:
