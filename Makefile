@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= sqlite:///demo.db
+# The real TREC CAsT sample (examples/README.md); examples/otel holds synthetic traces, not demo data.
+DEMO_LOGS := examples/cast2019_first_topics.jsonl.gz examples/cast2020.jsonl
 
 .PHONY: demo test test-fast faults contracts wheel-smoke lint bench clean
 
@@ -14,7 +16,7 @@ $(BIN)/rewrite-monitor: pyproject.toml
 
 demo: $(BIN)/rewrite-monitor
 	$(BIN)/rewrite-monitor --database-url $(DEMO_DB) db upgrade
-	$(BIN)/rewrite-monitor --database-url $(DEMO_DB) run examples/
+	$(BIN)/rewrite-monitor --database-url $(DEMO_DB) run $(DEMO_LOGS)
 
 test: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest

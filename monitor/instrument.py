@@ -302,3 +302,68 @@ def log_rewrite(logger: logging.Logger, **fields: Any) -> dict[str, Any]:
 
 
 __all__ = ["ctx_input_event", "digest", "log_ctx_input", "log_rewrite", "rewrite_event"]
+
+
+def otel_attributes(
+    *,
+    conv_id: str,
+    request_id: str,
+    turn: int,
+    messages: Sequence[MessageLike],
+    latest: str,
+    query: str,
+    client_turn_count: int | None,
+    model: str | None = None,
+    prompt_version: str | None = None,
+) -> dict[str, str | int]:
+    """The attributes to set on the span of the rewrite call when the service is traced with
+    OpenTelemetry instead of logging (``span.set_attributes(otel_attributes(...))``): what ingest reads
+    from an OTLP trace (``monitor.ingest.otlp``) to build the same ``ctx_input`` and ``rewrite`` as
+    :func:`ctx_input_event` and :func:`rewrite_event` would.
+
+    The GenAI semantic conventions' ``gen_ai.operation.name`` ("chat"), ``gen_ai.conversation.id``,
+    ``gen_ai.input.messages`` (the history and the latest message as ``{role, parts: [{type: "text",
+    content}]}``, JSON) and ``gen_ai.output.messages`` (the query), ``gen_ai.request.model``; and, for
+    what no convention names, ``rewrite_monitor.step`` ("rewrite": this span is the rewrite),
+    ``.request_id``, ``.turn``, ``.client_turn_count``, ``.digest`` (of the history, as the checks
+    compute it) and ``.prompt_version``. Values are strings or ints, as OpenTelemetry attributes must be.
+    Raises ``ValueError`` naming the field, as :func:`ctx_input_event` and :func:`rewrite_event` do.
+    """
+    ctx = ctx_input_event(
+        conv_id=conv_id,
+        request_id=request_id,
+        turn=turn,
+        messages=messages,
+        client_turn_count=client_turn_count,
+    )
+    rw = rewrite_event(
+        conv_id=conv_id,
+        request_id=request_id,
+        turn=turn,
+        latest=latest,
+        query=query,
+        model=model,
+        prompt_version=prompt_version,
+    )
+
+    def parts(role: str, text: str) -> dict[str, Any]:
+        return {"role": role, "parts": [{"type": "text", "content": text}]}
+
+    inputs = [parts(m["role"], m["content"]) for m in ctx["messages"]] + [parts("user", rw["latest"])]
+    attrs: dict[str, str | int] = {
+        "rewrite_monitor.step": "rewrite",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.conversation.id": conv_id,
+        "gen_ai.input.messages": json.dumps(inputs, ensure_ascii=False),
+        "gen_ai.output.messages": json.dumps([parts("assistant", rw["query"])], ensure_ascii=False),
+        "rewrite_monitor.request_id": request_id,
+        "rewrite_monitor.turn": turn,
+        "rewrite_monitor.digest": ctx["digest"],
+    }
+    if client_turn_count is not None:
+        attrs["rewrite_monitor.client_turn_count"] = client_turn_count
+    if model is not None:
+        attrs["gen_ai.request.model"] = model
+    if prompt_version is not None:
+        attrs["rewrite_monitor.prompt_version"] = prompt_version
+    return attrs

@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from monitor.errors import ConfigError
+from monitor.ingest.otlp import REWRITE_SPAN_NAMES
 from monitor.setting_groups import AlertSettings, QueueSettings, ReplaySettings, WorkerSettings
 
 DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
@@ -63,6 +64,7 @@ SECRET_SETTINGS = frozenset(
         "alert_webhook_secret",
         "alert_slack_webhook_url",
         "alert_pagerduty_key",
+        "langfuse_secret_key",
     }
 )
 
@@ -123,6 +125,11 @@ class Settings(BaseSettings):
         default=None,
         description="Secret that keys the placeholders of redact_at_ingest: the same value gets the same "
         "placeholder in every event (at least 16 characters; keep it, or later events will not match).",
+    )
+    otel_rewrite_span_names: list[str] = Field(
+        default_factory=lambda: list(REWRITE_SPAN_NAMES),
+        description="Shell patterns (case-insensitive) of the rewrite span's name in OpenTelemetry traces, "
+        "after a span marked rewrite_monitor.step = rewrite; default: LangChain's history-aware retriever.",
     )
     check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
     learn_from_verdicts: bool = Field(
@@ -246,6 +253,10 @@ class Settings(BaseSettings):
         default="https://events.pagerduty.com/v2/enqueue", description="PagerDuty Events API v2 endpoint."
     )
     cron_monitor_slug: str = Field(default="rewrite-monitor-cycle", description="Sentry Crons monitor slug.")
+    # findings written back to Langfuse (`findings --langfuse`)
+    langfuse_host: str = Field(default="https://cloud.langfuse.com", description="Langfuse base URL.")
+    langfuse_public_key: str | None = Field(default=None, description="Langfuse project public key.")
+    langfuse_secret_key: SecretStr | None = Field(default=None, description="Langfuse project secret key.")
     # dashboard
     reviewer_name: str | None = Field(
         default=None, description="Reviewer identity when no login is configured."
@@ -406,9 +417,9 @@ class Settings(BaseSettings):
         _check_http(v.get_secret_value())
         return v
 
-    @field_validator("alert_pagerduty_url")
+    @field_validator("alert_pagerduty_url", "langfuse_host")
     @classmethod
-    def _pagerduty_url(cls, v: str) -> str:
+    def _plain_http_url(cls, v: str) -> str:
         _check_http(v)
         return v
 
@@ -519,7 +530,7 @@ def _shown_input(field: str | None, value: Any) -> str:
             return ""
     if field in SECRET_SETTINGS:
         return ""
-    if field == "alert_pagerduty_url" and isinstance(value, str):
+    if field in ("alert_pagerduty_url", "langfuse_host") and isinstance(value, str):
         return f" (got {_web_url_masked(value)!r})"
     return f" (got {value!r})"
 
@@ -613,7 +624,7 @@ def effective_config(settings: Settings) -> dict[str, Any]:
         value = getattr(settings, name)
         if name == "database_url":
             value = masked_url(value.get_secret_value())
-        elif name == "alert_pagerduty_url":
+        elif name in ("alert_pagerduty_url", "langfuse_host"):
             value = _web_url_masked(value)
         elif isinstance(value, SecretStr):
             value = "***" if value.get_secret_value() else ""

@@ -126,7 +126,14 @@ install_wheel() {
 
 run_examples() {
     cp -r "$REPO/examples" "$WORK/examples"
-    "$RM" --database-url "$DB" run examples/
+    "$RM" --database-url "$DB" run examples/cast2019_first_topics.jsonl.gz examples/cast2020.jsonl
+}
+
+ingest_traces() {
+    # OpenTelemetry traces (examples/otel): every fixture shape maps to a rewrite, nothing quarantined.
+    "$RM" --database-url "sqlite:///$TMP/traces.db" db upgrade
+    "$RM" --database-url "sqlite:///$TMP/traces.db" ingest --json examples/otel/ >"$TMP/traces.json"
+    "$VENV/bin/python" -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(not (s["stored_by_kind"]["rewrite"] == 4 and s["rejected_total"] == 0))' "$TMP/traces.json"
 }
 
 export_cases() {
@@ -215,6 +222,7 @@ step "build the wheel" build_wheel
 step "install it into a fresh virtualenv" install_wheel
 step "db upgrade" "$RM" --database-url "$DB" db upgrade
 step "run on a copy of examples/" run_examples
+step "ingest the OpenTelemetry traces of examples/otel" ingest_traces
 step "queue" "$RM" --database-url "$DB" queue
 step "verdict, then export" export_cases
 step "the export passes replay's schema check" validate_export

@@ -203,6 +203,71 @@ def stream_lines(
     return out
 
 
+def traces_of(lines: list[bytes]) -> list[bytes]:
+    """The ``ctx_input``/``rewrite`` pairs of ``lines`` as OpenTelemetry traces, one per request, in OTLP
+    JSON: a GenAI chat span marked ``rewrite_monitor.step = rewrite`` on one line, the trace's root
+    span on the next, in the order a batch span processor exports them (children first). Ids, turn,
+    client turn count, digest and prompt version travel as attributes, so the mapped events are the
+    logged ones without their message times (``monitor.ingest.otlp``)."""
+    import hashlib
+
+    def attrs(d: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+            for k, v in d.items()
+        ]
+
+    def nanos(stamp: str) -> str:
+        ts = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        return str(int(ts.timestamp() * 1_000_000) * 1000)
+
+    def one(span: dict[str, Any]) -> bytes:
+        return (json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n").encode()
+
+    ctx: dict[str, dict[str, Any]] = {}
+    out: list[bytes] = []
+    for raw in lines:
+        ev = json.loads(raw)
+        if ev["event"] == "ctx_input":
+            ctx[ev["request_id"]] = ev
+            continue
+        c = ctx.pop(ev["request_id"])
+        trace = hashlib.sha256(ev["request_id"].encode()).hexdigest()[:32]
+        messages = [
+            {"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]} for m in c["messages"]
+        ]
+        messages.append({"role": "user", "parts": [{"type": "text", "content": ev["latest"]}]})
+        output = [{"role": "assistant", "parts": [{"type": "text", "content": ev["query"]}]}]
+        chat = {
+            "rewrite_monitor.step": "rewrite",
+            "gen_ai.operation.name": "chat",
+            "gen_ai.conversation.id": ev["conv_id"],
+            "gen_ai.input.messages": json.dumps(messages),
+            "gen_ai.output.messages": json.dumps(output),
+            "gen_ai.request.model": ev.get("model") or "m1",
+            "rewrite_monitor.request_id": ev["request_id"],
+            "rewrite_monitor.turn": ev["turn"],
+            "rewrite_monitor.client_turn_count": c["client_turn_count"],
+            "rewrite_monitor.digest": c["digest"],
+            "rewrite_monitor.prompt_version": ev["prompt_version"],
+        }
+        start, end = nanos(c["ts"]), nanos(ev["ts"])
+        base = {"traceId": trace, "startTimeUnixNano": start, "endTimeUnixNano": end}
+        out.append(
+            one(
+                {
+                    **base,
+                    "spanId": "1" * 16,
+                    "parentSpanId": "2" * 16,
+                    "name": "chat",
+                    "attributes": attrs(chat),
+                }
+            )
+        )
+        out.append(one({**base, "spanId": "2" * 16, "name": "POST /chat", "attributes": []}))
+    return out
+
+
 # -- records as the checks read them ---------------------------------------------------------------------
 T0 = datetime(2024, 3, 4, 8, 0, tzinfo=UTC)
 

@@ -219,3 +219,36 @@ def shown(markdown: str) -> str:
     """The text a Markdown element displays for ``markdown`` written by ``dashboard.artifacts.md``: the
     backslash escapes undone and the zero-width spaces that break autolinks removed."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u200b", "")
+
+
+class Receiver:
+    """A local HTTP endpoint that answers ``code`` (settable) and keeps every request (path, headers,
+    body)."""
+
+    def __init__(self, code: int = 200) -> None:
+        import http.server
+        import threading
+
+        self.code = code
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.requests.append((self.path, dict(self.headers), body))
+                self.send_response(outer.code)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

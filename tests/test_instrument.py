@@ -199,3 +199,57 @@ def test_ingest_reads_the_producers_time_bounds() -> None:
     from monitor.ingest import events
 
     assert (instrument.TS_MIN, instrument.TS_MAX) == (events.TS_MIN, events.TS_MAX)
+
+
+def test_otel_attributes_map_back_to_the_events_the_helper_logs(session: Session) -> None:
+    """A span with ``otel_attributes`` (and its trace's root) ingests to the ``ctx_input`` and ``rewrite``
+    that ``ctx_input_event`` and ``rewrite_event`` write, times aside, and raises no chat-state finding."""
+    from monitor.instrument import otel_attributes
+    from monitor.store.models import Event
+
+    fields = {"conv_id": "c9", "request_id": "r9", "turn": 2}
+    history = [(m["role"], m["content"]) for m in HISTORY]
+    latest, query = "What's the uptime SLA on the second one?", "What is the uptime SLA for Dublin?"
+    attrs = otel_attributes(
+        **fields,
+        messages=history,
+        latest=latest,
+        query=query,
+        client_turn_count=2,
+        model="claude-sonnet-4-5",
+        prompt_version="rewrite-v3",
+    )
+    assert all(isinstance(v, str | int) for v in attrs.values())
+
+    def value(v: str | int) -> dict[str, str]:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    trace, root = "c" * 32, "d" * 16
+    start = "1709539200000000000"
+    spans = [
+        {
+            "traceId": trace,
+            "spanId": "e" * 16,
+            "parentSpanId": root,
+            "name": "chat",
+            "startTimeUnixNano": start,
+            "attributes": [{"key": k, "value": value(v)} for k, v in attrs.items()],
+        },
+        {"traceId": trace, "spanId": root, "name": "POST /chat", "startTimeUnixNano": start},
+    ]
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n"
+    buf = io.StringIO(line)
+    assert _chat_state_findings(session, buf) == set()
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+    stored = {e.kind: e.raw for e in session.scalars(select(Event).where(Event.kind != "span"))}
+    want_ctx = ctx_input_event(**fields, messages=history, client_turn_count=2)
+    want_rw = rewrite_event(
+        **fields, latest=latest, query=query, model="claude-sonnet-4-5", prompt_version="rewrite-v3"
+    )
+    skip = {"ts", "otel", "latency_ms", "resolved", "dropped"}
+    assert {k: v for k, v in stored["ctx_input"].items() if k not in skip} == {
+        k: v for k, v in want_ctx.items() if k not in skip
+    }
+    assert {k: v for k, v in stored["rewrite"].items() if k not in skip} == {
+        k: v for k, v in want_rw.items() if k not in skip
+    }

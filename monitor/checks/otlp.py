@@ -93,12 +93,41 @@ def _nanos(ts: datetime | None, now: datetime) -> str:
     return str(int(when.timestamp() * 1_000_000) * 1000)
 
 
+class RewriteMetaLike(Protocol):
+    """What the export reads of the rewrite a finding judges (``monitor.checks.store.RewriteMeta``)."""
+
+    @property
+    def ts(self) -> datetime | None: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def prompt_version(self) -> str | None: ...
+
+    @property
+    def trace_id(self) -> str | None: ...
+
+    @property
+    def span_id(self) -> str | None: ...
+
+
 def log_record(
-    f: ExportedFinding, *, ts: datetime | None, model: str | None, prompt_version: str | None, now: datetime
+    f: ExportedFinding,
+    *,
+    ts: datetime | None,
+    model: str | None,
+    prompt_version: str | None,
+    now: datetime,
+    trace_id: str | None = None,
+    span_id: str | None = None,
 ) -> dict[str, Any]:
     """One finding as an OTLP ``LogRecord`` (JSON): the event time is the rewrite's (``ts``), else
-    ``now``."""
+    ``now``. A rewrite that came from a trace gives the record its ``traceId`` and ``spanId`` (hex), so
+    the evaluation is parented to the rewrite span in the trace viewer."""
+    ids = {"traceId": trace_id, "spanId": span_id} if trace_id and span_id else {}
     return {
+        **ids,
         "timeUnixNano": _nanos(ts, now),
         "observedTimeUnixNano": _nanos(now, now),
         "severityNumber": SEVERITY_NUMBER.get(f.severity, 9),
@@ -145,17 +174,30 @@ def logs_data(records: Sequence[dict[str, Any]], *, version: str) -> dict[str, A
 
 def evaluation_lines(
     findings: Iterable[ExportedFinding],
-    meta: Mapping[tuple[str, str], tuple[datetime | None, str | None, str | None]],
+    meta: Mapping[tuple[str, str], RewriteMetaLike],
     *,
     version: str,
     now: datetime,
 ) -> Iterator[dict[str, Any]]:
     """``LogsData`` objects of at most :data:`BATCH` records each, in the order of ``findings``;
-    ``meta[(conv_id, request_id)]`` gives the rewrite's time, model and prompt version."""
+    ``meta[(conv_id, request_id)]`` gives the rewrite's time, model, prompt version and trace ids."""
     batch: list[dict[str, Any]] = []
     for f in findings:
-        ts, model, pv = meta.get((f.conv_id, f.request_id), (None, None, None))
-        batch.append(log_record(f, ts=ts, model=model, prompt_version=pv, now=now))
+        m = meta.get((f.conv_id, f.request_id))
+        if m is None:
+            batch.append(log_record(f, ts=None, model=None, prompt_version=None, now=now))
+        else:
+            batch.append(
+                log_record(
+                    f,
+                    ts=m.ts,
+                    model=m.model,
+                    prompt_version=m.prompt_version,
+                    now=now,
+                    trace_id=m.trace_id,
+                    span_id=m.span_id,
+                )
+            )
         if len(batch) == BATCH:
             yield logs_data(batch, version=version)
             batch = []

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from monitor.checks.profile import RewriterProfile
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, rowcount
-from monitor.store.models import AddedLemma, CheckRun, Finding, Record
+from monitor.store.models import AddedLemma, CheckRun, Event, Finding, Record
 from monitor.store.rows import to_row
 
 if TYPE_CHECKING:
@@ -404,23 +404,44 @@ def stored_rewrites(
     return out
 
 
-def rewrite_meta(
-    *, session: Session, keys: Sequence[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[datetime | None, str | None, str | None]]:
-    """``(conv_id, request_id)`` -> the rewrite's time (naive UTC), model and prompt version, for the
-    keys that have a logged rewrite. Reads in chunks of 500 request ids."""
+@dataclass(frozen=True, slots=True)
+class RewriteMeta:
+    """What an export says of the rewrite a finding judges: its time (naive UTC), model, prompt version
+    and, when it came from a trace (``monitor.ingest.otlp``), the trace and span ids of its rewrite span."""
+
+    ts: datetime | None
+    model: str | None
+    prompt_version: str | None
+    trace_id: str | None = None
+    span_id: str | None = None
+
+
+def rewrite_meta(*, session: Session, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RewriteMeta]:
+    """``(conv_id, request_id)`` -> :class:`RewriteMeta`, for the keys that have a logged rewrite. Reads in
+    chunks of 500 request ids."""
     wanted = set(keys)
-    out: dict[tuple[str, str], tuple[datetime | None, str | None, str | None]] = {}
+    out: dict[tuple[str, str], RewriteMeta] = {}
     ids = sorted({r for _, r in wanted})
     for start in range(0, len(ids), 500):
         rows = session.execute(
-            select(Record.conv_id, Record.request_id, Record.ts, Record.model, Record.prompt_version).where(
-                Record.request_id.in_(ids[start : start + 500]), Record.rewrite_event_id.is_not(None)
+            select(
+                Record.conv_id, Record.request_id, Record.ts, Record.model, Record.prompt_version, Event.raw
             )
+            .join(Event, Event.id == Record.rewrite_event_id)
+            .where(Record.request_id.in_(ids[start : start + 500]))
         )
-        for conv, req, ts, model, pv in rows:
+        for conv, req, ts, model, pv, raw in rows:
             if (conv, req) in wanted:
-                out[(conv, req)] = (ts, model, pv)
+                otel = raw.get("otel") if isinstance(raw, dict) else None
+                otel = otel if isinstance(otel, dict) else {}
+                trace, span = otel.get("trace_id"), otel.get("span_id")
+                out[(conv, req)] = RewriteMeta(
+                    ts,
+                    model,
+                    pv,
+                    trace if isinstance(trace, str) else None,
+                    span if isinstance(span, str) else None,
+                )
     return out
 
 

@@ -36,6 +36,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from monitor.ingest import otlp
 from monitor.instrument import EPOCH_MS_THRESHOLD, TS_MAX, TS_MIN
 
 EVENT_NAME_KEYS = ("event", "message", "msg")
@@ -206,6 +207,17 @@ EVENT_MODELS: dict[str, type[_Event]] = {
     "answer": AnswerEvent,
 }
 
+
+class SpanEvent(_Event):
+    """``span``: one span of an OpenTelemetry trace (``monitor.ingest.otlp``), stored whole; never a line
+    of log format v1 itself (a JSON Lines ``{"event": "span"}`` is an unknown event)."""
+
+    request_id: NonEmptyStr = Field(description="the trace id")
+    conv_id: None = None
+    turn: None = None
+    ts: Timestamp | None = None
+
+
 Reason = Literal[
     "invalid_utf8",
     "line_too_long",
@@ -219,6 +231,9 @@ Reason = Literal[
     "unsupported_text",
     "non_finite_number",
     "store_refused",
+    "no_rewrite_span",
+    "ambiguous_rewrite_span",
+    "content_not_captured",
 ]
 REASONS: tuple[str, ...] = get_args(Reason)
 
@@ -236,6 +251,13 @@ class ParsedEvent:
     raw: dict[str, Any]
     event_key: str
     content_sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSpans:
+    """An OTLP ``TracesData`` line: one ``span`` :class:`ParsedEvent` per span, in the line's order."""
+
+    spans: list[ParsedEvent]
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,11 +436,12 @@ def event_key(kind: str, conv_id: str | None, request_id: str) -> str:
     return hashlib.sha256(f"{kind}\x1f{conv_id or ''}\x1f{request_id}".encode()).hexdigest()
 
 
-def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
+def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | ParsedSpans | LineError:
     """Decode and validate one log line (without its newline).
 
     ``complete`` is False for a last line with no trailing newline: if that line is not valid JSON it
-    is reported as ``truncated_line`` (a producer still writing) rather than ``invalid_json``.
+    is reported as ``truncated_line`` (a producer still writing) rather than ``invalid_json``. A line
+    holding an OTLP ``TracesData`` (a ``resourceSpans`` key) gives its spans (:func:`parse_spans`).
     Never raises for bad input; returns a ``LineError`` instead.
     """
     if text.startswith("\ufeff"):  # a byte-order mark at the start of a file is no part of the line
@@ -442,6 +465,8 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
         bad = non_finite_number(obj)
         if bad is not None:
             return bad
+    if otlp.is_traces(obj):
+        return parse_spans(obj)
     name = event_name(obj)
     if isinstance(name, LineError):
         return name
@@ -463,6 +488,48 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | LineError:
         return LineError("invalid_json", f"JSON cannot be stored: {exc}")
     key = event_key(name, getattr(model, "conv_id", None), model.request_id)
     return ParsedEvent(kind=name, data=model, raw=obj, event_key=key, content_sha=sha)
+
+
+def parse_spans(obj: dict[str, Any]) -> ParsedSpans | LineError:
+    """The spans of a decoded ``TracesData`` line as ``span`` events keyed by trace and span id, or a
+    ``wrong_type`` error naming the path of the malformed field."""
+    try:
+        spans = otlp.spans_of(obj)
+    except ValueError as exc:
+        return LineError("wrong_type", str(exc))
+    except RecursionError:
+        return LineError("wrong_type", "trace nested too deeply")
+    out = []
+    for raw in spans:
+        bad = unsupported_text(raw)
+        if bad is not None:
+            return bad
+        try:
+            sha = canonical_sha(raw)
+        except (ValueError, UnicodeEncodeError, RecursionError) as exc:
+            return LineError("invalid_json", f"span cannot be stored: {type(exc).__name__}")
+        try:
+            start: datetime | None = datetime.fromtimestamp(raw["start_unix_nano"] / 1e9, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            start = None
+        in_range = start is not None and TS_MIN <= start < TS_MAX
+        # built from fields spans_of checked: no second validation
+        data = SpanEvent.model_construct(request_id=raw["trace_id"], ts=start if in_range else None)
+        key = otlp.span_key(raw["trace_id"], raw["span_id"])
+        out.append(ParsedEvent(kind=otlp.SPAN, data=data, raw=raw, event_key=key, content_sha=sha))
+    return ParsedSpans(out)
+
+
+def parse_mapped(obj: dict[str, Any]) -> ParsedEvent | LineError:
+    """An event of log format v1 mapped from a trace (``monitor.ingest.otlp.map_trace``), validated as a
+    line would be."""
+    name = obj["event"]
+    try:
+        model = EVENT_MODELS[name].model_validate(obj)
+    except ValidationError as exc:
+        return _describe(exc)
+    key = event_key(name, getattr(model, "conv_id", None), model.request_id)
+    return ParsedEvent(kind=name, data=model, raw=obj, event_key=key, content_sha=canonical_sha(obj))
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -29,6 +29,10 @@ which it reads through rotation tracking (``monitor.ingest.tail``) under the liv
 GENERATION = r"[.-](?:\d{1,4}|\d{4}-?\d{2}-?\d{2}(?:[-_T]?\d{2}(?:-?\d{2}){0,2})?)"
 """A rotated generation's suffix: numbered (app.jsonl.1, logrotate, RotatingFileHandler) or dated
 (app.jsonl-20240304, app.jsonl.2024-03-04, app.jsonl.2024-03-04_10, TimedRotatingFileHandler)."""
+BACKUP_STAMP = r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}"
+"""The time a size-rotated backup carries between the log's stem and its extension
+(``traces-2024-03-04T08-00-00.000.jsonl``): the OpenTelemetry Collector's file exporter rotates so
+(lumberjack's backup names, in UTC unless ``localtime`` is set)."""
 DIR_NAME_RE = re.compile(r"^.+(?:\.jsonl|\.ndjson|\.json|\.log)" f"(?:{GENERATION})?" r"(?:\.gz)?$")
 """The names a directory walk reads: a log name (:data:`LOG_SUFFIXES`), optionally followed by a
 rotation generation, optionally gzipped. ``--glob`` replaces it with shell patterns."""

@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -50,7 +50,8 @@ from typing import IO
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest.sources import GENERATION, LIVE_SUFFIXES, RawLine, read_failure, read_lines
+from monitor.ingest.otlp import REWRITE_SPAN_NAMES
+from monitor.ingest.sources import BACKUP_STAMP, GENERATION, LIVE_SUFFIXES, RawLine, read_failure, read_lines
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
 
@@ -202,6 +203,7 @@ class Tailer:
         unlock: Callable[[str], None] = lambda origin: None,
         stop: Callable[[], bool] = lambda: False,
         redact_key: bytes | None = None,
+        trace_names: Sequence[str] = REWRITE_SPAN_NAMES,
     ):
         self.session = session
         self.max_line_bytes = max_line_bytes
@@ -216,6 +218,7 @@ class Tailer:
             batch_size=batch_size,
             sample_seed=sample_seed,
             redact_key=redact_key,
+            trace_names=trace_names,
         )
 
     def run(self, paths: list[Path], *, order_key: str = "") -> TailReport:
@@ -378,18 +381,22 @@ class Tailer:
     def _read_generations(self, path: Path, cur: CursorRow, drained: bool, *, unknown: bool = True) -> int:
         """Read what the rotated generations of ``path`` hold that no pass has read, oldest first.
 
-        A generation is ``path``'s name plus a numbered or dated suffix (:data:`GENERATION`), plain or
+        A generation is ``path``'s name plus a numbered or dated suffix (:data:`GENERATION`), or its stem
+        and extension around a backup time (:data:`BACKUP_STAMP`, the Collector's file exporter), plain or
         gzipped; only those written since ``cur`` was last saved are looked at. One a cursor knows (by
         identity and head, under any name) is read on from that cursor when it has grown: the producer
-        wrote to it after it was renamed and drained, before it reopened the live path. With
-        ``unknown``, the generations no cursor knows are read too: with two rotations between passes the
-        middle file (``app.jsonl.1`` when the old file is now ``app.jsonl.2``) holds lines no pass has
-        seen. One whose head is that of ``cur``'s file while that file was not found (``drained`` false)
-        is a copy of it: compressed after its rotation, or the copy copytruncate makes before it empties
-        the live file. It is read from ``cur``'s offset, so the lines written after the last pass are
-        read once and the earlier ones not again. A gzip still being written waits. Returns the bytes
+        wrote to it after it was renamed and drained, before it reopened the live path. With ``unknown``,
+        the generations no cursor knows are read too: with two rotations between passes the middle file
+        (``app.jsonl.1`` when the old file is now ``app.jsonl.2``) holds lines no pass has seen. One whose
+        head is that of ``cur``'s file while that file was not found (``drained`` false) is a copy of it:
+        compressed after its rotation, or the copy copytruncate makes before it empties the live file. It
+        is read from ``cur``'s offset, so the lines written after the last pass are read once and the
+        earlier ones not again. A gzip still being written waits. Returns the bytes
         read from such a copy (0 when none was found)."""
-        name_re = re.compile(re.escape(path.name) + f"(?:{GENERATION})" + r"(?:\.gz)?$")
+        name_re = re.compile(
+            f"(?:{re.escape(path.name)}(?:{GENERATION})|{re.escape(path.stem)}{BACKUP_STAMP}{re.escape(path.suffix)})"
+            + r"(?:\.gz)?$"
+        )
         since = cur.updated_at - timedelta(seconds=MTIME_SLACK_S)
         found: list[tuple[float, Path, os.stat_result, CursorRow | None]] = []
         from_copy = 0

@@ -329,6 +329,7 @@ def run_job(
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,
             redact_key=settings.ingest_redact_key,
+            trace_names=settings.otel_rewrite_span_names,
             on_bytes=on_bytes,
             on_source=on_source,
         )
@@ -440,6 +441,7 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,
             redact_key=settings.ingest_redact_key,
+            trace_names=settings.otel_rewrite_span_names,
             try_lock=lambda origin: ctx.locks.try_lock(f"ingest:{origin}"),
             unlock=lambda origin: ctx.locks.unlock(f"ingest:{origin}"),
             stop=ctx.stopping,

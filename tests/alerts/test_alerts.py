@@ -34,6 +34,7 @@ from monitor.observability.sentry import close_sentry, cron_checkin, init_sentry
 from monitor.settings import Settings
 from monitor.store.models import Alert, CheckRun, Event, Finding, Record
 from monitor.worker.jobs import evaluate_alerts
+from tests.helpers import Receiver
 
 CHECKS = current_versions()
 FAB = [(s.id, s.version) for s in REGISTRY.values() if set(s.kinds) & set(rules.FABRICATION_KINDS)]
@@ -613,39 +614,6 @@ def test_an_alert_sentry_did_not_take_is_pending_and_sent_by_a_later_cycle(sessi
 
 
 # -- destinations besides Sentry: webhook, Slack, PagerDuty -------------------------------------------
-class Receiver:
-    """A local HTTP endpoint that answers ``code`` (settable) and keeps every request (path, headers,
-    body)."""
-
-    def __init__(self, code: int = 200) -> None:
-        import http.server
-        import threading
-
-        self.code = code
-        self.requests: list[tuple[str, dict[str, str], bytes]] = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the http.server API)
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.requests.append((self.path, dict(self.headers), body))
-                self.send_response(outer.code)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def receiver() -> Any:
     r = Receiver()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import json_format
 from opentelemetry.proto.logs.v1.logs_pb2 import LogsData
@@ -53,6 +54,7 @@ def test_the_canonical_invented_region_exports_as_an_evaluation_event(cli_db: st
     assert record.time_unix_nano == 1709539291420 * 1_000_000
     # no text of the query or the transcript
     raw = json.loads(line)
+    assert "traceId" not in raw["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]  # a logged rewrite
     assert "eu-west-9" not in line and "Frankfurt" not in line and "uptime" not in line, raw
 
 
@@ -66,4 +68,75 @@ def test_the_explanation_names_kind_severity_and_signals_only() -> None:
 
 def test_json_and_otlp_are_exclusive(cli_db: str) -> None:
     done = runner.invoke(app, ["--database-url", cli_db, "findings", "--json", "--otlp"])
-    assert done.exit_code == 2 and "choose one of --json and --otlp" in done.output
+    assert done.exit_code == 2 and "choose one of --json, --otlp and --langfuse" in done.output
+
+
+def test_a_finding_on_a_traced_rewrite_is_parented_to_its_rewrite_span(cli_db: str) -> None:
+    """A rewrite mapped from a trace (examples/otel) gives its evaluation record the trace's id and the
+    rewrite span's id, hex as OTLP JSON writes them; a logged one (above) carries neither."""
+    from tests.helpers import REPO
+
+    traces = REPO / "examples" / "otel" / "openinference_langchain.jsonl"
+    assert runner.invoke(app, ["--database-url", cli_db, "run", str(traces)]).exit_code == 0
+    done = runner.invoke(
+        app, ["--database-url", cli_db, "findings", "--kind", "added_content_word", "--otlp"]
+    )
+    assert done.exit_code == 0, done.output
+    (line,) = done.stdout.splitlines()
+    json_format.Parse(line, LogsData())
+    (record,) = json.loads(line)["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert (record["traceId"], record["spanId"]) == ("6df92f3577b34da6a3ce929d0e0e4738", "10f067aa0ba90202")
+    assert "enterprise" not in line and "Dublin" not in line
+
+
+def test_findings_on_traced_rewrites_post_as_langfuse_scores(cli_db: str, monkeypatch: Any) -> None:
+    """``findings --langfuse``: one score per finding on a traced rewrite, basic auth with the project's
+    keys, the trace and rewrite span as trace and observation, no text; a logged rewrite is skipped;
+    posting again sends the same score ids; a refusing Langfuse exits 3."""
+    import base64
+
+    from tests.factories import canonical_case_2_without_alias
+    from tests.helpers import REPO, Receiver
+
+    traces = REPO / "examples" / "otel" / "openinference_langchain.jsonl"
+    assert runner.invoke(app, ["--database-url", cli_db, "run", str(traces)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["--database-url", cli_db, "run", "-"], input=canonical_case_2_without_alias()
+        ).exit_code
+        == 0
+    )
+    fake = Receiver()
+    try:
+        monkeypatch.setenv("REWRITE_MONITOR_LANGFUSE_HOST", fake.url(""))
+        monkeypatch.setenv("REWRITE_MONITOR_LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+        monkeypatch.setenv("REWRITE_MONITOR_LANGFUSE_SECRET_KEY", "sk-lf-test")
+        args = ["--database-url", cli_db, "findings", "--kind", "added_content_word", "--langfuse"]
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+        assert "1 scores posted to Langfuse, 1 findings skipped" in done.output
+        ((path, headers, body),) = fake.requests
+        assert path == "/api/public/scores"
+        assert headers["Authorization"] == "Basic " + base64.b64encode(b"pk-lf-test:sk-lf-test").decode()
+        score = json.loads(body)
+        assert {k: score[k] for k in ("traceId", "observationId", "name", "value", "dataType")} == {
+            "traceId": "6df92f3577b34da6a3ce929d0e0e4738",
+            "observationId": "10f067aa0ba90202",
+            "name": "rewrite_monitor.added_content_word",
+            "value": 2.0,
+            "dataType": "NUMERIC",
+        }
+        assert score["comment"] == "added_content_word at high: content_word, qualifier_value"
+        assert b"enterprise" not in body and b"Dublin" not in body
+        assert runner.invoke(app, args).exit_code == 0
+        assert json.loads(fake.requests[1][2])["id"] == score["id"]  # an update, not a second score
+        fake.code = 401
+        refused = runner.invoke(app, args)
+        assert refused.exit_code == 3
+        assert "1 refused (HTTP 401)" in refused.output
+    finally:
+        fake.close()
+    monkeypatch.delenv("REWRITE_MONITOR_LANGFUSE_SECRET_KEY")
+    missing = runner.invoke(app, ["--database-url", cli_db, "findings", "--langfuse"])
+    assert missing.exit_code == 2
+    assert "langfuse_public_key and langfuse_secret_key" in missing.output

@@ -99,4 +99,4 @@ def test_a_label_and_an_artifact_that_do_not_go_together_are_a_usage_error(cli_d
     assert done.exit_code == 2 and "label 'ok' does not go with artifact 'rewrite' (none does)" in done.output
     missing = cli_db.replace("cli.db", "nope.db")
     done = CliRunner().invoke(app, ["--database-url", missing, "findings", "--json", "--otlp"])
-    assert done.exit_code == 2 and "choose one of --json and --otlp" in done.output
+    assert done.exit_code == 2 and "choose one of --json, --otlp and --langfuse" in done.output

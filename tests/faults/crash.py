@@ -3,15 +3,18 @@ common way (``kill_rotate``), and copytruncate's unavoidable window measured (``
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import shutil
 import signal
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from monitor.store.engine import upgrade
-from tests.factories import stream_lines
+from tests.factories import stream_lines, traces_of
 from tests.faults.common import (
     Result,
     Size,
@@ -35,15 +38,27 @@ class RotatingWriter(threading.Thread):
     """Appends ``lines`` to ``live`` in bursts over about ``seconds`` (often cutting a line across two
     writes, a producer caught mid-line), rotating it ``rotations`` times at line boundaries.
 
-    ``mode`` ``rename``: the kinds of :data:`ROTATIONS` in turn. After a single rename the producer
-    writes one more burst to the renamed file before it reopens the path, as a logger does until it is
-    told of the rotation (a late write to a renamed file); a ``double`` reopens at once, writes one
-    burst without pausing and is renamed again, so both renames fall between two worker cycles.
+    ``mode`` ``rename``: the kinds of :data:`ROTATIONS` (or ``kinds``; ``collector`` renames as the
+    OpenTelemetry Collector's file exporter does, ``traces-2024-03-04T08-00-00.001.jsonl``) in turn. After
+    a single rename the producer writes one more burst to the renamed file before it reopens the path, as
+    a logger does until it is told of the rotation (a late write to a renamed file); a ``double`` reopens
+    at once, writes one burst without pausing and is renamed again, so both renames fall between two
+    worker cycles.
     ``mode`` ``copytruncate``: the file is copied to ``app.jsonl.N`` and truncated in place while the
     producer's descriptor (``O_APPEND``) writes on."""
 
-    def __init__(self, live: Path, lines: list[bytes], seconds: float, rotations: int, mode: str, seed: int):
+    def __init__(
+        self,
+        live: Path,
+        lines: list[bytes],
+        seconds: float,
+        rotations: int,
+        mode: str,
+        seed: int,
+        kinds: tuple[str, ...] = ROTATIONS,
+    ):
         super().__init__(daemon=True)
+        self.kinds = kinds
         self.live, self.lines, self.seconds = live, lines, seconds
         self.rotations, self.mode = rotations, mode
         self.rng = random.Random(seed)
@@ -87,7 +102,11 @@ class RotatingWriter(threading.Thread):
                     fh = self.live.open("ab", buffering=0)
                     second, next_rotation = False, i + every
                 elif self.rotated < self.rotations:
-                    kind = "copytruncate" if self.mode == "copytruncate" else ROTATIONS[self.rotated % 3]
+                    kind = (
+                        "copytruncate"
+                        if self.mode == "copytruncate"
+                        else self.kinds[self.rotated % len(self.kinds)]
+                    )
                     self.rotated += 1
                     if kind == "copytruncate":
                         shutil.copyfile(self.live, self.live.with_name(f"{self.live.name}.{self.rotated}"))
@@ -118,6 +137,8 @@ class RotatingWriter(threading.Thread):
             for k, p in reversed(gens):
                 p.rename(d / f"{name}.{k + 1}")
             self.live.rename(d / f"{name}.1")
+        elif kind == "collector":  # the Collector file exporter's backup: stem-time.ext
+            self.live.rename(d / f"{self.live.stem}-2024-03-04T08-00-00.{self.renames:03d}{self.live.suffix}")
         else:
             self.live.rename(d / f"{name}-20240304-{self.renames:06d}")
         self.live.touch()
@@ -153,12 +174,48 @@ def kill_rotate(url: str, workdir: Path, size: Size, ref_url: str) -> Result:
     """SIGKILLs while the log grows and is rotated (:data:`ROTATIONS`); then one clean cycle. Every line
     must be stored exactly once, none read twice (no ``duplicate_event`` quarantine), and findings and
     queue must equal a one-shot run of the same lines (``ref_url``, a fresh database)."""
-    res = Result("kill_rotate", backend(url))
     lines = stream_lines(size.conversations, turns=4, seed=31)
+    expected = Counter((json.loads(raw)["request_id"], json.loads(raw)["event"]) for raw in lines)
+    return _kill_rotate(Result("kill_rotate", backend(url)), url, workdir, size, ref_url, lines, expected)
+
+
+def kill_rotate_traces(url: str, workdir: Path, size: Size, ref_url: str) -> Result:
+    """``kill_rotate`` with OpenTelemetry traces for a log (``tests.factories.traces_of``: each request a
+    trace over two lines, its rewrite span on one and its root on the next, so a rotation or a kill can
+    fall between them), rotated as the Collector's file exporter rotates and as logrotate does. Every
+    span must be stored once, every trace mapped once to its ``ctx_input`` and
+    ``rewrite``, and findings and queue must equal a one-shot run of the same traces."""
+    events = stream_lines(size.conversations, turns=4, seed=31)
+    lines = traces_of(events)
+    expected: Counter[tuple[str, str]] = Counter()
+    for raw in events:
+        ev = json.loads(raw)
+        expected[(ev["request_id"], ev["event"])] += 1
+        if ev["event"] == "rewrite":
+            expected[(hashlib.sha256(ev["request_id"].encode()).hexdigest()[:32], "span")] += 2
+    res = Result("kill_rotate_traces", backend(url))
+    # the Collector file exporter's own rotation, then the common ones
+    return _kill_rotate(
+        res, url, workdir, size, ref_url, lines, expected, ("collector", "numbered", "double")
+    )
+
+
+def _kill_rotate(
+    res: Result,
+    url: str,
+    workdir: Path,
+    size: Size,
+    ref_url: str,
+    lines: list[bytes],
+    expected: Counter[tuple[str, str]],
+    kinds: tuple[str, ...] = ROTATIONS,
+) -> Result:
+    """The kill-and-rotate loop over ``lines``, rotating by ``kinds``; ``expected``: how many times each
+    (request id, event kind) must be stored."""
     live, env = _live_log(url, workdir)
     # Long enough for every kill: each start-up takes 1.5-3 s, each run up to 2.5 s more.
     writer = RotatingWriter(
-        live, lines, seconds=size.kills * 3.0, rotations=size.rotations, mode="rename", seed=5
+        live, lines, seconds=size.kills * 3.0, rotations=size.rotations, mode="rename", seed=5, kinds=kinds
     )
     writer.start()
     kills = _kill_loop(env, writer, size.kills, workdir / "worker.log", seed=20240304)
@@ -167,20 +224,19 @@ def kill_rotate(url: str, workdir: Path, size: Size, ref_url: str) -> Result:
         raise writer.error
     summary = worker_cycle(url, [str(live)], batch_size=7)
     stored = stored_events(url)
-    expected = len(lines)
     res.figures.update(
         {
             "kills": kills,
             "rotations": writer.rotated,
             "renames": writer.renames,
-            "lines": expected,
+            "lines": len(lines),
             "stored": sum(stored.values()),
-            "lost": expected - len(stored),
-            "stored twice": sum(1 for v in stored.values() if v > 1),
+            "lost": sum((expected - stored).values()),
+            "stored twice": sum((stored - expected).values()),
             "read twice (duplicate_event)": quarantined(url).get("duplicate_event", 0),
         }
     )
-    res.expect(len(stored) == expected and sum(stored.values()) == expected, "events lost or stored twice")
+    res.expect(stored == expected, "events lost or stored twice")
     res.expect(res.figures["read twice (duplicate_event)"] == 0, "a line was read twice")
     res.expect(summary["ingest"]["rejected_total"] == 0, "the last cycle rejected lines")
     upgrade(ref_url)

@@ -25,6 +25,7 @@ class Scenario:
 
 SCENARIOS: dict[str, Scenario] = {
     "kill_rotate": Scenario(crash.kill_rotate, ("sqlite", "postgresql"), reference=True),
+    "kill_rotate_traces": Scenario(crash.kill_rotate_traces, ("sqlite", "postgresql"), reference=True),
     "copytruncate": Scenario(crash.copytruncate, ("sqlite", "postgresql")),
     "split_halves": Scenario(split.split_halves, ("sqlite", "postgresql"), reference=True),
     "poison": Scenario(poison.poison, ("sqlite", "postgresql")),

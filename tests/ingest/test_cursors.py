@@ -102,6 +102,27 @@ def test_rotation_reads_the_rest_of_the_renamed_file_then_the_new_one(
     assert tail(session, f).actions == {str(f): "unchanged"}
 
 
+def test_the_collector_file_exporters_backups_are_generations(session: Session, tmp_path: Path) -> None:
+    """The OpenTelemetry Collector's file exporter rotates ``traces.jsonl`` to
+    ``traces-<UTC time>.jsonl`` (lumberjack's backup names). With two rotations between passes the
+    middle file, which no pass has seen, is found by that name, as ``app.jsonl.1`` is."""
+    f = tmp_path / "traces.jsonl"
+    f.write_bytes(ev(1))
+    tail(session, f)
+    with f.open("ab") as fh:
+        fh.write(ev(2))
+    first = tmp_path / "traces-2024-03-04T08-00-00.000.jsonl"
+    f.rename(first)
+    f.write_bytes(ev(3))  # a file no pass will see at this path ...
+    middle = tmp_path / "traces-2024-03-04T09-00-00.000.jsonl"
+    f.rename(middle)  # ... rotated away before the next pass
+    f.write_bytes(ev(4))
+    report = tail(session, f)
+    assert report.actions[str(first)] == "rotated_rest"
+    assert str(middle) in report.actions
+    assert sorted(r for _o, _n, r in stored(session)) == ["c1_1", "c1_2", "c1_3", "c1_4"]
+
+
 def test_renamed_file_matched_by_a_glob_continues_from_its_cursor(session: Session, tmp_path: Path) -> None:
     a = tmp_path / "a.jsonl"
     a.write_bytes(ev(1) + ev(2))

@@ -128,19 +128,40 @@ def findings(
             "500 records each), for a Collector's otlpjsonfile receiver; no query or transcript text.",
         ),
     ] = False,
+    langfuse: Annotated[
+        bool,
+        typer.Option(
+            "--langfuse",
+            help="Post each finding on a traced rewrite as a Langfuse score (langfuse_host, "
+            "langfuse_public_key, langfuse_secret_key); no query or transcript text.",
+        ),
+    ] = False,
 ) -> None:
     """List stored findings of the current checker versions, most severe first.
 
-    Example: rewrite-monitor findings --kind added_content_word --min-severity high --json
+    With --otlp, write them as OpenTelemetry evaluation events instead; with --langfuse, post them as
+    Langfuse scores on the rewrite spans of rewrites ingested from traces (exit 3 when Langfuse refused
+    one; posting again updates the same scores).
 
-    Example: rewrite-monitor findings --min-severity medium --otlp > findings.otlp.jsonl
+    \b
+    Examples:
+      rewrite-monitor findings --kind added_content_word --min-severity high --json
+      rewrite-monitor findings --min-severity medium --otlp > findings.otlp.jsonl
+      rewrite-monitor findings --min-severity medium --langfuse
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import safe_text
     from monitor.store.engine import session_factory
 
-    if as_json and otlp:  # a usage error before any work, store or none
-        raise typer.BadParameter("choose one of --json and --otlp", param_hint="--otlp")
+    if as_json + otlp + langfuse > 1:  # a usage error before any work, store or none
+        raise typer.BadParameter("choose one of --json, --otlp and --langfuse", param_hint="--otlp")
+    settings = ctx.obj.settings
+    if langfuse and not (settings.langfuse_public_key and settings.langfuse_secret_key):
+        from monitor.errors import ConfigError
+
+        raise ConfigError(
+            "--langfuse needs langfuse_public_key and langfuse_secret_key (settings or environment)"
+        )
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows = list_findings(
@@ -167,6 +188,31 @@ def findings(
         for line in evaluation_lines(rows, meta, version=__version__, now=datetime.now(UTC)):
             typer.echo(json.dumps(line, separators=(",", ":")))
         err.print(f"{len(rows)} findings as {EVENT_NAME} events")
+        return
+    if langfuse:
+        from monitor.checks.store import rewrite_meta
+        from monitor.observability.langfuse import post_scores
+
+        with session_factory(engine)() as session:
+            meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
+        posted = post_scores(
+            rows,
+            meta,
+            host=settings.langfuse_host,
+            public_key=settings.langfuse_public_key,
+            secret_key=settings.langfuse_secret_key.get_secret_value(),
+        )
+        err.print(
+            f"{posted.sent} scores posted to Langfuse, "
+            f"{posted.skipped} findings skipped (rewrite not from a trace)"
+            + (
+                f", {len(posted.failed)} refused ({', '.join(sorted(set(posted.failed)))})"
+                if posted.failed
+                else ""
+            )
+        )
+        if posted.failed:
+            raise typer.Exit(3)
         return
     table = Table("request", "kind", "severity", "words", "reason")
     for r in rows:

@@ -33,10 +33,15 @@ def ingest(
     """Store every well-formed event of the given logs; quarantine the rest with a reason.
 
     Re-ingesting the same file stores nothing new. A directory is read recursively; files whose names
-    do not match are counted on stderr, never skipped silently. Exit code 0 when the run completed; 1
-    with --strict and rejects; 3 when a source could not be read.
+    do not match are counted on stderr, never skipped silently. A line holding an OpenTelemetry
+    TracesData (OTLP JSON, as the Collector's file exporter writes it) is a trace: its spans are
+    stored and each trace is mapped to its rewrite. Exit code 0 when the run completed; 1 with
+    --strict and rejects; 3 when a source could not be read.
 
-    Example: rewrite-monitor ingest logs/ extra.jsonl.gz --source prod-eu
+    \b
+    Examples:
+      rewrite-monitor ingest logs/ extra.jsonl.gz --source prod-eu
+      rewrite-monitor ingest examples/otel/
     """
     from rich.markup import escape
 
@@ -78,6 +83,7 @@ def ingest(
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,  # the check draw is fixed here, as by `run` and the worker
             redact_key=settings.ingest_redact_key,
+            trace_names=settings.otel_rewrite_span_names,
             # a file name is not markup: "[x]" in it would break the progress line
             on_source=lambda s: progress.update(task, description=escape(visible(Path(s.origin).name))),
             on_bytes=lambda n: progress.advance(task, n),

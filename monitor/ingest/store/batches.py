@@ -25,7 +25,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -35,8 +35,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from monitor.errors import IngestError
-from monitor.ingest.events import LineError, ParsedEvent, canonical_sha, parse_line
+from monitor.ingest import otlp
+from monitor.ingest.events import LineError, ParsedEvent, ParsedSpans, canonical_sha, parse_line
 from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_lines
+from monitor.ingest.store import traces as otlp_store
 from monitor.ingest.store.quarantine import resolve_stored
 from monitor.queue.sampling import DEFAULT_SEED, draw
 from monitor.store.engine import dialect_insert, insert_ignore
@@ -98,7 +100,7 @@ class IngestSummary:
 @dataclass
 class _Pending:
     line: RawLine
-    result: ParsedEvent | LineError
+    result: ParsedEvent | ParsedSpans | LineError
     text: str | None
 
     @property
@@ -123,8 +125,11 @@ class Ingestor:
         sample_seed: str = DEFAULT_SEED,
         batch_bytes: int | None = None,
         redact_key: bytes | None = None,
+        trace_names: Sequence[str] = otlp.REWRITE_SPAN_NAMES,
     ):
         self.session = session
+        # name patterns of a trace's rewrite span (setting otel_rewrite_span_names; monitor.ingest.otlp)
+        self.trace_names = tuple(trace_names)
         self.sample_seed = sample_seed
         # redact_at_ingest: events and quarantine excerpts are stored with personal details replaced
         # (monitor.cases.redact.redact_event); the raw line never reaches the store.
@@ -161,10 +166,17 @@ class Ingestor:
                 pending = self._parse(line, max_bytes)
                 if pending is not None and self.redact_key is not None:
                     pending = self._redacted(pending)
-                if pending is None:
+                if pending is not None and isinstance(pending.result, ParsedSpans):
+                    # one OTLP line, many spans: each is an event of the batch (an empty one stores nothing)
+                    spans = [_Pending(line, ev, pending.text) for ev in pending.result.spans]
+                    if not spans:
+                        self.summary.blank += 1
+                    batch.extend(spans)
+                elif pending is None:
                     self.summary.blank += 1
                     continue
-                batch.append(pending)
+                else:
+                    batch.append(pending)
                 held += line.size
                 if len(batch) >= self.batch_size or held >= self.batch_bytes:
                     self._flush(origin, batch, last, before_commit)
@@ -199,6 +211,9 @@ class Ingestor:
         from monitor.cases.redact import redact_event
 
         assert self.redact_key is not None
+        if isinstance(p.result, ParsedSpans):
+            spans = [otlp_store.redacted_span(ev, self.redact_key, _finder()) for ev in p.result.spans]
+            return _Pending(p.line, ParsedSpans(spans), p.text)
         if not isinstance(p.result, ParsedEvent):
             return p
         raw = redact_event(p.result.raw, self.redact_key, _finder())
@@ -317,6 +332,10 @@ class Ingestor:
                     )
         now = datetime.now(UTC)
         inserted = self._insert_events(origin, stored_rows, now)
+        # A trace whose root span arrived in this batch is mapped to log format v1 events, stored and
+        # joined with the rest (monitor.ingest.otlp); one that cannot be mapped is quarantined by trace.
+        mapped, unmapped = otlp_store.map_new_traces(self.session, stored_rows, inserted, self.trace_names)
+        inserted.update(self._insert_events(origin, mapped, now))
         self._join(inserted)
         self._quarantine(origin, rejects, now)
         if inserted:
@@ -329,6 +348,8 @@ class Ingestor:
                 text_of=lambda line: self._kept_text(by_line[line]),
                 now=now,
             )
+        # after the resolution above, which would take a stored line's trace quarantine for a fixed line
+        self._quarantine(origin, unmapped, now)
 
     def _insert_events(
         self, origin: str, rows: list[tuple[_Pending, ParsedEvent]], now: datetime
@@ -478,6 +499,8 @@ class Ingestor:
         values = []
         for p, err in rejects:
             text = self._kept_text(p)
+            # two traces of one line can each fail: their rows differ by the trace the detail names
+            salt = err.detail.encode() if err.reason in otlp_store.TRACE_REASONS else b""
             values.append(
                 {
                     "source": self.source_name,
@@ -486,7 +509,7 @@ class Ingestor:
                     "reason": err.reason,
                     "detail": err.detail[:1000],
                     "raw_excerpt": text[:EXCERPT_CHARS].replace("\x00", "\\u0000"),
-                    "raw_sha": hashlib.sha256(p.line.data).hexdigest(),
+                    "raw_sha": hashlib.sha256(p.line.data + salt).hexdigest(),
                     "created_at": now,
                 }
             )
@@ -543,6 +566,7 @@ def ingest_sources(
     on_bytes: ProgressFn | None = None,
     sample_seed: str = DEFAULT_SEED,
     redact_key: bytes | None = None,
+    trace_names: Sequence[str] = otlp.REWRITE_SPAN_NAMES,
 ) -> IngestSummary:
     """Ingest every source in order and return the summary.
 
@@ -558,6 +582,7 @@ def ingest_sources(
         batch_size=batch_size,
         sample_seed=sample_seed,
         redact_key=redact_key,
+        trace_names=trace_names,
     )
     for src in sources:
         summary.sources.append(src.origin)
@@ -594,6 +619,7 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
         sample_seed=kwargs.get("sample_seed", DEFAULT_SEED),
         batch_bytes=kwargs.get("batch_bytes"),
         redact_key=kwargs.get("redact_key"),
+        trace_names=kwargs.get("trace_names", otlp.REWRITE_SPAN_NAMES),
     )
     max_bytes = kwargs.get("max_line_bytes", 1 << 20)
     ingestor.run(origin, read_lines(io.BytesIO(data), max_bytes), max_bytes)

@@ -1,0 +1,321 @@
+"""OpenTelemetry traces as input (issue 17, part 1): each fixture shape in examples/otel gives the same
+findings as the equivalent log format v1 events; spans over several lines and batches; what cannot be
+mapped is quarantined by trace; re-ingest stores nothing twice."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from monitor.checks import current_versions
+from monitor.checks.rules import load_rules
+from monitor.checks.store import list_findings
+from monitor.ingest import otlp
+from monitor.ingest.events import parse_line
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.instrument import ctx_input_event, rewrite_event
+from monitor.store.models import AddedLemma, CheckRun, Event, Finding, Quarantine, Record
+from monitor.worker.jobs import check_job
+from tests.helpers import REPO
+
+FIXTURES = REPO / "examples" / "otel"
+H_USER = "Which EU regions support customer-managed keys?"
+H_ASSIST = "Frankfurt and Dublin support customer-managed keys (CMK)."
+LATEST = "What's the uptime SLA on the second one?"
+QUERY = "What is the uptime SLA for the Dublin region on the enterprise plan?"
+HISTORY = [("user", H_USER), ("assistant", H_ASSIST)]
+
+
+def equivalent(shape: str) -> list[dict[str, Any]]:
+    """The log format v1 events the traces of fixture ``shape`` stand for, written by the producers'
+    helper (no message times: a trace carries none)."""
+
+    def pair(
+        conv: str, req: str, turn: int, history: list[tuple[str, str]], latest: str, query: str, **kw: Any
+    ):
+        ctc = kw.pop("client_turn_count", None)
+        return [
+            ctx_input_event(
+                conv_id=conv,
+                request_id=req,
+                turn=turn,
+                messages=history,
+                client_turn_count=ctc,
+                ts="2024-03-04T08:00:00Z",
+            ),
+            rewrite_event(
+                conv_id=conv,
+                request_id=req,
+                turn=turn,
+                latest=latest,
+                query=query,
+                ts="2024-03-04T08:00:01Z",
+                **kw,
+            ),
+        ]
+
+    if shape == "genai_semconv":
+        kw = {"model": "claude-sonnet-4-5-20250929", "prompt_version": "standalone-v2"}
+        return pair(
+            "conv-genai-1",
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+            1,
+            [],
+            H_USER,
+            "Which EU regions support customer-managed keys (CMK)?",
+            client_turn_count=0,
+            **kw,
+        ) + pair(
+            "conv-genai-1",
+            "5cf92f3577b34da6a3ce929d0e0e4737",
+            2,
+            HISTORY,
+            LATEST,
+            QUERY,
+            client_turn_count=2,
+            **kw,
+        )
+    if shape == "openinference_langchain":
+        return pair(
+            "conv-langchain-1",
+            "6df92f3577b34da6a3ce929d0e0e4738",
+            2,
+            HISTORY,
+            LATEST,
+            QUERY,
+            model="claude-sonnet-4-5",
+        )
+    assert shape == "openinference_llamaindex"
+    return pair(
+        "conv-llamaindex-1",
+        "7ef92f3577b34da6a3ce929d0e0e4739",
+        2,
+        HISTORY,
+        LATEST,
+        QUERY,
+        model="gpt-4o-mini",
+        prompt_version="condense-v1",
+    )
+
+
+def findings(session: Session) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    return {
+        (f.request_id, f.kind, f.severity, tuple(f.words))
+        for f in list_findings(session=session, checks=current_versions())
+    }
+
+
+def _strip_times(events: list[dict[str, Any]]) -> bytes:
+    """The helper's events without the message times a trace cannot carry."""
+    out = []
+    for ev in events:
+        ev = {k: v for k, v in ev.items() if k not in ("first_ts", "last_ts", "monotonic")}
+        if "messages" in ev:
+            ev["messages"] = [{"role": m["role"], "content": m["content"]} for m in ev["messages"]]
+        out.append(json.dumps(ev) + "\n")
+    return "".join(out).encode()
+
+
+@pytest.mark.parametrize("shape", ["genai_semconv", "openinference_langchain", "openinference_llamaindex"])
+def test_each_fixture_shape_gives_the_findings_of_its_log_events(shape: str, session: Session) -> None:
+    data = (FIXTURES / f"{shape}.jsonl").read_bytes()
+    summary = ingest_bytes(session, data, origin=f"{shape}.jsonl", batch_size=1)  # spans over batches
+    session.commit()
+    assert summary.rejected_total == 0
+    check_job(session=session, rules=load_rules())
+    from_traces = findings(session)
+    assert from_traces, "the fixtures hold an invented plan tier"
+    assert ("enterprise", "plan") in {f[3] for f in from_traces}
+    for model in (Finding, CheckRun, AddedLemma, Record, Event):
+        session.execute(delete(model))
+    ingest_bytes(session, _strip_times(equivalent(shape)), origin="equivalent.jsonl")
+    session.commit()
+    check_job(session=session, rules=load_rules())
+    assert findings(session) == from_traces
+
+
+def test_a_trace_maps_to_events_with_its_ids_and_the_retrieval(session: Session) -> None:
+    ingest_bytes(session, (FIXTURES / "openinference_langchain.jsonl").read_bytes(), origin="lc.jsonl")
+    session.commit()
+    kinds = dict(session.execute(select(Event.kind, func.count()).group_by(Event.kind)).all())
+    assert kinds == {"span": 6, "ctx_input": 1, "rewrite": 1, "retrieve": 1}
+    rec = session.scalars(select(Record)).one()
+    assert (rec.conv_id, rec.request_id, rec.turn, rec.model) == (
+        "conv-langchain-1",
+        "6df92f3577b34da6a3ce929d0e0e4738",
+        2,
+        "claude-sonnet-4-5",
+    )
+    rewrite = session.scalars(select(Event).where(Event.kind == "rewrite")).one()
+    assert rewrite.raw["otel"] == {
+        "trace_id": "6df92f3577b34da6a3ce929d0e0e4738",
+        "span_id": "10f067aa0ba90202",
+    }
+    assert (rewrite.raw["latest"], rewrite.raw["query"]) == (LATEST, QUERY)
+    assert rewrite.line_no == 2  # the root span's line: the trace was mapped when its root arrived
+    hits = session.scalars(select(Event).where(Event.kind == "retrieve")).one().raw["hits"]
+    assert hits == [
+        {"rank": 1, "doc_id": "kb-cmk-regions", "score": 0.88},
+        {"rank": 2, "doc_id": "kb-sla-tiers", "score": 0.71},
+    ]
+    # the same file again stores nothing twice and maps nothing again
+    again = ingest_bytes(
+        session, (FIXTURES / "openinference_langchain.jsonl").read_bytes(), origin="lc.jsonl"
+    )
+    assert (again.stored, again.already_stored, again.rejected_total) == (0, 6, 0)
+
+
+def _span(
+    trace: str, span: str, parent: str | None, name: str, attrs: dict[str, Any], start: int = 1
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "traceId": trace,
+        "spanId": span,
+        "name": name,
+        "startTimeUnixNano": str(1709539200_000_000_000 + start),
+        "endTimeUnixNano": str(1709539200_000_000_000 + start + 1000),
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+    }
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def _line(*spans: dict[str, Any]) -> bytes:
+    return (
+        json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": list(spans)}]}]}) + "\n"
+    ).encode()
+
+
+T1, T2, T3 = "a" * 31 + "1", "a" * 31 + "2", "a" * 31 + "3"
+ROOT, CHILD, OTHER = "b" * 15 + "1", "b" * 15 + "2", "b" * 15 + "3"
+GENAI_CHAT = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": LATEST}]}]),
+    "gen_ai.output.messages": json.dumps(
+        [{"role": "assistant", "parts": [{"type": "text", "content": QUERY}]}]
+    ),
+}
+
+
+def test_traces_that_cannot_be_mapped_are_quarantined_by_trace(session: Session) -> None:
+    data = (
+        # nothing marks or shows a rewrite
+        _line(_span(T1, ROOT, None, "GET /health", {}))
+        # two spans marked as the rewrite
+        + _line(
+            _span(T2, CHILD, ROOT, "a", {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}),
+            _span(T2, OTHER, ROOT, "b", {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}),
+            _span(T2, ROOT, None, "POST /chat", {}),
+        )
+        # the rewrite span without message content (capture off)
+        + _line(
+            _span(
+                T3, CHILD, ROOT, "chat", {"gen_ai.operation.name": "chat", "rewrite_monitor.step": "rewrite"}
+            ),
+            _span(T3, ROOT, None, "POST /chat", {}),
+        )
+    )
+    summary = ingest_bytes(session, data, origin="bad.jsonl")
+    session.commit()
+    assert summary.stored_by_kind == {"span": 6}
+    rows = {r.reason: (r.line_no, r.detail) for r in session.scalars(select(Quarantine))}
+    assert rows["no_rewrite_span"][0] == 1 and T1 in rows["no_rewrite_span"][1]
+    assert rows["ambiguous_rewrite_span"] == (
+        2,
+        f"trace {T2}: 2 spans match rewrite_monitor.step = rewrite ('a', 'b')",
+    )
+    assert rows["content_not_captured"][0] == 3
+    assert rows["content_not_captured"][1].startswith(f"trace {T3}: the rewrite span 'chat' carries no text")
+    assert summary.rejected == {"no_rewrite_span": 1, "ambiguous_rewrite_span": 1, "content_not_captured": 1}
+
+
+def test_a_malformed_span_is_refused_naming_its_path() -> None:
+    bad = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz", "spanId": ROOT}]}]}]}
+    got = parse_line(json.dumps(bad))
+    assert (got.reason, got.detail) == (  # type: ignore[union-attr]
+        "wrong_type",
+        "resourceSpans[0].scopeSpans[0].spans[0].traceId: expected 32 hex digits, not all zero",
+    )
+
+
+def test_the_rewrite_span_rules_in_order() -> None:
+    def spans(*raw: dict[str, Any]) -> list[dict[str, Any]]:
+        return otlp.spans_of(json.loads(_line(*raw)))
+
+    llm = {**GENAI_CHAT}
+    retriever = {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.query.text": QUERY}
+    # the LLM span whose output the next retriever span searched for
+    got = otlp.rewrite_span(
+        spans(
+            _span(T1, ROOT, None, "root", {}),
+            _span(T1, CHILD, ROOT, "llm", llm, start=5),
+            _span(T1, OTHER, ROOT, "search", retriever, start=9),
+        )
+    )
+    assert got["name"] == "llm"
+    # a name pattern wins over that; a configured pattern replaces the defaults
+    named = spans(_span(T1, ROOT, None, "condense", {}), _span(T1, CHILD, ROOT, "llm", llm, start=5))
+    assert otlp.rewrite_span(named, ["cond*"])["name"] == "condense"
+    with pytest.raises(otlp.TraceError, match="no span marked"):
+        otlp.rewrite_span(spans(_span(T1, ROOT, None, "root", {})))
+
+
+def test_any_value_decodes_every_otlp_json_type() -> None:
+    assert otlp.any_value({"intValue": "42"}) == 42
+    assert otlp.any_value({"doubleValue": 0.5}) == 0.5
+    assert otlp.any_value({"boolValue": True}) is True
+    assert otlp.any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": 1}]}}) == ["a", 1]
+    assert otlp.any_value({"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}}) == {
+        "k": "v"
+    }
+    assert otlp.any_value({"bytesValue": "AQI="}) == "0102"
+    assert otlp.any_value({}) is None
+
+
+def test_redact_at_ingest_redacts_span_text_and_keeps_the_digest_true(session: Session) -> None:
+    from monitor.instrument import digest
+
+    history = [
+        ("user", "Mail me at jane.doe@example.com about CMK regions."),
+        ("assistant", "Frankfurt and Dublin."),
+    ]
+    messages = [{"role": r, "parts": [{"type": "text", "content": c}]} for r, c in history]
+    messages.append({"role": "user", "parts": [{"type": "text", "content": LATEST}]})
+    attrs = {
+        **GENAI_CHAT,
+        "gen_ai.input.messages": json.dumps(messages),
+        "rewrite_monitor.step": "rewrite",
+        "rewrite_monitor.digest": digest(history),
+        "gen_ai.conversation.id": "conv-r",
+    }
+    data = _line(_span(T1, CHILD, ROOT, "chat", attrs), _span(T1, ROOT, None, "POST /chat", {}))
+    ingest_bytes(session, data, origin="r.jsonl", redact_key=b"k" * 16)
+    session.commit()
+    stored = json.dumps([e.raw for e in session.scalars(select(Event))])
+    assert "jane.doe@example.com" not in stored
+    assert "<EMAIL_" in stored
+    check_job(session=session, rules=load_rules())
+    kinds = {f.kind for f in list_findings(session=session, checks=current_versions())}
+    assert "digest_mismatch" not in kinds
+    ctx = session.scalars(select(Event).where(Event.kind == "ctx_input")).one()
+    assert ctx.conv_id == "conv-r"  # an id is never redacted
+
+
+def test_a_fixture_file_is_one_traces_data_per_line() -> None:
+    for path in sorted(FIXTURES.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            obj = json.loads(line)
+            assert otlp.is_traces(obj) and otlp.spans_of(obj), path.name
+
+
+def test_examples_otel_shapes_are_the_three_named() -> None:
+    assert sorted(p.stem for p in FIXTURES.glob("*.jsonl")) == [
+        "genai_semconv",
+        "openinference_langchain",
+        "openinference_llamaindex",
+    ]
