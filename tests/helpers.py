@@ -34,6 +34,11 @@ from monitor.store.engine import make_engine, session_factory, upgrade
 from tests import factories
 
 REPO = Path(__file__).resolve().parent.parent
+DEMO_LOGS = [
+    str(REPO / "examples" / "cast2019_first_topics.jsonl.gz"),
+    str(REPO / "examples" / "cast2020.jsonl"),
+]
+"""What ``make demo`` runs: the real CAsT sample (294 follow-ups), not the traces of examples/otel."""
 SHARED_DATA = Path(os.environ.get("REWRITE_MONITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
 PG_ADMIN_URL = os.environ.get("REWRITE_MONITOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("REWRITE_MONITOR_REQUIRE_PG") == "1"

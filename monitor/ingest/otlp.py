@@ -37,8 +37,10 @@ Two steps, both pure here (``monitor.ingest.store.batches`` stores and joins):
 
 A trace that cannot be mapped is quarantined with its trace id: ``no_rewrite_span``,
 ``ambiguous_rewrite_span`` (two candidates of the same rule), ``content_not_captured`` (the rewrite span
-carries no message text: GenAI instrumentations record it only when asked to). Spans that arrive after
-their trace's root are stored, but do not change the events already mapped from it.
+carries no message text: GenAI instrumentations record it only when asked to). A trace is mapped once:
+a span that arrives after its trace was mapped is stored and changes nothing, and one that completes a
+trace quarantined at its root (its rewrite span read after the root, across a rotation) maps it then
+and resolves the row (``monitor.ingest.store.traces``).
 """
 
 from __future__ import annotations

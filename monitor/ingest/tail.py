@@ -416,7 +416,11 @@ class Tailer:
                     continue  # read (perhaps under another name) before
                 if unknown and not (drained and fid == cur.file_id):
                     found.append((st.st_mtime, Path(e.path).resolve(), st, None))
-        for _mtime, gen, st, best in sorted(found, key=lambda x: (x[0], str(x[1]))):
+        # Oldest first; file times have the kernel's coarse tick, so two generations written within one
+        # tick tie on mtime: the one whose inode changed first (ctime: its last write or its rename)
+        # came first, and only then the name.
+        order = sorted(found, key=lambda x: (x[2].st_mtime_ns, x[2].st_ctime_ns, str(x[1])))
+        for _mtime, gen, st, best in order:
             origin = str(gen)
             gz = gen.name.endswith(".gz")
             if gz and not gzip_complete(gen):

@@ -8,16 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from monitor.cli.main import app
-from tests.helpers import REPO
+from tests.helpers import DEMO_LOGS
 
 runner = CliRunner()
-
-
-# what `make demo` runs: the real CAsT sample, not the synthetic traces of examples/otel
-DEMO_LOGS = [
-    str(REPO / "examples" / "cast2019_first_topics.jsonl.gz"),
-    str(REPO / "examples" / "cast2020.jsonl"),
-]
 
 
 @pytest.fixture(scope="module")

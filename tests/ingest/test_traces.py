@@ -234,6 +234,27 @@ def test_traces_that_cannot_be_mapped_are_quarantined_by_trace(session: Session)
     assert summary.rejected == {"no_rewrite_span": 1, "ambiguous_rewrite_span": 1, "content_not_captured": 1}
 
 
+def test_a_rewrite_span_after_its_root_maps_the_trace_then(session: Session) -> None:
+    """Across a rotation a trace's root can be read before its last child: the root alone is
+    quarantined (``no_rewrite_span``), and the child completes the trace when it arrives: mapped then,
+    the row resolved. A span after that changes nothing."""
+    chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite", "gen_ai.conversation.id": "conv-late"}
+    first = ingest_bytes(session, _line(_span(T1, ROOT, None, "POST /chat", {})), origin="traces.jsonl.1")
+    assert first.rejected == {"no_rewrite_span": 1}
+    later = ingest_bytes(session, _line(_span(T1, CHILD, ROOT, "chat", chat)), origin="traces.jsonl")
+    session.commit()
+    assert later.stored_by_kind == {"span": 1, "ctx_input": 1, "rewrite": 1}
+    assert later.joined == 1
+    row = session.scalars(select(Quarantine)).one()
+    assert (row.reason, row.resolution) == ("no_rewrite_span", "stored")
+    late = ingest_bytes(
+        session, _line(_span(T1, OTHER, ROOT, "other", {})), origin="traces.jsonl", batch_size=5
+    )
+    assert late.stored_by_kind == {"span": 1}
+    rec = session.scalars(select(Record)).one()
+    assert (rec.conv_id, rec.request_id) == ("conv-late", T1)
+
+
 def test_a_malformed_span_is_refused_naming_its_path() -> None:
     bad = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz", "spanId": ROOT}]}]}]}
     got = parse_line(json.dumps(bad))

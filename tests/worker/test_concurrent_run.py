@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import CheckRun, QueueItem
-from tests.helpers import REPO, throwaway_pg_database
+from tests.helpers import DEMO_LOGS, REPO, throwaway_pg_database
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def start_run(url: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("REWRITE_MONITOR_SOURCES", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "monitor", "--database-url", url, "run", str(REPO / "examples"), "--json"],
+        [sys.executable, "-m", "monitor", "--database-url", url, "run", *DEMO_LOGS, "--json"],
         env=env,
         cwd=REPO,
         stdout=subprocess.PIPE,

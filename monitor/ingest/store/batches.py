@@ -334,8 +334,11 @@ class Ingestor:
         inserted = self._insert_events(origin, stored_rows, now)
         # A trace whose root span arrived in this batch is mapped to log format v1 events, stored and
         # joined with the rest (monitor.ingest.otlp); one that cannot be mapped is quarantined by trace.
-        mapped, unmapped = otlp_store.map_new_traces(self.session, stored_rows, inserted, self.trace_names)
+        mapped, unmapped, completed = otlp_store.map_new_traces(
+            self.session, stored_rows, inserted, self.trace_names
+        )
         inserted.update(self._insert_events(origin, mapped, now))
+        otlp_store.resolve_completed(session=self.session, trace_ids=completed, now=now)
         self._join(inserted)
         self._quarantine(origin, rejects, now)
         if inserted:

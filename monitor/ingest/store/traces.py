@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from monitor.ingest import otlp
 from monitor.ingest.events import LineError, ParsedEvent, canonical_sha, parse_mapped
-from monitor.store.models import Event
+from monitor.store.engine import rowcount
+from monitor.store.models import Event, Quarantine
 
 if TYPE_CHECKING:
     from monitor.cases.redact import NameFinder
@@ -35,47 +37,102 @@ def map_new_traces(
     stored: Sequence[tuple[P, ParsedEvent]],
     inserted: Mapping[int, tuple[int, ParsedEvent]],
     names: Sequence[str] = otlp.REWRITE_SPAN_NAMES,
-) -> tuple[list[tuple[P, ParsedEvent]], list[tuple[P, LineError]]]:
-    """The events mapped from each trace whose root span is among the spans just ``inserted``, each
-    with the pending line of its root, and the traces that could not be mapped with their error.
+) -> tuple[list[tuple[P, ParsedEvent]], list[tuple[P, LineError]], list[str]]:
+    """What the spans just ``inserted`` make of their traces: the events mapped from each trace whose
+    root span is stored (each with the pending line of that root, or of the span that completed the
+    trace), the traces whose root arrived now and that cannot be mapped (with their error), and the ids
+    of traces mapped now after an earlier failure (their quarantine rows are to be resolved).
 
     ``stored``: the batch's (pending line, event) pairs it tried to insert; ``inserted``: what was
     actually inserted (event id -> (line, event)). A trace's other spans are read from the store (they
-    may have come in an earlier batch or line). A mapped event that does not validate as log format v1
-    (an over-long id, say) is reported with the validation error.
+    may have come in an earlier batch, line or file). A trace is mapped once: events already stored for
+    it are not written again, so a span that arrives after a mapped trace changes nothing, and one that
+    completes a trace quarantined at its root (its rewrite span came last, across a rotation) maps it
+    then. A mapped event that does not validate as log format v1 (an over-long id, say) is reported with
+    the validation error.
     """
     new_keys = {ev.event_key for _line, ev in inserted.values() if ev.kind == otlp.SPAN}
     roots: dict[str, P] = {}
+    touched: dict[str, P] = {}
     for pending, ev in stored:
-        if ev.kind == otlp.SPAN and ev.event_key in new_keys and not ev.raw.get("parent_span_id"):
+        if ev.kind != otlp.SPAN or ev.event_key not in new_keys:
+            continue
+        touched.setdefault(ev.raw["trace_id"], pending)
+        if not ev.raw.get("parent_span_id"):
             roots.setdefault(ev.raw["trace_id"], pending)
     mapped: list[tuple[P, ParsedEvent]] = []
     failed: list[tuple[P, LineError]] = []
-    if not roots:
-        return mapped, failed
+    completed: list[str] = []
+    if not touched:
+        return mapped, failed, completed
     spans: dict[str, list[dict[str, Any]]] = {}
     rows = session.execute(
-        select(Event.request_id, Event.raw).where(Event.kind == otlp.SPAN, Event.request_id.in_(list(roots)))
+        select(Event.request_id, Event.raw).where(
+            Event.kind == otlp.SPAN, Event.request_id.in_(list(touched))
+        )
     )
     for trace_id, raw in rows:
         spans.setdefault(trace_id, []).append(raw)
-    for trace_id, pending in roots.items():
+    for trace_id, pending in touched.items():
+        got_spans = spans.get(trace_id, [])
+        if not any(not s.get("parent_span_id") for s in got_spans):
+            continue  # the root has not arrived: the trace may still grow
         try:
-            got = otlp.map_trace(spans.get(trace_id, []), names)
+            got = otlp.map_trace(got_spans, names)
         except otlp.TraceError as exc:
-            failed.append((pending, LineError(exc.reason, exc.detail)))
+            if trace_id in roots:  # reported once, at its root's line; a later span may still complete it
+                failed.append((roots[trace_id], LineError(exc.reason, exc.detail)))
             continue
+        events: list[ParsedEvent] = []
         for raw in (got.ctx_input, got.rewrite, got.retrieve):
             if raw is None:
                 continue
             parsed = parse_mapped(raw)
             if isinstance(parsed, LineError):
                 failed.append(
-                    (pending, dataclasses.replace(parsed, detail=f"trace {trace_id}: {parsed.detail}"))
+                    (
+                        roots.get(trace_id, pending),
+                        dataclasses.replace(parsed, detail=f"trace {trace_id}: {parsed.detail}"),
+                    )
                 )
-            else:
-                mapped.append((pending, parsed))
-    return mapped, failed
+                events = []
+                break
+            events.append(parsed)
+        known = (
+            set(
+                session.scalars(
+                    select(Event.event_key).where(Event.event_key.in_([e.event_key for e in events]))
+                )
+            )
+            if events
+            else set()
+        )
+        fresh = [e for e in events if e.event_key not in known]
+        if not fresh:
+            continue  # mapped before: a late span changes nothing
+        mapped.extend((roots.get(trace_id, pending), e) for e in fresh)
+        if trace_id not in roots:
+            completed.append(trace_id)
+    return mapped, failed, completed
+
+
+def resolve_completed(*, session: Session, trace_ids: Sequence[str], now: datetime) -> int:
+    """Resolve (``stored``) the open quarantine rows of traces that a later span completed and that are
+    now mapped; returns how many. A trace's row names it first in its detail (``trace <id>: ...``)."""
+    done = 0
+    for trace_id in trace_ids:
+        done += rowcount(
+            session.execute(
+                update(Quarantine)
+                .where(
+                    Quarantine.resolved_at.is_(None),
+                    Quarantine.reason.in_(sorted(TRACE_REASONS)),
+                    Quarantine.detail.startswith(f"trace {trace_id}:"),
+                )
+                .values(resolved_at=now, resolution="stored")
+            )
+        )
+    return done
 
 
 ID_ATTRIBUTES = frozenset(
