@@ -299,8 +299,17 @@ def _pct(x: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("labels", nargs="*", help="label files (default: the four of issue 15)")
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "../shared/data")
+    parser.add_argument(
+        "labels",
+        nargs="*",
+        help="label files (default: the three mtrag_dev_* files and llm_word_labels.jsonl)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / "../shared/data",
+        help="the shared data folder, holding logs/ and labels/ (default: ../shared/data)",
+    )
     parser.add_argument("--per-day", type=int, default=15, help="labelled rewrites a simulated day")
     parser.add_argument("--reviewers", type=int, default=2, help="reviewers taking turns by day")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -349,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
             f"first day {_pct(s['first_day_precision'])}, last three days "
             f"{_pct(s['last_three_days_precision'])} ({gain}); fabrication recall at medium+ "
             f"{s['fabricated_found']}/{s['fabricated']} ({_pct(s['fabrication_recall'])}); "
-            f"{'met' if s['precision_met'] and s['recall_met'] else 'NOT met'}"
+            f"{'met' if s['precision_met'] and s['recall_met'] else 'NOT met'} (wanted: the last three days' "
+            f"precision at least {PRECISION_GAIN}x the first day's or {PRECISION_ENOUGH:.0%}, and recall at "
+            f"least {RECALL_FLOOR})"
         )
     if args.json:
         print(json.dumps(results, indent=2, default=str))

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
@@ -255,9 +255,11 @@ class ParsedEvent:
 
 @dataclass(frozen=True, slots=True)
 class ParsedSpans:
-    """An OTLP ``TracesData`` line: one ``span`` :class:`ParsedEvent` per span, in the line's order."""
+    """An OTLP ``TracesData`` line: one ``span`` :class:`ParsedEvent` per good span, in the line's order,
+    and a ``wrong_type`` :class:`LineError` per malformed one (its path in the detail)."""
 
     spans: list[ParsedEvent]
+    errors: list[LineError] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,10 +493,12 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | ParsedSpans
 
 
 def parse_spans(obj: dict[str, Any]) -> ParsedSpans | LineError:
-    """The spans of a decoded ``TracesData`` line as ``span`` events keyed by trace and span id, or a
-    ``wrong_type`` error naming the path of the malformed field."""
+    """The spans of a decoded ``TracesData`` line as ``span`` events keyed by trace and span id, with a
+    ``wrong_type`` error naming the path of each malformed span (the others are kept); a line whose
+    span lists cannot be read is one ``wrong_type`` error."""
+    malformed: list[str] = []
     try:
-        spans = otlp.spans_of(obj)
+        spans = otlp.spans_of(obj, malformed)
     except ValueError as exc:
         return LineError("wrong_type", str(exc))
     except RecursionError:
@@ -517,7 +521,7 @@ def parse_spans(obj: dict[str, Any]) -> ParsedSpans | LineError:
         data = SpanEvent.model_construct(request_id=raw["trace_id"], ts=start if in_range else None)
         key = otlp.span_key(raw["trace_id"], raw["span_id"])
         out.append(ParsedEvent(kind=otlp.SPAN, data=data, raw=raw, event_key=key, content_sha=sha))
-    return ParsedSpans(out)
+    return ParsedSpans(out, [LineError("wrong_type", m) for m in malformed])
 
 
 def parse_mapped(obj: dict[str, Any]) -> ParsedEvent | LineError:

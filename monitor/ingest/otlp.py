@@ -13,7 +13,8 @@ Two steps, both pure here (``monitor.ingest.store.batches`` stores and joins):
 1. :func:`spans_of` turns a line into one ``span`` event per span (attributes decoded, the resource's
    beside them), stored like any event, keyed by trace and span id: nothing of the trace is lost, and a
    trace whose spans arrive over several lines or batches is assembled from the store.
-2. :func:`map_trace` maps a trace's spans, once its root span (no parent) has arrived, to a ``ctx_input``,
+2. :func:`map_trace` maps a trace's spans, once its root span has arrived (:func:`is_root`: no parent,
+   or an entry span whose parent lives in another service), to a ``ctx_input``,
    a ``rewrite`` and, when a retriever span holds documents, a ``retrieve`` event of log format v1. The
    rewrite span is, in this order: the span with ``rewrite_monitor.step = "rewrite"``; a span whose name
    matches a pattern (default :data:`REWRITE_SPAN_NAMES`: LangChain's ``create_history_aware_retriever``
@@ -138,13 +139,15 @@ def _hex_id(value: object, length: int) -> str | None:
     return None
 
 
-def spans_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+def spans_of(obj: Mapping[str, Any], errors: list[str] | None = None) -> list[dict[str, Any]]:
     """The spans of one ``TracesData`` line as ``span`` event dicts, in the line's order.
 
     Each: ``event`` "span", ``trace_id`` (32 hex), ``span_id`` (16 hex), ``parent_span_id`` (or None),
     ``name``, ``kind``, ``start_unix_nano`` / ``end_unix_nano`` (ints), ``attributes``, ``resource``
-    (the resource's attributes), ``scope`` ({name, version}), ``status``. Raises ``ValueError`` naming
-    the path of the first malformed field (``resourceSpans[0].scopeSpans[1].spans[2].traceId``).
+    (the resource's attributes), ``scope`` ({name, version}), ``status``. A malformed span is described
+    by the path of its bad field (``resourceSpans[0].scopeSpans[1].spans[2].traceId: ...``): appended to
+    ``errors`` when a list is given, so the line's other spans are kept, else raised as ``ValueError``.
+    A malformed ``resourceSpans`` or ``scopeSpans`` list always raises: no span of it can be read.
     """
     out: list[dict[str, Any]] = []
     resource_spans = obj.get(TRACES_KEY)
@@ -164,38 +167,57 @@ def spans_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
                 raise ValueError(f"{where_s}.spans: expected a list")
             scope: Mapping[str, Any] = ss["scope"] if isinstance(ss.get("scope"), Mapping) else {}
             for pi, sp in enumerate(ss.get("spans", [])):
-                where = f"{where_s}.spans[{pi}]"
-                if not isinstance(sp, Mapping):
-                    raise ValueError(f"{where}: expected an object")
-                trace_id = _hex_id(sp.get("traceId"), 32)
-                if trace_id is None:
-                    raise ValueError(f"{where}.traceId: expected 32 hex digits, not all zero")
-                span_id = _hex_id(sp.get("spanId"), 16)
-                if span_id is None:
-                    raise ValueError(f"{where}.spanId: expected 16 hex digits, not all zero")
-                parent = sp.get("parentSpanId") or None
-                if parent is not None and _hex_id(parent, 16) is None:
-                    raise ValueError(f"{where}.parentSpanId: expected 16 hex digits")
-                start = _nanos(sp.get("startTimeUnixNano"))
-                if start is None:
-                    raise ValueError(f"{where}.startTimeUnixNano: expected a positive integer")
-                out.append(
-                    {
-                        "event": SPAN,
-                        "trace_id": trace_id,
-                        "span_id": span_id,
-                        "parent_span_id": parent.lower() if isinstance(parent, str) else None,
-                        "name": str(sp.get("name") or ""),
-                        "kind": sp.get("kind"),
-                        "start_unix_nano": start,
-                        "end_unix_nano": _nanos(sp.get("endTimeUnixNano")) or start,
-                        "attributes": attributes(sp.get("attributes")),
-                        "resource": resource,
-                        "scope": {"name": scope.get("name"), "version": scope.get("version")},
-                        "status": sp.get("status") if isinstance(sp.get("status"), Mapping) else None,
-                    }
-                )
+                try:
+                    out.append(_span(sp, f"{where_s}.spans[{pi}]", resource, scope))
+                except ValueError as exc:
+                    if errors is None:
+                        raise
+                    errors.append(str(exc))
     return out
+
+
+def _span(sp: object, where: str, resource: dict[str, Any], scope: Mapping[str, Any]) -> dict[str, Any]:
+    """One span as a ``span`` event dict; raises ``ValueError`` naming the bad field's path."""
+    if not isinstance(sp, Mapping):
+        raise ValueError(f"{where}: expected an object")
+    trace_id = _hex_id(sp.get("traceId"), 32)
+    if trace_id is None:
+        raise ValueError(f"{where}.traceId: expected 32 hex digits, not all zero")
+    span_id = _hex_id(sp.get("spanId"), 16)
+    if span_id is None:
+        raise ValueError(f"{where}.spanId: expected 16 hex digits, not all zero")
+    parent = sp.get("parentSpanId") or None
+    if parent is not None and _hex_id(parent, 16) is None:
+        raise ValueError(f"{where}.parentSpanId: expected 16 hex digits")
+    start = _nanos(sp.get("startTimeUnixNano"))
+    if start is None:
+        raise ValueError(f"{where}.startTimeUnixNano: expected a positive integer")
+    return {
+        "event": SPAN,
+        "trace_id": trace_id,
+        "span_id": span_id,
+        "parent_span_id": parent.lower() if isinstance(parent, str) else None,
+        "name": str(sp.get("name") or ""),
+        "kind": sp.get("kind"),
+        "start_unix_nano": start,
+        "end_unix_nano": _nanos(sp.get("endTimeUnixNano")) or start,
+        "attributes": attributes(sp.get("attributes")),
+        "resource": resource,
+        "scope": {"name": scope.get("name"), "version": scope.get("version")},
+        "status": sp.get("status") if isinstance(sp.get("status"), Mapping) else None,
+    }
+
+
+SERVER_KINDS = frozenset({2, 5, "SPAN_KIND_SERVER", "SPAN_KIND_CONSUMER"})
+"""OTLP span kinds of a service's entry span (SERVER, CONSUMER), as numbers or enum names."""
+
+
+def is_root(span: Mapping[str, Any], span_ids: set[str]) -> bool:
+    """Whether ``span`` is where this service's part of the trace starts: it has no parent, or it is an
+    entry span (SERVER or CONSUMER) whose parent is not among the trace's ``span_ids``: a gateway or a
+    frontend passed the trace on (``traceparent``) and its span went to another backend."""
+    parent = span.get("parent_span_id")
+    return not parent or (span.get("kind") in SERVER_KINDS and parent not in span_ids)
 
 
 def span_key(trace_id: str, span_id: str) -> str:
@@ -530,7 +552,8 @@ def map_trace(spans: Sequence[Mapping[str, Any]], names: Sequence[str] = REWRITE
     if not spans:
         raise ValueError("a trace has at least one span")
     trace = spans[0]["trace_id"]
-    roots = [s for s in spans if not s["parent_span_id"]]
+    ids = {s["span_id"] for s in spans}
+    roots = [s for s in spans if is_root(s, ids)]
     if not roots:
         raise TraceError("no_rewrite_span", f"trace {trace}: no root span")
     root = min(roots, key=lambda s: s["start_unix_nano"])

@@ -29,16 +29,21 @@ from monitor.severity import SEVERITY_RANK
 
 SCORES_PATH = "/api/public/scores"
 NAME_PREFIX = "rewrite_monitor."
+STOP_AFTER = 3
+"""Failures in a row after which the export stops: a wrong key or an unreachable host fails every score
+the same way, and each try may wait the whole timeout."""
 
 
 @dataclass
 class Posted:
-    """What one export did: scores accepted, findings skipped (no trace), and the failures (``HTTP 401``
-    or an error class, never a response body or the URL)."""
+    """What one export did: scores accepted, findings skipped (no trace), the failures (``HTTP 401`` or an
+    error class, never a response body or the URL), and the findings not tried once it stopped after
+    :data:`STOP_AFTER` failures in a row."""
 
     sent: int = 0
     skipped: int = 0
     failed: list[str] = field(default_factory=list)
+    not_tried: int = 0
 
 
 def score_body(f: ExportedFinding, meta: RewriteMetaLike, place: int) -> dict[str, Any] | None:
@@ -74,7 +79,11 @@ def post_scores(
     auth = base64.b64encode(f"{public_key}:{secret_key}".encode()).decode()
     seen: dict[tuple[str, str, str], int] = {}
     url = host.rstrip("/") + SCORES_PATH
+    in_a_row = 0
     for f in findings:
+        if in_a_row >= STOP_AFTER:
+            out.not_tried += 1
+            continue
         m = meta.get((f.conv_id, f.request_id))
         place = seen.get((f.conv_id, f.request_id, f.kind), 0)
         seen[(f.conv_id, f.request_id, f.kind)] = place + 1
@@ -91,6 +100,8 @@ def post_scores(
         failure = post(request, timeout=timeout)
         if failure is None:
             out.sent += 1
+            in_a_row = 0
         else:
             out.failed.append(failure)
+            in_a_row += 1
     return out

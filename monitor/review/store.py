@@ -435,6 +435,15 @@ def _others(pool: tuple[set[int], set[int]] | None, items: set[int]) -> tuple[in
     return len(pool[0] - items), len(pool[1] - items)
 
 
+def rewriter_known(*, session: Session, rewriter: str) -> bool:
+    """Whether a stored rewrite names ``rewriter`` as its prompt version, or as its model when it logged
+    no prompt version (``monitor.checks.learned.rewriter_key``)."""
+    stmt = select(Record.id).where(
+        (Record.prompt_version == rewriter) | ((Record.prompt_version.is_(None)) & (Record.model == rewriter))
+    )
+    return session.scalar(stmt.limit(1)) is not None
+
+
 PIN_STEPS = (-2, -1, 0, 1)
 """The steps an operator may pin an entry to."""
 

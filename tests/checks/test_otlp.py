@@ -114,7 +114,7 @@ def test_findings_on_traced_rewrites_post_as_langfuse_scores(cli_db: str, monkey
         args = ["--database-url", cli_db, "findings", "--kind", "added_content_word", "--langfuse"]
         done = runner.invoke(app, args)
         assert done.exit_code == 0, done.output
-        assert "1 scores posted to Langfuse, 1 findings skipped" in done.output
+        assert f"1 scores posted to Langfuse at {fake.url('')}, 1 findings skipped" in done.output
         ((path, headers, body),) = fake.requests
         assert path == "/api/public/scores"
         assert headers["Authorization"] == "Basic " + base64.b64encode(b"pk-lf-test:sk-lf-test").decode()
@@ -133,10 +133,43 @@ def test_findings_on_traced_rewrites_post_as_langfuse_scores(cli_db: str, monkey
         fake.code = 401
         refused = runner.invoke(app, args)
         assert refused.exit_code == 3
-        assert "1 refused (HTTP 401)" in refused.output
+        assert "1 failed (HTTP 401)" in refused.output
     finally:
         fake.close()
     monkeypatch.delenv("REWRITE_MONITOR_LANGFUSE_SECRET_KEY")
     missing = runner.invoke(app, ["--database-url", cli_db, "findings", "--langfuse"])
     assert missing.exit_code == 2
-    assert "langfuse_public_key and langfuse_secret_key" in missing.output
+    assert "--langfuse needs langfuse_secret_key (settings or environment)" in missing.output
+
+
+def test_the_langfuse_export_stops_after_three_failures_in_a_row() -> None:
+    """A wrong key or a dead host fails every score alike: three tries, then the rest is not tried."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from monitor.checks.store import RewriteMeta
+    from monitor.observability.langfuse import post_scores
+    from tests.helpers import Receiver
+
+    def finding(i: int) -> SimpleNamespace:
+        return SimpleNamespace(
+            request_id=f"r{i}",
+            conv_id="c",
+            kind="added_content_word",
+            severity="high",
+            words=["x"],
+            evidence={},
+            check_id="added_content_word",
+            check_version=6,
+        )
+
+    meta = {("c", f"r{i}"): RewriteMeta(datetime.now(UTC), None, None, "a" * 32, "b" * 16) for i in range(5)}
+    fake = Receiver(code=500)
+    try:
+        got = post_scores(
+            [finding(i) for i in range(5)], meta, host=fake.url(""), public_key="p", secret_key="s"
+        )
+    finally:
+        fake.close()
+    assert (got.sent, got.failed, got.not_tried) == (0, ["HTTP 500"] * 3, 2)
+    assert len(fake.requests) == 3

@@ -112,6 +112,10 @@ def test_pin_unpin_and_reset_from_the_terminal(cli_db: str, tmp_path: Path) -> N
     assert reset.exit_code == 0
     data = json.loads(runner.invoke(app, [*base, "--json"]).output)
     assert [e["lemma"] for e in data["entries"]] == ["enterprise"]
+    empty = runner.invoke(app, [*base, "pin", " ", "--rewriter", "ctx-v1", "--step", "0"])
+    assert empty.exit_code == 2 and "the word must not be empty" in empty.output
+    typo = runner.invoke(app, [*base, "pin", "plan", "--rewriter", "ctx-v9", "--step", "0"])
+    assert typo.exit_code == 0 and "no stored rewrite names the rewriter 'ctx-v9'" in typo.output
     bad = runner.invoke(app, [*base, "pin", "plan", "--rewriter", "ctx-v1", "--step", "-3"])
     assert bad.exit_code == 2
     assert "'-3' is not one of '-2', '-1', '0', '1'" in bad.output

@@ -84,3 +84,27 @@ def test_a_view_after_retention_says_the_messages_were_removed_not_unlogged(sess
     text = console.export_text()
     assert reason in text and f"digest {ctx_input()['digest']}: not verifiable ({reason})" in text
     assert "was not logged" not in text
+
+
+def test_old_spans_lose_their_text_and_keep_their_ids(session: Session) -> None:
+    """A traced conversation holds its transcript in its spans too (examples/otel, March 2024): past the
+    cutoff their text attributes go, the ids that tie them to the trace stay, and a re-ingest of the
+    same file stores nothing twice."""
+    from tests.helpers import REPO
+
+    data = (REPO / "examples" / "otel" / "openinference_langchain.jsonl").read_bytes()
+    ingest_bytes(session, data, origin="lc.jsonl")
+    session.commit()
+    result = apply_retention(session=session, cutoff=CUTOFF, now=NOW)
+    assert result.transcripts_removed == 1 + 6  # the mapped ctx_input's messages, and the 6 spans
+    spans = list(session.scalars(select(Event.raw).where(Event.kind == "span")))
+    assert all("Which EU regions" not in str(s) and "uptime SLA" not in str(s) for s in spans)
+    by_name = {s["name"]: s for s in spans}
+    assert by_name["RunnableSequence"]["attributes"] == {
+        "openinference.span.kind": "CHAIN",
+        "session.id": "conv-langchain-1",
+    }
+    assert by_name["ChatAnthropic"]["retention"] == {"text_removed_at": NOW.isoformat()}
+    again = ingest_bytes(session, data, origin="lc.jsonl")
+    assert (again.stored, again.already_stored, again.rejected_total) == (0, 6, 0)
+    assert apply_retention(session=session, cutoff=CUTOFF, now=NOW).transcripts_removed == 0

@@ -255,13 +255,59 @@ def test_a_rewrite_span_after_its_root_maps_the_trace_then(session: Session) -> 
     assert (rec.conv_id, rec.request_id) == ("conv-late", T1)
 
 
-def test_a_malformed_span_is_refused_naming_its_path() -> None:
-    bad = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz", "spanId": ROOT}]}]}]}
-    got = parse_line(json.dumps(bad))
-    assert (got.reason, got.detail) == (  # type: ignore[union-attr]
+def test_a_malformed_span_is_refused_naming_its_path_and_its_line_kept(session: Session) -> None:
+    """Only the bad span of a line is quarantined: the trace's other spans are stored and mapped."""
+    chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}
+    good = json.loads(_line(_span(T1, CHILD, ROOT, "chat", chat), _span(T1, ROOT, None, "POST /chat", {})))
+    good["resourceSpans"][0]["scopeSpans"][0]["spans"].insert(1, {"traceId": "xyz", "spanId": ROOT})
+    got = parse_line(json.dumps(good))
+    assert [e.kind for e in got.spans] == ["span", "span"]  # type: ignore[union-attr]
+    assert [(e.reason, e.detail) for e in got.errors] == [  # type: ignore[union-attr]
+        (
+            "wrong_type",
+            "resourceSpans[0].scopeSpans[0].spans[1].traceId: expected 32 hex digits, not all zero",
+        )
+    ]
+    summary = ingest_bytes(session, (json.dumps(good) + "\n").encode(), origin="mixed.jsonl")
+    assert summary.stored_by_kind == {"span": 2, "ctx_input": 1, "rewrite": 1}
+    assert summary.rejected == {"wrong_type": 1}
+    unreadable = parse_line(json.dumps({"resourceSpans": [{"scopeSpans": {"spans": []}}]}))
+    assert (unreadable.reason, unreadable.detail) == (  # type: ignore[union-attr]
         "wrong_type",
-        "resourceSpans[0].scopeSpans[0].spans[0].traceId: expected 32 hex digits, not all zero",
+        "resourceSpans[0].scopeSpans: expected a list",
     )
+
+
+def test_an_entry_span_whose_parent_is_in_another_service_is_the_root(session: Session) -> None:
+    """A gateway passed the trace on (``traceparent``): this service's SERVER span has a parent that
+    never reaches this store, and the trace maps when that span arrives."""
+    chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}
+    entry = {**_span(T1, ROOT, "f" * 16, "POST /chat", {}), "kind": 2}
+    summary = ingest_bytes(
+        session, _line(_span(T1, CHILD, ROOT, "chat", chat)) + _line(entry), origin="gw.jsonl"
+    )
+    assert summary.stored_by_kind == {"span": 2, "ctx_input": 1, "rewrite": 1}
+    # an internal span with a foreign parent is no root: the trace waits for its own
+    waiting = {**_span(T2, OTHER, "f" * 16, "handler", chat), "kind": 1}
+    assert ingest_bytes(session, _line(waiting), origin="gw.jsonl").stored_by_kind == {"span": 1}
+
+
+def test_a_request_id_another_trace_holds_is_a_duplicate(session: Session) -> None:
+    """Two traces naming one request (a retry that reused its id): the second is refused as a
+    ``duplicate_event`` naming both, never dropped without a word."""
+    chat = {
+        **GENAI_CHAT,
+        "rewrite_monitor.step": "rewrite",
+        "rewrite_monitor.request_id": "req-x",
+        "gen_ai.conversation.id": "conv-x",
+    }
+    first = _line(_span(T1, CHILD, ROOT, "chat", chat), _span(T1, ROOT, None, "POST /chat", {}))
+    ingest_bytes(session, first, origin="a.jsonl")
+    second = _line(_span(T2, CHILD, ROOT, "chat", chat), _span(T2, ROOT, None, "POST /chat", {}))
+    summary = ingest_bytes(session, second, origin="b.jsonl")
+    assert summary.rejected == {"duplicate_event": 1}
+    row = session.scalars(select(Quarantine).where(Quarantine.origin == "b.jsonl")).one()
+    assert row.detail == f"trace {T2}: ctx_input 'req-x' is already stored from another trace (a.jsonl:1)"
 
 
 def test_the_rewrite_span_rules_in_order() -> None:

@@ -154,14 +154,15 @@ def findings(
     from monitor.store.engine import session_factory
 
     if as_json + otlp + langfuse > 1:  # a usage error before any work, store or none
-        raise typer.BadParameter("choose one of --json, --otlp and --langfuse", param_hint="--otlp")
+        raise typer.BadParameter(
+            "choose one of --json, --otlp and --langfuse", param_hint="--json/--otlp/--langfuse"
+        )
     settings = ctx.obj.settings
-    if langfuse and not (settings.langfuse_public_key and settings.langfuse_secret_key):
+    missing = [n for n in ("langfuse_public_key", "langfuse_secret_key") if not getattr(settings, n)]
+    if langfuse and missing:
         from monitor.errors import ConfigError
 
-        raise ConfigError(
-            "--langfuse needs langfuse_public_key and langfuse_secret_key (settings or environment)"
-        )
+        raise ConfigError(f"--langfuse needs {' and '.join(missing)} (settings or environment)")
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         rows = list_findings(
@@ -191,7 +192,7 @@ def findings(
         return
     if langfuse:
         from monitor.checks.store import rewrite_meta
-        from monitor.observability.langfuse import post_scores
+        from monitor.observability.langfuse import STOP_AFTER, post_scores
 
         with session_factory(engine)() as session:
             meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
@@ -202,15 +203,13 @@ def findings(
             public_key=settings.langfuse_public_key,
             secret_key=settings.langfuse_secret_key.get_secret_value(),
         )
-        err.print(
-            f"{posted.sent} scores posted to Langfuse, "
-            f"{posted.skipped} findings skipped (rewrite not from a trace)"
-            + (
-                f", {len(posted.failed)} refused ({', '.join(sorted(set(posted.failed)))})"
-                if posted.failed
-                else ""
-            )
-        )
+        said = f"{posted.sent} scores posted to Langfuse at {settings.langfuse_host}, "
+        said += f"{posted.skipped} findings skipped (rewrite not from a trace)"
+        if posted.failed:
+            said += f", {len(posted.failed)} failed ({', '.join(sorted(set(posted.failed)))})"
+        if posted.not_tried:
+            said += f"; stopped after {STOP_AFTER} failures in a row, {posted.not_tried} not tried"
+        err.print(said, markup=False, highlight=False)
         if posted.failed:
             raise typer.Exit(3)
         return
@@ -398,6 +397,8 @@ def rules_learned(
         )
         return
     out.print(_learned_rows(entries))
+    if not ctx.obj.settings.learn_from_verdicts:
+        err.print("learning is off (learn_from_verdicts = false): no check grades with these entries")
     moving = sum(1 for e in entries if e.steps)
     err.print(f"{len(entries)} entries, {moving} moving a grade (learned table hash {table.hash or 'none'})")
 
@@ -405,9 +406,11 @@ def rules_learned(
 def _override(
     ctx: typer.Context, word: str, rewriter: str, kind: LearnedKind, by: str | None, **action: object
 ) -> None:
-    from monitor.review.store import set_learned_override
+    from monitor.review.store import rewriter_known, set_learned_override
     from monitor.store.engine import session_factory
 
+    if not word.strip():
+        raise typer.BadParameter("the word must not be empty", param_hint="WORD")
     operator = by or ctx.obj.settings.reviewer_name or getpass.getuser()
     with session_factory(open_engine(ctx.obj, writes=True))() as session:
         set_learned_override(
@@ -419,6 +422,13 @@ def _override(
             now=datetime.now(UTC),
             **action,  # type: ignore[arg-type]
         )
+        if not rewriter_known(session=session, rewriter=rewriter):
+            err.print(
+                f"note: no stored rewrite names the rewriter {rewriter!r} (prompt version or model); "
+                "the entry applies once one does",
+                markup=False,
+                highlight=False,
+            )
 
 
 def rules_learned_pin(

@@ -102,6 +102,7 @@ class _Pending:
     line: RawLine
     result: ParsedEvent | ParsedSpans | LineError
     text: str | None
+    trace_line: bool = False  # one of the events of an OTLP line: its quarantine rows differ by detail
 
     @property
     def line_text(self) -> str:
@@ -167,11 +168,11 @@ class Ingestor:
                 if pending is not None and self.redact_key is not None:
                     pending = self._redacted(pending)
                 if pending is not None and isinstance(pending.result, ParsedSpans):
-                    # one OTLP line, many spans: each is an event of the batch (an empty one stores nothing)
-                    spans = [_Pending(line, ev, pending.text) for ev in pending.result.spans]
-                    if not spans:
-                        self.summary.blank += 1
-                    batch.extend(spans)
+                    # one OTLP line, many spans: each is an event of the batch, each malformed one a
+                    # quarantine row of its own (an empty TracesData stores nothing)
+                    got = pending.result
+                    batch.extend(_Pending(line, ev, pending.text, trace_line=True) for ev in got.spans)
+                    batch.extend(_Pending(line, err, pending.text, trace_line=True) for err in got.errors)
                 elif pending is None:
                     self.summary.blank += 1
                     continue
@@ -213,7 +214,7 @@ class Ingestor:
         assert self.redact_key is not None
         if isinstance(p.result, ParsedSpans):
             spans = [otlp_store.redacted_span(ev, self.redact_key, _finder()) for ev in p.result.spans]
-            return _Pending(p.line, ParsedSpans(spans), p.text)
+            return _Pending(p.line, ParsedSpans(spans, p.result.errors), p.text)
         if not isinstance(p.result, ParsedEvent):
             return p
         raw = redact_event(p.result.raw, self.redact_key, _finder())
@@ -326,7 +327,7 @@ class Ingestor:
                             p,
                             LineError(
                                 "duplicate_event",
-                                f"{ev.kind} {ev.data.request_id!r} {same} the event from {where}",
+                                f"{_named(ev)} {same} the event from {where}",
                             ),
                         )
                     )
@@ -502,8 +503,8 @@ class Ingestor:
         values = []
         for p, err in rejects:
             text = self._kept_text(p)
-            # two traces of one line can each fail: their rows differ by the trace the detail names
-            salt = err.detail.encode() if err.reason in otlp_store.TRACE_REASONS else b""
+            # the spans and traces of one OTLP line can each fail: their rows differ by their detail
+            salt = err.detail.encode() if p.trace_line else b""
             values.append(
                 {
                     "source": self.source_name,
@@ -520,6 +521,13 @@ class Ingestor:
         self.session.execute(
             insert_ignore(self.session, Quarantine, ["origin", "line_no", "raw_sha"]), values
         )
+
+
+def _named(ev: ParsedEvent) -> str:
+    """How a duplicate's detail names an event: its kind and request id, a span by trace and span id."""
+    if ev.kind == otlp.SPAN:
+        return f"span {ev.raw['trace_id']}/{ev.raw['span_id']}"
+    return f"{ev.kind} {ev.data.request_id!r}"
 
 
 def _find_partner(

@@ -6,6 +6,9 @@ What is removed (chosen so every stored finding, rate, queue item and verdict ke
   event keeps its signals (``n_messages``, ``roles``, ``digest``, timestamps, counts), so the chat
   state stays auditable; a later re-check finds no message list and records the transcript checks as
   skipped, never as passed. The event's ``raw`` gets ``"retention": {"messages_removed_at": ...}``.
+- the text attributes of each old ``span`` event (``monitor.ingest.otlp``: a trace's messages, prompt
+  variables, retrieved passages; counted with the transcripts), of any trace: the ``ctx_input`` and
+  ``rewrite`` mapped from it hold what a review needs. Ids stay, so a re-ingest stores nothing twice.
 - the ``raw_excerpt`` of ``quarantine`` rows created before the cutoff (the first 2,000 characters
   of a rejected line can hold a transcript); reason, detail and line number stay.
 - whatever quarantine details stored by older versions quoted from the rejected line (a wrong-typed
@@ -101,6 +104,7 @@ def apply_retention(
         removed += len(rows)
         after = rows[-1][0]
         session.commit()
+    removed += _strip_spans(session, old, now, batch_size)
     result = session.execute(
         update(Quarantine)
         .where(Quarantine.created_at < cutoff, Quarantine.raw_excerpt != REMOVED_EXCERPT)
@@ -109,6 +113,36 @@ def apply_retention(
     session.commit()
     scrubbed = scrub_stored_details(session=session, batch_size=batch_size)
     return RetentionResult(removed, int(kept), rowcount(result), cutoff, scrubbed)
+
+
+def _strip_spans(session: Session, old: Any, now: datetime, batch_size: int) -> int:
+    """Remove the text attributes of the old ``span`` events (a trace's messages, prompt variables and
+    retrieved passages), keeping the ids that tie a span to its trace and conversation
+    (``monitor.ingest.store.traces.ID_ATTRIBUTES``) and its key, so a re-ingest stores nothing twice;
+    returns how many spans lost text. Commits per batch."""
+    from monitor.ingest.store.traces import ID_ATTRIBUTES
+
+    stripped = 0
+    after = 0
+    while True:
+        rows = session.execute(
+            select(Event.id, Event.raw)
+            .where(Event.kind == "span", old, Event.id > after)
+            .order_by(Event.id)
+            .limit(batch_size)
+        ).all()
+        if not rows:
+            return stripped
+        for event_id, raw in rows:
+            attrs = raw.get("attributes") or {}
+            kept = {k: v for k, v in attrs.items() if k in ID_ATTRIBUTES}
+            if "retention" in raw or kept == attrs:
+                continue
+            new_raw = {**raw, "attributes": kept, "retention": {"text_removed_at": now.isoformat()}}
+            session.execute(update(Event).where(Event.id == event_id).values(raw=new_raw))
+            stripped += 1
+        after = rows[-1][0]
+        session.commit()
 
 
 __all__ = ["REMOVED_EXCERPT", "RetentionResult", "apply_retention"]

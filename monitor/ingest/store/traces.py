@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from monitor.cases.redact import NameFinder
 
 TRACE_REASONS = frozenset({"no_rewrite_span", "ambiguous_rewrite_span", "content_not_captured"})
-"""Quarantine reasons of a whole trace; the detail names the trace id."""
+"""Quarantine reasons of a whole trace; the detail names the trace id (as does a ``duplicate_event`` of a
+trace whose request id another trace holds)."""
 
 P = TypeVar("P")
 """The ingest batch's pending line (``batches._Pending``): carried through to say where an event came
@@ -54,12 +55,9 @@ def map_new_traces(
     new_keys = {ev.event_key for _line, ev in inserted.values() if ev.kind == otlp.SPAN}
     roots: dict[str, P] = {}
     touched: dict[str, P] = {}
-    for pending, ev in stored:
-        if ev.kind != otlp.SPAN or ev.event_key not in new_keys:
-            continue
+    new_spans = [(p, ev) for p, ev in stored if ev.kind == otlp.SPAN and ev.event_key in new_keys]
+    for pending, ev in new_spans:
         touched.setdefault(ev.raw["trace_id"], pending)
-        if not ev.raw.get("parent_span_id"):
-            roots.setdefault(ev.raw["trace_id"], pending)
     mapped: list[tuple[P, ParsedEvent]] = []
     failed: list[tuple[P, LineError]] = []
     completed: list[str] = []
@@ -73,9 +71,14 @@ def map_new_traces(
     )
     for trace_id, raw in rows:
         spans.setdefault(trace_id, []).append(raw)
+    for pending, ev in new_spans:
+        trace_id = ev.raw["trace_id"]
+        if otlp.is_root(ev.raw, {s["span_id"] for s in spans.get(trace_id, [])}):
+            roots.setdefault(trace_id, pending)
     for trace_id, pending in touched.items():
         got_spans = spans.get(trace_id, [])
-        if not any(not s.get("parent_span_id") for s in got_spans):
+        ids = {s["span_id"] for s in got_spans}
+        if not any(otlp.is_root(s, ids) for s in got_spans):
             continue  # the root has not arrived: the trace may still grow
         try:
             got = otlp.map_trace(got_spans, names)
@@ -98,15 +101,33 @@ def map_new_traces(
                 events = []
                 break
             events.append(parsed)
-        known = (
-            set(
-                session.scalars(
-                    select(Event.event_key).where(Event.event_key.in_([e.event_key for e in events]))
+        known = {
+            key: (raw, origin, line)
+            for key, raw, origin, line in session.execute(
+                select(Event.event_key, Event.raw, Event.origin, Event.line_no).where(
+                    Event.event_key.in_([e.event_key for e in events])
                 )
             )
-            if events
-            else set()
+        }
+        other = next(
+            (
+                (e, known[e.event_key])
+                for e in events
+                if e.event_key in known
+                and (known[e.event_key][0].get("otel") or {}).get("trace_id") != trace_id
+            ),
+            None,
         )
+        if other is not None:
+            # the same request id from another trace (a retry that reused it, say): refused, as a second
+            # line with a stored event's key is
+            e, (_raw, origin, line) = other
+            detail = (
+                f"trace {trace_id}: {e.kind} {e.data.request_id!r} is already stored from another trace "
+                f"({origin}:{line})"
+            )
+            failed.append((roots.get(trace_id, pending), LineError("duplicate_event", detail)))
+            continue
         fresh = [e for e in events if e.event_key not in known]
         if not fresh:
             continue  # mapped before: a late span changes nothing
