@@ -11,7 +11,7 @@ import pytest
 from tests.faults.common import SIZES
 from tests.faults.registry import SCENARIOS, run_scenario
 
-CASES = [(name, backend) for name, s in SCENARIOS.items() for backend in s.backends]
+CASES = [(name, backend) for name, s in SCENARIOS.items() if s.in_make_test for backend in s.backends]
 
 
 @pytest.mark.slow
