@@ -49,6 +49,7 @@ from typing import Any
 
 from monitor.checks import checks_by_kind, current_versions
 from monitor.checks.learned import KINDS as LEARNED_KINDS
+from monitor.checks.learned import learned_steps
 from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
 from monitor.ingest.sources import discover
@@ -232,7 +233,7 @@ def simulate(
                 requests = {it.request_id for it in day_items}
                 for f in list_findings(session=session, checks=checks):
                     if f.request_id in requests and f.kind in LEARNED_KINDS:
-                        for w in _learned_words(f.evidence):
+                        for w in learned_steps(f.evidence):
                             stats.lowered += w < 0
                             stats.raised += w > 0
                 reviewer = f"reviewer-{(n - 1) % reviewers + 1}"
@@ -260,13 +261,6 @@ def simulate(
                 stats.learned = len(learned_table(session=session, checks=checks).effective)
             out.append(stats)
     return out
-
-
-def _learned_words(evidence: dict[str, Any]) -> list[int]:
-    """The learned steps of a finding's words (added words, their parts, lost words)."""
-    words = [p for w in evidence.get("words") or [] for p in (w.get("parts") or [w])]
-    words += evidence.get("missing") or []
-    return [int(w["learned"]["steps"]) for w in words if "learned" in w]
 
 
 def summary(days: list[Day]) -> dict[str, Any]:

@@ -51,10 +51,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from math import exp, lgamma, log, log1p
+from typing import Any
 
 PRIOR_WEIGHT = 2.0
 """Verdicts' worth of the pooled prior: the weight of the uniform Beta(1, 1)."""
@@ -266,6 +267,33 @@ class LearnedTable:
         if not steps:
             return ""
         return hashlib.sha256(json.dumps(steps).encode()).hexdigest()[:16]
+
+
+def flagged_words(
+    evidence: Mapping[str, Any],
+) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any] | None]]:
+    """Each word a finding of a learned kind flagged, with the span unit it is a part of (None for a
+    whole unit or a lost word): ``added_content_word``'s ``words`` and their ``parts``,
+    ``intent_dropped``'s ``missing``. What reads the learned steps back walks findings through this."""
+    for w in evidence.get("words") or []:
+        if isinstance(w, Mapping):
+            parts = w.get("parts")
+            if parts:
+                yield from ((p, w) for p in parts if isinstance(p, Mapping))
+            else:
+                yield w, None
+    for w in evidence.get("missing") or []:
+        if isinstance(w, Mapping):
+            yield w, None
+
+
+def learned_steps(evidence: Mapping[str, Any]) -> list[int]:
+    """The learned steps recorded on a finding's words (:func:`flagged_words`), in order."""
+    return [
+        int(w["learned"]["steps"])
+        for w, _unit in flagged_words(evidence)
+        if isinstance(w.get("learned"), Mapping)
+    ]
 
 
 def shifted(severity: str, steps: int, signal: str) -> str:

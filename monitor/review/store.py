@@ -15,7 +15,7 @@ from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.cases.store import apply_verdict
-from monitor.checks.learned import LearnedTable, WordEvidence, rewriter_key
+from monitor.checks.learned import LearnedTable, WordEvidence, flagged_words, rewriter_key
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.queue.sampling import PRIORITY
 from monitor.queue.store import MANUAL, WITHDRAWN, _own, claim
@@ -304,24 +304,18 @@ CONFIRMING: dict[str, tuple[str, str]] = {
 
 
 def _flagged_words(kind: str, evidence: dict[str, Any]) -> list[tuple[str, set[str], str]]:
-    """``(lemma, names, severity)`` of each word a finding of ``kind`` flagged (the parts of a span
-    too): ``names`` are the match keys an assertion term may give it (its lemma, its text, the text of
-    the unit it is part of, "free tier" for "tier"), ``severity`` its own grade before any step."""
+    """``(lemma, names, severity)`` of each word a finding of ``kind`` flagged
+    (``monitor.checks.learned.flagged_words``): ``names`` are the match keys an assertion term may give
+    it (its lemma, its text, the text of the unit it is part of, "free tier" for "tier"), ``severity``
+    its own grade before any step (a lost word of ``intent_dropped`` counts as medium)."""
     out: list[tuple[str, set[str], str]] = []
-    if kind == "added_content_word":
-        for w in evidence.get("words") or []:
-            for part in w.get("parts") or [w]:
-                if isinstance(part.get("lemma"), str):
-                    own = part.get("graded") or part
-                    names = {
-                        match_key(str(x)) for x in (part["lemma"], part.get("text", ""), w.get("text", ""))
-                    }
-                    out.append((part["lemma"], names - {""}, str(own.get("severity", "low"))))
-    elif kind == "intent_dropped":
-        for w in evidence.get("missing") or []:
-            if isinstance(w.get("lemma"), str):
-                names = {match_key(w["lemma"]), match_key(str(w.get("text", "")))}
-                out.append((w["lemma"], names - {""}, "medium"))
+    for w, unit in flagged_words(evidence):
+        if not isinstance(w.get("lemma"), str):
+            continue
+        own = w.get("graded") or w
+        texts = (w["lemma"], w.get("text", ""), unit.get("text", "") if unit else "")
+        severity = str(own.get("severity", "low")) if kind == "added_content_word" else "medium"
+        out.append((w["lemma"], {match_key(str(x)) for x in texts} - {""}, severity))
     return out
 
 

@@ -25,6 +25,8 @@ from typing import Any
 from sqlalchemy import distinct, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
+from monitor.checks.learned import KINDS as LEARNED_KINDS
+from monitor.checks.learned import learned_steps
 from monitor.checks.store import fully_checked
 from monitor.queue.store import WITHDRAWN
 from monitor.review.labels import FINE_LABELS
@@ -217,16 +219,6 @@ def whole_traffic_estimates(pairs: Sequence[tuple[QueueItem, Verdict]], session:
     return out
 
 
-LEARNED_KINDS = ("added_content_word", "intent_dropped")
-"""The finding kinds whose words the verdicts teach (``monitor.checks.learned.KINDS``)."""
-
-
-def _has_demoted_word(evidence: dict[str, Any]) -> bool:
-    words = [p for w in evidence.get("words") or [] for p in (w.get("parts") or [w])]
-    words += [w for w in evidence.get("missing") or [] if isinstance(w, dict)]
-    return any(int((w.get("learned") or {}).get("steps", 0)) < 0 for w in words if isinstance(w, dict))
-
-
 def demoted_controls(
     pairs: Sequence[tuple[QueueItem, Verdict]], session: Session, checks: Sequence[tuple[str, int]]
 ) -> Estimate:
@@ -252,7 +244,7 @@ def demoted_controls(
             tuple_(Finding.check_id, Finding.check_version).in_(list(checks)),
         )
     ):
-        if isinstance(evidence, dict) and _has_demoted_word(evidence):
+        if isinstance(evidence, dict) and any(step < 0 for step in learned_steps(evidence)):
             demoted.add(record_id)
     domain = [(i, v) for i, v in controls if i.record_id in demoted]
     if not domain:

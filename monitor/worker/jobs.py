@@ -124,10 +124,12 @@ def check_job(
     checks = current_versions()
     summary = CheckSummary()
     started = time.perf_counter()
-    # Read before a recheck clears the findings it is counted from; what a run checks is graded with the
-    # table as it was when the run began (its hash is in every run's rules hash).
-    if learn:
-        rules = with_store_learning(session=session, rules=rules, checks=checks)
+    # Read once per run, and only when there is something to grade (the worker's idle cycles skip it),
+    # but before a recheck clears the findings it is counted from: a run grades with the table as it
+    # was when it began (its hash is in every run's rules hash).
+    learned = not learn
+    if learn and recheck:
+        rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
     if recheck:
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
@@ -148,6 +150,8 @@ def check_job(
         )
         if not ids:
             break
+        if not learned:
+            rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
         now = datetime.now(UTC)
         outcomes: list[tuple[int, str, CheckOutcome]] = []
         loaded = load_records(session=session, record_ids=ids)
