@@ -1,0 +1,180 @@
+"""The findings golden file: every finding the checks give on the shared real logs, byte for byte.
+
+``tests/golden/findings_shared_logs.jsonl`` holds one header line (the corpus: each log file's name, size
+and sha256; the check versions; the rules hash) and then one line per finding, sorted: request id, check
+id and version, kind, severity, words and reason. ``tests/checks/test_golden_findings.py`` computes the
+same lines the way ``rewrite-monitor run`` does (ingest into a fresh store, then the check job, rewriter
+profile included) and asserts they are identical, so an optimisation that changes any finding fails.
+
+The file is rewritten only on purpose, after a check version bump or a rules edit::
+
+    .venv/bin/python -m tests.golden.findings --write
+
+which refuses (exit 2) when the check versions and the rules hash equal the file's: a behaviour change
+without a version bump is what the test exists to catch. ``--force`` skips that refusal, for a changed
+corpus (the shared logs grew).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+GOLDEN = Path(__file__).resolve().parent / "findings_shared_logs.jsonl"
+
+
+def corpus(logs: Path) -> list[dict[str, Any]]:
+    """``[{file, bytes, sha256}]`` of the ``*.jsonl`` logs in ``logs``, by name."""
+    out = []
+    for f in sorted(logs.glob("*.jsonl")):
+        data = f.read_bytes()
+        out.append({"file": f.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    return out
+
+
+def header(logs: Path, rules_hash: str) -> dict[str, Any]:
+    """What the golden lines depend on besides the code: the corpus, the check versions, the rules."""
+    from monitor.checks import current_versions
+
+    return {
+        "corpus": corpus(logs),
+        "checks": [f"{cid}.v{version}" for cid, version in current_versions()],
+        "rules_hash": rules_hash,
+    }
+
+
+def finding_lines(session: Session) -> list[str]:
+    """The stored findings of the current check versions as sorted JSON lines (see the module docstring)."""
+    from monitor.checks import current_versions
+    from monitor.store.models import Finding
+
+    current = set(current_versions())
+    rows = session.execute(
+        select(
+            Finding.request_id,
+            Finding.check_id,
+            Finding.check_version,
+            Finding.ordinal,
+            Finding.kind,
+            Finding.severity,
+            Finding.words,
+            Finding.reason,
+        )
+    ).all()
+    keyed = sorted(
+        (r.request_id, r.check_id, r.ordinal, r) for r in rows if (r.check_id, r.check_version) in current
+    )
+    return [
+        json.dumps(
+            {
+                "request_id": r.request_id,
+                "check": f"{r.check_id}.v{r.check_version}",
+                "kind": r.kind,
+                "severity": r.severity,
+                "words": list(r.words),
+                "reason": r.reason,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        for *_, r in keyed
+    ]
+
+
+def compute(session: Session, logs: Path) -> tuple[dict[str, Any], list[str]]:
+    """Ingest ``logs`` into the (empty, migrated) store of ``session``, check everything with the bundled
+    rules, and return ``(header, finding lines)``."""
+    from monitor.checks.rules import load_rules
+    from monitor.ingest.sources import discover
+    from monitor.ingest.store.batches import ingest_sources
+    from monitor.worker.jobs import check_job
+
+    rules = load_rules()
+    ingest_sources(session, discover([logs]))
+    check_job(session=session, rules=rules)
+    return header(logs, rules.hash), finding_lines(session)
+
+
+def read() -> tuple[dict[str, Any], list[str]]:
+    """The golden file's ``(header, finding lines)``; raises ``FileNotFoundError`` when it is absent."""
+    lines = GOLDEN.read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[0]), lines[1:]
+
+
+@contextmanager
+def fresh_store() -> Iterator[Session]:
+    """A session on a migrated SQLite store in a temporary folder, removed afterwards."""
+    from monitor.store.engine import make_engine, session_factory, upgrade
+
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'golden.db'}"
+        upgrade(url)
+        engine = make_engine(url)
+        try:
+            with session_factory(engine)() as session:
+                yield session
+        finally:
+            engine.dispose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tests.helpers import SHARED_DATA
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.golden.findings",
+        description=(
+            "Compare (with --write: rewrite) tests/golden/findings_shared_logs.jsonl and the findings on "
+            "the shared logs. Exit 0: equal, or written; 1: they differ; 2: refused (the findings changed "
+            "but the check versions and rules hash are the file's) or no logs."
+        ),
+    )
+    parser.add_argument("--write", action="store_true", help="compute and write the file (else: compare)")
+    parser.add_argument(
+        "--force", action="store_true", help="write even when versions and rules are unchanged"
+    )
+    args = parser.parse_args(argv)
+    logs = SHARED_DATA / "logs"
+    if not logs.is_dir():
+        print(f"no shared logs at {logs} (set REWRITE_MONITOR_SHARED_DATA)", file=sys.stderr)
+        return 2
+    with fresh_store() as session:
+        head, lines = compute(session, logs)
+    try:
+        old_head, old_lines = read()
+    except FileNotFoundError:
+        old_head, old_lines = None, []
+    same_code = old_head is not None and (old_head["checks"], old_head["rules_hash"]) == (
+        head["checks"],
+        head["rules_hash"],
+    )
+    if not args.write:
+        same = (head, lines) == (old_head, old_lines)
+        print(f"{len(lines)} findings; the golden file {'matches' if same else 'differs'}")
+        return 0 if same else 1
+    if same_code and not args.force and lines != old_lines:
+        print(
+            "refused: the findings changed but no check version or rule did; bump the version of the check "
+            "whose behaviour changed (monitor/checks/), then write again",
+            file=sys.stderr,
+        )
+        return 2
+    GOLDEN.write_text(
+        "\n".join([json.dumps(head, sort_keys=True), *lines]) + "\n",
+        encoding="utf-8",
+    )
+    print(f"wrote {GOLDEN.name}: {len(lines)} findings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
