@@ -25,6 +25,13 @@ low     common aspect nouns ("career", "advice": one step below other common nou
         chatter, or a note, code fence or leaked speaker turn after the query
         (:func:`monitor.checks.references.meta_tail_start`).
 
+In a keyword list (:func:`keyword_list_tokens`: a query with no question mark, a run of
+:data:`KEYWORD_RUN` or more content words with no function word between them) a content word, rare term,
+rare verb or aspect noun is one step lower: a keyword-expansion rewriter lists facets of the asked topic
+("coastal flooding erosion displacement" for the dangers of a rising sea), and a juxtaposed keyword ranks
+documents rather than restricting them. A number, a proper name, a qualifier value, a name completion and
+a noun with a person sense (an audience or an identification: "beginners", "son") keep their grade.
+
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
 """
 
@@ -65,8 +72,9 @@ from monitor.severity import SEVERITY_RANK
 # v4: a noun all of whose WordNet senses are aspects (ASPECT_CLASSES) is one step lower: medium when
 # rare, low when common. v5: the noun of the quality a received adjective values ("size" for "big",
 # WordNet's attribute link) is low. v6: the reviewers' verdicts on the word for this rewriter move its
-# grade (monitor.checks.learned), recorded in the word's ``learned`` evidence.
-VERSION = 6
+# grade (monitor.checks.learned), recorded in the word's ``learned`` evidence. v7: a facet in a keyword
+# list is one step lower (``keyword_list`` in the word's evidence).
+VERSION = 7
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -93,6 +101,55 @@ ASPECT_CLASSES = frozenset(
     {"act", "attribute", "cognition", "communication", "feeling", "motive", "process", "relation", "shape"}
 )
 ABSTRACT_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "ship", "hood", "ism", "ure")
+# A run of this many content words with no function word between them, in a query without a question
+# mark, is a keyword list. Chosen on mtrag_dev_sonnet45agg (the one keyword-expansion rewriter in the
+# labelled files: 3 and 4 were tried); no other labelled file has a finding in such a run, so the other
+# rewriter families cannot check the choice (scripts/eval_checks.py reports it left out).
+KEYWORD_RUN = 3
+# Signals a keyword list lowers one step: words that name what about the topic is listed. Never a
+# number, a name, a name completion or a qualifier value (a constraint is a constraint in any register).
+FACET_SIGNALS = frozenset({"content_word", "rare_term", "rare_verb", "aspect_noun"})
+_ONE_STEP_LOWER = {"high": "medium", "medium": "low", "low": "low"}
+
+
+def keyword_list_tokens(q: Analysis) -> frozenset[int]:
+    """Start offsets of the query tokens inside a keyword list: a run of :data:`KEYWORD_RUN` or more units
+    each made only of content tokens (a hyphen or dot inside a unit does not break it), in a query with no
+    "?" outside markup. Empty for a question ("How did the stroke affect Bernie Sanders' campaign?")."""
+    if "?" in MARKUP_RE.sub(" ", q.text):
+        return frozenset()
+    out: set[int] = set()
+    run: list[Unit] = []
+    for unit in [*q.units, None]:
+        if unit is not None:
+            toks = q.tokens[unit.first : unit.last + 1]
+            words = [t for t in toks if not t.is_punct]
+            if words and all(t.is_content for t in words):
+                run.append(unit)
+                continue
+        if len(run) >= KEYWORD_RUN:
+            out.update(t.start for u in run for t in q.tokens[u.first : u.last + 1])
+        run = []
+    return frozenset(out)
+
+
+def _as_facet(info: dict[str, Any], word: Tok, listed: frozenset[int]) -> dict[str, Any]:
+    """``info`` one step lower when ``word`` is in a keyword list (its start in ``listed``, from
+    :func:`keyword_list_tokens`), unless its signal is not a facet's (:data:`FACET_SIGNALS`) or the word has
+    a person sense (WordNet's noun.person: an audience, a role)."""
+    if word.start not in listed or info["signal"] not in FACET_SIGNALS:
+        return info
+    if "person" in noun_classes(word.lower, word.key):
+        return info
+    lower = _ONE_STEP_LOWER[info["severity"]]
+    if lower == info["severity"]:
+        return info
+    return {
+        **info,
+        "severity": lower,
+        "keyword_list": True,
+        "why": f"{info['why']}; a facet in a keyword list",
+    }
 
 
 def _supported_tokens(q: Analysis, tr: Transcript, rules: Rules) -> tuple[set[int], dict[int, str]]:
@@ -351,12 +408,17 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     quals = qualifiers_in(q.text, rules)
     meta = is_meta_text(record.query)
     tail = meta_tail_start(q.text)
+    listed = keyword_list_tokens(q)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}
     for ui, unit, bad in _unsupported_units(q, tr, rules):
         words = [
             _adjusted(
-                _grade(t, unit.text, q, tr, rules, quals, meta or (tail is not None and t.start >= tail)),
+                _as_facet(
+                    _grade(t, unit.text, q, tr, rules, quals, meta or (tail is not None and t.start >= tail)),
+                    t,
+                    listed,
+                ),
                 rules.profile,
                 record.prompt_version,
                 _learned_for(rules.learned, record, t.key),

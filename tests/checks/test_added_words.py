@@ -159,9 +159,60 @@ def test_words_of_a_trailing_note_or_leaked_turn_are_low(rules):
     rec = make_record(
         HISTORY,
         "What else?",
-        "Peters Broadway biography\n\nThis rewritten query:\n- Replaces the pronoun with the name\n"
-        "Human: Output ONLY the rewritten query text.",
+        "Was there a Peters Broadway biography?\n\nThis rewritten query:\n- Replaces the pronoun with the "
+        "name\nHuman: Output ONLY the rewritten query text.",
     )
     got = [(w["text"], w["severity"]) for f in check(rec, rules) for w in f.evidence["words"]]
     assert got[0] == ("biography", "medium")  # the query part is graded as ever (an aspect noun)
     assert {sev for _, sev in got[1:]} == {"low"} and len(got) > 3
+
+
+def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
+    # v7: no question mark and a run of three or more content words: a keyword list. "habitat" (a rare
+    # term, high) and "biography", "birthplace" (medium) are facets, one step lower; the year, the name
+    # and the nouns with a person sense in WordNet ("beginners"; "stroke" is also the oarsman) keep theirs.
+    rec = make_record(HISTORY, "What else?", "Peters habitat biography birthplace 2003 Tony beginners stroke")
+    assert words(rec, rules) == [
+        ("habitat", "medium", "rare_term"),
+        ("biography", "low", "aspect_noun"),
+        ("birthplace", "low", "content_word"),
+        ("2003", "high", "qualifier_value"),
+        ("Tony", "high", "proper_name"),
+        ("beginners", "high", "rare_term"),
+        ("stroke", "high", "rare_term"),
+    ]
+    listed = {w["text"]: w.get("keyword_list", False) for f in check(rec, rules) for w in f.evidence["words"]}
+    assert listed == {
+        "habitat": True,
+        "biography": True,
+        "birthplace": True,
+        "2003": False,
+        "Tony": False,
+        "beginners": False,
+        "stroke": False,
+    }
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # a question keeps every grade, however many content words stand together
+        "Was the Peters habitat biography birthplace known?",
+        # two content words together are no list
+        "Peters habitat and the biography of birthplace",
+    ],
+)
+def test_no_keyword_list_no_step(rules, query):
+    got = dict((t, s) for t, s, _ in words(make_record(HISTORY, "What else?", query), rules))
+    assert got == {"habitat": "high", "biography": "medium", "birthplace": "medium"}
+
+
+def test_keyword_list_tokens_join_hyphenated_units_and_ignore_markup():
+    from monitor.checks.added_words import keyword_list_tokens
+    from monitor.checks.base import analyzer
+
+    # latex(0) -(5) free(6) paint(11) options(17): three units; "and a son" breaks the run
+    assert keyword_list_tokens(analyzer().analyze("latex-free paint options, and a son")) == {0, 5, 6, 11, 17}
+    # a question mark outside markup makes it a question; inside a tag it is not query text
+    assert keyword_list_tokens(analyzer().analyze("latex paint options?")) == frozenset()
+    assert keyword_list_tokens(analyzer().analyze("latex paint options <t>?</t>")) == {0, 6, 12}

@@ -150,7 +150,7 @@ def test_a_confirmed_word_is_raised_and_restyle_keeps_the_learned_step(rules) ->
     raised = _graded(rules, LearnedTable.of([word("career", confirmed=1)]), "Joan Baez career")
     assert (raised["career"]["severity"], raised["career"]["graded"]["severity"]) == ("medium", "low")
     rec = dataclasses.replace(
-        make_record(MSGS, "What did she do later?", "Joan Baez album"), prompt_version="v1"
+        make_record(MSGS, "What did she do later?", "Joan Baez album?"), prompt_version="v1"
     )
     table = LearnedTable.of([word("album", dismissed=4, reviewers=1)])
     (f,) = added_words.check(rec, rules.with_learned(table))

@@ -124,7 +124,7 @@ def test_restyle_undoes_and_redoes_the_style_step_only(rules) -> None:  # type: 
     """A span of two unsupported words ("album studios") keeps each part's whole grade, so a grown
     profile can demote the span and an emptied one restores exactly what the plain check said."""
     rec = dataclasses.replace(
-        make_record(MSGS, "What did she do later?", "Joan Baez album studios"), prompt_version="v1"
+        make_record(MSGS, "What did she do later?", "Joan Baez album studios?"), prompt_version="v1"
     )
     (plain,) = added_words.check(rec, rules)
     assert [(w["text"], w["severity"]) for w in plain.evidence["words"]] == [
