@@ -414,6 +414,9 @@ def main() -> None:
     parser.add_argument("--backfill", type=int, default=0, help="also measure a backfill of N events")
     parser.add_argument("--backfill-child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    from monitor.cli.main import tune_gc
+
+    tune_gc()  # what every rewrite-monitor command runs under, so the figures are the users'
     if args.backfill_child:
         backfill_child(args.backfill_child)
         return

@@ -268,3 +268,18 @@ def test_small_usage_errors_are_caught_before_any_work(cli_db: str, tmp_path: Pa
         "alert_deliveries (0 rows), alerts (0 rows)"
     )
     assert runner.invoke(app, ["--database-url", cli_db, "queue"]).exit_code == 0
+
+
+def test_every_command_runs_under_the_tuned_collector_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from monitor.cli import main as entry
+
+    seen: list[tuple[int, ...]] = []
+    monkeypatch.setattr(entry, "app", lambda: seen.append(gc.get_threshold()))
+    before = gc.get_threshold()
+    try:
+        entry.main()
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [(50_000, 20, 20)]
