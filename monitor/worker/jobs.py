@@ -28,6 +28,7 @@ from monitor.checks.store import (
     unchecked_record_ids,
 )
 from monitor.ingest.store.records import load_records
+from monitor.store.engine import refresh_planner_statistics
 
 if TYPE_CHECKING:
     from monitor.alerts.policy import Decision
@@ -172,6 +173,10 @@ def check_job(
         after = ids[-1]
         if on_batch:
             on_batch(len(ids))
+    # what comes next (coverage, queue admission) reads what this run wrote
+    refresh_planner_statistics(
+        session, ("records", "check_runs", "findings", "added_lemmas"), rows=summary.records
+    )
     summary.seconds = time.perf_counter() - started
     summary.coverage = coverage(session=session, checks=checks)
     return summary

@@ -41,7 +41,7 @@ from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, re
 from monitor.ingest.store import traces as otlp_store
 from monitor.ingest.store.quarantine import resolve_stored
 from monitor.queue.sampling import DEFAULT_SEED, draw
-from monitor.store.engine import dialect_insert, insert_ignore
+from monitor.store.engine import dialect_insert, insert_ignore, refresh_planner_statistics
 from monitor.store.models import CheckRun, Event, Quarantine, Record
 
 EXCERPT_CHARS = 2000
@@ -615,6 +615,7 @@ def ingest_sources(
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
+    refresh_planner_statistics(session, ("events", "records"), rows=summary.stored)
     summary.unjoined_ctx, summary.unjoined_rewrites = unjoined_counts(session)
     return summary
 
