@@ -198,7 +198,11 @@ def store_outcomes(
     if not runs:
         return 0
     # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite.
-    session.execute(insert_ignore(session, CheckRun, ["record_id", "check_id", "check_version"]), runs)
+    # Core inserts (the tables, not the mapped classes): the ORM's bulk path costs more than the
+    # statements themselves here, and nothing needs ORM objects back.
+    session.execute(
+        insert_ignore(session, CheckRun.__table__, ["record_id", "check_id", "check_version"]), runs
+    )
     run_ids = {
         (rec, cid): rid for (rec, cid, ver), rid in stored_runs().items() if (rec, cid, ver) not in before
     }
@@ -229,7 +233,7 @@ def store_outcomes(
                 }
             )
     if rows:
-        session.execute(insert_ignore(session, Finding, ["check_run_id", "ordinal"]), rows)
+        session.execute(insert_ignore(session, Finding.__table__, ["check_run_id", "ordinal"]), rows)
     return len(rows)
 
 

@@ -439,8 +439,9 @@ def session_scope(engine: Engine) -> Iterator[Session]:
             raise
 
 
-def insert_ignore(session: Session, model: type[Any], conflict: list[str]) -> Any:
-    """An INSERT for ``model`` that skips rows violating the unique ``conflict`` columns.
+def insert_ignore(session: Session, model: Any, conflict: list[str]) -> Any:
+    """An INSERT for ``model`` (a mapped class, or its ``__table__`` for a plain Core insert) that skips
+    rows violating the unique ``conflict`` columns.
 
     Works on SQLite and PostgreSQL (``ON CONFLICT (...) DO NOTHING``); this is how every repeatable
     write stays idempotent under concurrent writers.
