@@ -84,7 +84,7 @@ def checks(db: str, only: list[str] | None, dump_texts: str | None) -> dict[str,
         run_checks(rec, rules, only=only)
     t2 = time.perf_counter()
     if dump_texts:
-        texts = [a.text for a in analyzer._cache.values()]
+        texts = analyzer.cached_texts()
         if len(texts) != analyzer.misses:
             raise SystemExit(f"the analyzer's cache evicted texts ({len(texts)} of {analyzer.misses} kept)")
         Path(dump_texts).write_text(json.dumps(texts), encoding="utf-8")

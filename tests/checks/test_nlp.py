@@ -60,14 +60,21 @@ def test_analysis_is_cached_by_content():
     assert (an.hits, an.misses) == (1, 1)
 
 
-def test_cache_is_bounded_lru():
-    an = Analyzer(cache_size=2)
+def test_cache_is_bounded_by_bytes_lru():
+    # each three-character text is estimated at 1024 + 96 * 3 = 1312 bytes: two fit in 2,700
+    an = Analyzer(cache_bytes=2_700)
     an.analyze("a b")
     an.analyze("c d")
+    assert an.cache_bytes == 2 * 1312
     an.analyze("a b")  # refresh
-    an.analyze("e f")  # evicts "c d"
+    an.analyze("e f")  # evicts "c d", the least recently used
+    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1312
     an.analyze("c d")
     assert (an.hits, an.misses) == (1, 4)
+    # a long text takes the room of many short ones: 1024 + 96 * 30 = 3904 bytes, alone over budget,
+    # is kept by itself (the one being returned is never evicted)
+    an.analyze("x" * 30)
+    assert an.cached_texts() == ["x" * 30] and an.cache_bytes == 3904
 
 
 def test_transcript_find_reports_message_index():
