@@ -50,6 +50,7 @@ from monitor.checks.nlp import (
     Unit,
     alias_matches,
     attribute_in,
+    capitalised_tokens,
     find_stem_relative,
     noun_classes,
     one_edit,
@@ -368,9 +369,9 @@ def _acronym_link(word: Tok, q: Analysis, tr: Transcript) -> str | None:
         for end in range(max(i, start + 1), min(hi, start + 5) + 1):
             initials = "".join(t.lower[0] for t in toks[start : end + 1])
             for a in tr.analyses:
-                for t in a.tokens:
-                    if t.text.isupper() and t.lower == initials:
-                        return t.text
+                found = capitalised_tokens(a).get(initials)
+                if found is not None:
+                    return found
     return None
 
 

@@ -103,6 +103,8 @@ class _AnalysisMemo:
     """:func:`alias_matches` results by ``id`` of the :class:`AliasIndex`."""
     synsets: dict[str, str] | None = None
     """WordNet synset id -> the first content key in it (:func:`synonym_in`)."""
+    capitals: dict[str, str] | None = None
+    """Lower-cased form -> the first all-capitals token written so (:func:`capitalised_tokens`)."""
 
 
 @dataclass(slots=True)
@@ -527,6 +529,19 @@ def _synset_index(a: Analysis) -> dict[str, str]:
                 for sid in synsets(t.key):
                     got.setdefault(sid, t.key)
         a._memo.synsets = got
+    return got
+
+
+def capitalised_tokens(a: Analysis) -> dict[str, str]:
+    """The all-capitals tokens of ``a`` ("SAD", "IBM") by lower-cased form, the first of each as written;
+    memoised on the analysis (an acronym's expansion is looked up in every text of a transcript)."""
+    got = a._memo.capitals
+    if got is None:
+        got = {}
+        for t in a.tokens:
+            if t.text.isupper():
+                got.setdefault(t.lower, t.text)
+        a._memo.capitals = got
     return got
 
 
