@@ -15,13 +15,17 @@ What happens to a file, decided from its cursor and what is on disk now:
   (copytruncate); read again from the start;
 - a new identity at the path: rotated. The old file is looked for beside it (same directory, same
   identity, e.g. renamed to ``app.log.1``); when found, its unread rest is read first, under its new
-  name and with a cursor of its own (a drain cut short resumes), then the rotated generations no
+  name and with a cursor of its own (a drain cut short resumes from the file's furthest cursor, under
+  whichever name it was read: numbered generations shift on), then the rotated generations no
   cursor knows that were written since (two rotations between passes; a copy of the old file,
   compressed or made by copytruncate, read from the old cursor on), then the new file from the start.
   A cursor of another path with this identity and head is the same file renamed: reading continues
   from that cursor. A file is known by identity *and* head: a reused inode is another file. When a
   file takes over a name whose cursor another file holds (numbered generations shifted up), that
   cursor moves with its file first, so every generation stays known;
+- a file is read through a handle checked to be the identity decided on (the head hashed from that
+  handle too): a rotation between a look at a name and its read leaves the source to the next pass,
+  rather than storing another file's lines under this one's identity;
 - a known generation that grew after it was drained (the producer wrote on to the renamed file before
   it reopened the path) is read on from its cursor, at any pass;
 - ``.gz`` files are read once complete: the stream must decompress to its end-of-stream marker
@@ -43,6 +47,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -69,7 +74,8 @@ second copy of an event is quarantined as ``duplicate_event``, the first kept)."
 class TailReport:
     """What one pass over the sources did, per file: ``actions`` maps origin to what was decided
     (``read``, ``unchanged``, ``gzip_incomplete``, ``gzip_done``, ``truncated``, ``rotated``,
-    ``renamed``, ``locked``, ``error``)."""
+    ``renamed``, ``locked``, ``moved``: rotated away between the pass's look at it and its read, left
+    to the next pass, ``error``)."""
 
     ingest: IngestSummary = field(default_factory=IngestSummary)
     actions: dict[str, str] = field(default_factory=dict)
@@ -115,18 +121,48 @@ def file_id(st: os.stat_result) -> str:
     return f"{st.st_dev}:{st.st_ino}"
 
 
-def _open(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")  # type: ignore[return-value]
-
-
 def head_sha(path: Path, nbytes: int) -> str | None:
     """sha256 (hex) of the first ``nbytes`` bytes (decompressed for ``.gz``); ``None`` for 0 bytes or
     when the file holds fewer bytes than that (it was truncated)."""
     if nbytes <= 0:
         return None
-    with _open(path) as fh:
+    with path.open("rb") as fh:
+        return _head_sha_of(fh, nbytes, gz=path.name.endswith(".gz"))
+
+
+def _head_sha_of(fh: IO[bytes], nbytes: int, *, gz: bool) -> str | None:
+    """:func:`head_sha` of the open file ``fh`` (raw bytes; decompressed when ``gz``), read from its
+    start; moves ``fh``'s position."""
+    if nbytes <= 0:
+        return None
+    fh.seek(0)
+    if gz:
+        with _gunzip(fh) as z:
+            data = z.read(nbytes)
+    else:
         data = fh.read(nbytes)
     return hashlib.sha256(data).hexdigest() if len(data) == nbytes else None
+
+
+def _gunzip(raw: IO[bytes]) -> IO[bytes]:
+    """The decompressed stream of the open gzip file ``raw`` (closing it leaves ``raw`` open)."""
+    return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+
+
+class _Moved(Exception):
+    """The file at a path is no longer the one a pass decided to read there: it was renamed away (a
+    rotation) between the decision and the open. The source is left to the next pass, which decides
+    again from what is on disk then."""
+
+
+def _open_as(path: Path, fid: str) -> IO[bytes]:
+    """``path`` opened for reading (raw bytes), checked to be the file of identity ``fid``; raises
+    :class:`_Moved` when another file holds the name now."""
+    fh = path.open("rb")
+    if file_id(os.fstat(fh.fileno())) != fid:
+        fh.close()
+        raise _Moved(str(path))
+    return fh
 
 
 def gzip_complete(path: Path) -> bool:
@@ -240,6 +276,14 @@ class Tailer:
             self.report.ingest.sources.append(origin)
             try:
                 self.report.actions[origin] = self._file(path)
+            except _Moved:
+                # Nothing read under a name another file holds now: what was read before the move
+                # is committed with its cursors, and the next pass sees the rotation afresh.
+                self.session.rollback()
+                self.report.actions[origin] = "moved"
+                log.info(
+                    "source rotated while being read; read on next pass", extra={"fields": {"origin": origin}}
+                )
             except (OSError, EOFError, zlib.error) as exc:
                 self.session.rollback()
                 reason = read_failure(exc)
@@ -327,9 +371,10 @@ class Tailer:
         whether it was found.
 
         The drain is cursor-tracked under the old file's new name, so a drain cut short (a crash, a
-        stop) resumes from that cursor at the next pass, which sees the same rotation again: the live
-        path's cursor moves to the new file only once the drain is done. A cursor the old name holds
-        for another file (the generation rotated there before) is stale and replaced."""
+        stop) resumes at the next pass, which sees the same rotation again, from the furthest cursor of
+        the file (by identity and head, under whatever name it was read: it may have been shifted on
+        since): the live path's cursor moves to the new file only once the drain is done. A cursor the
+        old name holds for another file (the generation rotated there before) is stale and replaced."""
         match = _beside(path, cur.file_id)
         if match is None:
             log.warning(
@@ -345,10 +390,14 @@ class Tailer:
         if not self.try_lock(origin):
             return True  # being read by another worker as a source of its own
         try:
+            # A drain cut short (or the file read as a source) left a cursor further on, under the name
+            # the file had then: a numbered rotation may have shifted it since (app.jsonl.1 on to
+            # app.jsonl.2), so it is looked for by identity and head under any name, not by the
+            # current name alone, or the drained lines would be read again.
             start, line_no = cur.offset, cur.line_no
-            own = get_cursor(session=self.session, path=origin)
-            if own is not None and own.file_id == cur.file_id and own.offset >= start:
-                start, line_no = own.offset, own.line_no  # a drain that was cut short, or read as a source
+            for known in self._cursors_of(old, cur.file_id):
+                if known.offset > start:
+                    start, line_no = known.offset, known.line_no
             self.report.actions[origin] = "rotated_rest"
             if start < st.st_size:
                 self._read(old, cur.file_id, st.st_size, start, line_no, gz=False)
@@ -458,9 +507,13 @@ class Tailer:
         return from_copy
 
     def _read(self, path: Path, fid: str, size: int, start: int, line_no: int, *, gz: bool) -> None:
+        """Read ``path`` from byte ``start`` (just after line ``line_no``), storing its lines and its
+        cursor under ``path`` with identity ``fid`` and ``size`` bytes; raises :class:`_Moved` when the
+        file at ``path`` is no longer ``fid`` (it was decided on from a stat or a scan taken earlier)."""
         origin = str(path)
         # The head hash covers min(offset, HEAD_BYTES) bytes, so it changes only while the offset is
-        # below HEAD_BYTES; it is recomputed only then.
+        # below HEAD_BYTES; it is recomputed only then, from a handle of this very file: by its name
+        # it would be the head of whatever file a rotation put there meanwhile.
         head_n = -1
         head_digest: str | None = None
 
@@ -468,11 +521,14 @@ class Tailer:
             nonlocal head_n, head_digest
             n = min(reader.pos, HEAD_BYTES)
             if n != head_n:
-                head_n, head_digest = n, head_sha(path, n)
+                head_n, head_digest = n, _head_sha_of(head_fh, n, gz=gz)
             return CursorRow(origin, fid, head_digest, reader.pos, reader.last_line_no, size, done, _now())
 
-        self._vacate(path, fid)
-        with _open(path) as stream:
+        with ExitStack() as files:
+            raw = files.enter_context(_open_as(path, fid))
+            head_fh = files.enter_context(_open_as(path, fid))
+            stream = files.enter_context(_gunzip(raw)) if gz else raw
+            self._vacate(path, fid)
             if start:
                 stream.seek(start)  # gzip: decompresses forward to the offset
             reader = _Reader(stream, start, line_no + 1, self.max_line_bytes, gz=gz)

@@ -12,8 +12,7 @@ returns a :class:`~tests.faults.common.Result`: its figures and the expectations
   once, none read twice, findings and queue equal to a one-shot run.
 - ``kill_rotate_traces``: the same with OpenTelemetry traces for a log, each request a trace over two
   lines, rotated also as the Collector's file exporter rotates. Expected: every span stored once, every
-  trace mapped once, findings and queue equal to a one-shot run. In ``make faults`` only, for now: on a
-  loaded machine it has failed (a trace's events lost, part of a generation read twice).
+  trace mapped once, findings and queue equal to a one-shot run.
 - ``copytruncate``: the log rotated by copytruncate while the worker runs. Expected: the truncations
   reported by the worker (at least one; two rotations between passes show as one), nothing stored
   twice; the lines lost in the window between copy and truncation counted against the producer.

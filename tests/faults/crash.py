@@ -213,6 +213,10 @@ def _kill_rotate(
     """The kill-and-rotate loop over ``lines``, rotating by ``kinds``; ``expected``: how many times each
     (request id, event kind) must be stored."""
     live, env = _live_log(url, workdir)
+    # The worker must know the log before its first rotation: a generation rotated away before any
+    # pass saw the live file is history no cursor covers (not read, by design). Under load the first
+    # start-up took longer than the writer's first rotation, and that file was counted as lost.
+    worker_cycle(url, [str(live)], batch_size=7)
     # Long enough for every kill: each start-up takes 1.5-3 s, each run up to 2.5 s more.
     writer = RotatingWriter(
         live, lines, seconds=size.kills * 3.0, rotations=size.rotations, mode="rename", seed=5, kinds=kinds

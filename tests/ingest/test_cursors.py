@@ -236,6 +236,84 @@ def test_two_rotations_between_passes_read_the_middle_generation(session: Sessio
     assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
 
 
+def test_a_drain_killed_before_the_live_cursor_moved_resumes_after_the_file_shifted_on(
+    session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fault suite's read-twice flake: a pass drains the rotated file at app.jsonl.1 and is killed
+    before the live cursor moves on; a numbered rotation then shifts that file to app.jsonl.2. The next
+    pass sees the same rotation and drains it again, and must resume from the drain's cursor, which
+    is still under app.jsonl.1 (before, only a cursor under the file's current name was looked at,
+    so app.jsonl.2 was read again from the live cursor's offset: from line 1)."""
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(b"")
+    tail(session, f)  # the live file is known from its creation, at offset 0
+    with f.open("ab") as fh:
+        fh.write(b"".join(ev(i) for i in range(1, 6)))
+    _rotate(f, "app.jsonl.1", ev(6))
+
+    def killed(*_a: object, **_k: object) -> int:
+        raise _Killed  # after the drain committed, before the live cursor moved to the new file
+
+    with monkeypatch.context() as m:
+        m.setattr(Tailer, "_read_generations", killed)
+        with pytest.raises(_Killed):
+            tail(session, f)
+    session.rollback()
+    assert stored(session) == [("app.jsonl.1", i, f"c1_{i}") for i in range(1, 6)]
+    live = get_cursor(session=session, path=str(f))
+    assert live is not None and (live.offset, live.line_no) == (0, 0)  # still names the drained file
+    (tmp_path / "app.jsonl.1").rename(tmp_path / "app.jsonl.2")  # the next numbered rotation
+    _rotate(f, "app.jsonl.1", ev(7))
+    report = tail(session, f)
+    assert report.actions == {
+        str(tmp_path / "app.jsonl.2"): "rotated_rest",
+        str(tmp_path / "app.jsonl.1"): "rotated_generation",
+        str(f): "rotated",
+    }
+    # only the two new lines are read: none of app.jsonl.2 again (5 duplicate_event rows before)
+    assert (report.ingest.lines_read, report.ingest.stored, report.ingest.rejected_total) == (2, 2, 0)
+    assert stored(session)[5:] == [("app.jsonl.1", 1, "c1_6"), ("app.jsonl", 1, "c1_7")]
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+
+
+def test_a_file_rotated_away_between_its_stat_and_its_read_is_left_to_the_next_pass(
+    session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass decides on a path from a stat taken before it reads (late writes to generations come
+    first). A rotation in between used to put the new file's lines and head under the old file's
+    identity (app.jsonl's line 4 stored as the old file's line 2), and the next pass read the new file
+    again from its start. The file opened is checked to be the one decided on; when it is not, the
+    next pass reads the rotation."""
+    f = tmp_path / "app.jsonl"
+    f.write_bytes(ev(1))
+    tail(session, f)
+    with f.open("ab") as fh:
+        fh.write(ev(2))
+    real = Tailer._read_generations
+
+    def then_rotate(self: Tailer, *a: object, **k: object) -> int:
+        done = real(self, *a, **k)  # type: ignore[arg-type]
+        _rotate(f, "app.jsonl.1", ev(3) + ev(4))  # after the stat of app.jsonl, before its read
+        return done
+
+    with monkeypatch.context() as m:
+        m.setattr(Tailer, "_read_generations", then_rotate)
+        report = tail(session, f)
+    assert report.actions == {str(f): "moved"} and report.ingest.lines_read == 0
+    cur = get_cursor(session=session, path=str(f))
+    assert cur is not None and (cur.line_no, cur.offset) == (1, len(ev(1)))  # still the rotated file's
+    report = tail(session, f)
+    assert report.actions == {str(tmp_path / "app.jsonl.1"): "rotated_rest", str(f): "rotated"}
+    assert (report.ingest.lines_read, report.ingest.stored, report.ingest.rejected_total) == (3, 3, 0)
+    assert stored(session) == [
+        ("app.jsonl", 1, "c1_1"),
+        ("app.jsonl.1", 2, "c1_2"),
+        ("app.jsonl", 1, "c1_3"),
+        ("app.jsonl", 2, "c1_4"),
+    ]
+    assert session.scalar(select(func.count()).select_from(Quarantine)) == 0
+
+
 def test_an_old_file_compressed_after_its_rotation_is_read_from_the_cursor(
     session: Session, tmp_path: Path
 ) -> None:
