@@ -25,12 +25,14 @@ low     common aspect nouns ("career", "advice": one step below other common nou
         chatter, or a note, code fence or leaked speaker turn after the query
         (:func:`monitor.checks.references.meta_tail_start`).
 
-In a keyword list (:func:`keyword_list_tokens`: a query with no question mark, a run of
-:data:`KEYWORD_RUN` or more content words with no function word between them) a content word, rare term,
-rare verb or aspect noun is one step lower: a keyword-expansion rewriter lists facets of the asked topic
-("coastal flooding erosion displacement" for the dangers of a rising sea), and a juxtaposed keyword ranks
-documents rather than restricting them. A number, a proper name, a qualifier value, a name completion and
-a noun with a person sense (an audience or an identification: "beginners", "son") keep their grade.
+In a list of added facets (:func:`keyword_list_tokens`: a query with no question mark, a run of
+:data:`KEYWORD_RUN` or more content words with no function word between them, of which at least
+:data:`KEYWORD_MIN_ADDED` are unsupported) a content word, rare term, rare verb or aspect noun is one
+step lower: a keyword-expansion rewriter lists facets of the asked topic ("coastal flooding erosion
+displacement" for the dangers of a rising sea), and a juxtaposed keyword ranks documents rather than
+restricting them. One word added to a keyword query ("best hiking trails winter") is no list: it keeps its
+grade. A number, a proper name, a qualifier value, a name completion and a noun with a person sense (an
+audience or an identification: "beginners", "son") keep their grade anywhere.
 
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
 """
@@ -74,8 +76,9 @@ from monitor.severity import SEVERITY_RANK
 # rare, low when common. v5: the noun of the quality a received adjective values ("size" for "big",
 # WordNet's attribute link) is low. v6: the reviewers' verdicts on the word for this rewriter move its
 # grade (monitor.checks.learned), recorded in the word's ``learned`` evidence. v7: a facet in a keyword
-# list is one step lower (``keyword_list`` in the word's evidence).
-VERSION = 7
+# list is one step lower (``keyword_list`` in the word's evidence). v8: only in a list of at least two
+# added words, and a full-width question mark makes a question too.
+VERSION = 8
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -107,29 +110,37 @@ ABSTRACT_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "shi
 # labelled files: 3 and 4 were tried); no other labelled file has a finding in such a run, so the other
 # rewriter families cannot check the choice (scripts/eval_checks.py reports it left out).
 KEYWORD_RUN = 3
+# ... and at least this many of its words added (unsupported): a list of facets the rewriter added, not
+# one word added to the user's own keywords, which is as likely a constraint ("best hiking trails winter").
+KEYWORD_MIN_ADDED = 2
+QUESTION_MARKS = ("?", "\uff1f", "\u00bf")
+"""A question mark, full-width and inverted ones too: any of them outside markup makes a question."""
 # Signals a keyword list lowers one step: words that name what about the topic is listed. Never a
 # number, a name, a name completion or a qualifier value (a constraint is a constraint in any register).
 FACET_SIGNALS = frozenset({"content_word", "rare_term", "rare_verb", "aspect_noun"})
 _ONE_STEP_LOWER = {"high": "medium", "medium": "low", "low": "low"}
 
 
-def keyword_list_tokens(q: Analysis) -> frozenset[int]:
-    """Start offsets of the query tokens inside a keyword list: a run of :data:`KEYWORD_RUN` or more units
-    each made only of content tokens (a hyphen or dot inside a unit does not break it), in a query with no
-    "?" outside markup. Empty for a question ("How did the stroke affect Bernie Sanders' campaign?")."""
-    if "?" in MARKUP_RE.sub(" ", q.text):
+def keyword_list_tokens(q: Analysis, added: Container[int]) -> frozenset[int]:
+    """Start offsets of the query tokens inside a list of added facets: a run of :data:`KEYWORD_RUN` or
+    more units each made only of content tokens (a hyphen or dot inside a unit does not break it), at least
+    :data:`KEYWORD_MIN_ADDED` of them in ``added`` (indexes of units with an unsupported word), in a query
+    with no question mark (:data:`QUESTION_MARKS`) outside markup. Empty for a question ("How did the
+    stroke affect Bernie Sanders' campaign?")."""
+    bare = MARKUP_RE.sub(" ", q.text)
+    if any(m in bare for m in QUESTION_MARKS):
         return frozenset()
     out: set[int] = set()
-    run: list[Unit] = []
-    for unit in [*q.units, None]:
+    run: list[int] = []
+    for ui, unit in [*enumerate(q.units), (-1, None)]:
         if unit is not None:
             toks = q.tokens[unit.first : unit.last + 1]
             words = [t for t in toks if not t.is_punct]
             if words and all(t.is_content for t in words):
-                run.append(unit)
+                run.append(ui)
                 continue
-        if len(run) >= KEYWORD_RUN:
-            out.update(t.start for u in run for t in q.tokens[u.first : u.last + 1])
+        if len(run) >= KEYWORD_RUN and sum(u in added for u in run) >= KEYWORD_MIN_ADDED:
+            out.update(t.start for u in run for t in q.tokens[q.units[u].first : q.units[u].last + 1])
         run = []
     return frozenset(out)
 
@@ -409,10 +420,11 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     quals = qualifiers_in(q.text, rules)
     meta = is_meta_text(record.query)
     tail = meta_tail_start(q.text)
-    listed = keyword_list_tokens(q)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}
-    for ui, unit, bad in _unsupported_units(q, tr, rules):
+    unsupported = list(_unsupported_units(q, tr, rules))
+    listed = keyword_list_tokens(q, {ui for ui, _, _ in unsupported})
+    for ui, unit, bad in unsupported:
         words = [
             _adjusted(
                 _as_facet(

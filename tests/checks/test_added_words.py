@@ -168,7 +168,8 @@ def test_words_of_a_trailing_note_or_leaked_turn_are_low(rules):
 
 
 def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
-    # v7: no question mark and a run of three or more content words: a keyword list. "habitat" (a rare
+    # v7: no question mark and a run of three or more content words, two or more of them added (v8): a
+    # list of added facets. "habitat" (a rare
     # term, high) and "biography", "birthplace" (medium) are facets, one step lower; the year, the name
     # and the nouns with a person sense in WordNet ("beginners"; "stroke" is also the oarsman) keep theirs.
     rec = make_record(HISTORY, "What else?", "Peters habitat biography birthplace 2003 Tony beginners stroke")
@@ -198,6 +199,7 @@ def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
     [
         # a question keeps every grade, however many content words stand together
         "Was the Peters habitat biography birthplace known?",
+        "Peters habitat biography birthplace\uff1f",  # a full-width question mark (v8)
         # two content words together are no list
         "Peters habitat and the biography of birthplace",
     ],
@@ -207,12 +209,21 @@ def test_no_keyword_list_no_step(rules, query):
     assert got == {"habitat": "high", "biography": "medium", "birthplace": "medium"}
 
 
+def test_one_word_added_to_a_keyword_query_is_no_list(rules):
+    # v8: "Peters Broadway musicals" are the user's words; one added word beside them is as likely a
+    # constraint as a facet, so it keeps its grade (v7 lowered it)
+    rec = make_record(HISTORY, "What else?", "Peters Broadway musicals habitat")
+    assert words(rec, rules) == [("habitat", "high", "rare_term")]
+
+
 def test_keyword_list_tokens_join_hyphenated_units_and_ignore_markup():
     from monitor.checks.added_words import keyword_list_tokens
     from monitor.checks.base import analyzer
 
-    # latex(0) -(5) free(6) paint(11) options(17): three units; "and a son" breaks the run
-    assert keyword_list_tokens(analyzer().analyze("latex-free paint options, and a son")) == {0, 5, 6, 11, 17}
+    # latex(0) -(5) free(6) paint(11) options(17): three units (0, 1, 2); "and a son" breaks the run
+    a = analyzer().analyze("latex-free paint options, and a son")
+    assert keyword_list_tokens(a, {0, 2}) == {0, 5, 6, 11, 17}
+    assert keyword_list_tokens(a, {2}) == frozenset()  # one added word: no list of added facets
     # a question mark outside markup makes it a question; inside a tag it is not query text
-    assert keyword_list_tokens(analyzer().analyze("latex paint options?")) == frozenset()
-    assert keyword_list_tokens(analyzer().analyze("latex paint options <t>?</t>")) == {0, 6, 12}
+    assert keyword_list_tokens(analyzer().analyze("latex paint options?"), {0, 1, 2}) == frozenset()
+    assert keyword_list_tokens(analyzer().analyze("latex paint options <t>?</t>"), {0, 1}) == {0, 6, 12}
