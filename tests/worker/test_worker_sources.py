@@ -63,3 +63,31 @@ def test_resolve_sources_lists_the_waiting_ones_in_configuration_order(tmp_path:
     files, waiting = resolve_sources(patterns)
     assert waiting == [patterns[0], patterns[2]]
     assert files == [(tmp_path / "logs" / "a.jsonl").resolve()]
+
+
+def test_a_cycle_that_reads_a_thousand_events_analyses_their_tables_on_postgresql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from tests.factories import stream_lines
+    from tests.helpers import throwaway_pg_database
+
+    log = tmp_path / "app.jsonl"
+    log.write_bytes(b"".join(stream_lines(200, turns=3)))  # 1,200 events, 600 rewrites
+    with throwaway_pg_database("rm_analyze", migrate=True) as url:
+        summary, _ = cycle(url, [str(log)], monkeypatch)
+        assert (summary["ingest"]["stored"], summary["check"]["records_checked"]) == (1200, 600)
+        engine = create_engine(make_url(url).set(drivername="postgresql+psycopg"))
+        try:
+            with engine.connect() as conn:
+                got = dict(
+                    conn.execute(
+                        text("SELECT relname, reltuples FROM pg_class WHERE relname IN ('events', 'records')")
+                    ).all()
+                )
+        finally:
+            engine.dispose()
+        # reltuples is -1 until a table is analysed: the cycle's ingest analysed both
+        assert got == {"events": 1200, "records": 600}
