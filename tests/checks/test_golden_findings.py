@@ -7,6 +7,7 @@ golden file is rewritten on purpose). The comparison names the first lines that 
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,25 @@ def test_findings_on_the_shared_logs_equal_the_golden_file(shared_logs: Path) ->
         )
     diff = list(difflib.unified_diff(want, got, "golden", "now", n=0, lineterm=""))
     assert not diff, "findings changed without a check version bump:\n" + "\n".join(diff[:20])
+
+
+def _line(check: str, severity: str) -> str:
+    return json.dumps({"check": check, "request_id": "r1", "severity": severity}, sort_keys=True)
+
+
+def test_a_version_bump_licenses_changes_to_its_own_check_only() -> None:
+    head = {"corpus": [1], "rules_hash": "h", "checks": ["a.v1", "b.v1"], "runs": {"a ran": 2, "b ran": 2}}
+    lines = [_line("a", "low"), _line("b", "low")]
+    # b's line changed, a's version was bumped: b changed without a bump
+    bumped_a = {**head, "checks": ["a.v2", "b.v1"]}
+    assert golden.changed_without_a_bump(head, lines, bumped_a, [_line("a", "low"), _line("b", "high")]) == [
+        "b"
+    ]
+    # a's line changed with its bump: allowed
+    assert golden.changed_without_a_bump(head, lines, bumped_a, [_line("a", "high"), _line("b", "low")]) == []
+    # b's coverage changed (a run skipped) without a bump
+    fewer = {**head, "runs": {"a ran": 2, "b ran": 1, "b skipped: why": 1}}
+    assert golden.changed_without_a_bump(head, lines, fewer, lines) == ["b"]
+    # a rules edit or a new corpus may change every line
+    for edit in ({"rules_hash": "h2"}, {"corpus": [2]}):
+        assert golden.changed_without_a_bump(head, lines, {**head, **edit}, [_line("a", "high")]) == []

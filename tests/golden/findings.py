@@ -7,13 +7,17 @@ severity, words and reason. ``tests/checks/test_golden_findings.py`` computes th
 same lines the way ``rewrite-monitor run`` does (ingest into a fresh store, then the check job, rewriter
 profile included) and asserts they are identical, so an optimisation that changes any finding fails.
 
+The header also counts each check's runs by status and skip reason (its coverage), and each line carries
+a digest of the finding's evidence (spans, each word's grade and signal, what the alert reads).
+
 The file is rewritten only on purpose, after a check version bump or a rules edit::
 
     .venv/bin/python -m tests.golden.findings --write
 
-which refuses (exit 2) when the check versions and the rules hash equal the file's: a behaviour change
-without a version bump is what the test exists to catch. ``--force`` skips that refusal, for a changed
-corpus (the shared logs grew).
+which refuses (exit 2) when the lines or run counts of a check changed while its version, the rules hash
+and the corpus did not (:func:`changed_without_a_bump`): a behaviour change without a version bump is what
+the test exists to catch, and bumping one check licenses changes to that check only. ``--force`` skips
+the refusal.
 """
 
 from __future__ import annotations
@@ -28,29 +32,46 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 GOLDEN = Path(__file__).resolve().parent / "findings_shared_logs.jsonl"
 
 
 def corpus(logs: Path) -> list[dict[str, Any]]:
-    """``[{file, bytes, sha256}]`` of the ``*.jsonl`` logs in ``logs``, by name."""
+    """``[{file, bytes, sha256}]`` of the logs ingest reads from ``logs`` (``discover``: every log file
+    under it), by path relative to it."""
+    from monitor.ingest.sources import discover
+
     out = []
-    for f in sorted(logs.glob("*.jsonl")):
-        data = f.read_bytes()
-        out.append({"file": f.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    for src in discover([logs]):
+        assert src.path is not None
+        data = src.path.read_bytes()
+        name = src.path.relative_to(logs).as_posix()
+        out.append({"file": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
     return out
 
 
-def header(logs: Path, rules_hash: str) -> dict[str, Any]:
-    """What the golden lines depend on besides the code: the corpus, the check versions, the rules."""
+def header(session: Session, logs: Path, rules_hash: str) -> dict[str, Any]:
+    """What the golden lines depend on besides the code (the corpus, the check versions, the rules), and
+    what each check did besides finding: its runs by status and skip reason (its coverage)."""
     from monitor.checks import current_versions
+    from monitor.store.models import CheckRun
 
+    current = set(current_versions())
+    statuses: dict[str, int] = {}
+    for check_id, version, status, reason, n in session.execute(
+        select(
+            CheckRun.check_id, CheckRun.check_version, CheckRun.status, CheckRun.skip_reason, func.count()
+        ).group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status, CheckRun.skip_reason)
+    ):
+        if (check_id, version) in current:
+            statuses[f"{check_id} {status}" + (f": {reason}" if reason else "")] = n
     return {
         "corpus": corpus(logs),
         "checks": [f"{cid}.v{version}" for cid, version in current_versions()],
         "rules_hash": rules_hash,
+        "runs": dict(sorted(statuses.items())),
     }
 
 
@@ -70,6 +91,7 @@ def finding_lines(session: Session) -> list[str]:
             Finding.severity,
             Finding.words,
             Finding.reason,
+            Finding.evidence,
         )
     ).all()
     keyed = sorted(
@@ -84,6 +106,11 @@ def finding_lines(session: Session) -> list[str]:
                 "severity": r.severity,
                 "words": list(r.words),
                 "reason": r.reason,
+                # the evidence (spans, each word's grade and signal, what the alert reads) by digest:
+                # whole, it would make the file ten times larger
+                "evidence_sha": hashlib.sha256(
+                    json.dumps(r.evidence, sort_keys=True, ensure_ascii=False).encode()
+                ).hexdigest()[:16],
             },
             ensure_ascii=False,
             sort_keys=True,
@@ -103,13 +130,43 @@ def compute(session: Session, logs: Path) -> tuple[dict[str, Any], list[str]]:
     rules = load_rules()
     ingest_sources(session, discover([logs]))
     check_job(session=session, rules=rules)
-    return header(logs, rules.hash), finding_lines(session)
+    return header(session, logs, rules.hash), finding_lines(session)
 
 
 def read() -> tuple[dict[str, Any], list[str]]:
     """The golden file's ``(header, finding lines)``; raises ``FileNotFoundError`` when it is absent."""
     lines = GOLDEN.read_text(encoding="utf-8").splitlines()
     return json.loads(lines[0]), lines[1:]
+
+
+def changed_without_a_bump(
+    old_head: dict[str, Any], old_lines: list[str], head: dict[str, Any], lines: list[str]
+) -> list[str]:
+    """The check ids whose finding lines or run counts differ between the old and new golden file
+    although their version is the same, the rules hash too and the corpus too: behaviour changed without
+    a version bump. Empty when the rules or the corpus changed (then every line may change)."""
+    if (old_head["rules_hash"], old_head["corpus"]) != (head["rules_hash"], head["corpus"]):
+        return []
+    same_version = set(old_head["checks"]) & set(head["checks"])
+
+    def by_check(rows: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for line in rows:
+            out.setdefault(json.loads(line)["check"], []).append(line)
+        return out
+
+    def runs_of(h: dict[str, Any], check_id: str) -> dict[str, int]:
+        return {k: v for k, v in h.get("runs", {}).items() if k.split(" ", 1)[0] == check_id}
+
+    old_by, new_by = by_check(old_lines), by_check(lines)
+    out = []
+    for versioned in sorted(same_version):
+        check_id = versioned.rsplit(".v", 1)[0]
+        if old_by.get(check_id) != new_by.get(check_id) or runs_of(old_head, check_id) != runs_of(
+            head, check_id
+        ):
+            out.append(check_id)
+    return out
 
 
 @contextmanager
@@ -154,18 +211,16 @@ def main(argv: list[str] | None = None) -> int:
         old_head, old_lines = read()
     except FileNotFoundError:
         old_head, old_lines = None, []
-    same_code = old_head is not None and (old_head["checks"], old_head["rules_hash"]) == (
-        head["checks"],
-        head["rules_hash"],
-    )
     if not args.write:
         same = (head, lines) == (old_head, old_lines)
         print(f"{len(lines)} findings; the golden file {'matches' if same else 'differs'}")
         return 0 if same else 1
-    if same_code and not args.force and lines != old_lines:
+    unbumped = [] if old_head is None else changed_without_a_bump(old_head, old_lines, head, lines)
+    if unbumped and not args.force:
         print(
-            "refused: the findings changed but no check version or rule did; bump the version of the check "
-            "whose behaviour changed (monitor/checks/), then write again",
+            f"refused: the findings or runs of {', '.join(unbumped)} changed but neither its version nor "
+            "the rules did; bump the version of the check whose behaviour changed (monitor/checks/), then "
+            "write again (--force only for a new corpus)",
             file=sys.stderr,
         )
         return 2
