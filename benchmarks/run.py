@@ -275,6 +275,27 @@ def ratios(r: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
+def _require_pg(url: str) -> None:
+    """Exit with a usage message (status 2) when PostgreSQL at ``url`` cannot be reached, before any
+    figure is measured: the alternative is a traceback minutes into the run."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import OperationalError
+
+    engine = create_engine(make_url(url).set(drivername="postgresql+psycopg"))
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        first = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        sys.exit(
+            f"PostgreSQL unreachable at {make_url(url).render_as_string()}: {first}\n"
+            "pass --pg URL for another server, or --no-pg for the SQLite figures alone"
+        )
+    finally:
+        engine.dispose()
+
+
 def versions() -> dict[str, str | None]:
     try:
         commit: str | None = subprocess.run(
@@ -298,8 +319,13 @@ def main() -> None:
         default=1,
         help="runs per figure, the median kept (default 1: every run is cold)",
     )
-    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument(
+        "--pg",
+        default="postgresql://postgres@127.0.0.1:5432/test",
+        help="a PostgreSQL database URL whose user may create and drop databases (the benchmark's own "
+        "throw-away ones); default postgresql://postgres@127.0.0.1:5432/test",
+    )
+    parser.add_argument("--no-pg", action="store_true", help="SQLite only: no PostgreSQL figures")
     parser.add_argument("--backfill", type=int, default=0, help="also measure a backfill of N events")
     parser.add_argument("--child", nargs=2, metavar=("PHASE", "ARGS_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -313,6 +339,8 @@ def main() -> None:
     tune_gc()  # what every rewrite-monitor command runs under, so the figures are the users'
     lines = real_lines()
     backends = ["sqlite"] + ([] if args.no_pg else ["postgresql"])
+    if not args.no_pg:
+        _require_pg(args.pg)
     results: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "repeat": args.repeat,
