@@ -288,10 +288,12 @@ def _require_pg(url: str) -> None:
             conn.execute(text("SELECT 1"))
     except OperationalError as exc:
         first = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        sys.exit(
+        print(
             f"PostgreSQL unreachable at {make_url(url).render_as_string()}: {first}\n"
-            "pass --pg URL for another server, or --no-pg for the SQLite figures alone"
+            "pass --pg URL for another server, or --no-pg for the SQLite figures alone",
+            file=sys.stderr,
         )
+        raise SystemExit(2) from None
     finally:
         engine.dispose()
 
