@@ -59,6 +59,7 @@ from monitor.ingest.otlp import REWRITE_SPAN_NAMES
 from monitor.ingest.sources import BACKUP_STAMP, GENERATION, LIVE_SUFFIXES, RawLine, read_failure, read_lines
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
+from monitor.store.engine import refresh_planner_statistics
 
 log = logging.getLogger("monitor.worker.tail")
 
@@ -292,6 +293,8 @@ class Tailer:
                 log.warning("source read failed", extra={"fields": {"origin": origin, "error": reason}})
             finally:
                 self.unlock(origin)
+        # as ingest_sources does: the check job's scans that follow are planned with statistics
+        refresh_planner_statistics(self.session, ("events", "records"), rows=self.report.ingest.stored)
         self.report.ingest.unjoined_ctx, self.report.ingest.unjoined_rewrites = unjoined_counts(self.session)
         self.session.commit()
         return self.report

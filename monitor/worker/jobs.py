@@ -458,8 +458,6 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
         t0 = time.perf_counter()
         files, waiting = resolve_sources(settings.sources)
         report = tailer.run(files, order_key=ctx.holder)
-        # as ingest_sources does: the check job's scans that follow are planned with statistics
-        refresh_planner_statistics(session, ("events", "records"), rows=report.ingest.stored)
         t1 = time.perf_counter()
         check = check_job(
             session=session,
