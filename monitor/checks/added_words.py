@@ -23,7 +23,9 @@ low     common aspect nouns ("career", "advice": one step below other common nou
         :func:`monitor.checks.nlp.attribute_in`), abstract nouns formed by a
         derivational suffix (:data:`ABSTRACT_SUFFIXES`), and the words of meta text: a refusal or
         chatter, or a note, code fence or leaked speaker turn after the query
-        (:func:`monitor.checks.references.meta_tail_start`).
+        (:func:`monitor.checks.references.meta_tail_start`), or any word of a rewrite of a message that
+        asks nothing ("ok bye", "thanks!": :func:`monitor.checks.references.is_closing`), which
+        not_a_query reports.
 
 In a list of added facets (:func:`keyword_list_tokens`: a query with no question mark, a run of
 :data:`KEYWORD_RUN` or more content words with no function word between them, of which at least
@@ -62,7 +64,7 @@ from monitor.checks.nlp import (
 )
 from monitor.checks.profile import RewriterProfile
 from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
-from monitor.checks.references import is_meta_text, meta_tail_start
+from monitor.checks.references import is_closing, is_meta_text, meta_tail_start
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.record import RewriteRecord
@@ -77,8 +79,9 @@ from monitor.severity import SEVERITY_RANK
 # WordNet's attribute link) is low. v6: the reviewers' verdicts on the word for this rewriter move its
 # grade (monitor.checks.learned), recorded in the word's ``learned`` evidence. v7: a facet in a keyword
 # list is one step lower (``keyword_list`` in the word's evidence). v8: only in a list of at least two
-# added words, and a full-width question mark makes a question too.
-VERSION = 8
+# added words, and a full-width question mark makes a question too. v9: the words of a rewrite of a
+# message that asks nothing ("ok bye": references.is_closing) are meta text, low, left to not_a_query.
+VERSION = 9
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -195,12 +198,13 @@ def _grade(
     tr: Transcript,
     rules: Rules,
     quals: list[QualifierMatch],
-    meta: bool,
+    meta: str | None,
 ) -> dict[str, Any]:
-    """Severity + signal of one unsupported word (first matching rule wins; order documented above)."""
+    """Severity + signal of one unsupported word (first matching rule wins; order documented above);
+    ``meta`` is why the word is meta text (not query text), or None."""
     info: dict[str, Any] = {"text": unit_text, "lemma": word.key}
-    if meta:
-        info.update(severity="low", signal="meta_text", why="word of meta text, see not_a_query")
+    if meta is not None:
+        info.update(severity="low", signal="meta_text", why=meta)
         return info
     capitalised = word.mid_cap or (word.text.isupper() and len(word.text) >= 2 and word.text.isalpha())
     neighbour = _name_neighbour(word, q, tr) if capitalised else None
@@ -418,7 +422,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if not q.tokens:
         return []
     quals = qualifiers_in(q.text, rules)
-    meta = is_meta_text(record.query)
+    meta = _whole_query_meta(record)
     tail = meta_tail_start(q.text)
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}
@@ -428,7 +432,15 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         words = [
             _adjusted(
                 _as_facet(
-                    _grade(t, unit.text, q, tr, rules, quals, meta or (tail is not None and t.start >= tail)),
+                    _grade(
+                        t,
+                        unit.text,
+                        q,
+                        tr,
+                        rules,
+                        quals,
+                        meta or _tail_meta(t, tail),
+                    ),
                     t,
                     listed,
                 ),
@@ -454,6 +466,24 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             out.append(_finding(run, graded, q, len(tr.analyses) - 1))
         run = [ui]
     return out
+
+
+META_WHY = "word of meta text, see not_a_query"
+
+
+def _whole_query_meta(record: RewriteRecord) -> str | None:
+    """Why every word of the query is meta text rather than query text, or None: the query is a refusal
+    or chatter, or the user's message asks nothing (thanks, a farewell), which not_a_query reports."""
+    if is_meta_text(record.query):
+        return META_WHY
+    if is_closing(record.latest):
+        return "the user's message asks nothing, see not_a_query"
+    return None
+
+
+def _tail_meta(word: Tok, tail: int | None) -> str | None:
+    """:data:`META_WHY` when ``word`` lies in a trailing note or leaked turn starting at ``tail``."""
+    return META_WHY if tail is not None and word.start >= tail else None
 
 
 def _unsupported_units(q: Analysis, tr: Transcript, rules: Rules) -> Iterator[tuple[int, Unit, list[Tok]]]:

@@ -26,8 +26,9 @@ VERSION = 1
 # a pronoun whose antecedent the query names in an earlier clause).
 UNRESOLVED_VERSION = 2
 # not_a_query v2: sentences split without breaking on abbreviations and initials. v3: nor on a quoted
-# "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question).
-NOT_A_QUERY_VERSION = 3
+# "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question). v4: a query
+# made of a message that asks nothing (thanks, a greeting, a farewell: :func:`is_closing`).
+NOT_A_QUERY_VERSION = 4
 
 # Personal/possessive pronouns and demonstratives that point back into the conversation.
 # Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).
@@ -109,6 +110,31 @@ META_TAIL_RE = re.compile(
     r"|this (?:rewritten |standalone |revised )?(?:query|question|rewrite)\b)",
     re.IGNORECASE,
 )
+
+
+# A message that asks nothing: only inserts of spoken English (Biber et al., Longman Grammar of Spoken
+# and Written English (1999), 14.3: greetings and farewells, thanks, response forms, interjections), as in
+# "ok bye", "thanks!", "great, thank you". Not fitted to any data file.
+INSERT_RE = re.compile(
+    r"(?:ok(?:ay)?|alright|all right|thanks?(?: you)?(?: (?:so|very) much)?|thx|ty|cheers|bye|goodbye|"
+    r"good bye|bye bye|see you|hello|hi|hey|great|cool|nice|perfect|awesome|excellent|wonderful|"
+    r"got it|i see|noted|understood|wow|oh|ah|hmm+)",
+    re.IGNORECASE,
+)
+CLOSING_RE = re.compile(rf"^\W*(?:{INSERT_RE.pattern}(?:\W+|$))+$", re.IGNORECASE)
+# Acceptance forms: alone they may accept an offer the assistant made ("Would you like the prices?"
+# "ok"), which is a request, so a message of these alone is not a closing.
+ACCEPTANCE = frozenset({"ok", "okay", "alright", "all right"})
+
+
+def is_closing(latest: str) -> bool:
+    """True when ``latest`` asks nothing: only thanks, greetings, farewells and response forms
+    (:data:`CLOSING_RE`: "ok bye", "Thanks!", "great, thank you"), not a lone acceptance ("ok", which may
+    accept an offer: :data:`ACCEPTANCE`)."""
+    if CLOSING_RE.match(latest) is None:
+        return False
+    words = {m.group(0).lower() for m in INSERT_RE.finditer(latest)}
+    return not words <= ACCEPTANCE
 
 
 def meta_tail_start(query: str) -> int | None:
@@ -338,7 +364,9 @@ def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
 @register("not_a_query", version=NOT_A_QUERY_VERSION, kinds=("not_a_query",))
 def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The query is empty (high), meta text/chatter (high), several sentences or longer than
-    :data:`MAX_WORDS` words (medium), or a declarative sentence of 8+ words ending in a full stop when the
+    :data:`MAX_WORDS` words (medium), a query with words the latest message lacks when that message asks
+    nothing (:func:`is_closing`: "ok bye" made "User farewell or conversation ending"; medium), or a
+    declarative sentence of 8+ words ending in a full stop when the
     user asked a question (medium: it reads as an answer)."""
     q = record.query
     signals: list[str] = []
@@ -359,6 +387,8 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
             signals.append(f"{len(sentences)} sentences")
         if len(q.split()) > MAX_WORDS:
             signals.append(f"{len(q.split())} words (> {MAX_WORDS})")
+        if is_closing(record.latest) and _adds_content(record):
+            signals.append("the user's message asks nothing (thanks, a greeting or a farewell)")
         if (
             not signals
             and q.rstrip().endswith(".")

@@ -60,13 +60,19 @@ def words(rec, rules):
         ("What was the career of Peters?", [("career", "low", "aspect_noun")]),
         # a preposition spaCy's stop list lacks (rules/neutral.yaml, Quirk et al. 9.7)
         ("Peters versus Broadway Barks", []),
+        # "later" as an adverb orders two events (framing, low); after a determiner or preposition it
+        # picks out a period: a relative_time value, high (rules/qualifiers.yaml)
         (
             "Did Peters perform later in Vienna?",
             [
                 ("perform", "low", "framing"),
-                ("later", "high", "qualifier_value"),
+                ("later", "low", "framing"),
                 ("Vienna", "high", "qualifier_value"),
             ],
+        ),
+        (
+            "Was Peters depressed in her later musicals?",
+            [("depressed", "low", "derivation"), ("later", "high", "qualifier_value")],
         ),
         ("What notable information is there?", [("notable", "low", "framing")]),
         ("Was Peters depressive?", [("depressive", "low", "derivation")]),
@@ -227,3 +233,19 @@ def test_keyword_list_tokens_join_hyphenated_units_and_ignore_markup():
     # a question mark outside markup makes it a question; inside a tag it is not query text
     assert keyword_list_tokens(analyzer().analyze("latex paint options?"), {0, 1, 2}) == frozenset()
     assert keyword_list_tokens(analyzer().analyze("latex paint options <t>?</t>"), {0, 1}) == {0, 6, 12}
+
+
+def test_words_of_a_rewrite_of_a_message_that_asks_nothing_are_meta(rules):
+    """ "ok bye" made "User farewell or conversation ending acknowledgment" (the keyword-expansion rewriter
+    of mtrag_dev_sonnet45agg did so): no constraint was invented on a request, there was none; every word
+    is low, left to not_a_query."""
+    rec = make_record(HISTORY, "ok bye", "User farewell or conversation ending acknowledgment")
+    got = [
+        (w["text"], w["severity"], w["signal"], w["why"])
+        for f in check(rec, rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == [
+        (w, "low", "meta_text", "the user's message asks nothing, see not_a_query")
+        for w in ("User", "farewell", "conversation", "ending", "acknowledgment")
+    ]

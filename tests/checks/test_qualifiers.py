@@ -86,7 +86,7 @@ def test_selecting_qualifier_never_fires(rules):
 
 
 def test_relative_time_does_not_persist(rules):
-    msgs = [("user", "What happened to the band later?"), ("assistant", "They split.")]
+    msgs = [("user", "What happened to the band in later years?"), ("assistant", "They split.")]
     rec = make_record(msgs, "Why?", "Why did the band split?")
     assert kinds(rec, rules) == []
 
@@ -273,3 +273,18 @@ def test_a_full_new_question_does_not_inherit_the_previous_questions_values(rule
     assert kinds(rec, rules) == [("dropped_qualifier", "medium", "on prem")]
     rec = make_record(msgs, "And the price?", "What is the price of storage options?")
     assert kinds(rec, rules) == [("dropped_qualifier", "medium", "on prem")]
+
+
+def test_later_and_earlier_pick_a_period_only_as_modifiers(rules):
+    """After a determiner or preposition "later"/"earlier" pick out a period (a relative_time value); as
+    adverbs they order two events of the narrative and constrain nothing (rules/qualifiers.yaml)."""
+
+    def times(text):
+        return [(q.value, q.start, q.end) for q in find_qualifiers(text, rules) if q.kind == "relative_time"]
+
+    assert times("Did he face consequences in later seasons?") == [("later", 28, 33)]
+    assert times("What were his earlier works?") == [("earlier", 14, 21)]
+    assert times("Where did he later die?") == []
+    assert times("You mentioned rain gardens earlier. How do they compare?") == []
+    assert times("Was it later than expected?") == []
+    assert times("What did the band release recently?") == [("recently", 26, 34)]

@@ -86,6 +86,27 @@ def test_not_a_query_variants(rules):
     assert nq("When did Dublin win the availability award?") == []
 
 
+def test_a_message_that_asks_nothing(rules):
+    """Thanks, greetings and farewells ask nothing (Biber et al. 1999, 14.3 inserts): a query with words
+    they lack is not_a_query, medium; a lone acceptance ("ok") may accept an offer, so it is no closing."""
+    from monitor.checks.references import is_closing
+
+    assert [is_closing(t) for t in ("ok bye", "Thanks!", "great, thank you so much", "hi")] == [True] * 4
+    assert [
+        is_closing(t) for t in ("ok", "Okay.", "ok, what about Dublin?", "That is later than I thought")
+    ] == [False] * 4
+
+    def nq(latest, query):
+        out = run_checks(make_record(EU, latest, query), rules, only=["not_a_query"])
+        return [(f.severity, f.evidence["signals"]) for f in out.findings]
+
+    assert nq("ok bye", "User farewell or conversation ending acknowledgment") == [
+        ("medium", ["the user's message asks nothing (thanks, a greeting or a farewell)"])
+    ]
+    assert nq("ok bye", "ok bye") == []  # passed through: nothing added
+    assert nq("ok", "What does the Dublin region cost?") == []
+
+
 def test_what_is_no_reference_is_not_unresolved(rules):
     """The acronym "IT", an anticipatory "it" (Quirk et al. 18.33), "that" after an adjective, and a
     time adverbial counted back from now are no references."""

@@ -194,7 +194,7 @@ def test_every_word_list_names_a_source_that_is_not_a_labelled_file(rules_copy: 
     )
     with pytest.raises(
         RulesError,
-        match=r"neutral.yaml:63: fillers\.0\.source: a source must name a general reference, never a",
+        match=r"neutral.yaml:69: fillers\.0\.source: a source must name a general reference, never a",
     ):
         load_rules(rules_copy)
     for source, refused in (
