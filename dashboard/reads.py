@@ -21,10 +21,13 @@ from monitor.alerts.store import list_alerts
 from monitor.cases.store import CaseRow, count_cases, list_cases
 from monitor.checks import current_versions
 from monitor.queue.store import FilterOptions, QueueFilters, QueuePage, filter_options, list_open, queue_depth
+from monitor.review.labels import LABELS
 from monitor.review.store import learned_table, reviewer_throughput
 from monitor.severity import SEVERITY_RANK
+from monitor.stats.agreement import agreement_table
 from monitor.stats.store import (
     demoted_controls,
+    double_reviews,
     finding_rates_by,
     latest_verdicts,
     precision_by_kind,
@@ -98,6 +101,8 @@ class Overview(TypedDict):
     estimates: pd.DataFrame
     alerts: pd.DataFrame
     learned: pd.DataFrame
+    agreement: pd.DataFrame
+    disagreements: int
 
 
 LEARNED_DAYS = 7
@@ -114,7 +119,9 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
     (name, value, lo, hi, coverage, verdicts; shares in [0, 1]; the last one, fabricated_among_demoted,
     from the control sample), ``alerts`` and ``learned`` (rewriter, kind, word, dismissed, confirmed,
     reviewers, effect, last verdict: the learned entries with a verdict in the last
-    :data:`LEARNED_DAYS` days, those that move a grade first).
+    :data:`LEARNED_DAYS` days, those that move a grade first), ``agreement`` (rating, statistic, value, lo,
+    hi, raw agreement, items: ``monitor.stats.agreement`` on the items two reviewers judged; empty
+    without any) and ``disagreements`` (how many await adjudication).
     """
     since_dt = datetime.combine(since, datetime.min.time()) if since else None
     checks = current_checks()
@@ -161,6 +168,8 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
             key=lambda e: (e.steps == 0, e.rewriter, e.kind, e.lemma),
         )
         throughput = reviewer_throughput(session=session, now=now, days=14)
+        doubled = double_reviews(session=session, since=since)
+        agree = agreement_table([[(r.label, r.artifact) for r in d.ratings] for d in doubled], LABELS)
         alerts = list_alerts(session=session, since=since_dt, limit=50)
         out: Overview = {
             "by_day": rates("day"),
@@ -251,6 +260,28 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
                     "last verdict",
                 ],
             ),
+            "agreement": pd.DataFrame(
+                [
+                    {
+                        "rating": name,
+                        "statistic": fig["statistic"],
+                        "value": fig["value"],
+                        "lo": fig["ci95"][0] if fig["ci95"] else None,
+                        "hi": fig["ci95"][1] if fig["ci95"] else None,
+                        "raw agreement": fig["observed_agreement"],
+                        "items": fig["items"],
+                    }
+                    for name, fig in [
+                        ("label", agree["label"]),
+                        ("first wrong artifact", agree["artifact"]),
+                        *((f"{lab} or not", f) for lab, f in agree["per_label"].items()),
+                    ]
+                ]
+                if doubled
+                else [],
+                columns=["rating", "statistic", "value", "lo", "hi", "raw agreement", "items"],
+            ),
+            "disagreements": sum(1 for d in doubled if d.disagree and d.adjudication is None),
         }
     return out
 

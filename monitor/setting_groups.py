@@ -39,6 +39,8 @@ class QueueSettings(_Group):
       item's inclusion probability is ``check_rate`` times its admission's
     - ``review_sla_hours``: ``review_sla_hours`` (``REWRITE_MONITOR_REVIEW_SLA_HOURS``)
     - ``claim_lease_minutes``: ``claim_lease_minutes`` (``REWRITE_MONITOR_CLAIM_LEASE_MINUTES``)
+    - ``reviews_per_item``: ``reviews_per_item`` (``REWRITE_MONITOR_REVIEWS_PER_ITEM``)
+    - ``double_review_share``: ``double_review_share`` (``REWRITE_MONITOR_DOUBLE_REVIEW_SHARE``)
     """
 
     budget: int
@@ -50,6 +52,8 @@ class QueueSettings(_Group):
     check_rate: float
     review_sla_hours: float
     claim_lease_minutes: float
+    reviews_per_item: int = 1
+    double_review_share: float = 0.0
 
 
 class AlertSettings(_Group):

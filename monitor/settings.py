@@ -155,6 +155,19 @@ class Settings(BaseSettings):
         le=MAX_PER_DAY,
         description="Queue items per conversation per day (at most 1,000,000, the budget's bound).",
     )
+    reviews_per_item: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        description="Distinct reviewers whose verdicts finish a queue item (1: one verdict each).",
+    )
+    double_review_share: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Share of the daily sample (controls and flagged alike) also reviewed blind by a second "
+        "reviewer, for the agreement figures (stats --agreement). 0.2 is a common choice.",
+    )
     claim_lease_minutes: float = Field(
         default=10,
         gt=0,
@@ -320,6 +333,8 @@ class Settings(BaseSettings):
             check_rate=self.check_rate,
             review_sla_hours=self.review_sla_hours,
             claim_lease_minutes=self.claim_lease_minutes,
+            reviews_per_item=self.reviews_per_item,
+            double_review_share=self.double_review_share,
         )
 
     @cached_property

@@ -47,6 +47,7 @@ FILES = {
         "versions/0008_records_request_key.py",
         "versions/0009_alert_deliveries.py",
         "versions/0010_learned_overrides.py",
+        "versions/0011_double_review.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

@@ -28,7 +28,7 @@ from monitor.queue.store import (
 from monitor.review.evidence import prefill
 from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import clean_members
-from monitor.review.store import latest_verdict, propose_alias, record_verdict
+from monitor.review.store import latest_verdict, propose_alias, record_verdict, review_progress
 
 ss = st.session_state
 
@@ -168,6 +168,7 @@ with db() as session:
         session=session, checks=reads.current_checks(), request_id=request_id, conv_id=conv_id
     )
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
+    progress = review_progress(session=session, item_id=item.id, reviewer=reviewer) if item else None
 if view is None:
     st.error(f"No request {artifacts.md(repr(request_id))} in the store.")
     st.stop()
@@ -293,8 +294,20 @@ elif item.state == "done":
         if v
         else "Done."
     )
+    if progress is not None and progress.given > 1:
+        st.caption(
+            f"{progress.given} reviewers judged this item; `rewrite-monitor stats --agreement` lists "
+            "disagreements and how to adjudicate them."
+        )
 elif item.state == "skipped":
     st.info("Skipped by a reviewer.")
+elif progress is not None and progress.mine and progress.given < progress.needed:
+    # blind: neither who else reviews it nor what anyone said
+    st.info(
+        f"You gave this item's first verdict; it awaits a second reviewer ({progress.given} of "
+        f"{progress.needed} so far). Its regression case is made once the reviewers agree or an "
+        "adjudicator decides."
+    )
 elif (
     not mine
     and item.state == "claimed"
@@ -311,6 +324,11 @@ else:
             "submitting claims it again if nobody else has."
         )
     i = item.id
+    if progress is not None and progress.needed > 1:
+        st.caption(
+            f"Blind second review: reviewer {progress.given + 1} of {progress.needed}; the other verdicts "
+            "stay hidden until the item is done."
+        )
     st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
     label = st.radio("Label", LABELS, index=None, horizontal=True, key=f"label_{i}")
     # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so

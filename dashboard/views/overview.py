@@ -1,7 +1,7 @@
 """Overview page: finding rates per day and per prompt version with 95% interval bands, the queue's
 depth and overdue count, reviewer throughput, the checks' precision per kind from verdicts, the
-weighted estimate of bad rewrites in all traffic, what the verdicts taught this week, and the alerts
-raised."""
+weighted estimate of bad rewrites in all traffic, the agreement between reviewers on blind second reviews,
+what the verdicts taught this week, and the alerts raised."""
 
 from __future__ import annotations
 
@@ -105,6 +105,29 @@ st.dataframe(
         c: st.column_config.NumberColumn(format="percent") for c in ("value", "lo", "hi", "coverage")
     },
 )
+
+st.subheader("Agreement between reviewers (blind second reviews)")
+if data["agreement"].empty:
+    st.caption(
+        "No item has two reviewers yet. Set `double_review_share` (e.g. 0.2) and a share of each day's "
+        "sample is also reviewed blind by a second reviewer."
+    )
+else:
+    st.caption(
+        "Cohen's kappa (Krippendorff's alpha when an item has more than two reviewers): agreement beyond "
+        "chance, 1 perfect, 0 no better than chance; with its 95% interval and the items it rests on. "
+        f"{data['disagreements']} disagreements await adjudication (`rewrite-monitor stats --agreement`)."
+    )
+    st.dataframe(
+        data["agreement"],
+        hide_index=True,
+        column_config={
+            "value": st.column_config.NumberColumn(format="%.2f"),
+            "lo": st.column_config.NumberColumn("95% CI low", format="%.2f"),
+            "hi": st.column_config.NumberColumn("95% CI high", format="%.2f"),
+            "raw agreement": st.column_config.NumberColumn(format="percent"),
+        },
+    )
 
 st.subheader("Learned from the verdicts this week")
 if data["learned"].empty:

@@ -39,6 +39,16 @@ def sampled_for_check(seed: str, key: str, rate: float) -> bool:
     return rate >= 1.0 or draw(seed, "check", key) < rate
 
 
+def reviews_needed(seed: str, key: str, *, per_item: int, double_share: float) -> int:
+    """Distinct reviewers the queue item of the record with ``key`` needs: ``per_item``, or at least 2
+    when its draw falls below ``double_share`` (the blind second review of issue 16). The draw is its
+    own purpose, independent of the admission draw, so the doubled items are a simple random sample of
+    every stratum alike (controls and flagged), and agreement measured on them speaks for the queue."""
+    if double_share > 0 and draw(seed, "double_review", key) < double_share:
+        return max(2, per_item)
+    return per_item
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A checked rewrite of the day: its record id and key, conversation, and top finding severity.

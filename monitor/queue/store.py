@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from monitor.checks.store import fully_checked
 from monitor.errors import QueueError
-from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit
+from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit, reviews_needed
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc, rowcount
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
@@ -58,6 +58,7 @@ class QueueRow:
     prompt_version: str | None
     model: str | None
     overdue: bool
+    reviews_needed: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +229,7 @@ def enqueue_days(
         )
         due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
         chosen = {a.record_id: a for a in plan.admitted}
+        keys = {c.record_id: c.key for c in candidates}
         rows = []
         for a in plan.admitted:
             m = meta[a.record_id]
@@ -251,6 +253,12 @@ def enqueue_days(
                         "state": "pending",
                         "due_at": due,
                         "created_at": now,
+                        "reviews_needed": reviews_needed(
+                            settings.sample_seed,
+                            keys[a.record_id],
+                            per_item=settings.reviews_per_item,
+                            double_share=settings.double_review_share,
+                        ),
                         **fields,
                     }
                 )
@@ -313,6 +321,20 @@ def _claimable(now: datetime) -> Any:
     )
 
 
+def reviewed_by(reviewer: str) -> Any:
+    """SQL condition: ``reviewer`` already gave a (non-adjudication) verdict on the item and it needs
+    another reviewer. Such an item waits for someone else: a second review is blind and by another
+    person, so the queue never hands it back to the first."""
+    return and_(
+        QueueItem.reviews_needed > 1,
+        exists().where(
+            Verdict.queue_item_id == QueueItem.id,
+            Verdict.reviewer == reviewer,
+            Verdict.adjudication.is_(False),
+        ),
+    )
+
+
 def review_order() -> tuple[Any, ...]:
     """The queue's review order: severity (priority), then the oldest day, then arrival."""
     return (QueueItem.priority.desc(), QueueItem.day, QueueItem.created_at, QueueItem.id)
@@ -347,7 +369,11 @@ def claim_next(
         return queue_row(held, now)
     for _attempt in range(20):
         # kinds is a JSON list: filtering it in Python keeps one query shape on SQLite and PostgreSQL.
-        stmt = select(QueueItem.id, QueueItem.kinds).where(_claimable(now)).order_by(*review_order())
+        stmt = (
+            select(QueueItem.id, QueueItem.kinds)
+            .where(_claimable(now), ~reviewed_by(reviewer))
+            .order_by(*review_order())
+        )
         if kind is None:
             stmt = stmt.limit(10)
         ids = [i for i, kinds in session.execute(stmt) if kind is None or kind in kinds][:10]
@@ -370,12 +396,33 @@ def _try_claim(session: Session, item_id: int, reviewer: str, now: datetime, lea
     return rowcount(result) == 1
 
 
-def claim(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> QueueRow:
-    """Claim one item by id (or renew one's own claim). Raises ``QueueError`` when someone else holds it."""
+def claim(
+    *,
+    session: Session,
+    item_id: int,
+    reviewer: str,
+    now: datetime,
+    lease: timedelta,
+    again: bool = False,
+) -> QueueRow:
+    """Claim one item by id (or renew one's own claim). Raises ``QueueError`` when someone else holds it,
+    and when it awaits a second reviewer and ``reviewer`` gave the first verdict (:func:`reviewed_by`),
+    unless ``again`` (a deliberate re-review of one's own verdict, ``rewrite-monitor verdict``)."""
     now = naive_utc(now)
     item = session.get(QueueItem, item_id)
     if item is None:
         raise QueueError(f"no queue item {item_id}")
+    if (
+        not again
+        and item.state != "done"
+        and session.scalar(
+            select(reviewed_by(reviewer)).select_from(QueueItem).where(QueueItem.id == item_id)
+        )
+    ):
+        raise QueueError(
+            f"queue item {item_id} awaits a second reviewer: {reviewer} gave its first verdict "
+            "(a second review is blind and by someone else)"
+        )
     if (
         item.state == "claimed"
         and item.claimed_by == reviewer

@@ -22,6 +22,7 @@ from monitor.queue.store import MANUAL, WITHDRAWN, _own, claim
 from monitor.review import evidence
 from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS, Label
 from monitor.review.proposals import ProposalRow, clean_members
+from monitor.review.verdicts import Rating, standing_verdict
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import AliasProposal, Event, Finding, LearnedOverride, QueueItem, Record, Verdict
@@ -51,20 +52,34 @@ def record_verdict(
     must_not_include: Sequence[str] = (),
     note: str | None = None,
     lease: timedelta = timedelta(minutes=10),
+    adjudication: bool = False,
+    again: bool = False,
 ) -> int:
-    """Record a verdict on a queue item, mark it done and update its regression case; returns the
-    verdict id.
+    """Record a verdict on a queue item, mark it done (or back to pending while it awaits another
+    reviewer) and update its regression case; returns the verdict id.
 
-    The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot).
-    ``label`` must be one of :data:`LABELS`, ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and
-    ``false_alarm_synonym`` go with artifact ``none``. Raises ``QueueError`` otherwise. Assertion terms
-    are stripped and blank ones dropped; a corrected query equal to the logged one is stored as none
-    (``monitor.review.evidence.corrected_query``: an untouched form field is no correction). The
-    regression case (``monitor.cases.store.apply_verdict``) is written in the same transaction as the
-    verdict, so the eval set never lags the verdicts.
+    The reviewer must hold the claim, or the item must be claimable (it is claimed on the spot); an item
+    awaiting a second reviewer is refused to the reviewer who gave the first verdict unless ``again``
+    (a deliberate re-review of one's own verdict). ``label`` must be one of :data:`LABELS`,
+    ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and ``false_alarm_synonym`` go with artifact ``none``.
+    Raises ``QueueError`` otherwise. Assertion terms are stripped and blank ones dropped; a corrected
+    query equal to the logged one is stored as none (``monitor.review.evidence.corrected_query``: an
+    untouched form field is no correction).
+
+    An item that needs several reviewers (``reviews_needed``, the blind second review) is done once that
+    many distinct reviewers gave a verdict; until then it returns to the queue for someone else. An
+    ``adjudication`` verdict settles a disagreement: it needs verdicts from two reviewers already (else
+    ``QueueError``) and finishes the item. The regression case (``monitor.cases.store.apply_verdict``)
+    is written, in the same transaction as the verdict so the eval set never lags, from the verdict that
+    stands (:func:`standing_verdict`): on a doubly reviewed item only once the reviewers agree or an
+    adjudicator decided.
     """
     _validate(label, artifact)
-    claim(session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease)
+    if adjudication:
+        _adjudicable(session, item_id)
+    claim(
+        session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease, again=again or adjudication
+    )
     item = _own(session, item_id, reviewer, now)
     raw = session.scalar(
         select(Event.raw).join(Record, Record.rewrite_event_id == Event.id).where(Record.id == item.record_id)
@@ -84,13 +99,61 @@ def record_verdict(
         must_not_include=normalise_terms(must_not_include),
         note=note,
         created_at=now,
+        adjudication=adjudication,
     )
     session.add(verdict)
-    item.state, item.finished_at = "done", now
     session.flush()
-    apply_verdict(session=session, verdict=verdict, now=now)
+    if adjudication or len(_reviewers(session, item.id)) >= item.reviews_needed:
+        item.state, item.finished_at = "done", now
+    else:
+        # back to the queue for another reviewer (claim_next skips it for this one)
+        item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
+    session.flush()
+    if standing_verdict(_verdicts(session, item.id), item.reviews_needed) == verdict.id:
+        apply_verdict(session=session, verdict=verdict, now=now)
     session.commit()
     return verdict.id
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewProgress:
+    """Reviewers of one queue item: how many distinct reviewers gave a verdict (``given``), how many it
+    needs (``needed``), and whether the asking reviewer is one of them (``mine``)."""
+
+    given: int
+    needed: int
+    mine: bool
+
+
+def review_progress(*, session: Session, item_id: int, reviewer: str) -> ReviewProgress:
+    """What the Item page may say about a blind second review: counts and whether ``reviewer`` gave
+    one, never who the others are or what they said."""
+    needed = session.scalar(select(QueueItem.reviews_needed).where(QueueItem.id == item_id)) or 1
+    given = _reviewers(session, item_id)
+    return ReviewProgress(len(given), int(needed), reviewer in given)
+
+
+def _adjudicable(session: Session, item_id: int | None) -> None:
+    """Raise ``QueueError`` unless queue item ``item_id`` has verdicts from two reviewers or more."""
+    if item_id is None:
+        raise QueueError("nothing to adjudicate: the request is not in the review queue")
+    if len(_reviewers(session, item_id)) < 2:
+        raise QueueError(
+            f"nothing to adjudicate on queue item {item_id}: it has verdicts from fewer than two reviewers"
+        )
+
+
+def _verdicts(session: Session, item_id: int) -> list[Rating]:
+    rows = session.execute(
+        select(Verdict.id, Verdict.reviewer, Verdict.label, Verdict.artifact, Verdict.adjudication)
+        .where(Verdict.queue_item_id == item_id)
+        .order_by(Verdict.id)
+    )
+    return [Rating(*r) for r in rows]
+
+
+def _reviewers(session: Session, item_id: int) -> set[str]:
+    return {r.reviewer for r in _verdicts(session, item_id) if not r.adjudication}
 
 
 def verdict_for_request(
@@ -107,6 +170,7 @@ def verdict_for_request(
     note: str | None = None,
     lease: timedelta = timedelta(minutes=10),
     conv_id: str | None = None,
+    adjudication: bool = False,
 ) -> int:
     """Record a verdict on the rewrite of ``request_id`` (in ``conv_id``, when given), queued or not;
     returns the verdict id.
@@ -118,7 +182,9 @@ def verdict_for_request(
     treats it), then verdicted; so is a withdrawn one (it left its day's sample). Raises
     ``QueueError`` for an unknown label or artifact, a request id with no logged rewrite (in
     ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
-    conversations when ``conv_id`` does not pick one.
+    conversations when ``conv_id`` does not pick one. Naming the request is deliberate, so a reviewer may
+    revise their own first verdict on an item that awaits a second reviewer; ``adjudication`` records
+    an adjudicator's verdict on a doubly reviewed item (see :func:`record_verdict`).
     """
     _validate(label, artifact)
     stmt = select(Record.id, Record.conv_id, Record.ts).where(
@@ -134,6 +200,8 @@ def verdict_for_request(
         raise AmbiguousRequestError(request_id, (r.conv_id for r in records))
     rec = records[0]
     item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
+    if adjudication:
+        _adjudicable(session, item_id)  # before a finished item is reopened for it
     if item_id is None:
         model, prompt_version = session.execute(
             select(Record.model, Record.prompt_version).where(Record.id == rec.id)
@@ -196,6 +264,8 @@ def verdict_for_request(
         must_not_include=must_not_include,
         note=note,
         lease=lease,
+        adjudication=adjudication,
+        again=True,
     )
 
 

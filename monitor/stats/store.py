@@ -30,6 +30,7 @@ from monitor.checks.learned import learned_steps
 from monitor.checks.store import fully_checked
 from monitor.queue.store import WITHDRAWN
 from monitor.review.labels import FINE_LABELS
+from monitor.review.verdicts import Rating, newest_per_reviewer
 from monitor.stats.intervals import Z95, agresti_coull_centre, wilson
 from monitor.store.models import Finding, QueueItem, Record, Verdict
 
@@ -259,3 +260,69 @@ def demoted_controls(
         len(domain) / len(controls),
         len(domain),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class DoubleReview:
+    """A queue item judged by two or more reviewers: each reviewer's newest verdict in the order they
+    gave one (``ratings``), and the newest adjudication, if any."""
+
+    item_id: int
+    request_id: str
+    conv_id: str
+    day: date
+    ratings: list[Rating]
+    adjudication: Rating | None
+
+    @property
+    def disagree(self) -> bool:
+        """Whether the reviewers differ on label or first wrong artifact."""
+        return len({(r.label, r.artifact) for r in self.ratings}) > 1
+
+
+def double_reviews(*, session: Session, since: date | None = None) -> list[DoubleReview]:
+    """Every queue item with verdicts from two or more distinct reviewers (adjudications aside), oldest
+    day first: what agreement is computed on and what awaits adjudication. Two queries."""
+    multi = (
+        select(Verdict.queue_item_id)
+        .where(Verdict.adjudication.is_(False))
+        .group_by(Verdict.queue_item_id)
+        .having(func.count(distinct(Verdict.reviewer)) >= 2)
+    )
+    stmt = select(QueueItem.id, QueueItem.request_id, QueueItem.conv_id, QueueItem.day).where(
+        QueueItem.id.in_(multi)
+    )
+    if since is not None:
+        stmt = stmt.where(QueueItem.day >= since)
+    items = {r.id: r for r in session.execute(stmt.order_by(QueueItem.day, QueueItem.id))}
+    ratings: dict[int, list[Rating]] = defaultdict(list)
+    if items:
+        for row in session.execute(
+            select(
+                Verdict.queue_item_id,
+                Verdict.id,
+                Verdict.reviewer,
+                Verdict.label,
+                Verdict.artifact,
+                Verdict.adjudication,
+            )
+            .where(Verdict.queue_item_id.in_(multi))
+            .order_by(Verdict.id)
+        ):
+            if row.queue_item_id in items:
+                ratings[row.queue_item_id].append(Rating(*row[1:]))
+    out = []
+    for item_id, item in items.items():
+        given = ratings[item_id]
+        adjudications = [r for r in given if r.adjudication]
+        out.append(
+            DoubleReview(
+                item_id=item_id,
+                request_id=item.request_id,
+                conv_id=item.conv_id,
+                day=item.day,
+                ratings=newest_per_reviewer(given),
+                adjudication=adjudications[-1] if adjudications else None,
+            )
+        )
+    return out

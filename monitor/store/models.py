@@ -35,6 +35,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -225,6 +226,8 @@ class QueueItem(Base):
     due_at: Mapped[datetime] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Distinct reviewers whose verdicts finish the item: 2 for a blind second review (issue 16).
+    reviews_needed: Mapped[int] = mapped_column(Integer, server_default="1", default=1)
 
     __table_args__ = (
         Index("ix_queue_items_order", "state", "priority", "created_at"),
@@ -250,7 +253,9 @@ class QueueDay(Base):
 class Verdict(Base):
     """A reviewer's verdict on a queue item: the first wrong artifact and a label.
 
-    Append-only: a re-review adds a row, and the newest row of an item is its verdict.
+    Append-only: a re-review adds a row, and the newest row of an item is its verdict. On an item that
+    needs several reviewers (``QueueItem.reviews_needed``) each reviewer's newest row is their verdict,
+    and an ``adjudication`` row settles a disagreement.
     """
 
     __tablename__ = "verdicts"
@@ -267,6 +272,11 @@ class Verdict(Base):
     must_not_include: Mapped[list[str]] = mapped_column(Json)
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Settles a disagreement between the item's reviewers: it makes the regression case, and agreement
+    # figures leave it out.
+    adjudication: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
+
+    __table_args__ = (Index("ix_verdicts_queue_item_reviewer", "queue_item_id", "reviewer"),)
 
 
 class Lease(Base):

@@ -35,8 +35,11 @@ TABLES_AFTER_0003 = [
     "regression_cases",
     "source_cursors",
 ]
-# Columns they add to older tables (0007), as the refusal names them after the tables.
-COLUMNS_AFTER_0003 = "; columns quarantine.resolution, quarantine.resolved_at"
+# Columns they add to older tables (0007, 0011), as the refusal names them after the tables.
+COLUMNS_AFTER_0003 = (
+    "; columns quarantine.resolution, quarantine.resolved_at, "
+    "queue_items.reviews_needed, verdicts.adjudication"
+)
 
 
 def _db(tmp_path: Path, name: str = "s.db") -> tuple[str, Path]:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
@@ -393,6 +393,61 @@ def test_overview_draws_rates_with_bands_and_the_estimates(store: str, db: Sessi
         ["plan", 0, 1, "one step higher"],
         ["kubernetes", 1, 0, "none"],
     ]
+
+
+def test_overview_shows_the_agreement_of_blind_second_reviews(store: str, db: Session) -> None:
+    """Two items each judged by carol then dave: (fabricated, fabricated) and (ok, fabricated).
+    Label: p_o = 1/2; carol fab 1, ok 1; dave fab 2; p_e = (1*2 + 1*0)/4 = 1/2; kappa = 0.
+    SE = sqrt(0.5*0.5 / (2 * 0.25)) = 0.7071: 0 -/+ 1.386, clipped to (-1, 1)."""
+    for request_id in ("c1_2", "c3_2"):
+        db.execute(update(QueueItem).where(QueueItem.request_id == request_id).values(reviews_needed=2))
+    db.commit()
+    now = datetime.now(UTC)
+    for request_id, first in (("c1_2", "fabricated_constraint"), ("c3_2", "ok")):
+        for reviewer, label in (("carol", first), ("dave", "fabricated_constraint")):
+            record_verdict(
+                session=db,
+                item_id=item_id(db, request_id),
+                reviewer=reviewer,
+                label=label,
+                artifact="none" if label == "ok" else "rewrite",
+                now=now,
+            )
+    at = start()
+    at.switch_page("views/overview.py").run()
+    assert not at.exception
+    table = next(f.value for f in at.dataframe if "rating" in f.value.columns)
+    label = table.set_index("rating").loc["label"]
+    assert (label["statistic"], label["value"], label["raw agreement"], label["items"]) == (
+        "cohen_kappa",
+        0.0,
+        0.5,
+        2,
+    )
+    assert (label["lo"], label["hi"]) == (-1.0, 1.0)
+    assert "1 disagreements await adjudication" in " ".join(c.value for c in at.caption)
+
+
+def test_the_first_reviewer_of_a_blind_second_review_sees_no_form_and_no_verdict(
+    store: str, db: Session
+) -> None:
+    db.execute(update(QueueItem).where(QueueItem.request_id == "c1_2").values(reviews_needed=2))
+    db.commit()
+    record_verdict(
+        session=db,
+        item_id=item_id(db, "c1_2"),
+        reviewer="bob",
+        label="fabricated_constraint",
+        artifact="rewrite",
+        now=datetime.now(UTC),
+    )
+    at = start().switch_page("views/item.py")
+    at.query_params["request"] = "c1_2"
+    at = at.run()
+    assert not at.exception
+    infos = " ".join(i.value for i in at.info)
+    assert "You gave this item's first verdict; it awaits a second reviewer (1 of 2 so far)" in infos
+    assert not [r for r in at.radio if r.label == "Label"]
 
 
 def _verdict_with_case(session: Session, request_id: str, label: str, minute: int) -> None:

@@ -97,11 +97,20 @@ def verdict_cmd(
         str | None,
         typer.Option("--conv", help="The conversation, when the request id was logged in several."),
     ] = None,
+    adjudicate: Annotated[
+        bool,
+        typer.Option(
+            "--adjudicate",
+            help="Settle a disagreement between an item's reviewers (stats --agreement lists them): "
+            "this verdict makes the regression case.",
+        ),
+    ] = False,
 ) -> None:
     """Record a verdict on one request (queued or not: a request from a support ticket is added to
     the queue and verdicted at once), through the dashboard's service function. `ok` and
     `false_alarm_synonym` go with artifact `none`, every other label with another artifact; a `--query`
-    equal to the logged query is stored as none (no correction).
+    equal to the logged query is stored as none (no correction). On an item two reviewers judged,
+    `--adjudicate` records the deciding verdict.
 
     Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
     Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
@@ -131,8 +140,10 @@ def verdict_cmd(
             note=note,
             lease=_lease(state),
             conv_id=conv,
+            adjudication=adjudicate,
         )
-    _say(f"verdict {vid} recorded on {request_id}: {label.value}")
+    what = "adjudication" if adjudicate else "verdict"
+    _say(f"{what} {vid} recorded on {request_id}: {label.value}")
 
 
 # -- review --------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -164,9 +164,23 @@ def stats(
         str | None, typer.Option("--since", help="Only rewrites from this date (YYYY-MM-DD).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    agreement: Annotated[
+        bool,
+        typer.Option(
+            "--agreement",
+            help="Only the agreement between reviewers on doubly reviewed items (double_review_share): "
+            "Cohen's kappa with its 95% interval per label and first wrong artifact, and the "
+            "disagreements awaiting adjudication.",
+        ),
+    ] = False,
 ) -> None:
     """Finding rates per group with 95% intervals; with verdicts, the checks' precision per kind and the
     estimated share of bad rewrites in the whole traffic (weighted by inclusion probabilities).
+
+    With --agreement, how far the reviewers agree instead: on the items a second reviewer judged blind
+    (set double_review_share, e.g. 0.2), Cohen's kappa (Krippendorff's alpha when some item has more
+    than two reviewers) with its 95% interval, for the label, each label against the rest and the first
+    wrong artifact, and each disagreement with the command that adjudicates it.
 
     The last estimate, fabricated_among_demoted, is the share of fabrications among the control-sample
     rewrites whose flagged words the verdicts demoted (`rules learned`): what the learning may hide.
@@ -193,6 +207,9 @@ def stats(
         raise typer.BadParameter("must be a date like 2024-03-01", param_hint="--since") from None
     settings = ctx.obj.settings
     engine = open_engine(ctx.obj)
+    if agreement:
+        _agreement(engine, since_day, as_json)
+        return
     with session_factory(engine)() as session:
         rates = finding_rates(
             session=session,
@@ -272,6 +289,85 @@ def stats(
         value = f"{e.value:.1%}" if e.value is not None else "-"
         est.add_row(e.name, value, interval, f"{e.coverage:.0%}", str(e.verdicts))
     out.print(est)
+
+
+def _agreement(engine: Any, since: Any, as_json: bool) -> None:
+    """``stats --agreement``: the agreement table and the disagreements (see :func:`stats`)."""
+    from monitor.cli.render import safe_text
+    from monitor.review.labels import LABELS
+    from monitor.stats.agreement import agreement_table
+    from monitor.stats.store import double_reviews
+    from monitor.store.engine import session_factory
+
+    with session_factory(engine)() as session:
+        reviews = double_reviews(session=session, since=since)
+    table = agreement_table([[(r.label, r.artifact) for r in d.ratings] for d in reviews], LABELS)
+    disagreements: list[dict[str, Any]] = [
+        {
+            "queue_item": d.item_id,
+            "request_id": d.request_id,
+            "conv_id": d.conv_id,
+            "day": d.day.isoformat(),
+            "ratings": [
+                {"reviewer": r.reviewer, "label": r.label, "artifact": r.artifact} for r in d.ratings
+            ],
+            "adjudicated": (
+                {
+                    "reviewer": d.adjudication.reviewer,
+                    "label": d.adjudication.label,
+                    "artifact": d.adjudication.artifact,
+                }
+                if d.adjudication
+                else None
+            ),
+        }
+        for d in reviews
+        if d.disagree
+    ]
+    result = {**table, "disagreements": disagreements}
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    if not reviews:
+        out.print(
+            "no item has verdicts from two reviewers yet: set double_review_share (e.g. 0.2) and let a "
+            "second reviewer work the queue"
+        )
+        return
+    agree = Table(
+        "rating",
+        "statistic",
+        "value",
+        "95% CI",
+        "raw agreement",
+        "items",
+        title="agreement between reviewers",
+    )
+
+    def row(name: str, fig: dict[str, Any]) -> None:
+        value = f"{fig['value']:.2f}" if fig["value"] is not None else "- (no variation)"
+        ci = f"{fig['ci95'][0]:.2f} to {fig['ci95'][1]:.2f}" if fig["ci95"] else "-"
+        raw = f"{fig['observed_agreement']:.0%}" if fig["observed_agreement"] is not None else "-"
+        statistic = {"cohen_kappa": "Cohen's kappa", "krippendorff_alpha": "Krippendorff's alpha"}
+        agree.add_row(name, statistic[fig["statistic"]], value, ci, raw, str(fig["items"]))
+
+    row("label", table["label"])
+    row("first wrong artifact", table["artifact"])
+    for label, fig in table["per_label"].items():
+        row(f"{label} or not", fig)
+    out.print(agree)
+    pending = [d for d in disagreements if d["adjudicated"] is None]
+    out.print(f"{len(disagreements)} disagreements, {len(pending)} awaiting adjudication")
+    for d in pending:
+        verdicts = "; ".join(f"{r['reviewer']}: {r['label']} ({r['artifact']})" for r in d["ratings"])
+        out.print(
+            safe_text(f"  {d['request_id']} [{d['conv_id']}]: {verdicts}"),
+        )
+    if pending:
+        out.print(
+            "adjudicate with: rewrite-monitor verdict REQUEST_ID --conv CONV_ID --adjudicate --label LABEL",
+            markup=False,
+        )
 
 
 def _pct(value: float | None, ci: tuple[float, float] | None) -> str:

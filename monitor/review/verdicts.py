@@ -1,0 +1,58 @@
+"""Which verdict stands when several reviewers judged one item (pure; issue 16, part 6).
+
+A queue item may need more than one reviewer (``QueueItem.reviews_needed``: the blind second review of
+``double_review_share``). Each reviewer's newest verdict is theirs (a re-review replaces one's own, never
+another's); an adjudication settles a disagreement. :func:`standing_verdict` says which verdict makes the
+regression case, and :func:`newest_per_reviewer` gives the ratings agreement is computed on
+(``monitor.stats.agreement``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """One verdict reduced to what agreement compares: its id, reviewer, label and first wrong artifact,
+    and whether it adjudicates."""
+
+    id: int
+    reviewer: str
+    label: str
+    artifact: str
+    adjudication: bool = False
+
+
+def newest_per_reviewer(ratings: Sequence[Rating]) -> list[Rating]:
+    """Each reviewer's newest non-adjudication verdict of one item (a re-review replaces one's own
+    verdict, never another reviewer's), in the order the reviewers first gave one. ``ratings`` must be
+    in verdict order (oldest first)."""
+    first: dict[str, int] = {}
+    newest: dict[str, Rating] = {}
+    for i, r in enumerate(ratings):
+        if r.adjudication:
+            continue
+        first.setdefault(r.reviewer, i)
+        newest[r.reviewer] = r
+    return [newest[name] for name in sorted(newest, key=first.__getitem__)]
+
+
+def standing_verdict(ratings: Sequence[Rating], reviews_needed: int) -> int | None:
+    """The id of the verdict that stands for one item (makes its regression case), or None while none
+    does. ``ratings`` in verdict order. One reviewer needed: the newest verdict. Several: the newest
+    adjudication if any; else, once ``reviews_needed`` reviewers gave one and their newest verdicts
+    agree on label and artifact, the newest of those; else None (awaiting a reviewer or an
+    adjudicator)."""
+    if not ratings:
+        return None
+    if reviews_needed <= 1:
+        return ratings[-1].id
+    adjudications = [r for r in ratings if r.adjudication]
+    if adjudications:
+        return adjudications[-1].id
+    newest = newest_per_reviewer(ratings)
+    if len(newest) < reviews_needed or len({(r.label, r.artifact) for r in newest}) > 1:
+        return None
+    return max(r.id for r in newest)
