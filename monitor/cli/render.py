@@ -12,6 +12,7 @@ cannot clear the reviewer's screen or retitle the window) and into a ``Text`` (s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,40 @@ if TYPE_CHECKING:
 
 MESSAGE_CHARS = 600
 """Longer messages are cut in the terminal view (the passages of some transcripts run to pages)."""
+COMPACT_HEAD = 100
+"""In the compact view (``review``), characters kept from the start of a collapsed passage."""
+COMPACT_LAST_HEAD = 300
+"""... and from the start of the latest answer, which the follow-up most often refers to."""
+COMPACT_WINDOW = 60
+"""... and on each side of a flagged word inside it, so the reviewer sees the word in its sentence."""
+
+
+def compact_passage(
+    text: str, words: Iterable[str], *, head: int = COMPACT_HEAD, window: int = COMPACT_WINDOW
+) -> str:
+    """``text`` collapsed to its first ``head`` characters and ``window`` characters around each
+    case-insensitive, whole-word occurrence of ``words``, the cuts marked "…" and the hidden length
+    said at the end ("(+1,234 chars)"). A text no longer than what would be shown comes back whole."""
+    spans = [(0, head)]
+    for w in words:
+        if not w.strip():
+            continue
+        for m in re.finditer(rf"(?<!\w){re.escape(w)}(?!\w)", text, re.IGNORECASE):
+            spans.append((max(0, m.start() - window), min(len(text), m.end() + window)))
+    spans.sort()
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    shown = sum(min(end, len(text)) - start for start, end in merged)
+    if shown >= len(text):
+        return text
+    parts = [text[start:end].strip() for start, end in merged if start < len(text)]
+    out = " … ".join(parts)
+    hidden = len(text) - shown
+    return f"{out} … (+{hidden:,} chars)"
 
 
 def safe_text(value: object, style: str = "") -> Text:
@@ -73,19 +108,23 @@ def _state(view: RecordView) -> RenderableType:
     return Panel(lines, title="1. chat state")
 
 
-def _transcript(view: RecordView, words: set[str]) -> RenderableType:
+def _transcript(view: RecordView, words: set[str], compact: bool = False) -> RenderableType:
     ctx = view.context
     if ctx is None:
         return Panel("the message list was not logged", title="2. transcript")
     if ctx.messages is None:
         return Panel(ctx.missing_messages(), title="2. transcript")
     table = Table.grid(padding=(0, 1))
+    last = max((i for i, m in enumerate(ctx.messages) if m.role != "user"), default=-1)
     for i, m in enumerate(ctx.messages):
-        body = (
-            m.content
-            if len(m.content) <= MESSAGE_CHARS
-            else m.content[:MESSAGE_CHARS] + f"… (+{len(m.content) - MESSAGE_CHARS} chars)"
-        )
+        if compact and m.role != "user":
+            # An older answer matters for the words it shares with the rewrite; the latest answer is
+            # what the follow-up most often refers to, so more of it stays. The user's turns stay whole.
+            body = compact_passage(m.content, words, head=COMPACT_LAST_HEAD if i == last else COMPACT_HEAD)
+        elif len(m.content) <= MESSAGE_CHARS:
+            body = m.content
+        else:
+            body = m.content[:MESSAGE_CHARS] + f"… (+{len(m.content) - MESSAGE_CHARS} chars)"
         text = safe_text(body)
         for w in words:
             text.highlight_words([visible(w)], style="bold magenta", case_sensitive=False)
@@ -166,8 +205,12 @@ def _findings(findings: Sequence[FindingRow]) -> RenderableType:
     return Panel(table, title="findings")
 
 
-def render_record(view: RecordView, findings: Sequence[FindingRow]) -> list[RenderableType]:
-    """Rich renderables for ``show``: header, then the artifacts in review order, then the findings."""
+def render_record(
+    view: RecordView, findings: Sequence[FindingRow], *, compact: bool = False
+) -> list[RenderableType]:
+    """Rich renderables for ``show``: header, then the artifacts in review order, then the findings.
+    ``compact`` (``review``'s default view) collapses older assistant passages to their start and the
+    lines around the flagged words (:func:`compact_passage`)."""
     words = {w for f in findings for w in f.words}
     rec = view.record
     header = safe_text(f"{view.request_id}  conversation {view.conv_id}", style="bold")
@@ -176,9 +219,13 @@ def render_record(view: RecordView, findings: Sequence[FindingRow]) -> list[Rend
     return [
         header,
         _state(view),
-        _transcript(view, words),
+        _transcript(view, words, compact),
         _rewrite(view, findings),
-        Group(_retrieval(view), _answer(view)),
+        (
+            Text("4. retrieval and 5. answer: not logged", style="dim")
+            if compact and not view.hits and view.answer is None
+            else Group(_retrieval(view), _answer(view))
+        ),
         _findings(findings),
     ]
 

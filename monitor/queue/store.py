@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, exists, func, or_, select, tuple_, update
+from sqlalchemy import and_, distinct, exists, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import fully_checked
@@ -453,6 +453,64 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
         return item
     who = f" by {item.claimed_by}" if item.state == "claimed" else ""
     raise QueueError(f"queue item {item_id} is {item.state}{who}, not claimed by {reviewer}")
+
+
+def reviewable_count(*, session: Session, reviewer: str, now: datetime, kind: str | None = None) -> int:
+    """How many items :func:`claim_next` could still hand ``reviewer`` (claimable, not awaiting someone
+    else's second review, with finding kind ``kind`` when given): the "N" of "item i of N"."""
+    stmt = select(QueueItem.kinds).where(_claimable(now), ~reviewed_by(reviewer))
+    if kind is None:
+        return int(session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+    return sum(1 for (kinds,) in session.execute(stmt) if kind in kinds)
+
+
+def reopen(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> QueueRow:
+    """Claim back an item ``reviewer`` just gave a verdict on (undo): a done item, or one awaiting a
+    second reviewer, is claimed by ``reviewer`` again; the next verdict is a new version (verdicts are
+    appended, never overwritten), and until then the earlier one stands. Compare-and-set; raises
+    ``QueueError`` when someone else holds it meanwhile or ``reviewer`` gave no verdict on it."""
+    now = naive_utc(now)
+    mine = session.scalar(
+        select(func.count()).where(Verdict.queue_item_id == item_id, Verdict.reviewer == reviewer)
+    )
+    if not mine:
+        raise QueueError(f"{reviewer} gave no verdict on queue item {item_id}: nothing to undo")
+    result = session.execute(
+        update(QueueItem)
+        .where(QueueItem.id == item_id, or_(QueueItem.state == "done", _claimable(now)))
+        .values(
+            state="claimed",
+            claimed_by=reviewer,
+            claimed_at=now,
+            lease_expires_at=now + lease,
+            finished_at=None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    item = session.get_one(QueueItem, item_id, populate_existing=True)
+    if rowcount(result) != 1:
+        raise QueueError(
+            f"queue item {item_id} is {item.state}" + (f" by {item.claimed_by}" if item.claimed_by else "")
+        )
+    return queue_row(item, now)
+
+
+def keep_verdict(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
+    """Give back an item reopened by :func:`reopen` without a new verdict: the earlier one stands, and
+    the item is done again (or pending, when it still awaits a second reviewer)."""
+    item = _own(session, item_id, reviewer, now)
+    reviewers = session.scalar(
+        select(func.count(distinct(Verdict.reviewer))).where(
+            Verdict.queue_item_id == item_id, Verdict.adjudication.is_(False)
+        )
+    )
+    if (reviewers or 0) >= item.reviews_needed:
+        item.state, item.finished_at = "done", now
+    else:
+        item.state = "pending"
+    item.claimed_by, item.claimed_at, item.lease_expires_at = None, None, None
+    session.commit()
 
 
 def release(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:

@@ -325,6 +325,73 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
     assert "2 verdicts, 0 skipped" in result.output
 
 
+def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: str) -> None:
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
+        s.commit()
+    # c1_2 (flagged): "e" and a note, "v" (the full text), then "f" with an empty corrected query and the
+    # prefilled terms kept; c2_2 (control): "b" goes back to c1_2, "o" replaces its verdict; c2_2 again: "o".
+    keys = "e\nchecked against ticket 4711\nv\nf\n\n\n\n" + "b\no\n" + "o\n"
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
+    assert result.exit_code == 0, result.output
+    heads = [line for line in result.output.splitlines() if line.startswith("item ")]
+    assert [h.split(" · ")[0] + " · " + h.split(" · ")[1] for h in heads] == [
+        "item 1 of 2 · c1_2",
+        "item 1 of 2 · c1_2",  # "v" draws it again, in full
+        "item 2 of 2 · c2_2",
+        "item 1 of 2 · c1_2",  # back
+        "item 2 of 2 · c2_2",
+    ]
+    assert heads[3].endswith("(back: a new verdict replaces yours)")
+    assert "verdict 2: ok (replaces your earlier verdict)" in result.output
+    with session_factory(engine)() as s:
+        rows = s.execute(select(Verdict.request_id, Verdict.label, Verdict.note).order_by(Verdict.id)).all()
+        states = {i.request_id: i.state for i in s.scalars(select(QueueItem))}
+    engine.dispose()
+    # appended, never overwritten: c1_2's first verdict (with its note) stays, the newest is its verdict
+    assert [tuple(r) for r in rows] == [
+        ("c1_2", "fabricated_constraint", "checked against ticket 4711"),
+        ("c1_2", "ok", None),
+        ("c2_2", "ok", None),
+    ]
+    assert states == {"c1_2": "done", "c2_2": "done"}
+    assert "2 verdicts, 0 skipped" not in result.output  # three verdicts were recorded
+    assert "3 verdicts, 0 skipped" in result.output
+
+
+def test_review_back_then_quit_keeps_the_earlier_verdict(cli_db: str) -> None:
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
+        s.commit()
+    result = runner.invoke(
+        app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="b\no\nb\nq\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "nothing to go back to yet in this session" in result.output
+    with session_factory(engine)() as s:
+        states = {i.request_id: (i.state, i.claimed_by) for i in s.scalars(select(QueueItem))}
+        labels = s.scalars(select(Verdict.label)).all()
+    engine.dispose()
+    # c1_2 judged ok, reopened with "b", given back with "q": done with its one verdict; c2_2 released
+    assert states == {"c1_2": ("done", None), "c2_2": ("pending", None)}
+    assert labels == ["ok"]
+
+
+def test_compact_view_collapses_older_answers_around_the_flagged_words() -> None:
+    from monitor.cli.render import compact_passage
+
+    passage = "A" * 150 + " the enterprise plan costs more " + "B" * 300
+    got = compact_passage(passage, ["enterprise"], head=20, window=10)
+    assert got == "A" * 20 + " … " + "AAAAA the enterprise plan cost … (+432 chars)"
+    assert compact_passage("short", ["enterprise"]) == "short"
+
+
 def test_review_quit_releases_the_item(cli_db: str) -> None:
     runner.invoke(app, ["--database-url", cli_db, "verdict", "c2_2", "--label", "ok", "--reviewer", "sam"])
     from monitor.store.engine import make_engine, session_factory

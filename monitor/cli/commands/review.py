@@ -40,7 +40,8 @@ LABEL_KEYS = {
     "r": "ranking",
     "g": "generation",
 }
-"""One key per label in ``review`` (``s`` skips the item, ``q`` releases it and stops)."""
+"""One key per label in ``review`` (``e`` note, ``v`` full text, ``b`` back, ``s`` skip, ``q`` quit:
+:func:`review_loop`)."""
 
 
 def _session(state: State) -> Any:
@@ -158,51 +159,100 @@ def review_loop(
     show: Callable[[Any], None],
     now: Callable[[], datetime],
 ) -> dict[str, int]:
-    """Walk the pending queue: claim the next item, show it, read a one-key label, record, next.
+    """Walk the pending queue: claim the next item, show it (compact), read a one-key label, record, next.
 
-    Returns counts ``{verdicts, skipped}``. ``q`` (or end of input) releases the held item and stops.
-    The reader functions are parameters so tests drive the loop with plain strings.
+    Keys besides the labels (:data:`LABEL_KEYS`): ``e`` a note for this verdict, ``v`` the full text of
+    the item, ``b`` back to the previous item to change its verdict (a new verdict version; giving it
+    back without one keeps the earlier verdict), ``s`` skip, ``q`` (or end of input) release and stop.
+    Each item is headed "item i of N" (N: what the reviewer has done this session plus what the queue
+    can still hand them). Returns counts ``{verdicts, skipped}``. The reader functions are parameters so
+    tests drive the loop with plain strings.
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import render_record
     from monitor.ingest.store.records import get_record_view
-    from monitor.queue.store import claim_next, release, skip
+    from monitor.queue.store import claim_next, keep_verdict, release, reopen, reviewable_count, skip
     from monitor.review.evidence import prefill
     from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
     from monitor.review.store import record_verdict
 
-    legend = "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items()) + "  s skip  q quit"
+    legend = (
+        "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items())
+        + "  |  e note  v full text  b back (change the last verdict)  s skip  q quit"
+    )
     done = {"verdicts": 0, "skipped": 0}
+    history: list[int] = []  # items given a verdict in this session, newest last (``b`` pops one)
+    back: Any = None  # the item ``b`` reopened, shown next
     while True:
-        row = claim_next(session=session, reviewer=reviewer, now=now(), lease=lease, kind=kind)
+        again = back is not None
+        row = back or claim_next(session=session, reviewer=reviewer, now=now(), lease=lease, kind=kind)
+        back = None
         if row is None:
-            show("the queue is empty")
+            show(
+                f"the queue is empty: nothing left for {reviewer} ({done['verdicts']} verdicts this session)"
+            )
             return done
+        position = len(history) + done["skipped"] + 1
+        total = position + reviewable_count(session=session, reviewer=reviewer, now=now(), kind=kind)
         view = get_record_view(session=session, request_id=row.request_id, conv_id=row.conv_id)
         findings = list_findings(
             session=session, checks=current_checks(), request_id=row.request_id, conv_id=row.conv_id
         )
-        show(f"item {row.id} · {row.request_id} · {row.stratum} · due {row.due_at:%Y-%m-%d %H:%M}")
-        if view is not None:
-            for block in render_record(view, findings):
-                show(block)
-        show(legend)
+
+        redo = "  (back: a new verdict replaces yours)" if again else ""
+        heading = (
+            f"item {position} of {total} · {row.request_id} · {row.stratum} · "
+            f"due {row.due_at:%Y-%m-%d %H:%M}{redo}"
+        )
+
+        def draw(compact: bool, heading: str = heading, view: Any = view, findings: Any = findings) -> None:
+            show(heading)
+            if view is not None:
+                for block in render_record(view, findings, compact=compact):
+                    show(block)
+            show(legend)
+
+        draw(compact=True)
         # End the read transaction before waiting for the reviewer: on SQLite it holds the write lock
         # (BEGIN IMMEDIATE), and ingest, run, the worker and verdict would wait on an idle terminal.
         session.commit()
+
+        def give_back(row: Any = row, again: bool = again) -> None:
+            # an item reopened with ``b`` keeps its earlier verdict; any other goes back to the queue
+            if again:
+                keep_verdict(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            else:
+                release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+
+        note: str | None = None
         try:
             key = ""
-            while key not in LABEL_KEYS and key not in ("s", "q"):
+            while key not in LABEL_KEYS:
                 key = (read_key() or "q").lower()
+                if key == "e":
+                    note = read_line("note", note or "").strip() or None
+                elif key == "v":
+                    draw(compact=False)
+                elif key == "b" and not history:
+                    show("nothing to go back to yet in this session")
+                elif key in ("b", "s", "q"):
+                    break
         except BaseException:
             # Ctrl-C or a broken input must not leave the item locked for the whole lease.
-            release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            give_back()
             raise
         if key == "q":
-            release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            give_back()
             return done
+        if key == "b":
+            give_back()
+            back = reopen(session=session, item_id=history.pop(), reviewer=reviewer, now=now(), lease=lease)
+            continue
         if key == "s":
-            skip(session=session, item_id=row.id, reviewer=reviewer, now=now())
+            if again:
+                give_back()
+            else:
+                skip(session=session, item_id=row.id, reviewer=reviewer, now=now())
             done["skipped"] += 1
             continue
         label = LABEL_KEYS[key]
@@ -217,7 +267,7 @@ def review_loop(
                     read_line("must not include, comma-separated", ", ".join(pre.must_not_include))
                 )
             except BaseException:
-                release(session=session, item_id=row.id, reviewer=reviewer, now=now())
+                give_back()
                 raise
         vid = record_verdict(
             session=session,
@@ -229,10 +279,13 @@ def review_loop(
             corrected_query=corrected,
             must_include=must,
             must_not_include=must_not,
+            note=note,
             lease=lease,
+            again=again,
         )
+        history.append(row.id)
         done["verdicts"] += 1
-        show(f"verdict {vid}: {label}")
+        show(f"verdict {vid}: {label}" + (" (replaces your earlier verdict)" if again else ""))
 
 
 def _read_key() -> str:
@@ -261,10 +314,13 @@ def review_cmd(
         str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
     ] = None,
 ) -> None:
-    """Walk the pending review queue in the terminal: the four artifacts, then one key for the label
-    (o ok, f fabricated_constraint, d dropped_constraint, ...; s skip, q quit); a wrong rewrite also
-    asks for the corrected query and the terms, prefilled from the findings. Piped input works too:
-    one key per line, then one line per answer (an empty line keeps the prefilled value).
+    """Walk the pending review queue in the terminal, "item 3 of 40" at a time: the four artifacts
+    (older answers collapsed to their start and the lines around the flagged words; v shows the full
+    text), then one key for the label (o ok, f fabricated_constraint, d dropped_constraint, ...); a
+    wrong rewrite also asks for the corrected query and the terms, prefilled from the findings. e adds a
+    note, b goes back to change the last verdict (a new version; the old one is kept), s skips, q quits.
+    Piped input works too: one key per line, then one line per answer (an empty line keeps the
+    prefilled value).
 
     Example: rewrite-monitor review --kind added_content_word
     """
