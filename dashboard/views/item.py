@@ -5,7 +5,7 @@ has taken over."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 
 import artifacts
 import pandas as pd
@@ -22,13 +22,23 @@ from monitor.queue.store import (
     get_item,
     held_item,
     item_for_request,
+    keep_verdict,
     release,
+    renew,
+    reopen,
+    reviewable_count,
     skip,
 )
 from monitor.review.evidence import prefill
 from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import clean_members
-from monitor.review.store import latest_verdict, propose_alias, record_verdict, review_progress
+from monitor.review.store import (
+    latest_verdict,
+    propose_alias,
+    record_verdict,
+    review_progress,
+    verdicts_since,
+)
 
 ss = st.session_state
 
@@ -39,15 +49,50 @@ def _lease() -> timedelta:
 
 
 def _next_item() -> None:
-    """Claim the reviewer's next item, or return to the Queue page when none is left."""
+    """Claim the reviewer's next item, or show the finished-queue screen when none is left."""
     with db(writes=True) as session:
         row = claim_next(session=session, reviewer=ss["reviewer"], now=now(), lease=_lease())
     st.query_params.clear()
     if row is None:
         ss.pop("item_id", None)
-        ss["goto_queue"] = True
+        ss["queue_done"] = True
     else:
         ss["item_id"] = row.id
+
+
+def _history() -> list[int]:
+    """Items this browser session gave a verdict on, newest last (what "Previous item" goes back to)."""
+    history: list[int] = ss.setdefault("history", [])
+    return history
+
+
+def _again(item_id: int) -> bool:
+    """Whether ``item_id`` was reopened with "Previous item": a new verdict replaces the reviewer's own."""
+    return ss.get("again_item") == item_id
+
+
+@guarded
+def _previous(current: int | None) -> None:
+    """Give the current item back (an undone one keeps its verdict) and reopen the last one judged."""
+    history = _history()
+    if not history:
+        flash("info", "Nothing to go back to in this session yet.")
+        return
+    try:
+        with db(writes=True) as session:
+            if current is not None:
+                if _again(current):
+                    keep_verdict(session=session, item_id=current, reviewer=ss["reviewer"], now=now())
+                else:
+                    release(session=session, item_id=current, reviewer=ss["reviewer"], now=now())
+            reopen(session=session, item_id=history[-1], reviewer=ss["reviewer"], now=now(), lease=_lease())
+    except QueueError as exc:
+        flash("error", f"Cannot go back: {exc}.")
+        return
+    reads_changed()
+    ss["item_id"] = ss["again_item"] = history.pop()
+    ss.pop("queue_done", None)
+    st.query_params.clear()
 
 
 @guarded
@@ -93,6 +138,7 @@ def _submit(item_id: int, request_id: str) -> None:
                 must_not_include=artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", "")),
                 note=ss.get(f"note_{item_id}", "").strip() or None,
                 lease=_lease(),
+                again=_again(item_id),
             )
             if members:
                 propose_alias(
@@ -104,10 +150,13 @@ def _submit(item_id: int, request_id: str) -> None:
                     note=f"false alarm on a synonym (verdict {verdict_id})",
                 )
     except (QueueError, ProposalError) as exc:
-        flash("error", f"Verdict not stored: {exc}. Nothing was overwritten.")
+        ss[f"typed_{item_id}"] = _typed(item_id, label)  # this click's text, not the last render's
+        flash("error", f"Verdict not stored: {exc}. Nothing was overwritten; what you typed is kept below.")
         reads_changed()
         return
     reads_changed()
+    _history().append(item_id)
+    ss.pop("again_item", None)
     alias = " and an alias proposal" if members else ""
     flash("success", f"Stored verdict {label} ({artifact}){alias} for {request_id}.")
     _next_item()
@@ -117,7 +166,10 @@ def _submit(item_id: int, request_id: str) -> None:
 def _skip(item_id: int) -> None:
     try:
         with db(writes=True) as session:
-            skip(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
+            if _again(item_id):
+                keep_verdict(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
+            else:
+                skip(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
     except QueueError as exc:
         flash("error", f"Not skipped: {exc}.")
         return
@@ -130,7 +182,10 @@ def _skip(item_id: int) -> None:
 def _release(item_id: int) -> None:
     try:
         with db(writes=True) as session:
-            release(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
+            if _again(item_id):
+                keep_verdict(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
+            else:
+                release(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now())
     except QueueError as exc:
         flash("error", f"Not released: {exc}.")
         return
@@ -140,12 +195,61 @@ def _release(item_id: int) -> None:
     ss["goto_queue"] = True
 
 
+def _renew_every() -> timedelta:
+    """How often an open Item page renews its claim: a third of the lease, so two missed beats still
+    leave it held. A closed tab stops renewing, and the claim then expires after the lease as before."""
+    return _lease() / 3
+
+
+@st.fragment(run_every=_renew_every())
+def _keep_claim(item_id: int) -> None:
+    """Renew this reviewer's claim while the page is open (issue 16, part 5); a claim lost meanwhile
+    (expired and taken by someone else) reruns the page, which then shows what the reviewer typed."""
+    with db(writes=True) as session:
+        held = renew(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now(), lease=_lease())
+    if not held:
+        flash("warning", "Your claim on this item was lost (it expired and someone else took it).")
+        st.rerun(scope="app")
+
+
+TYPED = ("query", "include", "exclude", "note", "alias")
+"""Form fields whose text is kept when a claim is lost (``typed_<item>`` in the session state)."""
+
+
+def _typed(item_id: int, label: str | None) -> dict[str, str]:
+    """What the reviewer typed in the form of ``item_id`` (label-keyed terms under their label)."""
+    keys = {
+        "query": f"query_{item_id}",
+        "include": f"include_{item_id}_{label}",
+        "exclude": f"exclude_{item_id}_{label}",
+        "note": f"note_{item_id}",
+        "alias": f"alias_{item_id}",
+    }
+    return {name: str(ss.get(key) or "") for name, key in keys.items()}
+
+
 # -- the page ---------------------------------------------------------------------------------------
 if ss.pop("goto_queue", False):
     st.switch_page("views/queue.py")
 show_flash()
 reviewer, at = ss["reviewer"], now()
 request = st.query_params.get("request")
+today = datetime.combine(at.date(), time.min, tzinfo=at.tzinfo)
+if ss.get("queue_done") and not request and "item_id" not in ss:
+    with db() as session:
+        given = verdicts_since(session=session, reviewer=reviewer, since=today)
+    st.title("Queue done")
+    st.success(
+        f"All items processed: nothing is left in the queue for {artifacts.md(reviewer)}. "
+        f"{given} verdicts today."
+    )
+    with st.container(horizontal=True):
+        if _history():
+            st.button("Previous item (change its verdict)", on_click=_previous, args=(None,))
+        st.page_link("views/queue.py", label="Back to the queue", icon=":material/inbox:")
+        st.page_link("views/overview.py", label="Overview", icon=":material/monitoring:")
+    st.stop()
+ss.pop("queue_done", None)
 with db() as session:
     if request:
         item = item_for_request(session=session, request_id=request, now=at)
@@ -169,6 +273,8 @@ with db() as session:
     )
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
     progress = review_progress(session=session, item_id=item.id, reviewer=reviewer) if item else None
+    given_today = verdicts_since(session=session, reviewer=reviewer, since=today)
+    left = reviewable_count(session=session, reviewer=reviewer, now=at)
 if view is None:
     st.error(f"No request {artifacts.md(repr(request_id))} in the store.")
     st.stop()
@@ -187,6 +293,13 @@ if rec is not None:
 if item is not None:
     meta += [f"queue item {item.id}", f"{item.stratum} stratum", f"π = {item.inclusion_prob:.3g}"]
 st.caption(" · ".join(artifacts.md(m) for m in meta if m))
+mine = item is not None and item.state == "claimed" and item.claimed_by == reviewer
+if mine and item is not None:
+    position = given_today + 1
+    st.caption(
+        f"Item {position} of {position + left} today · {left} more in the queue for you"
+        + (" · changing your verdict: a new one replaces it, the old one is kept" if _again(item.id) else "")
+    )
 
 # 1. chat state
 st.subheader("1. Chat state")
@@ -284,7 +397,10 @@ else:
 
 # verdict
 st.subheader("Verdict")
-mine = item is not None and item.state == "claimed" and item.claimed_by == reviewer
+kept = ss.get(f"typed_{item.id}") if item is not None and not mine else None
+if kept and any(kept.values()):
+    st.warning("You no longer hold this item. What you typed was not stored; copy it from here:")
+    st.code("\n".join(f"{name}: {text}" for name, text in kept.items() if text), language=None)
 if item is None:
     st.info("This request is not in the review queue.")
 elif item.state == "done":
@@ -355,6 +471,8 @@ else:
             placeholder=flagged,
             key=f"alias_{i}",
         )
+    # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
+    ss[f"typed_{i}"] = _typed(i, label)
     with st.container(horizontal=True):
         st.button(
             "Submit and next",
@@ -365,3 +483,6 @@ else:
         )
         st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
         st.button("Release", shortcut="Ctrl+Shift+L", on_click=_release, args=(i,))
+        if _history():
+            st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(i,))
+    _keep_claim(i)

@@ -496,6 +496,22 @@ def reopen(*, session: Session, item_id: int, reviewer: str, now: datetime, leas
     return queue_row(item, now)
 
 
+def renew(*, session: Session, item_id: int, reviewer: str, now: datetime, lease: timedelta) -> bool:
+    """Extend ``reviewer``'s claim on ``item_id`` to ``now + lease`` while it is still theirs (even past
+    its lease, if nobody took it meanwhile); commit. False when the claim is gone: released, finished,
+    or taken by someone else after it expired. The Item page calls it while it is open, so a reviewer
+    who reads slowly keeps the item (issue 16, part 5)."""
+    now = naive_utc(now)
+    result = session.execute(
+        update(QueueItem)
+        .where(QueueItem.id == item_id, QueueItem.state == "claimed", QueueItem.claimed_by == reviewer)
+        .values(lease_expires_at=now + lease)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return rowcount(result) == 1
+
+
 def keep_verdict(*, session: Session, item_id: int, reviewer: str, now: datetime) -> None:
     """Give back an item reopened by :func:`reopen` without a new verdict: the earlier one stands, and
     the item is done again (or pending, when it still awaits a second reviewer)."""

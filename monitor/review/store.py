@@ -321,6 +321,16 @@ def reviewer_throughput(*, session: Session, now: datetime, days: int = 14) -> l
     ]
 
 
+def verdicts_since(*, session: Session, reviewer: str, since: datetime) -> int:
+    """How many verdicts ``reviewer`` gave since ``since`` (the "i" of the Item page's "item i of N")."""
+    return int(
+        session.scalar(
+            select(func.count()).where(Verdict.reviewer == reviewer, Verdict.created_at >= naive_utc(since))
+        )
+        or 0
+    )
+
+
 def propose_alias(
     *,
     session: Session,

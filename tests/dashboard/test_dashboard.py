@@ -227,6 +227,41 @@ def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_
     assert db.get_one(QueueItem, item_id(db, "c3_2")).claimed_by == "bob"
 
 
+def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) -> None:
+    """Issue 16, part 4: "item i of N", going back to change a verdict (a new version, the old kept),
+    and a finished-queue screen instead of an empty form."""
+    at = open_next_item(start())
+    first = item_id(db, "c1_2")
+    assert "Item 1 of 3 today · 2 more in the queue for you" in [c.value for c in at.caption]
+    at.radio(key=f"label_{first}").set_value("ok")
+    at = button(at, "Submit and next").click().run()
+    assert shown(at.title[0].value) == "c3_2"
+    assert "Item 2 of 3 today · 1 more in the queue for you" in [c.value for c in at.caption]
+    at = button(at, "Previous item").click().run()
+    assert not at.exception
+    assert shown(at.title[0].value) == "c1_2"
+    assert any("changing your verdict" in c.value for c in at.caption)
+    # c3_2 went back to the queue; c1_2 is claimed again by bob
+    states = {i.request_id: (i.state, i.claimed_by) for i in fresh(db).scalars(select(QueueItem))}
+    assert states["c3_2"] == ("pending", None) and states["c1_2"] == ("claimed", "bob")
+    at.radio(key=f"artifact_{first}").set_value("rewrite")
+    at.radio(key=f"label_{first}").set_value("fabricated_constraint")
+    at = button(at, "Submit and next").click().run()
+    labels = fresh(db).scalars(
+        select(Verdict.label).where(Verdict.queue_item_id == first).order_by(Verdict.id)
+    )
+    assert list(labels) == ["ok", "fabricated_constraint"]  # appended, never overwritten
+    for _ in range(2):  # c3_2, then c2_2
+        i = item_id(db, shown(at.title[0].value))
+        at.radio(key=f"label_{i}").set_value("ok")
+        at = button(at, "Submit and next").click().run()
+    assert shown(at.title[0].value) == "Queue done"
+    assert shown(at.success[-1].value) == (
+        "All items processed: nothing is left in the queue for bob. 4 verdicts today."
+    )
+    assert [b.label for b in at.button] == ["Previous item (change its verdict)"]
+
+
 def test_ok_needs_no_artifact_and_a_missing_label_is_refused(store: str, db: Session) -> None:
     at = open_next_item(start())
     i = item_id(db, "c1_2")
@@ -270,14 +305,23 @@ def test_a_verdict_on_an_expired_claim_taken_by_someone_else_is_refused(store: s
     past = datetime.now(UTC) - timedelta(hours=1)
     claim(session=db, item_id=i, reviewer="bob", now=past, lease=timedelta(minutes=10))
     claim(session=db, item_id=i, reviewer="alice", now=datetime.now(UTC), lease=timedelta(minutes=10))
+    at.text_area(key=f"note_{i}").set_value("the enterprise plan is in no turn")
     at = button(at, "Submit and next").click().run()
     assert shown(at.error[0].value) == (
-        f"Verdict not stored: queue item {i} is claimed by alice. Nothing was overwritten."
+        f"Verdict not stored: queue item {i} is claimed by alice. Nothing was overwritten; "
+        "what you typed is kept below."
     )
     assert fresh(db).scalars(select(Verdict)).all() == []
     item = db.get_one(QueueItem, i, populate_existing=True)
     assert (item.state, item.claimed_by) == ("claimed", "alice")
     assert shown(at.warning[-1].value).startswith("Claimed by alice until ")
+    # issue 16, part 5: the typed text survives the lost claim, to copy
+    assert "You no longer hold this item. What you typed was not stored; copy it from here:" in [
+        shown(w.value) for w in at.warning
+    ]
+    kept = at.code[0].value
+    assert "note: the enterprise plan is in no turn" in kept
+    assert "query: What is the uptime SLA for the Dublin region on the enterprise plan?" in kept
 
 
 def test_skip_and_release(store: str, db: Session) -> None:

@@ -255,3 +255,27 @@ def test_verdict_adjudicate_on_the_command_line(cli_db: str) -> None:
         (case,) = list_cases(session=s)
         assert (case.reviewer, case.label) == ("carol", "ok")
     engine.dispose()
+
+
+def test_an_open_page_renews_its_claim_and_learns_when_it_is_lost(session: Session) -> None:
+    """Issue 16, part 5: the Item page renews while open (``renew``), so after the nominal lease a second
+    reviewer cannot take the item; a claim that did expire and was taken reports itself lost."""
+    from monitor.queue.store import renew
+
+    (item,) = seed_doubled(session, share=0.0)
+    claim(session=session, item_id=item.id, reviewer="alice", now=NOW, lease=LEASE)
+    # the page renews at a third of the lease: at 8 minutes the claim runs to 18
+    assert renew(
+        session=session, item_id=item.id, reviewer="alice", now=NOW + timedelta(minutes=8), lease=LEASE
+    )
+    # at 12 minutes (past the nominal lease of 10) bob is refused
+    with pytest.raises(QueueError, match="claimed by alice"):
+        claim(session=session, item_id=item.id, reviewer="bob", now=NOW + timedelta(minutes=12), lease=LEASE)
+    assert claim_next(session=session, reviewer="bob", now=NOW + timedelta(minutes=12), lease=LEASE) is None
+    # a closed tab stops renewing: at 19 minutes the claim has expired and bob takes it
+    claim(session=session, item_id=item.id, reviewer="bob", now=NOW + timedelta(minutes=19), lease=LEASE)
+    assert not renew(
+        session=session, item_id=item.id, reviewer="alice", now=NOW + timedelta(minutes=20), lease=LEASE
+    )
+    session.refresh(item)
+    assert (item.claimed_by, item.lease_expires_at) == ("bob", datetime(2024, 3, 5, 9, 59))
