@@ -22,17 +22,28 @@ another item of that list is ``wrong_antecedent``, high, even when the query's w
 A reference already reported from the query is not reported twice.
 
 Pure regular expressions over the texts; no model. Only what an enumeration
-makes certain is reported: a pronoun or a definite without a list behind it is not judged here.
+makes certain is reported by ``list_reference``: a pronoun or a definite without a list behind it is
+not judged there.
+
+``antecedent_recency`` (issue 14, part 2) judges an "it", "they" or demonstrative of the latest message
+that the query replaced by a capitalised name of the transcript (:mod:`monitor.checks.names`): when a
+user turn after that name's last mention named another name of the same number, which neither the query
+nor the latest message mentions, the user's focus moved and the rewrite may have taken the stale one.
+It reports at low with "check the antecedent": measured alone on the labelled files it fired on 3 of
+652 items (2 right, 1 false alarm), too few to support medium (see :func:`check_recency`).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.checks.base import Finding, SkipCheck, message_texts
-from monitor.checks.references import TIME_SPAN_RE
+from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
+from monitor.checks.names import distinctive, is_plural, mention_at, mentions, names, stop_words, text_key
+from monitor.checks.nlp import noun_classes
+from monitor.checks.references import PRONOUN_RE, TIME_SPAN_RE, not_a_reference
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import sentence_around
@@ -347,3 +358,228 @@ def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
             check_version=1,
         )
     ]
+
+
+# -- recency of competing candidates (issue 14, part 2) ---------------------------------------------
+RECENCY_VERSION = 1
+SINGULAR = frozenset({"it", "its", "this", "that"})
+PLURAL = frozenset({"they", "them", "their", "theirs", "these", "those"})
+"""The references judged for recency, by number. Not "he"/"she": without a model nothing tells a person's
+name from a place's or a product's, and the names a user brings up after a person are mostly that
+person's works, places and teams, which "he" cannot mean (as read on ``qrecc_infocqr_dev2k.jsonl`` and
+``cast2020.jsonl``, where such findings were nearly all false alarms)."""
+_WORD_RE = re.compile(r"[\w'’-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Substituted:
+    """The name the query put where a reference stood: ``text`` (the name and the common nouns it
+    modifies there: "Tesla batteries"), ``[start, end)`` in the query, ``message_index`` of its last
+    mention in the transcript."""
+
+    text: str
+    start: int
+    end: int
+    message_index: int
+
+
+def replacement(latest: str, query: str, start: int) -> tuple[int, int] | None:
+    """The span of the query that stands where the word at offset ``start`` of ``latest`` stood: the
+    query words a word-level alignment (difflib's longest matching blocks, case aside) puts in place of
+    that word and its unmatched neighbours; None when the query keeps the word or drops it unreplaced."""
+    lw = list(_WORD_RE.finditer(latest))
+    qw = list(_WORD_RE.finditer(query))
+    at = next((i for i, m in enumerate(lw) if m.start() <= start < m.end()), None)
+    if at is None:
+        return None
+    sm = difflib.SequenceMatcher(
+        a=[m.group(0).lower() for m in lw], b=[m.group(0).lower() for m in qw], autojunk=False
+    )
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if i1 <= at < i2:
+            return None if tag == "equal" or j1 == j2 else (qw[j1].start(), qw[j2 - 1].end())
+    return None
+
+
+def _last_mention(name: str, texts: list[str]) -> int | None:
+    """Index of the last of ``texts`` that mentions ``name`` (:func:`monitor.checks.names.mentions`), or
+    its last word written as a name there when that word is distinctive ("Butterfield" for "Paul
+    Butterfield"; not "Empire" for "Byzantine Empire"). Three letters at least, as :func:`_names` asks
+    of a last word."""
+    words = name.split()
+    short = words[-1] if len(words) > 1 and len(words[-1]) >= 3 and distinctive(words[-1], texts) else None
+    for i in range(len(texts) - 1, -1, -1):
+        if mentions(name, texts[i]):
+            return i
+        if short and re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", texts[i]):
+            return i
+    return None
+
+
+def _substituted(record: RewriteRecord, texts: list[str], span: tuple[int, int]) -> Substituted | None:
+    """What the query put in ``span``: the last name there (an English noun phrase ends in its head:
+    "Ai Otsuka's Love Piece") that the transcript mentions and the latest message does not name, with
+    the lower-case nouns after it in the span; its last mention is the later of the name's and those
+    nouns' ("the Tesla batteries" is as recent as "the batteries")."""
+    own = {w.lower() for n in names(record.latest) for w in n.text.split()}
+    query = record.query
+    for n in reversed([n for n in names(query) if n.start < span[1] and n.end > span[0]]):
+        if mentions(n.text, record.latest) or own & {w.lower() for w in n.text.split()}:
+            continue
+        if not distinctive(n.text, [*texts, record.latest, query]):
+            continue
+        at = _last_mention(n.text, texts)
+        if at is None:
+            continue
+        # The common nouns the name modifies ("Tesla batteries"): the lower-case words after it while they
+        # are nouns ("Love Piece album", not "perform"; "Byzantine Empire", not "founded").
+        tail = re.match(r"(?:[ \t]+[a-z][\w-]*)+", query[n.end : span[1]])
+        nouns: list[str] = []
+        for w in tail.group(0).split() if tail else []:
+            if w in stop_words() or not noun_classes(w, analyzer().lemma(w, w).lower()):
+                break
+            nouns.append(w)
+        end = n.end
+        if nouns:
+            end = query.index(nouns[-1], n.end) + len(nouns[-1])
+            head = " ".join(nouns)
+            at = max([at, *(i for i, t in enumerate(texts) if mentions(head, t))])
+        return Substituted(query[n.start : end], n.start, end, at)
+    return None
+
+
+def _rivals(
+    record: RewriteRecord, texts: list[str], roles: list[str], ent: Substituted, plural: bool
+) -> tuple[int, list[str]] | None:
+    """The latest user turn after ``ent``'s last mention that names a competing candidate, and those
+    candidates in the order the turn names them; None when no turn does.
+
+    A candidate is a distinctive name (:func:`monitor.checks.names.distinctive`) the turn names (written
+    there, or any name of the transcript it mentions, unless inside a longer name of the turn), of the
+    reference's number (:func:`monitor.checks.names.is_plural`), that neither the query nor the latest
+    message mentions and that is not part of ``ent`` nor holds it. A turn with its own pronoun of that
+    number is skipped: it still speaks of what that pronoun points at, and a name it adds is no new
+    focus ("How does it compare to a Ferrari?"). Source: Centering theory's Rule 1, "if any element is
+    realized by a pronoun, the backward-looking center is too" (Grosz, Joshi and Weinstein,
+    *Computational Linguistics* 21(2), 1995).
+    """
+    every = [*texts, record.latest, record.query]
+    pool = {n.text for t in texts for n in names(t)}  # a user turn's own names are among them
+    same_number = PLURAL if plural else SINGULAR
+    for j in range(len(texts) - 1, ent.message_index, -1):
+        turn = texts[j]
+        # Any pronoun of the number counts, an anticipatory "it" too ("Is it easier to learn than
+        # Spanish?" is still about Norwegian): a turn misread as on the older topic only keeps us silent.
+        if roles[j] != "user" or any(m.group(0).lower() in same_number for m in PRONOUN_RE.finditer(turn)):
+            continue
+        # The turn's names, and the transcript's names it mentions (not inside a longer one of its own:
+        # "Christmas" of "the Christmas Lottery"), in the order the turn mentions them.
+        written = [n.text for n in names(turn)]
+        named = {c: at for c in pool if (at := mention_at(c, turn)) is not None}
+        named = {
+            c: at
+            for c, at in named.items()
+            if c in written or not any(c != w and mentions(c, w) for w in written)
+        }
+        got = [
+            c
+            for c, _ in sorted(named.items(), key=lambda kv: (kv[1], -len(kv[0])))
+            if distinctive(c, every)
+            and is_plural(c) == plural
+            and (plural or not _asked_who(c, turn))
+            and not mentions(c, record.query)
+            and not mentions(c, record.latest)
+            and not mentions(ent.text, c)
+            and not mentions(c, ent.text)
+        ]
+        if got:
+            return j, got
+    return None
+
+
+def _asked_who(name: str, turn: str) -> bool:
+    """Whether ``turn`` asks who ``name`` is ("Who is Roy Choi?"): "who" is the personal interrogative
+    (Quirk et al. 1985, ch. 6), so the name is a person's, which "it" does not point at."""
+    pattern = rf"\bwho(?:'s|\s+(?:is|was))\s+(?:the\s+)?{re.escape(match_key(name))}\b"
+    return re.search(pattern, text_key(turn)) is not None
+
+
+@register("antecedent_recency", version=RECENCY_VERSION, kinds=("wrong_antecedent",))
+def check_recency(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """``wrong_antecedent`` (low: "check the antecedent") when the query puts in place of an "it",
+    "they" or demonstrative of the latest message (:func:`replacement`) a name (:func:`_substituted`)
+    last mentioned before a user turn that named a competing candidate of the same number
+    (:func:`_rivals`): "When was it built?" made "When was the Tesla Roadster built?" after the user
+    asked "What about the Hennessey Venom GT?". Only user turns supply a competitor: an answer that
+    describes X with "it" names founders and places while X stays the topic ("What is Kogi?" ... "When
+    was it founded?").
+
+    Severity: measured alone on a fresh store of the shared logs (``evaluate``, the findings table), it
+    fired on 2 of 200 items of ``cast_audit_labels.jsonl`` (1 right, 1 false alarm: 1 of 153 items
+    without the label), 1 of 138 of ``mtrag_dev_mixtral_labels.jsonl`` and 1 of 157 of
+    ``mtrag_dev_sonnet45agg_labels.jsonl`` (both right) and none of ``mtrag_dev_sonnet4live_labels.jsonl``;
+    the two MTRAG hits name "Italy" where the labels' antecedent is Rome. A precision of 0.5 to 1.0 on
+    one or two findings per file, and none on one file, does not support medium, so it is low: shown in
+    the item view, not queued.
+
+    Evidence: ``reference`` {text, start, end, message_index "latest"}, ``substituted`` {text, start,
+    end (in the query), message_index of its last mention}, ``competitor`` {text, message_index} and
+    ``others`` (the turn's other candidates), ``words`` (the substituted name). Skips without a message
+    list, without such a reference, or when the query puts no name of the transcript in its place.
+    """
+    texts = message_texts(record)
+    assert record.context is not None and record.context.messages is not None  # message_texts checked
+    roles = [m.role for m in record.context.messages]
+    latest = record.latest
+    refs = [
+        m
+        for m in PRONOUN_RE.finditer(latest)
+        if m.group(0).lower() in SINGULAR | PLURAL
+        and not not_a_reference(latest, "pronoun", m.group(0), m.start())
+    ]
+    if not refs:
+        raise SkipCheck("no 'it', 'they' or demonstrative in the latest message")
+    out: list[Finding] = []
+    substituted = False
+    for ref in refs:
+        span = replacement(latest, record.query, ref.start())
+        ent = _substituted(record, texts, span) if span is not None else None
+        if ent is None or any(f.evidence["substituted"]["start"] == ent.start for f in out):
+            continue
+        substituted = True
+        rivals = _rivals(record, texts, roles, ent, ref.group(0).lower() in PLURAL)
+        if rivals is not None:
+            out.append(_recency_finding(ref, ent, *rivals))
+    if not substituted:
+        raise SkipCheck("the query puts no name of the transcript in place of the reference")
+    return out
+
+
+def _recency_finding(ref: re.Match[str], ent: Substituted, at: int, rivals: list[str]) -> Finding:
+    return Finding(
+        kind="wrong_antecedent",
+        severity="low",
+        evidence={
+            "reference": {
+                "text": ref.group(0),
+                "start": ref.start(),
+                "end": ref.end(),
+                "message_index": "latest",
+            },
+            "substituted": {
+                "text": ent.text,
+                "start": ent.start,
+                "end": ent.end,
+                "message_index": ent.message_index,
+            },
+            "competitor": {"text": rivals[0], "message_index": at},
+            "others": rivals[1:],
+            "words": [{"text": ent.text, "start": ent.start, "end": ent.end}],
+        },
+        reason=(
+            f"'{ref.group(0)}' became '{ent.text}', last mentioned in message {ent.message_index}, but the "
+            f"user named '{rivals[0]}' later (message {at}): check the antecedent"
+        ),
+        check_id="antecedent_recency",
+        check_version=RECENCY_VERSION,
+    )

@@ -164,7 +164,7 @@ def _find_in_query(phrase: str, query: str) -> tuple[int, int] | None:
     return m.span() if m else None
 
 
-def _not_a_reference(latest: str, cls: str, text: str, start: int) -> bool:
+def not_a_reference(latest: str, cls: str, text: str, start: int) -> bool:
     """Whether a match of the regexes above in ``latest`` at ``start`` is no reference at all: the
     acronym "IT", an anticipatory "it", a "that" after a noun or adjective (a relative or conjunction),
     a time adverbial ("the last couple of years")."""
@@ -210,7 +210,7 @@ def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple
         return "same" in text.lower() and SAME_PAIR_RE.search(query, sentence_start, span[1]) is not None
     if cls != "pronoun":
         return False
-    if _not_a_reference(query, cls, query[span[0] : span[1]], span[0]):
+    if not_a_reference(query, cls, query[span[0] : span[1]], span[0]):
         return True  # the query's own "it" or "that" here is anticipatory or a conjunction
     breaks = [m.start() for m in CLAUSE_BREAK_RE.finditer(query, 0, span[0])]
     if not breaks:
@@ -232,7 +232,7 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
     Fires when the query equals the latest message (high), keeps an ordinal/bare definite (high), or
     keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium); matches
-    that are no reference (:func:`_not_a_reference`) or that the query resolves itself
+    that are no reference (:func:`not_a_reference`) or that the query resolves itself
     (:func:`_resolved_in_query`) are left out.
     Evidence: ``words`` (spans in the query), ``latest_spans`` (spans in the latest message).
     """
@@ -244,10 +244,10 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     if ELLIPSIS_RE.search(latest):
         exprs.append(("ellipsis", latest.strip(), latest.find(latest.strip()), len(latest.rstrip())))
     for m in ORDINAL_RE.finditer(latest):
-        if not _not_a_reference(latest, "ordinal_or_definite", m.group(0), m.start()):
+        if not not_a_reference(latest, "ordinal_or_definite", m.group(0), m.start()):
             exprs.append(("ordinal_or_definite", m.group(0), *m.span()))
     for m in PRONOUN_RE.finditer(latest):
-        if not any(s <= m.start() < e for _, _, s, e in exprs) and not _not_a_reference(
+        if not any(s <= m.start() < e for _, _, s, e in exprs) and not not_a_reference(
             latest, "pronoun", m.group(0), m.start()
         ):
             exprs.append(("pronoun", m.group(0), *m.span()))

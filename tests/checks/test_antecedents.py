@@ -207,3 +207,118 @@ def test_a_stale_scope_attached_to_an_announced_new_topic(rules) -> None:  # typ
     rec = make_record(history, "What is a secret?", "What is a secret in IBM Cloud Internet Services?")
     (status,) = run_checks(rec, rules, only=["topic_shift"]).statuses
     assert (status.status, status.reason) == ("skipped", "the latest message announces no new topic")
+
+
+# -- antecedent_recency (issue 14, part 2) ----------------------------------------------------------
+KOGI = [
+    ("user", "What is Kogi?"),
+    ("assistant", "It is a food truck in Los Angeles, started by Roy Choi and Mark Manguera in 2008."),
+]
+CARS = [
+    ("user", "How fast is the Tesla Roadster?"),
+    ("assistant", "The Tesla Roadster reaches 250 mph."),
+    ("user", "What about the Hennessey Venom GT?"),
+    ("assistant", "The Venom GT reached 270 mph in 2014."),
+]
+SPACE = [
+    ("user", "What is the Hubble Space Telescope?"),
+    ("assistant", "It is a space telescope launched in 1990."),
+    ("user", "And the Voyagers?"),
+    ("assistant", "They were launched in 1977."),
+]
+
+
+def recency(history, latest, query, rules):  # type: ignore[no-untyped-def]
+    out = run_checks(make_record(history, latest, query), rules, only=["antecedent_recency"])
+    (status,) = out.statuses
+    for f in out.findings:
+        assert (f.kind, f.severity, f.words) == (
+            "wrong_antecedent",
+            "low",
+            [f.evidence["substituted"]["text"]],
+        )
+    return [(f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
+
+
+def test_what_is_x_then_when_was_it_founded_keeps_x(rules) -> None:  # type: ignore[no-untyped-def]
+    """The answer describes Kogi with "it" and names a city and founders; "it" is still Kogi. An answer
+    never supplies a competitor, and a person the user asks about ("Who is Roy Choi?") is no "it"."""
+    assert recency(KOGI, "When was it founded?", "When was Kogi founded?", rules) == ([], ("ran", None))
+    who = [*KOGI, ("user", "Who is Roy Choi?"), ("assistant", "The chef who started it.")]
+    assert recency(who, "When was it founded?", "When was Kogi founded?", rules) == ([], ("ran", None))
+
+
+def test_a_stale_name_chosen_over_the_one_the_user_named_since(rules) -> None:  # type: ignore[no-untyped-def]
+    """The user moved from the Tesla Roadster to the Hennessey Venom GT; "it" made the Tesla Roadster is
+    reported at low with both names and where each was last named; the Venom GT is not."""
+    got, _ = recency(CARS, "When was it built?", "When was the Tesla Roadster built?", rules)
+    assert got == [
+        (
+            "'it' became 'Tesla Roadster', last mentioned in message 1, but the user named 'Hennessey "
+            "Venom GT' later (message 2): check the antecedent",
+            {
+                "reference": {"text": "it", "start": 9, "end": 11, "message_index": "latest"},
+                "substituted": {"text": "Tesla Roadster", "start": 13, "end": 27, "message_index": 1},
+                "competitor": {"text": "Hennessey Venom GT", "message_index": 2},
+                "others": [],
+                "words": [{"text": "Tesla Roadster", "start": 13, "end": 27}],
+            },
+        )
+    ]
+    assert recency(CARS, "When was it built?", "When was the Hennessey Venom GT built?", rules)[0] == []
+
+
+def test_a_competitor_must_agree_in_number_with_the_reference(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "the Voyagers" (plural) competes with "they", not with "it"."""
+    query = "When will the Hubble Space Telescope be retired?"
+    assert recency(SPACE, "When will it be retired?", query, rules) == ([], ("ran", None))
+    got, _ = recency(
+        SPACE, "When were they launched?", "When was the Hubble Space Telescope launched?", rules
+    )
+    ((reason, ev),) = got
+    assert reason == (
+        "'they' became 'Hubble Space Telescope', last mentioned in message 0, but the user named "
+        "'Voyagers' later (message 2): check the antecedent"
+    )
+    assert (ev["reference"], ev["substituted"], ev["competitor"]) == (
+        {"text": "they", "start": 10, "end": 14, "message_index": "latest"},
+        {"text": "Hubble Space Telescope", "start": 13, "end": 35, "message_index": 0},
+        {"text": "Voyagers", "message_index": 2},
+    )
+
+
+def test_a_turn_that_points_back_with_it_keeps_the_older_focus(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "How does it compare to a Ferrari?" is still about the Lamborghini (Centering's Rule 1); "What
+    about a Ferrari?" moves to it."""
+    old = ("user", "How much does a used Lamborghini cost?")
+    compare = [old, ("user", "How does it compare to a Ferrari?")]
+    assert recency(compare, "Is it reliable?", "Is a Lamborghini reliable?", rules)[0] == []
+    moved = [old, ("user", "What about a Ferrari?")]
+    ((reason, ev),) = recency(moved, "Is it reliable?", "Is a Lamborghini reliable?", rules)[0]
+    assert (ev["substituted"]["text"], ev["substituted"]["message_index"], ev["competitor"]) == (
+        "Lamborghini",
+        0,
+        {"text": "Ferrari", "message_index": 1},
+    )
+
+
+def test_recency_skips_without_a_reference_or_a_substituted_name(rules) -> None:  # type: ignore[no-untyped-def]
+    assert recency(SPACE, "What about pricing?", "What is the pricing of the Voyagers?", rules) == (
+        [],
+        ("skipped", "no 'it', 'they' or demonstrative in the latest message"),
+    )
+    # the query keeps "it", or puts a common noun in its place: nothing named to compare
+    for query in ("When will it be retired?", "When will the telescope be retired?"):
+        assert recency(SPACE, "When will it be retired?", query, rules) == (
+            [],
+            ("skipped", "the query puts no name of the transcript in place of the reference"),
+        )
+
+
+def test_replacement_aligns_the_query_with_the_latest_message() -> None:
+    from monitor.checks.antecedents import replacement
+
+    latest, query = "How fast did it go?", "How fast did the Tesla Roadster go in 1966?"
+    assert replacement(latest, query, latest.index("it")) == (13, 31)
+    assert query[13:31] == "the Tesla Roadster"
+    assert replacement("Why did it fall?", "Why did it fall?", 8) is None

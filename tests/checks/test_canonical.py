@@ -35,8 +35,12 @@ def test_case1_dublin_resolution_drops_spent_selecting_qualifier(rules):
     )
     out = run(rec, rules)
     assert summary(out) == []
-    # every check ran (the antecedent check verified Dublin in turn 2) but topic_shift: no new topic
-    assert {s.check_id for s in out.statuses if s.status == "skipped"} == {"topic_shift"}
+    # every check ran (the antecedent check verified Dublin in turn 2) but topic_shift (no new topic)
+    # and antecedent_recency (no "it", "they" or demonstrative: "the second one" is list_reference's)
+    assert {s.check_id for s in out.statuses if s.status == "skipped"} == {
+        "topic_shift",
+        "antecedent_recency",
+    }
 
 
 def test_case2_alias_group_allows_eu_west_1(rules):

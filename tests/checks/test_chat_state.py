@@ -129,5 +129,6 @@ def test_every_context_check_skips_without_ctx_input(rules):
             "roles_mismatch",
             "list_reference",
             "topic_shift",
+            "antecedent_recency",
         )
     } | {"antecedent_not_in_input": "no resolved entries logged"}

@@ -26,6 +26,7 @@ def test_registry_listing():
         ("not_a_query.v4", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
+        ("antecedent_recency.v1", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v8", "intent", ("intent_dropped",)),
     ]
 
@@ -42,6 +43,7 @@ def test_outcome_statuses_and_json(rules):
         ("antecedent_not_in_input", "no resolved entries logged"),
         ("list_reference", "no enumeration in the transcript"),  # "Free and enterprise": no names
         ("topic_shift", "the latest message announces no new topic"),
+        ("antecedent_recency", "no 'it', 'they' or demonstrative in the latest message"),
     ]
     assert len(out.statuses) == len(REGISTRY)
     (f,) = out.findings
