@@ -8,6 +8,7 @@ nothing here logs them.
 
 from __future__ import annotations
 
+import keys
 import streamlit as st
 from artifacts import md
 from resources import auth_configured, log_failure, reviewer
@@ -52,6 +53,8 @@ if not auth_configured():
         "Configure [auth] in .streamlit/secrets.toml to log in.",
         icon=":material/lock_open:",
     )
+
+keys.install()
 
 pages = [
     st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),

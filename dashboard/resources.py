@@ -94,13 +94,16 @@ def flash(kind: str, message: str) -> None:
     st.session_state["flash"] = (kind, message)
 
 
-def show_flash() -> None:
+def show_flash(kinds: tuple[str, ...] = ("success", "error", "warning", "info")) -> None:
     """Show, once, the message a callback left (``success``, ``error``, ``warning`` or ``info``), as
-    literal text: an error message can quote a logged value (``artifacts.md``)."""
+    literal text: an error message can quote a logged value (``artifacts.md``). Only a message of one
+    of ``kinds`` is shown (and consumed) here: the Item page shows errors next to its buttons and the
+    rest at its top."""
     from artifacts import md
 
-    kind, message = st.session_state.pop("flash", (None, None))
-    if kind is not None:
+    kind, message = st.session_state.get("flash", (None, None))
+    if kind is not None and kind in kinds:
+        del st.session_state["flash"]
         getattr(st, kind)(md(message))
 
 

@@ -231,7 +231,8 @@ def _typed(item_id: int, label: str | None) -> dict[str, str]:
 # -- the page ---------------------------------------------------------------------------------------
 if ss.pop("goto_queue", False):
     st.switch_page("views/queue.py")
-show_flash()
+# a confirmation at the top (a new item opens there); errors next to the buttons, below
+show_flash(("success", "info"))
 reviewer, at = ss["reviewer"], now()
 request = st.query_params.get("request")
 today = datetime.combine(at.date(), time.min, tzinfo=at.tzinfo)
@@ -473,6 +474,7 @@ else:
         )
     # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
     ss[f"typed_{i}"] = _typed(i, label)
+    show_flash(("error", "warning"))
     with st.container(horizontal=True):
         st.button(
             "Submit and next",
@@ -486,3 +488,5 @@ else:
         if _history():
             st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(i,))
     _keep_claim(i)
+# an error or warning the form did not show (no form: the item is someone else's, done or skipped)
+show_flash(("error", "warning"))

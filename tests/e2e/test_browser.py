@@ -153,19 +153,22 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
         "in no turn, in no alias group (plan_tier value)",
     )
     assert "the rewriter never saw 7 turns" in browser.find_element(By.TAG_NAME, "body").text
-    wait.until(ec.element_to_be_clickable(_radio_option("First wrong artifact", "rewrite"))).click()
-    wait.until(ec.element_to_be_clickable(_radio_option("Label", "fabricated_constraint"))).click()
     note = browser.find_element(By.XPATH, "//textarea[@aria-label='Note']")
     note.send_keys("the user never named a plan")
-    note.send_keys(Keys.TAB)  # leaving the field commits its value to the server
+    wait.until(ec.element_to_be_clickable(_radio_option("First wrong artifact", "rewrite"))).click()
+    wait.until(ec.element_to_be_clickable(_radio_option("Label", "fabricated_constraint"))).click()
     time.sleep(1)  # let the widget's rerun finish before the screenshot and the shortcut
     # Streamlit scrolls inside its own containers: bring each back to the top for the picture
     browser.execute_script("for (const el of document.querySelectorAll('*')) { el.scrollTop = 0; }")
     shot = Path(os.environ.get("REWRITE_MONITOR_TEST_ARTIFACTS", tmp_path)) / "item-page.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(shot))
-    # Ctrl+Enter is the documented shortcut of "Submit and next"
-    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.CONTROL, Keys.ENTER)
+    # Ctrl+Enter with the focus still on the label radio just clicked (issue 16: it used to do nothing)
+    focused = browser.switch_to.active_element
+    assert (focused.tag_name, focused.get_attribute("type")) == ("input", "radio")
+    # the evidence is long: the reviewer is at the form, far down the page
+    browser.execute_script("document.querySelector(\"[data-testid='stMain']\").scrollTop = 10000")
+    focused.send_keys(Keys.CONTROL, Keys.ENTER)
     stored = "Stored verdict fabricated_constraint (rewrite) for c1_2."
     wait.until(
         ec.presence_of_element_located(
@@ -173,10 +176,39 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
         )
     )
     wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "c3_2"))
+    time.sleep(0.5)
+    # the next item opens at its top, its title and the confirmation in view
+    assert browser.execute_script("return document.querySelector(\"[data-testid='stMain']\").scrollTop") == 0
+    title = browser.find_element(By.TAG_NAME, "h1")
+    assert 0 <= title.rect["y"] < browser.execute_script("return window.innerHeight")
+    # Ctrl+Enter from inside a text field, with no label: the error shows next to the button
+    note = browser.find_element(By.XPATH, "//textarea[@aria-label='Note']")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", note)
+    note.send_keys("checked the plan list")
+    note.send_keys(Keys.CONTROL, Keys.ENTER)
+    error = wait.until(
+        ec.presence_of_element_located(
+            (By.XPATH, "//*[@data-testid='stAlert'][contains(normalize-space(), 'Choose a label first.')]")
+        )
+    )
+    submit = browser.find_element(*_button("Submit and next"))
+    assert 0 <= submit.rect["y"] - (error.rect["y"] + error.rect["height"]) < 120, (error.rect, submit.rect)
+    # number keys choose the label ("1": the first, ok); "?" shows the keys
+    browser.find_element(By.TAG_NAME, "h1").click()
+    browser.switch_to.active_element.send_keys("1")
+    wait.until(
+        lambda d: (
+            d.find_element(*_radio_option("Label", "ok")).find_element(By.TAG_NAME, "input").is_selected()
+        )
+    )
+    browser.switch_to.active_element.send_keys("?")
+    assert "Ctrl+Enter" in wait.until(ec.presence_of_element_located((By.ID, "rm-keys"))).text
+    browser.switch_to.active_element.send_keys(Keys.CONTROL, Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "c2_2"))
     engine = make_engine(db_url)
     try:
         with session_factory(engine)() as session:
-            v = session.scalars(select(Verdict)).one()
+            v, ok = session.scalars(select(Verdict).order_by(Verdict.id)).all()  # one verdict per press
             assert (v.request_id, v.reviewer, v.artifact, v.label, v.note) == (
                 "c1_2",
                 "erin",
@@ -186,11 +218,18 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
             )
             assert v.corrected_query is None  # the logged query the form starts with, untouched
             assert (v.must_include, v.must_not_include) == ([], ["enterprise", "plan"])
+            # the note typed before the refused press was kept and stored with the next one
+            assert (ok.request_id, ok.label, ok.artifact, ok.note) == (
+                "c3_2",
+                "ok",
+                "none",
+                "checked the plan list",
+            )
             states = {i.request_id: (i.state, i.claimed_by) for i in session.scalars(select(QueueItem))}
     finally:
         engine.dispose()
-    # the next item was claimed for erin straight away
-    assert states == {"c1_2": ("done", "erin"), "c3_2": ("claimed", "erin"), "c2_2": ("pending", None)}
+    # each next item was claimed for erin straight away
+    assert states == {"c1_2": ("done", "erin"), "c3_2": ("done", "erin"), "c2_2": ("claimed", "erin")}
     if os.environ.get("REWRITE_MONITOR_UPDATE_DOCS") == "1":
         shutil.copy(shot, REPO / "docs" / "item-page.png")
 
