@@ -42,15 +42,16 @@ except MonitorError as exc:  # invalid settings: say which, and stop
     st.error(str(exc))
     st.stop()
 
-with st.sidebar:
-    st.caption(f"reviewer: **{md(st.session_state['reviewer'])}**")
-    if auth_configured():
+# The pages are listed across the top and the page keeps its full width: with a sidebar, the Item page's
+# rewrite, findings and form did not fit on one screen at 1280x720.
+if auth_configured():
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption(f"reviewer: **{md(st.session_state['reviewer'])}**")
         st.button("Log out", on_click=st.logout)
-if not auth_configured():
+else:
     st.warning(
-        f"Running without auth: verdicts are signed as {md(repr(st.session_state['reviewer']))} "
-        "(reviewer_name, else your login) and the server listens on this machine only. "
-        "Configure [auth] in .streamlit/secrets.toml to log in.",
+        f"Running without auth: verdicts are signed as {md(repr(st.session_state['reviewer']))}, and this "
+        "server listens on this machine only. Configure [auth] in .streamlit/secrets.toml to log in.",
         icon=":material/lock_open:",
     )
 
@@ -62,7 +63,7 @@ pages = [
     st.Page("views/overview.py", title="Overview", icon=":material/monitoring:", url_path="overview"),
     st.Page("views/eval_set.py", title="Eval set", icon=":material/checklist:", url_path="eval-set"),
 ]
-page = st.navigation(pages)
+page = st.navigation(pages, position="top")
 try:
     page.run()
 except MonitorError as exc:  # the store is unreachable or not migrated: say how to fix it

@@ -44,7 +44,33 @@ STYLE = """<style>
 mark.rm-added {background: #f28b82; padding: 0 .15rem;}
 mark.rm-added-medium {background: #fdd663; padding: 0 .15rem;}
 mark.rm-word {background: #d7aefb; padding: 0 .15rem;}
+.rm-legend {font-size: .8rem; color: #5f6368; margin: .2rem 0 .4rem 0;}
+.rm-legend mark {margin: 0 .3rem 0 .6rem;}
+.rm-finding {margin: 0 0 .2rem 0; font-size: .9rem;}
+.rm-sev {display: inline-block; min-width: 4.2rem; font-weight: 600;}
+.rm-sev-high {color: #c5221f;} .rm-sev-medium {color: #b06000;} .rm-sev-low {color: #5f6368;}
+.rm-kind {color: #5f6368; font-size: .8rem;}
+/* One screen (issue 16): each column scrolls on its own, so the rewrite, the findings and the form
+   stay in view while the reviewer reads the transcript beside them. */
+.st-key-rm-evidence, .st-key-rm-focus {max-height: calc(100vh - 9rem); overflow-y: auto; padding-top: .3rem;
+  padding-right: .4rem;}
+[data-testid="stMainBlockContainer"] {padding-top: 3.6rem;}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {gap: .5rem;}
+[data-testid="stMainBlockContainer"] h1 {padding: 0; font-size: 1.7rem;}
+.st-key-rm-evidence h3, .st-key-rm-focus h3 {font-size: 1.1rem; padding: .1rem 0 0 0;}
+.st-key-rm-focus p {margin-bottom: .15rem;}
+.st-key-rm-focus [data-testid="stRadio"] label p {font-size: .88rem;}
+.st-key-rm-focus [data-testid="stRadio"] [role="radiogroup"] {gap: 0 .9rem;}
+/* one line per finding; the whole reason on hover */
+.rm-finding {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
 </style>"""
+
+LEGEND = (
+    ("rm-added", "added word, high"),
+    ("rm-added-medium", "added word, medium or low"),
+    ("rm-word", "named by a finding"),
+)
+"""The highlight colours and what each means, as (CSS class, meaning): :func:`legend_html`."""
 
 
 # Every ASCII punctuation character CommonMark lets a backslash escape (spec 2.4), so none of them can
@@ -200,9 +226,47 @@ def query_spans(findings: Sequence[FindingRow]) -> list[Span]:
     return spans
 
 
+NAMED_IN_QUERY = ("unresolved_reference", "not_a_query", "wrong_antecedent")
+"""Kinds whose evidence ``words`` are spans of the query: the reference left unresolved, the meta text,
+the name put in place of a reference."""
+
+
 def query_html(query: str, findings: Sequence[FindingRow]) -> str:
-    """The logged query, escaped, with the added words marked."""
-    return f"<p>{mark(query, query_spans(findings))}</p>" if query else "<p>(empty query)</p>"
+    """The logged query, escaped, with the added words marked, and the words of the kinds in
+    :data:`NAMED_IN_QUERY` (an unresolved reference, meta text, a doubtful antecedent) marked too."""
+    spans = query_spans(findings)
+    for f in findings:
+        if f.kind not in NAMED_IN_QUERY:
+            continue
+        for w in f.evidence.get("words", []):
+            if isinstance(w, dict) and isinstance(w.get("start"), int) and isinstance(w.get("end"), int):
+                spans.append(Span(w["start"], w["end"], "rm-word", f"{f.kind}: {f.reason}"))
+    return f"<p>{mark(query, spans)}</p>" if query else "<p>(empty query)</p>"
+
+
+def legend_html() -> str:
+    """What the highlight colours mean (:data:`LEGEND`), one line."""
+    items = "".join(f'<mark class="{css}">{html.escape(meaning)}</mark>' for css, meaning in LEGEND)
+    return f'<div class="rm-legend">Highlights:{items}</div>'
+
+
+def findings_html(findings: Sequence[FindingRow]) -> str:
+    """The findings, most severe first, in plain words: the severity, what the kind means
+    (``monitor.review.evidence.PLAIN_KINDS``, the id beside it) and the reason with word frequencies
+    said as "about 1 in 51,000 words" (``plain_reason``). Escaped: reasons quote logged words."""
+    from monitor.review.evidence import PLAIN_KINDS, plain_reason
+
+    rank = {"high": 0, "medium": 1, "low": 2}
+    rows = []
+    for f in sorted(findings, key=lambda f: rank.get(f.severity, 3)):
+        sev = html.escape(f.severity)
+        plain = html.escape(PLAIN_KINDS.get(f.kind, f.kind.replace("_", " ")))
+        reason = html.escape(plain_reason(f.reason))
+        rows.append(
+            f'<div class="rm-finding" title="{reason}"><span class="rm-sev rm-sev-{sev}">{sev}</span> '
+            f'<b>{plain}</b> <span class="rm-kind">({html.escape(f.kind)})</span>: {reason}</div>'
+        )
+    return "\n".join(rows)
 
 
 def constraining_dropped(dropped: Sequence[str], findings: Sequence[FindingRow]) -> list[tuple[str, bool]]:

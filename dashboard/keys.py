@@ -47,8 +47,15 @@ SCRIPT = """
   const doc = w.document;
   const text = (el) => (el.innerText || "").trim();
   // a button's label is its paragraph: the button's own text also holds the shortcut hint
+  const labelled = (b, labels) => [...b.querySelectorAll("p")].some((p) => labels.includes(text(p)));
   const button = (labels) => [...doc.querySelectorAll("button")].find(
-    (b) => !b.disabled && [...b.querySelectorAll("p")].some((p) => labels.includes(text(p))));
+    (b) => !b.disabled && labelled(b, labels));
+  const shown = (label) => [...doc.querySelectorAll("button")].some((b) => labelled(b, [label]));
+  // Submit stays disabled until a label is chosen; the click on a radio reruns the page, so a press
+  // right after it may meet the old, disabled button: retry for up to two seconds.
+  const submit = (tries) => {
+    if (!press("Submit and next") && tries > 0) { setTimeout(() => submit(tries - 1), 100); }
+  };
   const press = (...labels) => { const b = button(labels); if (b) { b.click(); return true; } return false; };
   const option = (group, n) => {
     const radio = [...doc.querySelectorAll("[data-testid='stRadio']")].find((r) => {
@@ -87,12 +94,12 @@ SCRIPT = """
   w.addEventListener("keydown", (e) => {
     const el = doc.activeElement;
     if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.key === "Enter") {
-      if (!button(["Submit and next"])) { return; }
+      if (!shown("Submit and next")) { return; }
       e.preventDefault();
       e.stopImmediatePropagation();
       // leaving a text field commits its text to the server before the click sends the form
       if (typing(el)) { el.blur(); }
-      setTimeout(() => press("Submit and next"), typing(el) ? 150 : 0);
+      setTimeout(() => submit(20), typing(el) ? 150 : 0);
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey || typing(el)) { return; }

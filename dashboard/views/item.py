@@ -212,8 +212,10 @@ def _keep_claim(item_id: int) -> None:
         st.rerun(scope="app")
 
 
-TYPED = ("query", "include", "exclude", "note", "alias")
-"""Form fields whose text is kept when a claim is lost (``typed_<item>`` in the session state)."""
+# (A bare string here would be drawn on the page: Streamlit's "magic" writes expression statements.)
+# The label radio's order: the fine labels first, so that the commonest verdicts ("ok", a false alarm on
+# a synonym) are the number keys 1 and 2 (dashboard/keys.py).
+FORM_LABELS = (*FINE_LABELS, *(x for x in LABELS if x not in FINE_LABELS))
 
 
 def _typed(item_id: int, label: str | None) -> dict[str, str]:
@@ -293,200 +295,213 @@ if rec is not None:
     ]
 if item is not None:
     meta += [f"queue item {item.id}", f"{item.stratum} stratum", f"π = {item.inclusion_prob:.3g}"]
-st.caption(" · ".join(artifacts.md(m) for m in meta if m))
 mine = item is not None and item.state == "claimed" and item.claimed_by == reviewer
 if mine and item is not None:
     position = given_today + 1
-    st.caption(
-        f"Item {position} of {position + left} today · {left} more in the queue for you"
-        + (" · changing your verdict: a new one replaces it, the old one is kept" if _again(item.id) else "")
-    )
+    # first on the line: where the reviewer is in the day's work
+    meta.insert(0, f"**Item {position} of {position + left} today** ({left} more in the queue for you)")
+    if _again(item.id):
+        meta.insert(1, "changing your verdict: a new one replaces it, the old one is kept")
+st.caption(" · ".join(m if m.startswith("**Item ") else artifacts.md(m) for m in meta if m))
 
-# 1. chat state
-st.subheader("1. Chat state")
-if ctx is None:
-    st.warning("No ctx_input logged: the chat-state checks were skipped.")
-else:
-    gap = artifacts.gap_message(ctx)
-    if gap:
-        st.error(artifacts.md(gap), icon=":material/warning:")
-    with st.container(horizontal=True):
-        st.metric("Messages received", ctx.n_messages)
-        st.metric(
-            "Client showed", ctx.client_turn_count if ctx.client_turn_count is not None else "not logged"
-        )
-        st.metric("User turns", ctx.roles.get("user", 0))
-        st.metric("Assistant turns", ctx.roles.get("assistant", 0))
-        st.metric("Monotonic", {True: "yes", False: "no", None: "not logged"}[ctx.monotonic])
-    st.markdown(f"Digest: {artifacts.md(artifacts.digest_status(ctx))}")
-    for f in findings:
-        if f.kind == "session_mismatch":
-            st.warning(f"session\\_mismatch: {artifacts.md(f.reason)}")
-    for other in artifacts.other_requests(findings):
-        st.page_link(
-            "views/item.py",
-            label=f"Open the other request {artifacts.md(other)}",
-            query_params={"request": other},
-        )
-
-# 2. transcript
-n_msgs = len(ctx.messages) if ctx is not None and ctx.messages is not None else 0
-st.subheader(f"2. Transcript ({n_msgs} messages received, oldest first)")
-st.html(artifacts.transcript_html(ctx, findings))
-
-# 3. rewrite
-st.subheader("3. Rewrite")
-if rec is None:
-    st.warning("No rewrite logged for this request.")
-else:
-    st.markdown("**Latest message**")
-    st.html(artifacts.latest_html(rec.latest, findings))
-    st.markdown("**Query**" + ("" if rec.rewritten else " (not rewritten: the latest message as is)"))
-    st.html(artifacts.query_html(rec.query, findings))
-    if rec.resolved:
-        st.markdown(
-            "**Resolved:** "
-            + "; ".join(
-                f"{artifacts.md(r.surface)} → {artifacts.md(r.antecedent)}"
-                + (f" (turn {r.turn})" if r.turn is not None else "")
-                for r in rec.resolved
+# One screen (issue 16, part 2): the evidence a reviewer reads (chat state, transcript, retrieval and
+# answer) on the left, scrolling on its own; the rewrite, the findings and the verdict form on the right,
+# in view while the left side scrolls.
+evidence_col, focus_col = st.columns([4, 6], gap="medium")
+with evidence_col, st.container(key="rm-evidence"):
+    # 1. chat state
+    st.subheader("1. Chat state")
+    if ctx is None:
+        st.warning("No ctx_input logged: the chat-state checks were skipped.")
+    else:
+        gap = artifacts.gap_message(ctx)
+        if gap:
+            st.error(artifacts.md(gap), icon=":material/warning:")
+        with st.container(horizontal=True):
+            st.metric("Messages received", ctx.n_messages)
+            st.metric(
+                "Client showed", ctx.client_turn_count if ctx.client_turn_count is not None else "not logged"
             )
-        )
-    if rec.dropped:
-        st.markdown(
-            "**Dropped:** "
-            + "; ".join(
-                f"{artifacts.md(d)} :red-badge[constraining qualifier]" if flagged else artifacts.md(d)
-                for d, flagged in artifacts.constraining_dropped(rec.dropped, findings)
+            st.metric("User turns", ctx.roles.get("user", 0))
+            st.metric("Assistant turns", ctx.roles.get("assistant", 0))
+            st.metric("Monotonic", {True: "yes", False: "no", None: "not logged"}[ctx.monotonic])
+        st.markdown(f"Digest: {artifacts.md(artifacts.digest_status(ctx))}")
+        for f in findings:
+            if f.kind == "session_mismatch":
+                st.warning(f"session\\_mismatch: {artifacts.md(f.reason)}")
+        for other in artifacts.other_requests(findings):
+            st.page_link(
+                "views/item.py",
+                label=f"Open the other request {artifacts.md(other)}",
+                query_params={"request": other},
             )
-        )
 
-# 4. retrieval and answer
-st.subheader("4. Retrieval and answer")
-if view.hits:
-    st.dataframe(
-        pd.DataFrame(
-            [{k: h.get(k) for k in ("rank", "doc_id", "score", "title")} for h in view.hits],
-            columns=["rank", "doc_id", "score", "title"],
-        ),
-        hide_index=True,
-    )
-else:
-    st.caption("Retrieval not logged.")
-if view.answer is not None:
-    st.markdown("**Answer**")
-    st.text(view.answer.get("text", ""))
-    if view.answer.get("citations"):
-        st.caption("citations: " + ", ".join(artifacts.md(c) for c in view.answer["citations"]))
-else:
-    st.caption("Answer not logged.")
+    # 2. transcript
+    n_msgs = len(ctx.messages) if ctx is not None and ctx.messages is not None else 0
+    st.subheader(f"2. Transcript ({n_msgs} messages received, oldest first)")
+    st.html(artifacts.transcript_html(ctx, findings))
 
-# 5. findings
-st.subheader("Findings")
-if findings:
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {"severity": f.severity, "kind": f.kind, "words": ", ".join(f.words), "reason": f.reason}
-                for f in findings
-            ]
-        ),
-        hide_index=True,
-    )
-else:
-    st.caption("No findings (a control item, or the checks found nothing).")
+    # 4. retrieval and answer
+    st.subheader("4. Retrieval and answer")
+    if view.hits:
+        st.dataframe(
+            pd.DataFrame(
+                [{k: h.get(k) for k in ("rank", "doc_id", "score", "title")} for h in view.hits],
+                columns=["rank", "doc_id", "score", "title"],
+            ),
+            hide_index=True,
+        )
+    else:
+        st.caption("Retrieval not logged.")
+    if view.answer is not None:
+        st.markdown("**Answer**")
+        st.text(view.answer.get("text", ""))
+        if view.answer.get("citations"):
+            st.caption("citations: " + ", ".join(artifacts.md(c) for c in view.answer["citations"]))
+    else:
+        st.caption("Answer not logged.")
 
-# verdict
-st.subheader("Verdict")
-kept = ss.get(f"typed_{item.id}") if item is not None and not mine else None
-if kept and any(kept.values()):
-    st.warning("You no longer hold this item. What you typed was not stored; copy it from here:")
-    st.code("\n".join(f"{name}: {text}" for name, text in kept.items() if text), language=None)
-if item is None:
-    st.info("This request is not in the review queue.")
-elif item.state == "done":
-    v = verdict
-    st.success(
-        f"Reviewed by {artifacts.md(v.reviewer)}: {artifacts.md(v.label)} ({artifacts.md(v.artifact)})."
-        if v
-        else "Done."
-    )
-    if progress is not None and progress.given > 1:
-        st.caption(
-            f"{progress.given} reviewers judged this item; `rewrite-monitor stats --agreement` lists "
-            "disagreements and how to adjudicate them."
+with focus_col, st.container(key="rm-focus"):
+    # 3. rewrite
+    st.subheader("3. Rewrite")
+    if rec is None:
+        st.warning("No rewrite logged for this request.")
+    else:
+        st.markdown("**Latest message**")
+        st.html(artifacts.latest_html(rec.latest, findings))
+        st.markdown("**Query**" + ("" if rec.rewritten else " (not rewritten: the latest message as is)"))
+        st.html(artifacts.query_html(rec.query, findings))
+        st.html(artifacts.legend_html())
+        if rec.resolved:
+            st.markdown(
+                "**Resolved:** "
+                + "; ".join(
+                    f"{artifacts.md(r.surface)} → {artifacts.md(r.antecedent)}"
+                    + (f" (turn {r.turn})" if r.turn is not None else "")
+                    for r in rec.resolved
+                )
+            )
+        if rec.dropped:
+            st.markdown(
+                "**Dropped:** "
+                + "; ".join(
+                    f"{artifacts.md(d)} :red-badge[constraining qualifier]" if flagged else artifacts.md(d)
+                    for d, flagged in artifacts.constraining_dropped(rec.dropped, findings)
+                )
+            )
+
+    # findings, in plain words
+    st.subheader("Findings")
+    if findings:
+        st.html(artifacts.findings_html(findings))
+    else:
+        st.caption("No findings (a control item, or the checks found nothing).")
+
+    # verdict: no heading of its own, so that the form's buttons fit on the first screen
+    kept = ss.get(f"typed_{item.id}") if item is not None and not mine else None
+    if kept and any(kept.values()):
+        st.warning("You no longer hold this item. What you typed was not stored; copy it from here:")
+        st.code("\n".join(f"{name}: {text}" for name, text in kept.items() if text), language=None)
+    if item is None:
+        st.info("This request is not in the review queue.")
+    elif item.state == "done":
+        v = verdict
+        st.success(
+            f"Reviewed by {artifacts.md(v.reviewer)}: {artifacts.md(v.label)} ({artifacts.md(v.artifact)})."
+            if v
+            else "Done."
         )
-elif item.state == "skipped":
-    st.info("Skipped by a reviewer.")
-elif progress is not None and progress.mine and progress.given < progress.needed:
-    # blind: neither who else reviews it nor what anyone said
-    st.info(
-        f"You gave this item's first verdict; it awaits a second reviewer ({progress.given} of "
-        f"{progress.needed} so far). Its regression case is made once the reviewers agree or an "
-        "adjudicator decides."
-    )
-elif (
-    not mine
-    and item.state == "claimed"
-    and item.lease_expires_at
-    and item.lease_expires_at >= at.replace(tzinfo=None)
-):
-    st.warning(f"Claimed by {artifacts.md(item.claimed_by)} until {item.lease_expires_at:%H:%M} UTC.")
-elif not mine:
-    st.button("Claim to review", type="primary", on_click=_claim, args=(item.id,))
-else:
-    if item.lease_expires_at and item.lease_expires_at < at.replace(tzinfo=None):
-        st.warning(
-            f"Your claim expired at {item.lease_expires_at:%H:%M} UTC; "
-            "submitting claims it again if nobody else has."
+        if progress is not None and progress.given > 1:
+            st.caption(
+                f"{progress.given} reviewers judged this item; `rewrite-monitor stats --agreement` lists "
+                "disagreements and how to adjudicate them."
+            )
+    elif item.state == "skipped":
+        st.info("Skipped by a reviewer.")
+    elif progress is not None and progress.mine and progress.given < progress.needed:
+        # blind: neither who else reviews it nor what anyone said
+        st.info(
+            f"You gave this item's first verdict; it awaits a second reviewer ({progress.given} of "
+            f"{progress.needed} so far). Its regression case is made once the reviewers agree or an "
+            "adjudicator decides."
         )
-    i = item.id
-    if progress is not None and progress.needed > 1:
-        st.caption(
-            f"Blind second review: reviewer {progress.given + 1} of {progress.needed}; the other verdicts "
-            "stay hidden until the item is done."
-        )
-    st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
-    label = st.radio("Label", LABELS, index=None, horizontal=True, key=f"label_{i}")
-    # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so
-    # choosing another label starts from that label's terms; nothing for ok and false alarms.
-    pre = prefill(label, findings)
-    st.text_input(
-        "Corrected standalone query (stored only when it differs from the logged one)",
-        value=rec.query if rec else "",
-        key=f"query_{i}",
-    )
-    st.text_input(
-        "Must include (comma-separated)", value=", ".join(pre.must_include), key=f"include_{i}_{label}"
-    )
-    st.text_input(
-        "Must not include (comma-separated)",
-        value=", ".join(pre.must_not_include),
-        key=f"exclude_{i}_{label}",
-    )
-    st.text_area("Note", key=f"note_{i}", height=68)
-    if label == "false_alarm_synonym":
-        flagged = ", ".join(prefill("fabricated_constraint", findings).must_not_include)
+    elif (
+        not mine
+        and item.state == "claimed"
+        and item.lease_expires_at
+        and item.lease_expires_at >= at.replace(tzinfo=None)
+    ):
+        st.warning(f"Claimed by {artifacts.md(item.claimed_by)} until {item.lease_expires_at:%H:%M} UTC.")
+    elif not mine:
+        st.button("Claim to review", type="primary", on_click=_claim, args=(item.id,))
+    else:
+        if item.lease_expires_at and item.lease_expires_at < at.replace(tzinfo=None):
+            st.warning(
+                f"Your claim expired at {item.lease_expires_at:%H:%M} UTC; "
+                "submitting claims it again if nobody else has."
+            )
+        i = item.id
+        if progress is not None and progress.needed > 1:
+            st.caption(
+                f"Blind second review: reviewer {progress.given + 1} of {progress.needed}; the other "
+                "verdicts stay hidden until the item is done."
+            )
+        # The buttons come before the radios so that Submit is on the first screen with the rewrite and
+        # the findings (1280x720); the radios' values are read from the session state to enable it.
+        label, artifact = ss.get(f"label_{i}"), ss.get(f"artifact_{i}")
+        ready = label is not None and (label in FINE_LABELS or artifact is not None)
+        show_flash(("error", "warning"))
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.button(
+                "Submit and next",
+                type="primary",
+                shortcut="Ctrl+Enter",
+                on_click=_submit,
+                args=(i, view.request_id),
+                disabled=not ready,
+            )
+            st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
+            st.button("Release", shortcut="Ctrl+Shift+L", on_click=_release, args=(i,))
+            if _history():
+                st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(i,))
+            if not ready:
+                st.caption(
+                    "Choose a label"
+                    + ("" if label is None else " and the first wrong artifact")
+                    + " to submit."
+                )
+        label = st.radio("Label", FORM_LABELS, index=None, horizontal=True, key=f"label_{i}")
+        st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
+        # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so
+        # choosing another label starts from that label's terms; nothing for ok and false alarms.
+        pre = prefill(label, findings)
         st.text_input(
-            "Propose alias (comma-separated members; stored for review, rules/ is never edited)",
-            placeholder=flagged,
-            key=f"alias_{i}",
+            "Corrected standalone query (stored only when it differs from the logged one)",
+            value=rec.query if rec else "",
+            key=f"query_{i}",
         )
-    # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
-    ss[f"typed_{i}"] = _typed(i, label)
-    show_flash(("error", "warning"))
-    with st.container(horizontal=True):
-        st.button(
-            "Submit and next",
-            type="primary",
-            shortcut="Ctrl+Enter",
-            on_click=_submit,
-            args=(i, view.request_id),
-        )
-        st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
-        st.button("Release", shortcut="Ctrl+Shift+L", on_click=_release, args=(i,))
-        if _history():
-            st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(i,))
-    _keep_claim(i)
+        with st.container(horizontal=True):
+            st.text_input(
+                "Must include (comma-separated)",
+                value=", ".join(pre.must_include),
+                key=f"include_{i}_{label}",
+            )
+            st.text_input(
+                "Must not include (comma-separated)",
+                value=", ".join(pre.must_not_include),
+                key=f"exclude_{i}_{label}",
+            )
+        st.text_area("Note", key=f"note_{i}", height=68)
+        if label == "false_alarm_synonym":
+            flagged = ", ".join(prefill("fabricated_constraint", findings).must_not_include)
+            st.text_input(
+                "Propose alias (comma-separated members; stored for review, rules/ is never edited)",
+                placeholder=flagged,
+                key=f"alias_{i}",
+            )
+        # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
+        ss[f"typed_{i}"] = _typed(i, label)
+        _keep_claim(i)
+
 # an error or warning the form did not show (no form: the item is someone else's, done or skipped)
 show_flash(("error", "warning"))

@@ -29,6 +29,7 @@ when the reviewer fills its own field: nothing prefilled becomes one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -141,4 +142,40 @@ def corrected_query(typed: str | None, logged: str | None) -> str | None:
     return (typed or "").strip()
 
 
-__all__ = ["FindingLike", "Prefill", "corrected_query", "prefill"]
+PLAIN_KINDS = {
+    "added_content_word": "added word",
+    "qualifier_conflict": "replaced qualifier",
+    "dropped_qualifier": "dropped qualifier",
+    "intent_dropped": "lost request word",
+    "unresolved_reference": "unresolved reference",
+    "wrong_antecedent": "check the antecedent",
+    "antecedent_not_in_input": "antecedent in no turn",
+    "not_a_query": "not a search query",
+    "window_truncated": "truncated window",
+    "missing_assistant_turns": "missing assistant turns",
+    "non_monotonic": "turns out of order",
+    "digest_mismatch": "digest mismatch",
+    "roles_mismatch": "role counts differ",
+    "session_mismatch": "another session's turns",
+}
+"""What each finding kind means, in the reviewer's words (the kind id stays beside it)."""
+
+_ZIPF_RE = re.compile(r"zipf (\d+(?:\.\d+)?)(?: < \d+(?:\.\d+)?)?")
+
+
+def one_in(zipf: float) -> str:
+    """A Zipf frequency as "1 in N words": Zipf is log10 of occurrences per billion words (wordfreq), so
+    a word of Zipf z occurs once in 10^(9 - z) words; N rounded to two significant figures
+    (Zipf 4.29: "1 in 51,000 words")."""
+    n = 10 ** (9 - zipf)
+    digits = max(0, len(str(int(n))) - 2)
+    return f"1 in {round(n, -digits):,.0f} words"
+
+
+def plain_reason(reason: str) -> str:
+    """A finding's reason with the word-frequency threshold said in words: "rare term (zipf 4.29 <
+    4.4)" becomes "rare term (about 1 in 51,000 words of English)". The rest is already plain."""
+    return _ZIPF_RE.sub(lambda m: f"about {one_in(float(m.group(1)))} of English", reason)
+
+
+__all__ = ["PLAIN_KINDS", "FindingLike", "Prefill", "corrected_query", "one_in", "plain_reason", "prefill"]

@@ -11,6 +11,7 @@ The seeded store: three follow-ups of 2024-03-04, each checked and queued (all o
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -134,13 +135,13 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
     at = open_next_item(start())
     assert not at.exception
     assert shown(at.title[0].value) == "c1_2"
+    # one screen: the evidence on the left, the rewrite, findings and form on the right
     assert [h.value for h in at.subheader] == [
         "1. Chat state",
         "2. Transcript (2 messages received, oldest first)",
-        "3. Rewrite",
         "4. Retrieval and answer",
+        "3. Rewrite",
         "Findings",
-        "Verdict",
     ]
     assert shown(at.error[0].value) == "the rewriter never saw 7 turns"
     transcript, latest, query = htmls(at)[:3]  # the page's <style> block comes last
@@ -165,8 +166,17 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
         {"rank": 2, "doc_id": "doc-eu", "score": 0.71, "title": "EU regions"},
     ]
     assert at.text[0].value == "99.95% [1]"
-    findings = at.dataframe[1].value
-    assert list(findings["kind"]) == ["added_content_word", "window_truncated", "antecedent_not_in_input"]
+    legend, findings = htmls(at)[3:5]
+    assert legend.startswith(
+        '<div class="rm-legend">Highlights:<mark class="rm-added">added word, high</mark>'
+    )
+    # most severe first, each kind in plain words beside its id, frequencies in words
+    assert re.findall(r"<b>([^<]+)</b> <span class=\"rm-kind\">\(([a-z_]+)\)", findings) == [
+        ("added word", "added_content_word"),
+        ("truncated window", "window_truncated"),
+        ("antecedent in no turn", "antecedent_not_in_input"),
+    ]
+    assert "zipf" not in findings
     item = db.get_one(QueueItem, item_id(db, "c1_2"))
     assert (item.state, item.claimed_by) == ("claimed", "bob")
     # the form starts from the logged query and, once a label says what is wrong, from its terms
@@ -233,11 +243,11 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
     and a finished-queue screen instead of an empty form."""
     at = open_next_item(start())
     first = item_id(db, "c1_2")
-    assert "Item 1 of 3 today · 2 more in the queue for you" in [c.value for c in at.caption]
-    at.radio(key=f"label_{first}").set_value("ok")
+    assert at.caption[0].value.startswith("**Item 1 of 3 today** (2 more in the queue for you) · ")
+    at.radio(key=f"label_{first}").set_value("ok").run()
     at = button(at, "Submit and next").click().run()
     assert shown(at.title[0].value) == "c3_2"
-    assert "Item 2 of 3 today · 1 more in the queue for you" in [c.value for c in at.caption]
+    assert at.caption[0].value.startswith("**Item 2 of 3 today** (1 more in the queue for you) · ")
     at = button(at, "Previous item").click().run()
     assert not at.exception
     assert shown(at.title[0].value) == "c1_2"
@@ -246,7 +256,7 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
     states = {i.request_id: (i.state, i.claimed_by) for i in fresh(db).scalars(select(QueueItem))}
     assert states["c3_2"] == ("pending", None) and states["c1_2"] == ("claimed", "bob")
     at.radio(key=f"artifact_{first}").set_value("rewrite")
-    at.radio(key=f"label_{first}").set_value("fabricated_constraint")
+    at.radio(key=f"label_{first}").set_value("fabricated_constraint").run()
     at = button(at, "Submit and next").click().run()
     labels = fresh(db).scalars(
         select(Verdict.label).where(Verdict.queue_item_id == first).order_by(Verdict.id)
@@ -254,7 +264,7 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
     assert list(labels) == ["ok", "fabricated_constraint"]  # appended, never overwritten
     for _ in range(2):  # c3_2, then c2_2
         i = item_id(db, shown(at.title[0].value))
-        at.radio(key=f"label_{i}").set_value("ok")
+        at.radio(key=f"label_{i}").set_value("ok").run()
         at = button(at, "Submit and next").click().run()
     assert shown(at.title[0].value) == "Queue done"
     assert shown(at.success[-1].value) == (
@@ -266,10 +276,15 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
 def test_ok_needs_no_artifact_and_a_missing_label_is_refused(store: str, db: Session) -> None:
     at = open_next_item(start())
     i = item_id(db, "c1_2")
-    at = button(at, "Submit and next").click().run()
-    assert shown(at.error[-1].value) == "Choose a label first."  # next to the button, below the evidence
+    # Submit stays disabled until the form is valid, and says what it waits for
+    assert button(at, "Submit and next").disabled
+    assert "Choose a label to submit." in [c.value for c in at.caption]
+    at.radio(key=f"label_{i}").set_value("dropped_constraint").run()
+    assert button(at, "Submit and next").disabled
+    assert "Choose a label and the first wrong artifact to submit." in [c.value for c in at.caption]
     assert fresh(db).scalars(select(Verdict)).all() == []
-    at.radio(key=f"label_{i}").set_value("ok")
+    at.radio(key=f"label_{i}").set_value("ok").run()
+    assert not button(at, "Submit and next").disabled
     button(at, "Submit and next").click().run()
     v = fresh(db).scalars(select(Verdict)).one()
     assert (v.label, v.artifact) == ("ok", "none")
@@ -301,10 +316,11 @@ def test_a_verdict_on_an_expired_claim_taken_by_someone_else_is_refused(store: s
     at = open_next_item(start())
     i = item_id(db, "c1_2")
     at.radio(key=f"artifact_{i}").set_value("rewrite")
-    at.radio(key=f"label_{i}").set_value("fabricated_constraint")
+    at.radio(key=f"label_{i}").set_value("fabricated_constraint").run()
     # bob's lease runs out (renewed at a time long past), and alice takes the item over
     past = datetime.now(UTC) - timedelta(hours=1)
-    claim(session=db, item_id=i, reviewer="bob", now=past, lease=timedelta(minutes=10))
+    # the page renewed bob's claim as it drew the form: end this session's older read first
+    claim(session=fresh(db), item_id=i, reviewer="bob", now=past, lease=timedelta(minutes=10))
     claim(session=db, item_id=i, reviewer="alice", now=datetime.now(UTC), lease=timedelta(minutes=10))
     at.text_area(key=f"note_{i}").set_value("the enterprise plan is in no turn")
     at = button(at, "Submit and next").click().run()
