@@ -41,6 +41,13 @@ STATS_TTL = 300
 """Seconds the Overview's rates and estimates may lag: they move by the day, not the second."""
 
 
+def finding_kinds() -> list[str]:
+    """Every finding kind a registered check can report (``monitor.checks.checks_by_kind``)."""
+    from monitor.checks import checks_by_kind
+
+    return sorted(checks_by_kind())
+
+
 def current_checks() -> list[tuple[str, int]]:
     """The registered ``(check_id, version)`` pairs: findings of older versions are not shown."""
     return current_versions()

@@ -26,14 +26,26 @@ with st.container(horizontal=True):
         st.metric(
             "Bad rewrites in all traffic (weighted)",
             f"{bad['value']:.1%}",
-            help=f"95% CI {bad['lo']:.1%}–{bad['hi']:.1%}; strata with verdicts cover "
-            f"{bad['coverage']:.0%} of the traffic ({int(bad['verdicts'])} verdicts)",
+            help="Horvitz–Thompson over the sampled strata: verdicts weighted by 1/π",
         )
     else:
         st.metric("Bad rewrites in all traffic (weighted)", "no verdicts yet")
+if bad is not None and bad["value"] is not None and bad["value"] == bad["value"]:
+    # the base beside the figure, not in a tooltip: 83% from 12 verdicts is not 83% from 1,200
+    interval = f"95% CI {bad['lo']:.1%}–{bad['hi']:.1%}" if bad["lo"] == bad["lo"] else "no interval"
+    st.caption(
+        f"Bad rewrites: {bad['value']:.1%} ({interval}), from {int(bad['verdicts'])} verdicts on strata "
+        f"covering {bad['coverage']:.1%} of the traffic"
+        + ("; too little to go on" if bad["coverage"] < 0.5 or bad["verdicts"] < 30 else "")
+        + "."
+    )
 
-kinds = sorted(set(data["by_day"]["kind"]))
+# every kind a current check can report, not only those found so far: a kind that never fires is news
+kinds = sorted(set(data["by_day"]["kind"]) | set(reads.finding_kinds()))
 chosen = st.multiselect("Finding kinds", kinds, default=kinds, key="ov_kinds")
+# One distinct colour per kind across both charts (Tableau 10, then Tableau 20 for more kinds), with
+# the legend Altair draws beside each chart: the default palette's pale shades were hard to tell apart.
+palette = alt.Scale(domain=kinds, scheme="tableau10" if len(kinds) <= 10 else "tableau20")
 tooltip = [
     "group",
     "kind",
@@ -49,8 +61,10 @@ by_day = data["by_day"][data["by_day"]["kind"].isin(chosen)]
 if by_day.empty:
     st.caption("No findings yet.")
 else:
-    base = alt.Chart(by_day).encode(x=alt.X("group:T", title="day (UTC)"), color=alt.Color("kind:N"))
-    band = base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q", title="per 1,000 (95% band)"), y2="hi:Q")
+    base = alt.Chart(by_day).encode(
+        x=alt.X("group:T", title="day (UTC)"), color=alt.Color("kind:N", scale=palette, title="finding kind")
+    )
+    band = base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q", title="per 1,000 (95% band)"), y2="hi:Q")
     line = base.mark_line(point=True).encode(y="per_1000:Q", tooltip=tooltip)
     st.altair_chart(band + line)
 
@@ -60,7 +74,9 @@ if by_prompt.empty:
     st.caption("No findings yet.")
 else:
     base = alt.Chart(by_prompt).encode(
-        x=alt.X("group:N", title="prompt version"), xOffset="kind:N", color=alt.Color("kind:N")
+        x=alt.X("group:N", title="prompt version"),
+        xOffset="kind:N",
+        color=alt.Color("kind:N", scale=palette, title="finding kind"),
     )
     bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("lo:Q", title="per 1,000 (95% interval)"), y2="hi:Q")
     points = base.mark_point(filled=True, size=60).encode(y="per_1000:Q", tooltip=tooltip)
@@ -98,6 +114,10 @@ with right:
         )
 
 st.subheader("Whole-traffic estimates (Horvitz–Thompson over the sampled strata)")
+st.caption(
+    "Each estimate with its 95% interval, the verdicts it rests on and the share of the traffic their "
+    "strata cover (coverage): a figure from a few verdicts covering a sliver of the traffic says little."
+)
 st.dataframe(
     data["estimates"],
     hide_index=True,

@@ -436,6 +436,13 @@ def test_overview_draws_rates_with_bands_and_the_estimates(store: str, db: Sessi
     assert metrics["Verdicts, last 14 days"] == "2"
     # high stratum: 2 verdicts of 2 items, 1 bad; medium stratum has none -> the estimate speaks for high only
     assert metrics["Bad rewrites in all traffic (weighted)"] == "50.0%"
+    # the base beside the figure: 2 verdicts on the high stratum, 2 of the 3 items in the day's sample
+    base = next(c.value for c in at.caption if c.value.startswith("Bad rewrites: "))
+    assert base.startswith("Bad rewrites: 50.0% (95% CI ")
+    assert base.endswith("from 2 verdicts on strata covering 66.7% of the traffic; too little to go on.")
+    # every kind a check can report is offered, found or not
+    offered = at.multiselect(key="ov_kinds").options
+    assert {"wrong_antecedent", "qualifier_conflict", "added_content_word"} <= set(offered)
     charts = at.get("vega_lite_chart")
     assert len(charts) == 3  # rates per day, per prompt version, throughput
     precision = at.dataframe[0].value
