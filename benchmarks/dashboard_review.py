@@ -1,0 +1,222 @@
+"""A scripted reviewer clears the queue in a real browser with the keyboard alone, on a large store.
+
+Usage::
+
+    python -m benchmarks.dashboard_review [--records 100000] [--items 40] [--url URL]
+
+Seeds a store as ``benchmarks.dashboard_load`` does (default 100,000 checked rewrites, 40 queue items a
+day), serves it with ``rewrite-monitor dashboard`` and drives Debian's headless Chromium (1440x900)
+through ``chromedriver``. The reviewer presses N on the Queue page, then for each of ``--items`` items:
+on a control item (nothing flagged) ``1`` (ok) and Ctrl+Enter; on a flagged one, alternately ``2`` (a
+false alarm on a synonym) and Ctrl+Enter, or ``3`` (fabricated_constraint), Shift+2 (the rewrite) and
+Ctrl+Enter. It prints:
+
+- keys per verdict, by kind of verdict (a chord such as Ctrl+Enter counts as one key), which issue 16
+  bounds at 6 for ok and false alarms and at 8 for a flagged rewrite with a label and an artifact;
+- the app's own waiting per item, in seconds (median, 90th percentile, max): from Ctrl+Enter until the
+  next item shows its title, its label radio and its Submit button, plus from the label key until
+  Submit is enabled (the page reruns on a radio click). The reviewer's own reading time is not in it.
+
+Needs Chromium and chromedriver (``apt-get install chromium chromium-driver``) and selenium (the dev
+extra). The waiting time is a benchmark figure, never a test assertion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from benchmarks.dashboard_load import seed
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+WAIT = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(url: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``rewrite-monitor dashboard`` over ``url`` on a free port, up and healthy: (process, base URL)."""
+    port = _free_port()
+    env = {**os.environ, "HOME": str(home), "REWRITE_MONITOR_REVIEWER_NAME": "bench"}
+    env.pop("REWRITE_MONITOR_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monitor", "--database-url", url, "dashboard", "--port", str(port)],
+        cwd=home,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
+                if resp.read() == b"ok":
+                    return proc, base
+        except OSError:
+            time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGTERM)
+    raise SystemExit("the dashboard did not start within a minute")
+
+
+def _until(check: Callable[[], Any], timeout: float = WAIT) -> float:
+    """Poll ``check`` until it returns a truthy value; the seconds it took. Raises on timeout."""
+    from selenium.common.exceptions import WebDriverException
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        try:
+            if check():
+                return time.perf_counter() - t0
+        except WebDriverException:
+            pass  # an element redrawn by a rerun: look again
+        time.sleep(0.02)
+    raise SystemExit(f"gave up after {timeout:.0f} s waiting for the page")
+
+
+def review(base: str, items: int) -> dict[str, Any]:
+    """Clear ``items`` queue items at ``base`` with the keyboard; the keys and waits (module docstring)."""
+    from selenium import webdriver
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1440,900"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(str(CHROMEDRIVER)))
+    keys: dict[str, list[int]] = {"ok": [], "false alarm": [], "flagged": []}
+    waits: list[float] = []
+    try:
+        driver.get(base)
+        _until(lambda: driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Review next']]"))
+
+        def press(*chord: str) -> None:
+            actions = ActionChains(driver)
+            for k in chord[:-1]:
+                actions.key_down(k)
+            actions.send_keys(chord[-1])
+            for k in reversed(chord[:-1]):
+                actions.key_up(k)
+            actions.perform()
+
+        def ready(previous: str | None) -> bool:
+            title = driver.find_element(By.TAG_NAME, "h1").text
+            return (
+                title != previous
+                and bool(
+                    driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Submit and next']]")
+                )
+                and bool(driver.find_elements(By.XPATH, "//div[@data-testid='stRadio']//label"))
+            )
+
+        def enabled() -> bool:
+            buttons = driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Submit and next']]")
+            return bool(buttons) and buttons[0].is_enabled()
+
+        press("n")
+        _until(lambda: ready(None))
+        flagged_turn = 0
+        for _ in range(items):
+            title = driver.find_element(By.TAG_NAME, "h1").text
+            control = "control stratum" in driver.find_element(By.TAG_NAME, "body").text
+            if control:
+                kind, chords = "ok", [("1",)]
+            elif flagged_turn % 2 == 0:
+                kind, chords = "false alarm", [("2",)]
+            else:
+                kind, chords = "flagged", [("3",), (Keys.SHIFT, "2")]
+            if not control:
+                flagged_turn += 1
+            for chord in chords:
+                press(*chord)
+            label_wait = _until(enabled)
+            press(Keys.CONTROL, Keys.ENTER)
+            keys[kind].append(len(chords) + 1)
+            t0 = time.perf_counter()
+            if "Queue done" in driver.find_element(By.TAG_NAME, "body").text:
+                break
+            _until(
+                lambda title=title: (
+                    ready(title) or "Queue done" in driver.find_element(By.TAG_NAME, "h1").text
+                )
+            )
+            waits.append(time.perf_counter() - t0 + label_wait)
+    finally:
+        driver.quit()
+    return {"keys": keys, "waits": waits}
+
+
+def _verdicts(url: str) -> int:
+    """How many verdicts the scripted reviewer stored (each key press must have landed)."""
+    from sqlalchemy import func, select
+
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.store.models import Verdict
+
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            return int(session.scalar(select(func.count()).where(Verdict.reviewer == "bench")) or 0)
+    finally:
+        engine.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--days", type=int, default=100)
+    parser.add_argument("--items", type=int, default=40)
+    parser.add_argument("--url", help="an EMPTY database to fill (default: a temporary SQLite file)")
+    args = parser.parse_args()
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        raise SystemExit("needs Chromium and chromedriver: apt-get install chromium chromium-driver")
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.url or f"sqlite:///{Path(tmp) / 'bench.db'}"
+        t0 = time.perf_counter()
+        seed(url, args.records, args.days)
+        took = time.perf_counter() - t0
+        print(f"seeded {args.records:,} checked rewrites over {args.days} days in {took:.1f} s")
+        proc, base = _serve(url, Path(tmp))
+        try:
+            got = review(base, args.items)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+        stored = _verdicts(url)
+    waits = sorted(got["waits"])
+    given = sum(len(c) for c in got["keys"].values())
+    print(f"{given} items cleared with the keyboard alone; {stored} verdicts stored")
+    for kind, counts in got["keys"].items():
+        if counts:
+            print(f"keys per verdict, {kind:<11}: {max(counts)} (N once to start; {len(counts)} verdicts)")
+    if waits:
+        p90 = waits[min(len(waits) - 1, int(0.9 * len(waits)))]
+        print(
+            f"app's waiting per item: median {statistics.median(waits):.2f} s, 90th percentile {p90:.2f} s, "
+            f"max {waits[-1]:.2f} s"
+        )
+    print(f"measured {date.today().isoformat()} on {os.cpu_count()} CPUs; backend {url.split(':', 1)[0]}")
+
+
+if __name__ == "__main__":
+    main()
