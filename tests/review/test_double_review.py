@@ -279,3 +279,43 @@ def test_an_open_page_renews_its_claim_and_learns_when_it_is_lost(session: Sessi
     )
     session.refresh(item)
     assert (item.claimed_by, item.lease_expires_at) == ("bob", datetime(2024, 3, 5, 9, 59))
+
+
+def test_a_two_reviewer_run_at_a_fifth_doubles_a_fifth_and_measures_their_agreement(cli_db: str) -> None:
+    """double_review_share = 0.2 over 30 queued items: the draw doubles those whose draw is below 0.2,
+    alice and bob clear the queue by turns, and ``stats --agreement`` rests on exactly the doubled ones."""
+    from monitor.queue.sampling import draw
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        items = seed_doubled(s, n=30, share=0.2)
+        doubled = {i.request_id for i in items if i.reviews_needed == 2}
+        # the draw decides, per record: conversation/request key, purpose "double_review", the default seed
+        assert doubled == {
+            i.request_id
+            for i in items
+            if draw("rewrite-monitor", "double_review", f"{i.conv_id}/{i.request_id}") < 0.2
+        }
+        assert 0 < len(doubled) < 30
+        given = 0
+        for turn in range(200):
+            reviewer = ("alice", "bob")[turn % 2]
+            row = claim_next(session=s, reviewer=reviewer, now=NOW, lease=LEASE)
+            if (
+                row is None
+                and claim_next(session=s, reviewer=("bob", "alice")[turn % 2], now=NOW, lease=LEASE) is None
+            ):
+                break
+            if row is None:
+                continue
+            # bob calls every doubled rewrite ok, alice a fabrication: they never agree on a doubled item
+            give(s, row.id, reviewer, "ok" if reviewer == "bob" else "fabricated_constraint", at=turn)
+            given += 1
+        states = {i.request_id: i.state for i in s.scalars(select(QueueItem))}
+    engine.dispose()
+    assert set(states.values()) == {"done"} and given == 30 + len(doubled)
+    got = json.loads(runner.invoke(app, ["--database-url", cli_db, "stats", "--agreement", "--json"]).output)
+    assert got["items"] == len(doubled)
+    assert got["label"]["observed_agreement"] == 0.0
+    assert {d["request_id"] for d in got["disagreements"]} == doubled
