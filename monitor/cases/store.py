@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import exists, func, select, tuple_
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from monitor.ingest.store.records import load_records
 from monitor.review.labels import FINE_LABELS
@@ -233,17 +233,23 @@ def apply_verdict(*, session: Session, verdict: Verdict, now: datetime, attempts
 
 
 def sync_cases(*, session: Session, now: datetime) -> int:
-    """Apply the newest verdict of every queue item that has no case row from it yet; commit.
+    """Apply the standing verdict of every queue item that has no case row from it yet; commit.
 
     Returns how many verdicts were applied (most add nothing: ``ok`` on clean items, duplicates).
-    Only the newest verdict of an item counts, so an older one can never undo a newer review.
+    Only the standing verdict of an item counts (``monitor.review.verdicts.standing_ids``: its newest,
+    or on a doubly reviewed item the agreed or adjudicated one), so an older one can never undo a newer
+    review, and an item that awaits its second reviewer or an adjudicator makes no case yet.
     """
-    v2 = aliased(Verdict)  # a separate alias, so the subquery is not correlated with the outer query
-    newest = select(func.max(v2.id)).group_by(v2.queue_item_id)
+    from monitor.review.verdicts import standing_ids
+
+    standing = sorted(standing_ids(session).values())
     has_case = exists().where(RegressionCase.verdict_id == Verdict.id)
-    verdicts = session.scalars(select(Verdict).where(Verdict.id.in_(newest), ~has_case).order_by(Verdict.id))
+    verdicts: list[Verdict] = []
+    for start in range(0, len(standing), 500):
+        chunk = standing[start : start + 500]
+        verdicts += session.scalars(select(Verdict).where(Verdict.id.in_(chunk), ~has_case)).all()
     n = 0
-    for verdict in verdicts.all():
+    for verdict in sorted(verdicts, key=lambda v: v.id):
         apply_verdict(session=session, verdict=verdict, now=now)
         n += 1
     session.commit()

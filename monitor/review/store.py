@@ -68,15 +68,15 @@ def record_verdict(
 
     An item that needs several reviewers (``reviews_needed``, the blind second review) is done once that
     many distinct reviewers gave a verdict; until then it returns to the queue for someone else. An
-    ``adjudication`` verdict settles a disagreement: it needs verdicts from two reviewers already (else
-    ``QueueError``) and finishes the item. The regression case (``monitor.cases.store.apply_verdict``)
-    is written, in the same transaction as the verdict so the eval set never lags, from the verdict that
-    stands (:func:`standing_verdict`): on a doubly reviewed item only once the reviewers agree or an
-    adjudicator decided.
+    ``adjudication`` verdict settles a disagreement: it needs verdicts from two reviewers already, the
+    adjudicator not among them (else ``QueueError``), and finishes the item. The regression case
+    (``monitor.cases.store.apply_verdict``) is written, in the same transaction as the verdict so the
+    eval set never lags, from the verdict that stands (:func:`standing_verdict`): on a doubly reviewed
+    item only once the reviewers agree or an adjudicator decided.
     """
     _validate(label, artifact)
     if adjudication:
-        _adjudicable(session, item_id)
+        _adjudicable(session, item_id, reviewer)
     claim(
         session=session, item_id=item_id, reviewer=reviewer, now=now, lease=lease, again=again or adjudication
     )
@@ -133,11 +133,24 @@ def review_progress(*, session: Session, item_id: int, reviewer: str) -> ReviewP
     return ReviewProgress(len(given), int(needed), reviewer in given)
 
 
-def _adjudicable(session: Session, item_id: int | None) -> None:
-    """Raise ``QueueError`` unless queue item ``item_id`` has verdicts from two reviewers or more."""
+def _standing(verdicts: list[Verdict], reviews_needed: int) -> Verdict | None:
+    """The standing one of an item's ``verdicts`` (in id order; ``monitor.review.verdicts``), or None."""
+    ratings = [Rating(v.id, v.reviewer, v.label, v.artifact, v.adjudication) for v in verdicts]
+    vid = standing_verdict(ratings, reviews_needed)
+    return next((v for v in verdicts if v.id == vid), None)
+
+
+def _adjudicable(session: Session, item_id: int | None, adjudicator: str) -> None:
+    """Raise ``QueueError`` unless queue item ``item_id`` has verdicts from two reviewers or more and
+    ``adjudicator`` is not one of them (settling one's own disagreement is no adjudication)."""
     if item_id is None:
         raise QueueError("nothing to adjudicate: the request is not in the review queue")
-    if len(_reviewers(session, item_id)) < 2:
+    reviewers = _reviewers(session, item_id)
+    if adjudicator in reviewers:
+        raise QueueError(
+            f"{adjudicator} reviewed queue item {item_id}: an adjudicator is someone other than its reviewers"
+        )
+    if len(reviewers) < 2:
         raise QueueError(
             f"nothing to adjudicate on queue item {item_id}: it has verdicts from fewer than two reviewers"
         )
@@ -201,7 +214,7 @@ def verdict_for_request(
     rec = records[0]
     item_id = session.scalar(select(QueueItem.id).where(QueueItem.record_id == rec.id))
     if adjudication:
-        _adjudicable(session, item_id)  # before a finished item is reopened for it
+        _adjudicable(session, item_id, reviewer)  # before a finished item is reopened for it
     if item_id is None:
         model, prompt_version = session.execute(
             select(Record.model, Record.prompt_version).where(Record.id == rec.id)
@@ -403,7 +416,8 @@ def learned_table(*, session: Session, checks: Sequence[tuple[str, int]]) -> Lea
     """The learned word evidence of the store (``monitor.checks.learned``), from every queue item with a
     verdict and its findings of the current ``checks`` of the learned kinds.
 
-    Per item, its newest verdict counts (a re-review replaces the first), once per (kind, lemma). A fine
+    Per item, its standing verdict counts (the newest: a re-review replaces the first; on a doubly
+    reviewed item the agreed or adjudicated one, none while it is open), once per (kind, lemma). A fine
     verdict (``ok``, ``false_alarm_synonym``) dismisses every word the item's findings flagged, at any
     severity, and the distinct reviewers of the item's fine verdicts are counted; a confirming verdict
     (:data:`CONFIRMING`) confirms the words it names, or, naming none, the item's words graded medium or
@@ -460,7 +474,9 @@ def learned_table(*, session: Session, checks: Sequence[tuple[str, int]]) -> Lea
                     live = [v for v in vs if reset is None or v.created_at >= reset]
                     if not live:
                         continue
-                    newest = live[-1]
+                    newest = _standing(live, item.reviews_needed)
+                    if newest is None:
+                        continue  # awaits its second reviewer or an adjudicator
                     label, field = CONFIRMING[f.kind]
                     pool = pools.setdefault(key[:2], (set(), set()))
                     if newest.label in FINE_LABELS:

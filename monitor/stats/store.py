@@ -30,7 +30,7 @@ from monitor.checks.learned import learned_steps
 from monitor.checks.store import fully_checked
 from monitor.queue.store import WITHDRAWN
 from monitor.review.labels import FINE_LABELS
-from monitor.review.verdicts import Rating, newest_per_reviewer
+from monitor.review.verdicts import Rating, first_per_reviewer, standing_ids
 from monitor.stats.intervals import Z95, agresti_coull_centre, wilson
 from monitor.store.models import Finding, QueueItem, Record, Verdict
 
@@ -148,17 +148,18 @@ def finding_rates_by(
 
 
 def latest_verdicts(*, session: Session, since: date | None = None) -> list[tuple[QueueItem, Verdict]]:
-    """Each reviewed queue item with its newest verdict."""
-    newest = select(Verdict.queue_item_id, func.max(Verdict.id).label("vid")).group_by(Verdict.queue_item_id)
-    newest_sq = newest.subquery()
-    stmt = (
-        select(QueueItem, Verdict)
-        .join(newest_sq, newest_sq.c.queue_item_id == QueueItem.id)
-        .join(Verdict, Verdict.id == newest_sq.c.vid)
-    )
-    if since is not None:
-        stmt = stmt.where(QueueItem.day >= since)
-    return [(item, verdict) for item, verdict in session.execute(stmt)]
+    """Each reviewed queue item with its standing verdict (``monitor.review.verdicts.standing_ids``: the
+    newest, or on a doubly reviewed item the agreed or adjudicated one); an item that awaits a second
+    reviewer or an adjudicator is left out until it is settled."""
+    standing = sorted(standing_ids(session).values())
+    out: list[tuple[QueueItem, Verdict]] = []
+    for start in range(0, len(standing), 500):
+        stmt = select(QueueItem, Verdict).join(Verdict, Verdict.queue_item_id == QueueItem.id)
+        stmt = stmt.where(Verdict.id.in_(standing[start : start + 500]))
+        if since is not None:
+            stmt = stmt.where(QueueItem.day >= since)
+        out += [(item, verdict) for item, verdict in session.execute(stmt)]
+    return out
 
 
 def precision_by_kind(pairs: Sequence[tuple[QueueItem, Verdict]]) -> dict[str, dict[str, Any]]:
@@ -264,8 +265,8 @@ def demoted_controls(
 
 @dataclass(frozen=True, slots=True)
 class DoubleReview:
-    """A queue item judged by two or more reviewers: each reviewer's newest verdict in the order they
-    gave one (``ratings``), and the newest adjudication, if any."""
+    """A queue item judged by two or more reviewers: each reviewer's first verdict, the one given blind,
+    in the order they gave them (``ratings``), and the newest adjudication, if any."""
 
     item_id: int
     request_id: str
@@ -321,7 +322,7 @@ def double_reviews(*, session: Session, since: date | None = None) -> list[Doubl
                 request_id=item.request_id,
                 conv_id=item.conv_id,
                 day=item.day,
-                ratings=newest_per_reviewer(given),
+                ratings=first_per_reviewer(given),
                 adjudication=adjudications[-1] if adjudications else None,
             )
         )

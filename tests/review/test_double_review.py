@@ -319,3 +319,27 @@ def test_a_two_reviewer_run_at_a_fifth_doubles_a_fifth_and_measures_their_agreem
     assert got["items"] == len(doubled)
     assert got["label"]["observed_agreement"] == 0.0
     assert {d["request_id"] for d in got["disagreements"]} == doubled
+
+
+def test_an_unsettled_item_counts_nowhere_and_agreement_rests_on_the_blind_verdicts(session: Session) -> None:
+    """From a newcomer's read: the export's sync, ``stats`` and the agreement used the newest verdicts,
+    so an item awaiting its second reviewer made a case, and a reviewer who revised after seeing the
+    other's verdict raised kappa. An adjudicator settling their own disagreement is refused."""
+    from monitor.cases.store import sync_cases
+    from monitor.stats.store import latest_verdicts
+
+    (item,) = seed_doubled(session)
+    give(session, item.id, "alice", "ok")
+    assert sync_cases(session=session, now=NOW) == 0 and list_cases(session=session) == []
+    assert latest_verdicts(session=session) == []
+    give(session, item.id, "bob", "fabricated_constraint", at=1)
+    assert sync_cases(session=session, now=NOW) == 0 and latest_verdicts(session=session) == []
+    # alice revises after seeing bob's verdict: the item agrees now, but agreement rests on her first
+    verdict(session, "c1_2", reviewer="alice", now=NOW + timedelta(minutes=2))
+    (d,) = double_reviews(session=session)
+    assert [(r.reviewer, r.label) for r in d.ratings] == [("alice", "ok"), ("bob", "fabricated_constraint")]
+    assert [v.label for _, v in latest_verdicts(session=session)] == ["fabricated_constraint"]
+    with pytest.raises(
+        QueueError, match=f"alice reviewed queue item {item.id}: an adjudicator is someone other"
+    ):
+        verdict(session, "c1_2", reviewer="alice", label="ok", adjudication=True)
