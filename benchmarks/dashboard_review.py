@@ -119,7 +119,12 @@ def review(base: str, items: int) -> dict[str, Any]:
                 actions.key_up(k)
             actions.perform()
 
+        def done() -> bool:
+            return "Queue done" in driver.find_element(By.TAG_NAME, "h1").text
+
         def ready(previous: str | None) -> bool:
+            if done():
+                return True
             title = driver.find_element(By.TAG_NAME, "h1").text
             return (
                 title != previous
@@ -137,6 +142,8 @@ def review(base: str, items: int) -> dict[str, Any]:
         _until(lambda: ready(None))
         flagged_turn = 0
         for _ in range(items):
+            if done():
+                break  # the queue ran out before --items
             title = driver.find_element(By.TAG_NAME, "h1").text
             control = "control stratum" in driver.find_element(By.TAG_NAME, "body").text
             if control:
@@ -153,13 +160,7 @@ def review(base: str, items: int) -> dict[str, Any]:
             press(Keys.CONTROL, Keys.ENTER)
             keys[kind].append(len(chords) + 1)
             t0 = time.perf_counter()
-            if "Queue done" in driver.find_element(By.TAG_NAME, "body").text:
-                break
-            _until(
-                lambda title=title: (
-                    ready(title) or "Queue done" in driver.find_element(By.TAG_NAME, "h1").text
-                )
-            )
+            _until(lambda title=title: ready(title))
             waits.append(time.perf_counter() - t0 + label_wait)
     finally:
         driver.quit()
@@ -183,9 +184,9 @@ def _verdicts(url: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--days", type=int, default=100)
-    parser.add_argument("--items", type=int, default=40)
+    parser.add_argument("--records", type=int, default=100_000, help="checked rewrites to seed (100,000)")
+    parser.add_argument("--days", type=int, default=100, help="days they spread over (100)")
+    parser.add_argument("--items", type=int, default=40, help="items to clear; fewer if the queue runs out")
     parser.add_argument("--url", help="an EMPTY database to fill (default: a temporary SQLite file)")
     args = parser.parse_args()
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):

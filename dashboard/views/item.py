@@ -37,6 +37,7 @@ from monitor.review.store import (
     propose_alias,
     record_verdict,
     review_progress,
+    standing_ids,
     verdicts_since,
 )
 
@@ -113,8 +114,8 @@ def _submit(item_id: int, request_id: str) -> None:
     if label is None:
         flash("error", "Choose a label first.")
         return
-    if artifact is None and label in FINE_LABELS:
-        artifact = "none"  # a fine rewrite has no wrong artifact: spare the reviewer a keystroke
+    if label in FINE_LABELS:
+        artifact = "none"  # a fine rewrite has no wrong artifact, whatever was clicked before
     if artifact is None:
         flash("error", "Choose the first wrong artifact.")
         return
@@ -151,7 +152,9 @@ def _submit(item_id: int, request_id: str) -> None:
                 )
     except (QueueError, ProposalError) as exc:
         ss[f"typed_{item_id}"] = _typed(item_id, label)  # this click's text, not the last render's
-        flash("error", f"Verdict not stored: {exc}. Nothing was overwritten; what you typed is kept below.")
+        flash(
+            "error", f"Verdict not stored: {exc}. Nothing was overwritten; what you typed is shown to copy."
+        )
         reads_changed()
         return
     reads_changed()
@@ -244,11 +247,11 @@ if ss.get("queue_done") and not request and "item_id" not in ss:
     st.title("Queue done")
     st.success(
         f"All items processed: nothing is left in the queue for {artifacts.md(reviewer)}. "
-        f"{given} verdicts today."
+        f"{given} items judged today."
     )
     with st.container(horizontal=True):
         if _history():
-            st.button("Previous item (change its verdict)", on_click=_previous, args=(None,))
+            st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(None,))
         st.page_link("views/queue.py", label="Back to the queue", icon=":material/inbox:")
         st.page_link("views/overview.py", label="Overview", icon=":material/monitoring:")
     st.stop()
@@ -276,6 +279,7 @@ with db() as session:
     )
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
     progress = review_progress(session=session, item_id=item.id, reviewer=reviewer) if item else None
+    settled = item is not None and item.id in standing_ids(session)
     given_today = verdicts_since(session=session, reviewer=reviewer, since=today)
     left = reviewable_count(session=session, reviewer=reviewer, now=at)
 if view is None:
@@ -297,7 +301,8 @@ if item is not None:
     meta += [f"queue item {item.id}", f"{item.stratum} stratum", f"π = {item.inclusion_prob:.3g}"]
 mine = item is not None and item.state == "claimed" and item.claimed_by == reviewer
 if mine and item is not None:
-    position = given_today + 1
+    # an item reopened to change its verdict is among those judged today already
+    position = given_today + (0 if _again(item.id) else 1)
     # first on the line: where the reviewer is in the day's work
     meta.insert(0, f"**Item {position} of {position + left} today** ({left} more in the queue for you)")
     if _again(item.id):
@@ -404,6 +409,11 @@ with focus_col, st.container(key="rm-focus"):
         st.code("\n".join(f"{name}: {text}" for name, text in kept.items() if text), language=None)
     if item is None:
         st.info("This request is not in the review queue.")
+    elif item.state == "done" and progress is not None and progress.needed > 1 and not settled:
+        st.warning(
+            f"{progress.given} reviewers judged this item and disagree: it awaits an adjudicator "
+            "(`rewrite-monitor stats --agreement` lists it; `rewrite-monitor verdict ... --adjudicate`)."
+        )
     elif item.state == "done":
         v = verdict
         st.success(

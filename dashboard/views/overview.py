@@ -46,6 +46,7 @@ chosen = st.multiselect("Finding kinds", kinds, default=kinds, key="ov_kinds")
 # One distinct colour per kind across both charts (Tableau 10, then Tableau 20 for more kinds), with
 # the legend Altair draws beside each chart: the default palette's pale shades were hard to tell apart.
 palette = alt.Scale(domain=kinds, scheme="tableau10" if len(kinds) <= 10 else "tableau20")
+legend = alt.Legend(title="finding kind", symbolLimit=0)  # every kind, not the first 11
 tooltip = [
     "group",
     "kind",
@@ -62,9 +63,15 @@ if by_day.empty:
     st.caption("No findings yet.")
 else:
     base = alt.Chart(by_day).encode(
-        x=alt.X("group:T", title="day (UTC)"), color=alt.Color("kind:N", scale=palette, title="finding kind")
+        x=alt.X("group:T", title="day (UTC)", timeUnit="yearmonthdate"),
+        color=alt.Color("kind:N", scale=palette, legend=legend),
     )
-    band = base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q", title="per 1,000 (95% band)"), y2="hi:Q")
+    # the band's colour without a legend of its own: the legend shows the lines' full colours
+    band = (
+        base.mark_area(opacity=0.15)
+        .encode(color=alt.Color("kind:N", scale=palette, legend=None))
+        .encode(y=alt.Y("lo:Q", title="per 1,000 (95% band)"), y2="hi:Q")
+    )
     line = base.mark_line(point=True).encode(y="per_1000:Q", tooltip=tooltip)
     st.altair_chart(band + line)
 
@@ -76,7 +83,7 @@ else:
     base = alt.Chart(by_prompt).encode(
         x=alt.X("group:N", title="prompt version"),
         xOffset="kind:N",
-        color=alt.Color("kind:N", scale=palette, title="finding kind"),
+        color=alt.Color("kind:N", scale=palette, legend=legend),
     )
     bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("lo:Q", title="per 1,000 (95% interval)"), y2="hi:Q")
     points = base.mark_point(filled=True, size=60).encode(y="per_1000:Q", tooltip=tooltip)

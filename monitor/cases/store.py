@@ -240,7 +240,7 @@ def sync_cases(*, session: Session, now: datetime) -> int:
     or on a doubly reviewed item the agreed or adjudicated one), so an older one can never undo a newer
     review, and an item that awaits its second reviewer or an adjudicator makes no case yet.
     """
-    from monitor.review.verdicts import standing_ids
+    from monitor.review.store import standing_ids  # here: review.store imports this module
 
     standing = sorted(standing_ids(session).values())
     has_case = exists().where(RegressionCase.verdict_id == Verdict.id)

@@ -191,18 +191,26 @@ def _answer(view: RecordView) -> RenderableType:
     )
 
 
-def _findings(findings: Sequence[FindingRow]) -> RenderableType:
+def _findings(findings: Sequence[FindingRow], compact: bool = False) -> RenderableType:
+    """The findings, reasons in plain words (``monitor.review.evidence.plain_reason``: word frequencies
+    as "about 1 in 51,000 words"); ``compact`` keeps the medium and high ones and says how many low ones
+    it left out (a keyword-expansion query can have dozens, which pushed the rewrite off the screen)."""
+    from monitor.review.evidence import plain_reason
+
     if not findings:
         return Panel("no findings", title="findings")
+    shown = [f for f in findings if not compact or f.severity in ("medium", "high")]
     table = Table("severity", "kind", "words", "reason")
-    for f in findings:
+    for f in shown:
         table.add_row(
             safe_text(f.severity),
             safe_text(f.kind),
             safe_text(", ".join(f.words) or "-"),
-            safe_text(f.reason),
+            safe_text(plain_reason(f.reason)),
         )
-    return Panel(table, title="findings")
+    hidden = len(findings) - len(shown)
+    title = "findings" + (f" ({hidden} low ones hidden; v shows them)" if hidden else "")
+    return Panel(table, title=Text(title))
 
 
 def render_record(
@@ -226,7 +234,7 @@ def render_record(
             if compact and not view.hits and view.answer is None
             else Group(_retrieval(view), _answer(view))
         ),
-        _findings(findings),
+        _findings(findings, compact),
     ]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, tuple_, update
+from sqlalchemy import distinct, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.cases.store import apply_verdict
@@ -131,6 +131,34 @@ def review_progress(*, session: Session, item_id: int, reviewer: str) -> ReviewP
     needed = session.scalar(select(QueueItem.reviews_needed).where(QueueItem.id == item_id)) or 1
     given = _reviewers(session, item_id)
     return ReviewProgress(len(given), int(needed), reviewer in given)
+
+
+def standing_ids(session: Session) -> dict[int, int]:
+    """Queue item id -> the id of its standing verdict (``monitor.review.verdicts.standing_verdict``),
+    for every item that has one: an item that awaits its second reviewer or an adjudicator has none, so
+    the eval set, ``stats`` and the learned grades leave it out until it is settled. One query."""
+    rows = session.execute(
+        select(
+            Verdict.queue_item_id,
+            QueueItem.reviews_needed,
+            Verdict.id,
+            Verdict.reviewer,
+            Verdict.label,
+            Verdict.artifact,
+            Verdict.adjudication,
+        )
+        .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
+        .order_by(Verdict.id)
+    )
+    by_item: dict[int, tuple[int, list[Rating]]] = {}
+    for item_id, needed, *rating in rows:
+        by_item.setdefault(item_id, (int(needed), []))[1].append(Rating(*rating))
+    out: dict[int, int] = {}
+    for item_id, (needed, ratings) in by_item.items():
+        standing = standing_verdict(ratings, needed)
+        if standing is not None:
+            out[item_id] = standing
+    return out
 
 
 def _standing(verdicts: list[Verdict], reviews_needed: int) -> Verdict | None:
@@ -335,10 +363,13 @@ def reviewer_throughput(*, session: Session, now: datetime, days: int = 14) -> l
 
 
 def verdicts_since(*, session: Session, reviewer: str, since: datetime) -> int:
-    """How many verdicts ``reviewer`` gave since ``since`` (the "i" of the Item page's "item i of N")."""
+    """How many queue items ``reviewer`` gave a verdict on since ``since`` (items, not verdicts: a
+    changed verdict is the same item; the "i" of the Item page's "item i of N")."""
     return int(
         session.scalar(
-            select(func.count()).where(Verdict.reviewer == reviewer, Verdict.created_at >= naive_utc(since))
+            select(func.count(distinct(Verdict.queue_item_id))).where(
+                Verdict.reviewer == reviewer, Verdict.created_at >= naive_utc(since)
+            )
         )
         or 0
     )

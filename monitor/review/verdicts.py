@@ -4,15 +4,15 @@ A queue item may need more than one reviewer (``QueueItem.reviews_needed``: the 
 ``double_review_share``). Each reviewer's newest verdict is theirs (a re-review replaces one's own, never
 another's); an adjudication settles a disagreement. :func:`standing_verdict` says which verdict makes the
 regression case and counts in every figure built on verdicts (the eval set, ``stats``, the learned
-grades); :func:`first_per_reviewer` gives the ratings agreement is computed on (``monitor.stats.agreement``):
-each reviewer's first verdict, the one given blind. :func:`standing_ids` reads them from the store.
+grades); :func:`first_per_reviewer` gives the ratings agreement is computed on
+(``monitor.stats.agreement``): each reviewer's first verdict, the one given blind.
+``monitor.review.store.standing_ids`` reads the standing verdicts from the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,35 +70,3 @@ def first_per_reviewer(ratings: Sequence[Rating]) -> list[Rating]:
         if not r.adjudication:
             first.setdefault(r.reviewer, r)
     return list(first.values())
-
-
-def standing_ids(session: Any) -> dict[int, int]:
-    """Queue item id -> the id of its standing verdict (:func:`standing_verdict`), for every item that
-    has one: an item that awaits its second reviewer or an adjudicator has none, so the eval set,
-    ``stats`` and the learned grades leave it out until it is settled. One query over the verdicts."""
-    from sqlalchemy import select
-
-    from monitor.store.models import QueueItem, Verdict
-
-    rows = session.execute(
-        select(
-            Verdict.queue_item_id,
-            QueueItem.reviews_needed,
-            Verdict.id,
-            Verdict.reviewer,
-            Verdict.label,
-            Verdict.artifact,
-            Verdict.adjudication,
-        )
-        .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
-        .order_by(Verdict.id)
-    )
-    by_item: dict[int, tuple[int, list[Rating]]] = {}
-    for item_id, needed, *rating in rows:
-        by_item.setdefault(item_id, (int(needed), []))[1].append(Rating(*rating))
-    out: dict[int, int] = {}
-    for item_id, (needed, ratings) in by_item.items():
-        standing = standing_verdict(ratings, needed)
-        if standing is not None:
-            out[item_id] = standing
-    return out

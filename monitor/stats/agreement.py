@@ -10,7 +10,9 @@ estimates, regression cases) silently assumes.
   the second as rater 2. κ = (p_o − p_e) / (1 − p_e), with the observed agreement p_o and the chance
   agreement p_e from the two raters' marginal shares. The 95% interval is κ ± 1.96·SE with Cohen's
   large-sample standard error SE = √(p_o(1 − p_o) / (n(1 − p_e)²)), clipped to [−1, 1]:
-  an approximation that is rough below about 30 items, which the item count beside it says.
+  an approximation that is rough below about 30 items, which the item count beside it says; when every
+  item agrees (or none does) the standard error is 0, and no interval is given rather than one of no
+  width.
 - More than two ratings on some item: **Krippendorff's alpha** for nominal data (Krippendorff, *Content
   Analysis*, 4th ed., 2019, ch. 12: α = 1 − D_o / D_e from the coincidence matrix), which takes any
   number of reviewers per item. Its interval is a percentile bootstrap over items (1,000 resamples,
@@ -72,6 +74,9 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Agreement:
     if p_e >= 1.0:
         return Agreement("cohen_kappa", None, None, p_o, n)
     kappa = (p_o - p_e) / (1 - p_e)
+    if p_o in (0.0, 1.0):
+        # Cohen's standard error is 0 there, an interval of no width that reads as certainty: none
+        return Agreement("cohen_kappa", kappa, None, p_o, n)
     se = math.sqrt(p_o * (1 - p_o) / (n * (1 - p_e) ** 2))
     ci = (max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se))
     return Agreement("cohen_kappa", kappa, ci, p_o, n)

@@ -268,9 +268,9 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
         at = button(at, "Submit and next").click().run()
     assert shown(at.title[0].value) == "Queue done"
     assert shown(at.success[-1].value) == (
-        "All items processed: nothing is left in the queue for bob. 4 verdicts today."
+        "All items processed: nothing is left in the queue for bob. 3 items judged today."
     )
-    assert [b.label for b in at.button] == ["Previous item (change its verdict)"]
+    assert [b.label for b in at.button] == ["Previous item"]
 
 
 def test_ok_needs_no_artifact_and_a_missing_label_is_refused(store: str, db: Session) -> None:
@@ -326,7 +326,7 @@ def test_a_verdict_on_an_expired_claim_taken_by_someone_else_is_refused(store: s
     at = button(at, "Submit and next").click().run()
     assert shown(at.error[-1].value) == (
         f"Verdict not stored: queue item {i} is claimed by alice. Nothing was overwritten; "
-        "what you typed is kept below."
+        "what you typed is shown to copy."
     )
     assert fresh(db).scalars(select(Verdict)).all() == []
     item = db.get_one(QueueItem, i, populate_existing=True)

@@ -250,10 +250,10 @@ def review_loop(
             continue
         if key == "s":
             if again:
-                give_back()
+                give_back()  # the reopened item keeps its verdict: nothing was skipped
             else:
                 skip(session=session, item_id=row.id, reviewer=reviewer, now=now())
-            done["skipped"] += 1
+                done["skipped"] += 1
             continue
         label = LABEL_KEYS[key]
         corrected, must, must_not = None, [], []
