@@ -151,8 +151,10 @@ def standing_ids(session: Session) -> dict[int, int]:
         .order_by(Verdict.id)
     )
     by_item: dict[int, tuple[int, list[Rating]]] = {}
-    for item_id, needed, *rating in rows:
-        by_item.setdefault(item_id, (int(needed), []))[1].append(Rating(*rating))
+    for item_id, needed, vid, reviewer, label, artifact, adjudication in rows:
+        by_item.setdefault(item_id, (int(needed), []))[1].append(
+            Rating(vid, reviewer, label, artifact, adjudication)
+        )
     out: dict[int, int] = {}
     for item_id, (needed, ratings) in by_item.items():
         standing = standing_verdict(ratings, needed)
