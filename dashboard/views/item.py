@@ -13,6 +13,7 @@ import reads
 import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
+from monitor.cases.store import standing_ids
 from monitor.checks.store import list_findings
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.ingest.store.records import get_record_view
@@ -37,7 +38,6 @@ from monitor.review.store import (
     propose_alias,
     record_verdict,
     review_progress,
-    standing_ids,
     verdicts_since,
 )
 

@@ -43,7 +43,8 @@ from sqlalchemy.orm import Session
 
 from monitor.ingest.store.records import load_records
 from monitor.review.labels import FINE_LABELS
-from monitor.store.models import Event, Finding, Record, RegressionCase, Verdict
+from monitor.review.verdicts import Rating, standing_verdict
+from monitor.store.models import Event, Finding, QueueItem, Record, RegressionCase, Verdict
 from monitor.store.rows import to_row
 
 HARD_MIN_RANK = 1
@@ -232,16 +233,44 @@ def apply_verdict(*, session: Session, verdict: Verdict, now: datetime, attempts
     return None  # unreachable: the loop returns or raises
 
 
+def standing_ids(session: Session) -> dict[int, int]:
+    """Queue item id -> the id of its standing verdict (``monitor.review.verdicts.standing_verdict``),
+    for every item that has one: an item that awaits its second reviewer or an adjudicator has none, so
+    the eval set, ``stats`` and the learned grades leave it out until it is settled. One query."""
+    rows = session.execute(
+        select(
+            Verdict.queue_item_id,
+            QueueItem.reviews_needed,
+            Verdict.id,
+            Verdict.reviewer,
+            Verdict.label,
+            Verdict.artifact,
+            Verdict.adjudication,
+        )
+        .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
+        .order_by(Verdict.id)
+    )
+    by_item: dict[int, tuple[int, list[Rating]]] = {}
+    for item_id, needed, vid, reviewer, label, artifact, adjudication in rows:
+        by_item.setdefault(item_id, (int(needed), []))[1].append(
+            Rating(vid, reviewer, label, artifact, adjudication)
+        )
+    out: dict[int, int] = {}
+    for item_id, (needed, ratings) in by_item.items():
+        standing = standing_verdict(ratings, needed)
+        if standing is not None:
+            out[item_id] = standing
+    return out
+
+
 def sync_cases(*, session: Session, now: datetime) -> int:
     """Apply the standing verdict of every queue item that has no case row from it yet; commit.
 
     Returns how many verdicts were applied (most add nothing: ``ok`` on clean items, duplicates).
-    Only the standing verdict of an item counts (``monitor.review.verdicts.standing_ids``: its newest,
+    Only the standing verdict of an item counts (:func:`standing_ids`: its newest,
     or on a doubly reviewed item the agreed or adjudicated one), so an older one can never undo a newer
     review, and an item that awaits its second reviewer or an adjudicator makes no case yet.
     """
-    from monitor.review.store import standing_ids  # here: review.store imports this module
-
     standing = sorted(standing_ids(session).values())
     has_case = exists().where(RegressionCase.verdict_id == Verdict.id)
     verdicts: list[Verdict] = []

@@ -133,36 +133,6 @@ def review_progress(*, session: Session, item_id: int, reviewer: str) -> ReviewP
     return ReviewProgress(len(given), int(needed), reviewer in given)
 
 
-def standing_ids(session: Session) -> dict[int, int]:
-    """Queue item id -> the id of its standing verdict (``monitor.review.verdicts.standing_verdict``),
-    for every item that has one: an item that awaits its second reviewer or an adjudicator has none, so
-    the eval set, ``stats`` and the learned grades leave it out until it is settled. One query."""
-    rows = session.execute(
-        select(
-            Verdict.queue_item_id,
-            QueueItem.reviews_needed,
-            Verdict.id,
-            Verdict.reviewer,
-            Verdict.label,
-            Verdict.artifact,
-            Verdict.adjudication,
-        )
-        .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
-        .order_by(Verdict.id)
-    )
-    by_item: dict[int, tuple[int, list[Rating]]] = {}
-    for item_id, needed, vid, reviewer, label, artifact, adjudication in rows:
-        by_item.setdefault(item_id, (int(needed), []))[1].append(
-            Rating(vid, reviewer, label, artifact, adjudication)
-        )
-    out: dict[int, int] = {}
-    for item_id, (needed, ratings) in by_item.items():
-        standing = standing_verdict(ratings, needed)
-        if standing is not None:
-            out[item_id] = standing
-    return out
-
-
 def _standing(verdicts: list[Verdict], reviews_needed: int) -> Verdict | None:
     """The standing one of an item's ``verdicts`` (in id order; ``monitor.review.verdicts``), or None."""
     ratings = [Rating(v.id, v.reviewer, v.label, v.artifact, v.adjudication) for v in verdicts]

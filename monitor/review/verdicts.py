@@ -6,7 +6,7 @@ another's); an adjudication settles a disagreement. :func:`standing_verdict` say
 regression case and counts in every figure built on verdicts (the eval set, ``stats``, the learned
 grades); :func:`first_per_reviewer` gives the ratings agreement is computed on
 (``monitor.stats.agreement``): each reviewer's first verdict, the one given blind.
-``monitor.review.store.standing_ids`` reads the standing verdicts from the store.
+``monitor.cases.store.standing_ids`` reads the standing verdicts from the store.
 """
 
 from __future__ import annotations

@@ -25,12 +25,12 @@ from typing import Any
 from sqlalchemy import distinct, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
+from monitor.cases.store import standing_ids
 from monitor.checks.learned import KINDS as LEARNED_KINDS
 from monitor.checks.learned import learned_steps
 from monitor.checks.store import fully_checked
 from monitor.queue.store import WITHDRAWN
 from monitor.review.labels import FINE_LABELS
-from monitor.review.store import standing_ids
 from monitor.review.verdicts import Rating, first_per_reviewer
 from monitor.stats.intervals import Z95, agresti_coull_centre, wilson
 from monitor.store.models import Finding, QueueItem, Record, Verdict
