@@ -16,11 +16,12 @@ analyses keyed by the sha1 of the text. Per record, spaCy then runs only over ne
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -94,11 +95,9 @@ class Unit:
 
 @dataclass(slots=True)
 class _AnalysisMemo:
-    """What :class:`Analysis` methods and :func:`alias_matches` derive from one analysis, once."""
+    """What :func:`alias_matches`, :func:`synonym_in` and :func:`capitalised_tokens` derive from one
+    analysis, once."""
 
-    content_keys: frozenset[str] | None = None
-    lower_text: str | None = None
-    key_text: str | None = None
     alias: dict[int, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
     """:func:`alias_matches` results by ``id`` of the :class:`AliasIndex`."""
     synsets: dict[str, str] | None = None
@@ -109,62 +108,86 @@ class _AnalysisMemo:
 
 @dataclass(slots=True)
 class Analysis:
-    """The analysis of one text: tokens, units and the lookup sets used for support tests.
+    """The analysis of one text: the lookup sets used for support tests, then tokens and units.
 
     ``vocab`` holds every token's key and lower-cased surface (stop words included, as in the label
     README's candidate definition), plus the surface stripped of a trailing dot (the tokenizer keeps
     ``y.`` in "x and y." as one token). ``stems`` maps the first :data:`STEM_PREFIX` letters of each
     alphabetic content key/surface to the full forms, for the derivation test.
+
+    :attr:`tokens` and :attr:`units` are built on first use from the tokenizer's offsets kept in
+    ``_spans`` (an ``(n, 3)`` array of start, length, trailing space): many texts are earlier messages
+    of a conversation, which the checks mostly look up in ``vocab`` and ``stems`` (the check job on the
+    shared logs builds the tokens of 10,830 of its 14,094 distinct texts).
     """
 
     text: str
-    tokens: tuple[Tok, ...]
-    units: tuple[Unit, ...]
     vocab: frozenset[str]
     stems: dict[str, tuple[str, ...]]
+    _spans: Any = None
+    """The tokenizer's ``to_array([IDX, LENGTH, SPACY])`` until the tokens are built, then None."""
+    _analyzer: Analyzer | None = None
+    """Who builds the tokens (its per-surface memo); None once built."""
+    _built: tuple[tuple[Tok, ...], tuple[Unit, ...]] | None = None
+    nbytes: int = 0
+    """Estimated memory of this analysis (:func:`analysis_bytes`, plus :func:`token_bytes` once the
+    tokens are built)."""
+    cached: bool = False
+    """Whether the analyzer's cache holds it (and so counts its bytes)."""
     _memo: _AnalysisMemo = field(default_factory=_AnalysisMemo)
 
-    def content_keys(self) -> frozenset[str]:
-        """Keys of the content tokens."""
-        got = self._memo.content_keys
-        if got is None:
-            got = frozenset(t.key for t in self.tokens if t.is_content)
-            self._memo.content_keys = got
-        return got
+    @property
+    def tokens(self) -> tuple[Tok, ...]:
+        """The tokens, in text order (built on first use)."""
+        return (self._built or self._build())[0]
 
-    def lower_text(self) -> str:
-        """The normalised text, lower-cased, words separated by single spaces (for phrase search)."""
-        got = self._memo.lower_text
-        if got is None:
-            got = " " + " ".join(t.lower for t in self.tokens if not t.text.isspace()) + " "
-            self._memo.lower_text = got
-        return got
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        """The units, in text order (built on first use, with the tokens)."""
+        return (self._built or self._build())[1]
 
-    def key_text(self) -> str:
-        """Like :meth:`lower_text` but with keys (lemmas), so "Ireland regions" matches "ireland region"."""
-        got = self._memo.key_text
-        if got is None:
-            got = " " + " ".join(t.key for t in self.tokens if not t.text.isspace()) + " "
-            self._memo.key_text = got
-        return got
+    def _build(self) -> tuple[tuple[Tok, ...], tuple[Unit, ...]]:
+        assert self._analyzer is not None and self._spans is not None  # set until built
+        analyzer = self._analyzer
+        rows = [(self.text[i : i + n], i, bool(sp), None) for i, n, sp in self._spans.tolist()]
+        toks, units = analyzer._tokens(self.text, rows)
+        built = (tuple(toks), tuple(units))
+        self._built, self._spans, self._analyzer = built, None, None
+        analyzer._charge(self, token_bytes(self.text))
+        return built
 
 
-ANALYSIS_BYTES_PER_CHAR = 96
-"""Memory one analysis holds per character of its text (its tokens, units, vocabulary and stems):
-measured with tracemalloc over the second half of the shared logs' 13,854 distinct texts, the memos
-warm: 50.4 MB for 527,583 characters."""
+ANALYSIS_BYTES_PER_CHAR = 20
+"""Memory one analysis holds per character of its text before its tokens are built (the normalised
+text, its vocabulary and stems, the tokenizer's offsets). Measured with tracemalloc over the second half
+of the shared logs' 14,094 distinct texts, the memos warm, as two halves by length (3,523 texts of
+115,769 characters: 5.71 MB; 3,524 of 412,386: 11.51 MB), solved for a fixed and a per-character part:
+19.5 bytes a character."""
 ANALYSIS_BYTES_FIXED = 1024
-"""What an analysis holds whatever its length (the objects, the empty sets and tuples)."""
+"""What an analysis holds whatever its length (the objects, the empty sets and tuples): 979 bytes,
+measured as above."""
+TOKEN_BYTES_PER_CHAR = 44
+"""What building its tokens and units adds per character of the text: 43.2 bytes, measured as above
+(5.63 MB and 18.44 MB more)."""
+TOKEN_BYTES_FIXED = 192
+"""What building its tokens and units adds whatever its length: 178 bytes, measured as above."""
 CACHE_BYTES = 128 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
-again for each of its later requests, so the cache must hold the conversations being checked (the shared
-logs' 14,000 texts take about 100 MB), and no more: bounded by a count, long passages from a backfill of
-texts that do not repeat filled 50,000 places with several gigabytes."""
+again for each of its later requests, so the cache must hold the conversations being checked (after the
+check job, the shared logs' 14,094 texts are estimated at 89 MB), and no more: bounded by a count, long
+passages from a backfill of texts that do not repeat filled 50,000 places with several gigabytes."""
 
 
 def analysis_bytes(text: str) -> int:
-    """The estimated memory of the analysis of ``text``, in bytes (:data:`ANALYSIS_BYTES_PER_CHAR`)."""
+    """The estimated memory of the analysis of ``text`` before its tokens are built, in bytes
+    (:data:`ANALYSIS_BYTES_PER_CHAR`)."""
     return ANALYSIS_BYTES_FIXED + ANALYSIS_BYTES_PER_CHAR * len(text)
+
+
+def token_bytes(text: str) -> int:
+    """The estimated memory the tokens and units of ``text`` add to its analysis, in bytes
+    (:data:`TOKEN_BYTES_FIXED`, :data:`TOKEN_BYTES_PER_CHAR`)."""
+    return TOKEN_BYTES_FIXED + TOKEN_BYTES_PER_CHAR * len(text)
 
 
 class Analyzer:
@@ -202,8 +225,8 @@ class Analyzer:
         self._vocab = nlp.vocab
         self._attrs = [IDX, LENGTH, SPACY]
         self._stop = frozenset(nlp.Defaults.stop_words)
-        # sha1 of the text -> (its analysis, its estimated bytes)
-        self._cache: OrderedDict[bytes, tuple[Analysis, int]] = OrderedDict()
+        # sha1 of the text -> its analysis (which carries its estimated bytes)
+        self._cache: OrderedDict[bytes, Analysis] = OrderedDict()
         self._cache_budget = CACHE_BYTES if cache_bytes is None else cache_bytes
         self.cache_bytes = 0
         """The estimated bytes the cached analyses hold now."""
@@ -230,20 +253,40 @@ class Analyzer:
         if cached is not None:
             self.hits += 1
             self._cache.move_to_end(digest)
-            return cached[0]
+            return cached
         self.misses += 1
         got = self._analyze(text)
-        cost = analysis_bytes(text)
-        self._cache[digest] = (got, cost)
-        self.cache_bytes += cost
+        got.cached = True
+        self._cache[digest] = got
+        self.cache_bytes += got.nbytes
+        # Tokens built since the last call were charged to their analyses (:meth:`_charge`): the
+        # budget is enforced here, so it can be overrun by one transcript's tokens at most.
         while self.cache_bytes > self._cache_budget and len(self._cache) > 1:
-            _, (_, freed) = self._cache.popitem(last=False)
-            self.cache_bytes -= freed
+            _, old = self._cache.popitem(last=False)
+            old.cached = False
+            self.cache_bytes -= old.nbytes
         return got
 
     def cached_texts(self) -> list[str]:
         """The (normalised) texts whose analyses the cache holds, least recently used first."""
-        return [a.text for a, _ in self._cache.values()]
+        return [a.text for a in self._cache.values()]
+
+    def _charge(self, analysis: Analysis, extra: int) -> None:
+        """Count ``extra`` bytes more for ``analysis`` (its tokens were built), in the cache's total too
+        while the cache holds it."""
+        analysis.nbytes += extra
+        if analysis.cached:
+            self.cache_bytes += extra
+
+    def _props(self, surface: str) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
+        """:meth:`_lexeme_props` of ``surface`` with the lookup lemmatizer, memoised (500,000 surfaces at
+        most: past that, a long backfill's new words are computed each time rather than kept)."""
+        got = self._lex_memo.get(surface)
+        if got is None:
+            got = self._lexeme_props(surface, self._vocab[surface])
+            if len(self._lex_memo) < 500_000:
+                self._lex_memo[surface] = got
+        return got
 
     def _lexeme_props(
         self, surface: str, t: Token | Lexeme
@@ -276,45 +319,90 @@ class Analyzer:
             any(c.isdigit() for c in surface),
         )
 
-    def _contributions(self, tk: Tok) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """What one token adds to its text's ``vocab`` and ``stems``: a pure function of the token."""
-        words = [tk.key, tk.lower]
-        if not tk.lower.isalnum() and len(tk.lower) > 1:
+    def _contributions(
+        self, lower: str, key: str, is_content: bool
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """What one token adds to its text's ``vocab`` and ``stems``: a pure function of its lower-cased
+        surface, key and whether it is a content token."""
+        words = [key, lower]
+        if not lower.isalnum() and len(lower) > 1:
             # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
             # parts are words the reader saw, so they support a query word too.
-            for part in _SPLIT_RE.split(tk.lower):
+            for part in _SPLIT_RE.split(lower):
                 if part:
                     words.append(part)
                     words.append(self.lemma(part, part).lower() if self._nlp_full is None else part)
         pairs: list[tuple[str, str]] = []
-        if tk.is_content:
-            for form in (tk.key, tk.lower):
+        if is_content:
+            for form in (key, lower):
                 if len(form) >= STEM_PREFIX and form.isalpha():
                     pairs.append((form[:STEM_PREFIX], form))
         return tuple(words), tuple(pairs)
 
     def _analyze(self, text: str) -> Analysis:
         norm = text.translate(_NORMALISE)
-        rows: list[tuple[str, int, bool, Token | None]]
+        vocab: set[str] = set()
+        stems: dict[str, set[str]] = {}
         if self._nlp_full is not None:
+            # A trained pipeline lemmatises in context: its tokens are built at once, and each distinct
+            # surface contributes what its last token says.
             rows = [(t.text, t.idx, bool(t.whitespace_), t) for t in self._nlp_full(norm)]
+            toks, units = self._tokens(norm, rows)
+            for tk in {tk.text: tk for tk in toks}.values():
+                words, stem_pairs = self._contributions(tk.lower, tk.key, tk.is_content)
+                vocab.update(words)
+                for prefix, form in stem_pairs:
+                    stems.setdefault(prefix, set()).add(form)
+            joined = [(un.start, un.end) for un in units if un.first != un.last]
+            spans = None
         else:
             # Bulk attribute arrays instead of a Python Token object per token: the tokenizer keeps
             # every token as an exact substring, so the text is a slice (halves the cost per text).
-            arr = self._tokenizer(norm).to_array(self._attrs)
-            rows = [(norm[i : i + n], i, bool(sp), None) for i, n, sp in arr.tolist()]
+            spans = self._tokenizer(norm).to_array(self._attrs)
+            offsets = spans.tolist()
+            contrib_memo = self._contrib_memo
+            # Each distinct surface contributes the same strings wherever it occurs: once per text suffices.
+            for surface in dict.fromkeys([norm[i : i + n] for i, n, _sp in offsets]):
+                got = contrib_memo.get(surface)
+                if got is None:
+                    lower, key, _sp, _pu, _st, _al, is_content, _di = self._props(surface)
+                    got = self._contributions(lower, key, is_content)
+                    if len(contrib_memo) < 500_000:
+                        contrib_memo[surface] = got
+                words, stem_pairs = got
+                vocab.update(words)
+                for prefix, form in stem_pairs:
+                    stems.setdefault(prefix, set()).add(form)
+            joined = _joined_units(norm, offsets)
+        for start, end in joined:
+            vocab.add(norm[start:end].lower())
+        got_analysis = Analysis(
+            norm,
+            frozenset(vocab),
+            {k: tuple(sorted(v)) for k, v in stems.items()},
+            _spans=spans,
+            _analyzer=self if spans is not None else None,
+            nbytes=analysis_bytes(norm),
+        )
+        if spans is None:
+            got_analysis._built = (tuple(toks), tuple(units))
+            got_analysis.nbytes += token_bytes(norm)
+        return got_analysis
+
+    def _tokens(
+        self, norm: str, rows: Sequence[tuple[str, int, bool, Token | None]]
+    ) -> tuple[list[Tok], list[Unit]]:
+        """The tokens and units of ``norm`` from its tokenizer ``rows`` (surface, start, trailing space,
+        the spaCy token of a trained pipeline or None)."""
         unit_of = _unit_index(norm, [(i, i + len(surface)) for surface, i, _ws, _t in rows])
         toks: list[Tok] = []
         units: list[Unit] = []
         prev_text = ""
-        lex = self._lex_memo
-        vocab_of = self._vocab
         for i, (surface, idx, ws, t) in enumerate(rows):
-            props = lex.get(surface) if t is None else None
-            if props is None:
-                props = self._lexeme_props(surface, t if t is not None else vocab_of[surface])
-                if t is None and len(lex) < 500_000:
-                    lex[surface] = props
+            if t is None:
+                props = self._props(surface)
+            else:
+                props = self._lexeme_props(surface, t)
             lower, key, is_space, is_punct, is_stop, has_alnum, is_content, has_digit = props
             sent_start = i == 0 or prev_text in _SENT_END or "\n" in prev_text
             mid_cap = (not sent_start) and surface[:1].isupper() and has_alnum and lower != "i"
@@ -330,26 +418,27 @@ class Analyzer:
             )
             if not is_space:
                 prev_text = surface
-        vocab: set[str] = set()
-        stems: dict[str, set[str]] = {}
-        contrib_memo = self._contrib_memo
-        # Each distinct surface contributes the same strings wherever it occurs: once per text suffices.
-        for tk in {tk.text: tk for tk in toks}.values():
-            got = contrib_memo.get(tk.text) if self._nlp_full is None else None
-            if got is None:
-                got = self._contributions(tk)
-                if self._nlp_full is None and len(contrib_memo) < 500_000:
-                    contrib_memo[tk.text] = got
-            words, stem_pairs = got
-            vocab.update(words)
-            for prefix, form in stem_pairs:
-                stems.setdefault(prefix, set()).add(form)
-        for un in units:
-            if un.first != un.last:
-                vocab.add(un.text.lower())
-        return Analysis(
-            norm, tuple(toks), tuple(units), frozenset(vocab), {k: tuple(sorted(v)) for k, v in stems.items()}
-        )
+        return toks, units
+
+
+def _joined_units(text: str, offsets: list[list[int]]) -> list[tuple[int, int]]:
+    """Character spans of the units of two or more tokens (the tokens inside one ``_UNIT_RE`` match),
+    in order, from the tokenizer's ``offsets`` (start, length, trailing space): what :func:`_unit_index`
+    joins, without a step per token."""
+    out: list[tuple[int, int]] = []
+    starts: list[int] | None = None
+    for m in _UNIT_RE.finditer(text):
+        if starts is None:
+            starts = [o[0] for o in offsets]
+        lo, hi = m.span()
+        first = bisect.bisect_left(starts, lo)
+        last = first
+        # tokens are contiguous and in order: those inside the match follow the first one at or after it
+        while last < len(offsets) and offsets[last][0] + offsets[last][1] <= hi:
+            last += 1
+        if last - first >= 2:
+            out.append((offsets[first][0], offsets[last - 1][0] + offsets[last - 1][1]))
+    return out
 
 
 def _unit_index(text: str, spans: list[tuple[int, int]]) -> list[int]:

@@ -61,20 +61,38 @@ def test_analysis_is_cached_by_content():
 
 
 def test_cache_is_bounded_by_bytes_lru():
-    # each three-character text is estimated at 1024 + 96 * 3 = 1312 bytes: two fit in 2,700
-    an = Analyzer(cache_bytes=2_700)
+    # each three-character text is estimated at 1024 + 20 * 3 = 1084 bytes: two fit in 2,200
+    an = Analyzer(cache_bytes=2_200)
     an.analyze("a b")
     an.analyze("c d")
-    assert an.cache_bytes == 2 * 1312
+    assert an.cache_bytes == 2 * 1084
     an.analyze("a b")  # refresh
     an.analyze("e f")  # evicts "c d", the least recently used
-    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1312
+    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1084
     an.analyze("c d")
     assert (an.hits, an.misses) == (1, 4)
-    # a long text takes the room of many short ones: 1024 + 96 * 30 = 3904 bytes, alone over budget,
+    # a long text takes the room of many short ones: 1024 + 20 * 80 = 2624 bytes, alone over budget,
     # is kept by itself (the one being returned is never evicted)
-    an.analyze("x" * 30)
-    assert an.cached_texts() == ["x" * 30] and an.cache_bytes == 3904
+    an.analyze("x" * 80)
+    assert an.cached_texts() == ["x" * 80] and an.cache_bytes == 2624
+
+
+def test_tokens_are_built_on_first_use_and_charged_to_the_cache():
+    an = Analyzer(cache_bytes=10_000)
+    a = an.analyze("a b")
+    b = an.analyze("c d")
+    assert "b" in a.vocab and an.cache_bytes == 2 * 1084
+    # the tokens of "a b" add 192 + 44 * 3 = 324 bytes, counted while the cache holds it
+    assert [t.text for t in a.tokens] == ["a", "b"] and [u.text for u in a.units] == ["a", "b"]
+    assert a.nbytes == 1084 + 324 and an.cache_bytes == 2 * 1084 + 324
+    assert a.tokens is a.tokens  # built once
+    # an analysis the cache has let go of is no longer counted, tokens or not
+    small = Analyzer(cache_bytes=1_500)
+    first = small.analyze("a b")
+    small.analyze("c d")  # evicts "a b"
+    assert small.cache_bytes == 1084 and not first.cached
+    assert first.tokens[0].text == "a" and small.cache_bytes == 1084
+    assert b.tokens[1].text == "d"
 
 
 def test_transcript_find_reports_message_index():
