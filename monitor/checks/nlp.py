@@ -21,7 +21,7 @@ import functools
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -95,7 +95,7 @@ class Unit:
 
 @dataclass(slots=True)
 class _AnalysisMemo:
-    """What :func:`alias_matches`, :func:`synonym_in` and :func:`capitalised_tokens` derive from one
+    """What :func:`alias_matches`, :func:`synonym_in` and :func:`capitalised_token` derive from one
     analysis, once."""
 
     alias: dict[int, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
@@ -103,7 +103,7 @@ class _AnalysisMemo:
     synsets: dict[str, str] | None = None
     """WordNet synset id -> the first content key in it (:func:`synonym_in`)."""
     capitals: dict[str, str] | None = None
-    """Lower-cased form -> the first all-capitals token written so (:func:`capitalised_tokens`)."""
+    """Lower-cased form -> the first all-capitals token written so (:func:`capitalised_token`)."""
 
 
 @dataclass(slots=True)
@@ -118,7 +118,7 @@ class Analysis:
     :attr:`tokens` and :attr:`units` are built on first use from the tokenizer's offsets kept in
     ``_spans`` (an ``(n, 3)`` array of start, length, trailing space): many texts are earlier messages
     of a conversation, which the checks mostly look up in ``vocab`` and ``stems`` (the check job on the
-    shared logs builds the tokens of 10,830 of its 14,094 distinct texts).
+    shared logs builds the tokens of 8,989 of its 14,094 distinct texts).
     """
 
     text: str
@@ -174,7 +174,7 @@ TOKEN_BYTES_FIXED = 192
 CACHE_BYTES = 128 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
 again for each of its later requests, so the cache must hold the conversations being checked (after the
-check job, the shared logs' 14,094 texts are estimated at 89 MB), and no more: bounded by a count, long
+check job, the shared logs' 14,094 texts are estimated at 79 MB), and no more: bounded by a count, long
 passages from a backfill of texts that do not repeat filled 50,000 places with several gigabytes."""
 
 
@@ -621,9 +621,13 @@ def _synset_index(a: Analysis) -> dict[str, str]:
     return got
 
 
-def capitalised_tokens(a: Analysis) -> dict[str, str]:
-    """The all-capitals tokens of ``a`` ("SAD", "IBM") by lower-cased form, the first of each as written;
-    memoised on the analysis (an acronym's expansion is looked up in every text of a transcript)."""
+def capitalised_token(a: Analysis, lower: str) -> str | None:
+    """The first all-capitals token of ``a`` ("SAD", "IBM") whose lower-cased form is ``lower``, as
+    written, else None. The all-capitals tokens are indexed once, memoised on the analysis (an acronym's
+    expansion is looked up in every text of a transcript), and only for a text whose ``vocab`` (every
+    token's lower-cased form) has ``lower``."""
+    if lower not in a.vocab:
+        return None
     got = a._memo.capitals
     if got is None:
         got = {}
@@ -631,7 +635,7 @@ def capitalised_tokens(a: Analysis) -> dict[str, str]:
             if t.text.isupper():
                 got.setdefault(t.lower, t.text)
         a._memo.capitals = got
-    return got
+    return got.get(lower)
 
 
 def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
@@ -713,11 +717,13 @@ def get_analyzer(model: str | None = None) -> Analyzer:
 class AliasIndex:
     """Alias group members as token-key sequences, indexed by first key, for unit-safe matching.
 
-    ``groups[i]`` is the group name; ``by_first[key]`` lists ``(group index, key sequence)``.
+    ``groups[i]`` is the group name; ``by_first[key]`` lists ``(group index, key sequence)``;
+    ``firsts`` holds the keys of ``by_first``, for a set test against a text's vocabulary.
     """
 
     groups: tuple[str, ...]
     by_first: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]
+    firsts: frozenset[str]
 
 
 def build_alias_index(groups: Iterable[tuple[str, Iterable[str]]], analyzer: Analyzer) -> AliasIndex:
@@ -730,11 +736,23 @@ def build_alias_index(groups: Iterable[tuple[str, Iterable[str]]], analyzer: Ana
             seq = tuple(t.key for t in analyzer.analyze(m).tokens if _alias_token(t))
             if seq:
                 by_first.setdefault(seq[0], []).append((gi, seq))
-    return AliasIndex(tuple(names), {k: tuple(v) for k, v in by_first.items()})
+    return AliasIndex(tuple(names), {k: tuple(v) for k, v in by_first.items()}, frozenset(by_first))
 
 
 def _alias_token(t: Tok) -> bool:
     return not t.text.isspace() and (not t.is_punct or t.text in {"-", ".", "/"})
+
+
+def _may_match(a: Analysis, index: AliasIndex, groups: Container[int] | None = None) -> bool:
+    """Whether every key of some member (of ``groups``, or of any group) is in ``a.vocab``: else no member
+    of them matches in ``a`` (``vocab`` holds every token's key and surface), which is then known without
+    building its tokens (most earlier messages of a conversation never need theirs)."""
+    vocab = a.vocab
+    for first in vocab & index.firsts:
+        for gi, seq in index.by_first[first]:
+            if (groups is None or gi in groups) and all(k in vocab for k in seq[1:]):
+                return True
+    return False
 
 
 def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int], ...]:
@@ -747,6 +765,9 @@ def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int],
     got = a._memo.alias.get(memo_key)
     if got is not None:
         return got
+    if not _may_match(a, index):
+        a._memo.alias[memo_key] = ()
+        return ()
     toks = [i for i, t in enumerate(a.tokens) if _alias_token(t)]
     out: list[tuple[int, int, int]] = []
     for pos, ti in enumerate(toks):
@@ -790,11 +811,14 @@ class Transcript:
                 return label
         return None
 
-    def alias_groups(self, index: AliasIndex) -> frozenset[int]:
-        """Indexes of alias groups with at least one member present in the transcript."""
+    def alias_groups(self, index: AliasIndex, among: Collection[int] | None = None) -> frozenset[int]:
+        """Indexes of alias groups (of ``among``, when given) with at least one member present in the
+        transcript. A text that cannot hold a member of ``among`` is not matched (nor its tokens built)."""
         out: set[int] = set()
         for a in self.analyses:
-            out.update(g for g, _, _ in alias_matches(a, index))
+            if among is not None and not _may_match(a, index, among):
+                continue
+            out.update(g for g, _, _ in alias_matches(a, index) if among is None or g in among)
         return frozenset(out)
 
 

@@ -103,6 +103,47 @@ def test_transcript_find_reports_message_index():
     assert tr.find("frankfurt") is None
 
 
+def test_alias_matches_need_every_key_of_a_member_in_the_vocabulary():
+    from monitor.checks.nlp import alias_matches, build_alias_index
+
+    an = Analyzer()
+    index = build_alias_index([("eu-west-1", ["eu-west-1", "Ireland"]), ("tv", ["TV", "television"])], an)
+    hit = an.analyze("Prices in eu-west-1, then Ireland.")
+    assert alias_matches(hit, index) == ((0, 2, 4), (0, 7, 7))
+    # "eu" starts a member but "west-1" is nowhere: no match, known from the vocabulary alone, so the
+    # text's tokens are never built (nor their bytes charged)
+    before = an.cache_bytes
+    near = an.analyze("The eu rules")
+    assert alias_matches(near, index) == () and an.cache_bytes == before + 1024 + 20 * 12
+    # whole member, but not on unit boundaries: the tokens decide
+    inside = an.analyze("see eu-west-10")
+    assert alias_matches(inside, index) == ()
+
+
+def test_transcript_alias_groups_among_the_query_groups():
+    from monitor.checks.nlp import build_alias_index
+
+    an = Analyzer()
+    index = build_alias_index([("eu-west-1", ["eu-west-1", "Ireland"]), ("tv", ["TV", "television"])], an)
+    tr = build_transcript(an, [("user", "Ireland on TV"), ("assistant", "Sure.")], "and there?")
+    assert tr.alias_groups(index) == {0, 1}
+    assert tr.alias_groups(index, among={1}) == {1}
+    assert tr.alias_groups(index, among=set()) == frozenset()
+
+
+def test_capitalised_token_is_the_first_written_in_capitals():
+    from monitor.checks.nlp import capitalised_token
+
+    an = Analyzer()
+    a = an.analyze("Sad news: SAD, or Sad again, and IBM.")
+    assert capitalised_token(a, "sad") == "SAD"
+    assert capitalised_token(a, "ibm") == "IBM"
+    assert capitalised_token(a, "news") is None  # written in lower case
+    before = an.cache_bytes
+    plain = an.analyze("no capitals here")
+    assert capitalised_token(plain, "ibm") is None and an.cache_bytes == before + 1024 + 20 * 16
+
+
 def test_shared_stem_examples():
     assert shared_stem("involvement", "involved")
     assert shared_stem("popularity", "popular")
