@@ -113,17 +113,20 @@ class Analysis:
     ``vocab`` holds every token's key and lower-cased surface (stop words included, as in the label
     README's candidate definition), plus the surface stripped of a trailing dot (the tokenizer keeps
     ``y.`` in "x and y." as one token). ``stems`` maps the first :data:`STEM_PREFIX` letters of each
-    alphabetic content key/surface to the full forms, for the derivation test.
+    alphabetic content key/surface to the full forms, for the derivation test. ``content_keys`` serves
+    the synonym test.
 
     :attr:`tokens` and :attr:`units` are built on first use from the tokenizer's offsets kept in
     ``_spans`` (an ``(n, 3)`` array of start, length, trailing space): many texts are earlier messages
     of a conversation, which the checks mostly look up in ``vocab`` and ``stems`` (the check job on the
-    shared logs builds the tokens of 8,989 of its 14,094 distinct texts).
+    shared logs builds the tokens of 6,393 of its 14,094 distinct texts).
     """
 
     text: str
     vocab: frozenset[str]
     stems: dict[str, tuple[str, ...]]
+    content_keys: tuple[str, ...]
+    """The keys of the content tokens, each once, in text order."""
     _spans: Any = None
     """The tokenizer's ``to_array([IDX, LENGTH, SPACY])`` until the tokens are built, then None."""
     _analyzer: Analyzer | None = None
@@ -157,14 +160,14 @@ class Analysis:
         return built
 
 
-ANALYSIS_BYTES_PER_CHAR = 20
+ANALYSIS_BYTES_PER_CHAR = 21
 """Memory one analysis holds per character of its text before its tokens are built (the normalised
-text, its vocabulary and stems, the tokenizer's offsets). Measured with tracemalloc over the second half
-of the shared logs' 14,094 distinct texts, the memos warm, as two halves by length (3,523 texts of
-115,769 characters: 5.71 MB; 3,524 of 412,386: 11.51 MB), solved for a fixed and a per-character part:
-19.5 bytes a character."""
+text, its vocabulary, stems and content keys, the tokenizer's offsets). Measured with tracemalloc over
+the second half of the shared logs' 14,094 distinct texts, the memos warm, as two halves by length
+(3,523 texts of 115,769 characters: 5.95 MB; 3,524 of 412,386: 11.98 MB), solved for a fixed and a
+per-character part: 20.3 bytes a character."""
 ANALYSIS_BYTES_FIXED = 1024
-"""What an analysis holds whatever its length (the objects, the empty sets and tuples): 979 bytes,
+"""What an analysis holds whatever its length (the objects, the empty sets and tuples): 1,021 bytes,
 measured as above."""
 TOKEN_BYTES_PER_CHAR = 44
 """What building its tokens and units adds per character of the text: 43.2 bytes, measured as above
@@ -174,7 +177,7 @@ TOKEN_BYTES_FIXED = 192
 CACHE_BYTES = 128 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
 again for each of its later requests, so the cache must hold the conversations being checked (after the
-check job, the shared logs' 14,094 texts are estimated at 79 MB), and no more: bounded by a count, long
+check job, the shared logs' 14,094 texts are estimated at 68 MB), and no more: bounded by a count, long
 passages from a backfill of texts that do not repeat filled 50,000 places with several gigabytes."""
 
 
@@ -232,7 +235,7 @@ class Analyzer:
         """The estimated bytes the cached analyses hold now."""
         # A trained pipeline lemmatises in context, so its per-surface memo would be wrong: off there.
         self._lex_memo: dict[str, tuple[str, str, bool, bool, bool, bool, bool, bool]] = {}
-        self._contrib_memo: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {}
+        self._contrib_memo: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -321,9 +324,10 @@ class Analyzer:
 
     def _contributions(
         self, lower: str, key: str, is_content: bool
-    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """What one token adds to its text's ``vocab`` and ``stems``: a pure function of its lower-cased
-        surface, key and whether it is a content token."""
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
+        """What one token adds to its text's ``vocab``, ``stems`` and ``content_keys`` (its key, or ""
+        for a token that is no content token): a pure function of its lower-cased surface, key and
+        whether it is a content token."""
         words = [key, lower]
         if not lower.isalnum() and len(lower) > 1:
             # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
@@ -337,22 +341,24 @@ class Analyzer:
             for form in (key, lower):
                 if len(form) >= STEM_PREFIX and form.isalpha():
                     pairs.append((form[:STEM_PREFIX], form))
-        return tuple(words), tuple(pairs)
+        return tuple(words), tuple(pairs), key if is_content else ""
 
     def _analyze(self, text: str) -> Analysis:
         norm = text.translate(_NORMALISE)
         vocab: set[str] = set()
         stems: dict[str, set[str]] = {}
+        content: list[str]
         if self._nlp_full is not None:
             # A trained pipeline lemmatises in context: its tokens are built at once, and each distinct
             # surface contributes what its last token says.
             rows = [(t.text, t.idx, bool(t.whitespace_), t) for t in self._nlp_full(norm)]
             toks, units = self._tokens(norm, rows)
             for tk in {tk.text: tk for tk in toks}.values():
-                words, stem_pairs = self._contributions(tk.lower, tk.key, tk.is_content)
+                words, stem_pairs, _key = self._contributions(tk.lower, tk.key, tk.is_content)
                 vocab.update(words)
                 for prefix, form in stem_pairs:
                     stems.setdefault(prefix, set()).add(form)
+            content = [t.key for t in toks if t.is_content]
             joined = [(un.start, un.end) for un in units if un.first != un.last]
             spans = None
         else:
@@ -361,7 +367,9 @@ class Analyzer:
             spans = self._tokenizer(norm).to_array(self._attrs)
             offsets = spans.tolist()
             contrib_memo = self._contrib_memo
-            # Each distinct surface contributes the same strings wherever it occurs: once per text suffices.
+            content = []
+            # Each distinct surface contributes the same strings wherever it occurs: once per text
+            # suffices, in order of first occurrence (so ``content_keys`` is in text order).
             for surface in dict.fromkeys([norm[i : i + n] for i, n, _sp in offsets]):
                 got = contrib_memo.get(surface)
                 if got is None:
@@ -369,10 +377,12 @@ class Analyzer:
                     got = self._contributions(lower, key, is_content)
                     if len(contrib_memo) < 500_000:
                         contrib_memo[surface] = got
-                words, stem_pairs = got
+                words, stem_pairs, key_if_content = got
                 vocab.update(words)
                 for prefix, form in stem_pairs:
                     stems.setdefault(prefix, set()).add(form)
+                if key_if_content:
+                    content.append(key_if_content)
             joined = _joined_units(norm, offsets)
         for start, end in joined:
             vocab.add(norm[start:end].lower())
@@ -380,6 +390,7 @@ class Analyzer:
             norm,
             frozenset(vocab),
             {k: tuple(sorted(v)) for k, v in stems.items()},
+            tuple(dict.fromkeys(content)),
             _spans=spans,
             _analyzer=self if spans is not None else None,
             nbytes=analysis_bytes(norm),
@@ -613,10 +624,9 @@ def _synset_index(a: Analysis) -> dict[str, str]:
     got = a._memo.synsets
     if got is None:
         got = {}
-        for t in a.tokens:
-            if t.is_content:
-                for sid in synsets(t.key):
-                    got.setdefault(sid, t.key)
+        for key in a.content_keys:
+            for sid in synsets(key):
+                got.setdefault(sid, key)
         a._memo.synsets = got
     return got
 
@@ -674,6 +684,8 @@ def attribute_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[in
     if not linked:
         return None
     for ai, a in enumerate(analyses):
+        if linked.isdisjoint(a.vocab):
+            continue  # no token's key or surface is linked (``vocab`` holds them all): tokens not needed
         for t in a.tokens:
             if t.is_content and (t.key in linked or t.lower in linked):
                 return ai, t.key

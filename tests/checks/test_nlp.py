@@ -61,37 +61,37 @@ def test_analysis_is_cached_by_content():
 
 
 def test_cache_is_bounded_by_bytes_lru():
-    # each three-character text is estimated at 1024 + 20 * 3 = 1084 bytes: two fit in 2,200
+    # each three-character text is estimated at 1024 + 21 * 3 = 1087 bytes: two fit in 2,200
     an = Analyzer(cache_bytes=2_200)
     an.analyze("a b")
     an.analyze("c d")
-    assert an.cache_bytes == 2 * 1084
+    assert an.cache_bytes == 2 * 1087
     an.analyze("a b")  # refresh
     an.analyze("e f")  # evicts "c d", the least recently used
-    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1084
+    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1087
     an.analyze("c d")
     assert (an.hits, an.misses) == (1, 4)
-    # a long text takes the room of many short ones: 1024 + 20 * 80 = 2624 bytes, alone over budget,
+    # a long text takes the room of many short ones: 1024 + 21 * 80 = 2704 bytes, alone over budget,
     # is kept by itself (the one being returned is never evicted)
     an.analyze("x" * 80)
-    assert an.cached_texts() == ["x" * 80] and an.cache_bytes == 2624
+    assert an.cached_texts() == ["x" * 80] and an.cache_bytes == 2704
 
 
 def test_tokens_are_built_on_first_use_and_charged_to_the_cache():
     an = Analyzer(cache_bytes=10_000)
     a = an.analyze("a b")
     b = an.analyze("c d")
-    assert "b" in a.vocab and an.cache_bytes == 2 * 1084
+    assert "b" in a.vocab and an.cache_bytes == 2 * 1087
     # the tokens of "a b" add 192 + 44 * 3 = 324 bytes, counted while the cache holds it
     assert [t.text for t in a.tokens] == ["a", "b"] and [u.text for u in a.units] == ["a", "b"]
-    assert a.nbytes == 1084 + 324 and an.cache_bytes == 2 * 1084 + 324
+    assert a.nbytes == 1087 + 324 and an.cache_bytes == 2 * 1087 + 324
     assert a.tokens is a.tokens  # built once
     # an analysis the cache has let go of is no longer counted, tokens or not
     small = Analyzer(cache_bytes=1_500)
     first = small.analyze("a b")
     small.analyze("c d")  # evicts "a b"
-    assert small.cache_bytes == 1084 and not first.cached
-    assert first.tokens[0].text == "a" and small.cache_bytes == 1084
+    assert small.cache_bytes == 1087 and not first.cached
+    assert first.tokens[0].text == "a" and small.cache_bytes == 1087
     assert b.tokens[1].text == "d"
 
 
@@ -114,7 +114,7 @@ def test_alias_matches_need_every_key_of_a_member_in_the_vocabulary():
     # text's tokens are never built (nor their bytes charged)
     before = an.cache_bytes
     near = an.analyze("The eu rules")
-    assert alias_matches(near, index) == () and an.cache_bytes == before + 1024 + 20 * 12
+    assert alias_matches(near, index) == () and an.cache_bytes == before + 1024 + 21 * 12
     # whole member, but not on unit boundaries: the tokens decide
     inside = an.analyze("see eu-west-10")
     assert alias_matches(inside, index) == ()
@@ -141,7 +141,7 @@ def test_capitalised_token_is_the_first_written_in_capitals():
     assert capitalised_token(a, "news") is None  # written in lower case
     before = an.cache_bytes
     plain = an.analyze("no capitals here")
-    assert capitalised_token(plain, "ibm") is None and an.cache_bytes == before + 1024 + 20 * 16
+    assert capitalised_token(plain, "ibm") is None and an.cache_bytes == before + 1024 + 21 * 16
 
 
 def test_shared_stem_examples():
@@ -182,6 +182,19 @@ def test_wordnet_synonymy_and_word_classes():
     assert synonym_in(("require",), [a]) == (0, "need")
     assert synonym_in(("require", "need"), [a]) is None  # the word itself is not its own synonym
     assert (only_verb("clarify"), only_verb("run"), only_verb("biography")) == (True, False, False)
+
+
+def test_synonyms_and_attributes_are_found_without_building_tokens():
+    from monitor.checks.nlp import attribute_in, synonym_in
+
+    an = Analyzer()
+    a = an.analyze("How big is the famous crater?")
+    assert a.content_keys == ("big", "famous", "crater")
+    before = an.cache_bytes
+    assert synonym_in(("notable",), [a]) == (0, "famous")
+    assert attribute_in(("size",), [an.analyze("A plain text.")]) is None
+    assert an.cache_bytes == before + 1024 + 21 * 13  # the second text, no tokens for either
+    assert attribute_in(("size",), [a]) == (0, "big")  # "big" is in the vocabulary: its tokens decide
 
 
 def test_noun_classes_read_wordnet_lexicographer_files():
