@@ -370,9 +370,14 @@ class Analyzer:
             offsets = spans.tolist()
             contrib_memo = self._contrib_memo
             content = []
+            distinct = dict.fromkeys([norm[i : i + n] for i, n, _sp in offsets])
+            # Every new surface's lemma before any glued part's: :meth:`lemma` remembers what the first
+            # spelling of a lower-cased form gave ("CDs" -> "CD" unless "cds" came first).
+            for surface in distinct:
+                self._props(surface)
             # Each distinct surface contributes the same strings wherever it occurs: once per text
             # suffices, in order of first occurrence (so ``content_keys`` is in text order).
-            for surface in dict.fromkeys([norm[i : i + n] for i, n, _sp in offsets]):
+            for surface in distinct:
                 got = contrib_memo.get(surface)
                 if got is None:
                     lower, key, _sp, _pu, _st, _al, is_content, _di = self._props(surface)

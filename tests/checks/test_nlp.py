@@ -52,6 +52,14 @@ def test_glued_tokens_still_support_their_parts():
     assert "idc" in a.vocab and "infiltrating" in a.vocab
 
 
+def test_a_surface_is_lemmatised_before_the_parts_of_a_glued_token():
+    # "CDs" is looked up as "cds" (absent) then as written ("CD"); the glued "x.cds" before it must not
+    # teach the lemma memo "cds" -> "cds" first, as a lazy-token build once did
+    a = Analyzer().analyze("x.cds CDs")
+    assert [(t.text, t.key) for t in a.tokens] == [("x.cds", "x.cds"), ("CDs", "cd")]
+    assert {"cd", "cds", "x"} <= a.vocab
+
+
 def test_analysis_is_cached_by_content():
     an = Analyzer()
     first = an.analyze("Per cluster, under Settings.")
