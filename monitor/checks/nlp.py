@@ -24,13 +24,15 @@ from collections import OrderedDict
 from collections.abc import Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.lexeme import Lexeme
     from spacy.lookups import Table
     from spacy.tokens import Token
+
+_V = TypeVar("_V")
 
 # Same-length replacements only, so character offsets into the normalised text are offsets into the
 # original. Why: logged text mixes typographic and ASCII punctuation ("2000–08" vs "2000-08",
@@ -176,6 +178,18 @@ TOKEN_BYTES_PER_CHAR = 44
 (5.63 MB and 18.44 MB more)."""
 TOKEN_BYTES_FIXED = 192
 """What building its tokens and units adds whatever its length: 178 bytes, measured as above."""
+MEMO_SURFACES = 50_000
+"""How many surfaces each of the analyzer's per-surface memos (properties, contributions) holds before it
+is emptied and fills again: together they hold 629 bytes a surface (tracemalloc, 60,000 random words:
+249 + 380), so at most about 31 MB. The shared logs have 22,143 surfaces; a long backfill's vocabulary
+keeps growing (numbers, names, ids), and emptying rather than freezing a full memo keeps the words now in
+use. Both are pure functions of the surface (given the lemma memo, which is kept: :meth:`Analyzer.lemma`)."""
+VOCAB_LEXEMES = 200_000
+"""spaCy's vocabulary keeps a lexeme for every surface its tokenizer has met, and it is never pruned:
+about 420 bytes a surface (tracemalloc over 100,000 new random words: 50.6 MB, of which 8.9 MB the lemma
+memo). Past this many lexemes (about 84 MB) the analyzer builds its blank pipeline again (0.15 s), so a
+long backfill's growing vocabulary does not grow the process. A trained pipeline (``spacy_model``) is not
+rebuilt."""
 CACHE_BYTES = 128 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
 again for each of its later requests, so the cache must hold the conversations being checked (after the
@@ -206,14 +220,9 @@ class Analyzer:
 
     def __init__(self, model: str | None = None, cache_bytes: int | None = None) -> None:
         import spacy  # local import: spaCy is slow to import and only the checks need it
-        from spacy.pipeline import Lemmatizer
 
         if model is None:
-            nlp = spacy.blank("en")
-            lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
-            assert isinstance(lemmatizer, Lemmatizer)  # add_pipe is typed as returning any pipe
-            nlp.initialize()
-            table = lemmatizer.lookups.get_table("lemma_lookup")
+            nlp, table = _blank_english()
             self._lemma_table: dict[str, str] | None = {}
             # Copy into a plain dict of str -> str: the spaCy Table hashes every key on lookup.
             self._table: Table | None = table
@@ -228,6 +237,8 @@ class Analyzer:
 
         self._tokenizer = nlp.tokenizer
         self._vocab = nlp.vocab
+        self.renewals = 0
+        """How many times the tokenizer was built anew (:data:`VOCAB_LEXEMES`)."""
         self._attrs = [IDX, LENGTH, SPACY]
         self._stop = frozenset(nlp.Defaults.stop_words)
         # sha1 of the text -> its analysis (which carries its estimated bytes)
@@ -248,6 +259,9 @@ class Analyzer:
         if got is None:
             table = self._table
             got = table.get(lower) or (table.get(text) if text != lower else None) or lower
+            # Never emptied (about 90 bytes a form): what it returns for a lower-cased form is what the
+            # first spelling met gave ("CDs" -> "CD" unless "cds" came first), so a memo that forgot would
+            # change the keys of a long-running process.
             self._lemma_table[lower] = got
         return got
 
@@ -284,13 +298,12 @@ class Analyzer:
             self.cache_bytes += extra
 
     def _props(self, surface: str) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
-        """:meth:`_lexeme_props` of ``surface`` with the lookup lemmatizer, memoised (500,000 surfaces at
-        most: past that, a long backfill's new words are computed each time rather than kept)."""
+        """:meth:`_lexeme_props` of ``surface`` with the lookup lemmatizer, memoised
+        (:data:`MEMO_SURFACES`)."""
         got = self._lex_memo.get(surface)
         if got is None:
             got = self._lexeme_props(surface, self._vocab[surface])
-            if len(self._lex_memo) < 500_000:
-                self._lex_memo[surface] = got
+            _remember(self._lex_memo, surface, got)
         return got
 
     def _lexeme_props(
@@ -364,6 +377,8 @@ class Analyzer:
             joined = [(un.start, un.end) for un in units if un.first != un.last]
             spans = None
         else:
+            if len(self._vocab) > VOCAB_LEXEMES:
+                self._renew_tokenizer()
             # Bulk attribute arrays instead of a Python Token object per token: the tokenizer keeps
             # every token as an exact substring, so the text is a slice (halves the cost per text).
             spans = self._tokenizer(norm).to_array(self._attrs)
@@ -382,8 +397,7 @@ class Analyzer:
                 if got is None:
                     lower, key, _sp, _pu, _st, _al, is_content, _di = self._props(surface)
                     got = self._contributions(lower, key, is_content)
-                    if len(contrib_memo) < 500_000:
-                        contrib_memo[surface] = got
+                    _remember(contrib_memo, surface, got)
                 words, stem_pairs, key_if_content = got
                 vocab.update(words)
                 for prefix, form in stem_pairs:
@@ -406,6 +420,13 @@ class Analyzer:
             got_analysis._built = (tuple(toks), tuple(units))
             got_analysis.nbytes += token_bytes(norm)
         return got_analysis
+
+    def _renew_tokenizer(self) -> None:
+        """A fresh blank pipeline's tokenizer and vocabulary in place of ones grown past
+        :data:`VOCAB_LEXEMES`: built as at start-up, so every token and property is the same."""
+        nlp, self._table = _blank_english()
+        self._tokenizer, self._vocab = nlp.tokenizer, nlp.vocab
+        self.renewals += 1
 
     def _tokens(
         self, norm: str, rows: Sequence[tuple[str, int, bool, Token | None]]
@@ -437,6 +458,25 @@ class Analyzer:
             if not is_space:
                 prev_text = surface
         return toks, units
+
+
+def _blank_english() -> tuple[Language, Table]:
+    """``spacy.blank("en")`` with the lookup lemmatizer initialised, and its ``lemma_lookup`` table."""
+    import spacy
+    from spacy.pipeline import Lemmatizer
+
+    nlp = spacy.blank("en")
+    lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+    assert isinstance(lemmatizer, Lemmatizer)  # add_pipe is typed as returning any pipe
+    nlp.initialize()
+    return nlp, lemmatizer.lookups.get_table("lemma_lookup")
+
+
+def _remember(memo: dict[str, _V], key: str, value: _V) -> None:
+    """``memo[key] = value``, the memo emptied first when it holds :data:`MEMO_SURFACES` entries."""
+    if len(memo) >= MEMO_SURFACES:
+        memo.clear()
+    memo[key] = value
 
 
 def _joined_units(text: str, offsets: list[list[int]]) -> list[tuple[int, int]]:

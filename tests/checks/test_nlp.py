@@ -103,6 +103,24 @@ def test_tokens_are_built_on_first_use_and_charged_to_the_cache():
     assert b.tokens[1].text == "d"
 
 
+def test_emptied_memos_and_a_renewed_tokenizer_give_the_same_analyses(monkeypatch):
+    from monitor.checks import nlp
+
+    texts = [f"{i}: CDs of x.cds, eu-west-{i}, {i * 7} Keys in {chr(65 + i % 26)}ville." for i in range(30)]
+    default = Analyzer()
+    want = [_fields(default.analyze(t)) for t in texts]
+    # memos of 20 surfaces and a vocabulary renewed every few texts (a blank one holds 764 lexemes)
+    monkeypatch.setattr(nlp, "MEMO_SURFACES", 20)
+    monkeypatch.setattr(nlp, "VOCAB_LEXEMES", 850)
+    small = Analyzer()
+    assert [_fields(small.analyze(t)) for t in texts] == want
+    assert 0 < small.renewals < 10
+
+
+def _fields(a):
+    return a.text, a.vocab, a.stems, a.content_keys, a.tokens, a.units
+
+
 def test_transcript_find_reports_message_index():
     tr = build_transcript(get_analyzer(), [("user", "plans"), ("assistant", "Dublin region")], "the quota")
     assert tr.find("dublin") == 1
