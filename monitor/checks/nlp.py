@@ -388,8 +388,10 @@ class Analyzer:
             distinct = dict.fromkeys([norm[i : i + n] for i, n, _sp in offsets])
             # Every new surface's lemma before any glued part's: :meth:`lemma` remembers what the first
             # spelling of a lower-cased form gave ("CDs" -> "CD" unless "cds" came first).
+            lex = self._lex_memo
             for surface in distinct:
-                self._props(surface)
+                if surface not in lex:
+                    self._props(surface)
             # Each distinct surface contributes the same strings wherever it occurs: once per text
             # suffices, in order of first occurrence (so ``content_keys`` is in text order).
             for surface in distinct:
@@ -437,9 +439,10 @@ class Analyzer:
         toks: list[Tok] = []
         units: list[Unit] = []
         prev_text = ""
+        lex = self._lex_memo
         for i, (surface, idx, ws, t) in enumerate(rows):
             if t is None:
-                props = self._props(surface)
+                props = lex.get(surface) or self._props(surface)
             else:
                 props = self._lexeme_props(surface, t)
             lower, key, is_space, is_punct, is_stop, has_alnum, is_content, has_digit = props
