@@ -54,7 +54,7 @@ from monitor.checks.nlp import (
     Unit,
     alias_matches,
     attribute_in,
-    capitalised_tokens,
+    capitalised_token,
     find_stem_relative,
     noun_classes,
     one_edit,
@@ -181,7 +181,7 @@ def _supported_tokens(q: Analysis, tr: Transcript, rules: Rules) -> tuple[set[in
     index = alias_index(rules)
     hits = alias_matches(q, index)
     if hits:
-        present = tr.alias_groups(index)
+        present = tr.alias_groups(index, among={g for g, _, _ in hits})
         for g, first, last in hits:
             if g in present:
                 for i in range(first, last + 1):
@@ -384,7 +384,7 @@ def _acronym_link(word: Tok, q: Analysis, tr: Transcript) -> str | None:
         for end in range(max(i, start + 1), min(hi, start + 5) + 1):
             initials = "".join(t.lower[0] for t in toks[start : end + 1])
             for a in tr.analyses:
-                found = capitalised_tokens(a).get(initials)
+                found = capitalised_token(a, initials)
                 if found is not None:
                     return found
     return None

@@ -302,7 +302,7 @@ STALE_MIN_WORDS = 2
 
 
 def _content_keys(an: Any, text: str) -> set[str]:
-    return {t.key for t in an.analyze(text).tokens if t.is_content}
+    return set(an.analyze(text).content_keys)
 
 
 @register("topic_shift", version=1, kinds=("wrong_antecedent",))

@@ -16,20 +16,23 @@ analyses keyed by the sha1 of the text. Per record, spaCy then runs only over ne
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.lexeme import Lexeme
     from spacy.lookups import Table
     from spacy.tokens import Token
+
+_V = TypeVar("_V")
 
 # Same-length replacements only, so character offsets into the normalised text are offsets into the
 # original. Why: logged text mixes typographic and ASCII punctuation ("2000–08" vs "2000-08",
@@ -50,8 +53,10 @@ _NORMALISE = str.maketrans(
 
 # A unit: word characters joined by hyphen, dot or slash with no space ("eu-west-1", "3.2", "v2.1",
 # "customer-managed"). spaCy splits "eu-west-1" into "eu - west-1"; alias and added-word spans must
-# treat it as one word.
-_UNIT_RE = re.compile(r"\w+(?:[-./]\w+)+")
+# treat it as one word. Every match starts a word (a match ends where its word does, and one that
+# started inside a word would have started at the word's start), so the lookbehind changes no match;
+# it spares the search a try at every letter of every word (0.30 s -> 0.12 s over the shared logs' texts).
+_UNIT_RE = re.compile(r"(?<!\w)\w+(?:[-./]\w+)+")
 _SPLIT_RE = re.compile(r"[^\w]+")
 _SENT_END = {".", "?", "!", ":", ";", '"', "\n"}
 _ALNUM_RE = re.compile(r"[^\W_]", re.UNICODE)
@@ -94,77 +99,114 @@ class Unit:
 
 @dataclass(slots=True)
 class _AnalysisMemo:
-    """What :class:`Analysis` methods and :func:`alias_matches` derive from one analysis, once."""
+    """What :func:`alias_matches`, :func:`synonym_in` and :func:`capitalised_token` derive from one
+    analysis, once."""
 
-    content_keys: frozenset[str] | None = None
-    lower_text: str | None = None
-    key_text: str | None = None
     alias: dict[int, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
     """:func:`alias_matches` results by ``id`` of the :class:`AliasIndex`."""
     synsets: dict[str, str] | None = None
     """WordNet synset id -> the first content key in it (:func:`synonym_in`)."""
     capitals: dict[str, str] | None = None
-    """Lower-cased form -> the first all-capitals token written so (:func:`capitalised_tokens`)."""
+    """Lower-cased form -> the first all-capitals token written so (:func:`capitalised_token`)."""
 
 
 @dataclass(slots=True)
 class Analysis:
-    """The analysis of one text: tokens, units and the lookup sets used for support tests.
+    """The analysis of one text: the lookup sets used for support tests, then tokens and units.
 
     ``vocab`` holds every token's key and lower-cased surface (stop words included, as in the label
     README's candidate definition), plus the surface stripped of a trailing dot (the tokenizer keeps
     ``y.`` in "x and y." as one token). ``stems`` maps the first :data:`STEM_PREFIX` letters of each
-    alphabetic content key/surface to the full forms, for the derivation test.
+    alphabetic content key/surface to the full forms, for the derivation test. ``content_keys`` serves
+    the synonym test.
+
+    :attr:`tokens` and :attr:`units` are built on first use from the tokenizer's offsets kept in
+    ``_spans`` (an ``(n, 3)`` array of start, length, trailing space): many texts are earlier messages
+    of a conversation, which the checks mostly look up in ``vocab`` and ``stems`` (the check job on the
+    shared logs builds the tokens of 6,393 of its 14,094 distinct texts).
     """
 
     text: str
-    tokens: tuple[Tok, ...]
-    units: tuple[Unit, ...]
     vocab: frozenset[str]
     stems: dict[str, tuple[str, ...]]
+    content_keys: tuple[str, ...]
+    """The keys of the content tokens, each once, in text order."""
+    _spans: Any = None
+    """The tokenizer's ``to_array([IDX, LENGTH, SPACY])`` until the tokens are built, then None."""
+    _analyzer: Analyzer | None = None
+    """Who builds the tokens (its per-surface memo); None once built."""
+    _built: tuple[tuple[Tok, ...], tuple[Unit, ...]] | None = None
+    nbytes: int = 0
+    """Estimated memory of this analysis (:func:`analysis_bytes`, plus :func:`token_bytes` once the
+    tokens are built)."""
+    cached: bool = False
+    """Whether the analyzer's cache holds it (and so counts its bytes)."""
     _memo: _AnalysisMemo = field(default_factory=_AnalysisMemo)
 
-    def content_keys(self) -> frozenset[str]:
-        """Keys of the content tokens."""
-        got = self._memo.content_keys
-        if got is None:
-            got = frozenset(t.key for t in self.tokens if t.is_content)
-            self._memo.content_keys = got
-        return got
+    @property
+    def tokens(self) -> tuple[Tok, ...]:
+        """The tokens, in text order (built on first use)."""
+        return (self._built or self._build())[0]
 
-    def lower_text(self) -> str:
-        """The normalised text, lower-cased, words separated by single spaces (for phrase search)."""
-        got = self._memo.lower_text
-        if got is None:
-            got = " " + " ".join(t.lower for t in self.tokens if not t.text.isspace()) + " "
-            self._memo.lower_text = got
-        return got
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        """The units, in text order (built on first use, with the tokens)."""
+        return (self._built or self._build())[1]
 
-    def key_text(self) -> str:
-        """Like :meth:`lower_text` but with keys (lemmas), so "Ireland regions" matches "ireland region"."""
-        got = self._memo.key_text
-        if got is None:
-            got = " " + " ".join(t.key for t in self.tokens if not t.text.isspace()) + " "
-            self._memo.key_text = got
-        return got
+    def _build(self) -> tuple[tuple[Tok, ...], tuple[Unit, ...]]:
+        assert self._analyzer is not None and self._spans is not None  # set until built
+        analyzer = self._analyzer
+        rows = [(self.text[i : i + n], i, bool(sp), None) for i, n, sp in self._spans.tolist()]
+        toks, units = analyzer._tokens(self.text, rows)
+        built = (tuple(toks), tuple(units))
+        self._built, self._spans, self._analyzer = built, None, None
+        analyzer._charge(self, token_bytes(self.text))
+        return built
 
 
-ANALYSIS_BYTES_PER_CHAR = 96
-"""Memory one analysis holds per character of its text (its tokens, units, vocabulary and stems):
-measured with tracemalloc over the second half of the shared logs' 13,854 distinct texts, the memos
-warm: 50.4 MB for 527,583 characters."""
+ANALYSIS_BYTES_PER_CHAR = 21
+"""Memory one analysis holds per character of its text before its tokens are built (the normalised
+text, its vocabulary, stems and content keys, the tokenizer's offsets). Measured with tracemalloc over
+the second half of the shared logs' 14,094 distinct texts, the memos warm, as two halves by length
+(3,523 texts of 115,769 characters: 5.95 MB; 3,524 of 412,386: 11.98 MB), solved for a fixed and a
+per-character part: 20.3 bytes a character."""
 ANALYSIS_BYTES_FIXED = 1024
-"""What an analysis holds whatever its length (the objects, the empty sets and tuples)."""
+"""What an analysis holds whatever its length (the objects, the empty sets and tuples): 1,021 bytes,
+measured as above."""
+TOKEN_BYTES_PER_CHAR = 44
+"""What building its tokens and units adds per character of the text: 43.2 bytes, measured as above
+(5.63 MB and 18.44 MB more)."""
+TOKEN_BYTES_FIXED = 192
+"""What building its tokens and units adds whatever its length: 178 bytes, measured as above."""
+MEMO_SURFACES = 50_000
+"""How many surfaces each of the analyzer's per-surface memos (properties, contributions) holds before it
+is emptied and fills again: together they hold 629 bytes a surface (tracemalloc, 60,000 random words:
+249 + 380), so at most about 31 MB. The shared logs have 22,143 surfaces; a long backfill's vocabulary
+keeps growing (numbers, names, ids), and emptying rather than freezing a full memo keeps the words now in
+use. Both are pure functions of the surface (given the lemma memo, which is kept: :meth:`Analyzer.lemma`)."""
+VOCAB_LEXEMES = 200_000
+"""spaCy's vocabulary keeps a lexeme for every surface its tokenizer has met, and it is never pruned:
+about 420 bytes a surface (tracemalloc over 100,000 new random words: 50.6 MB, of which 8.9 MB the lemma
+memo). Past this many lexemes (about 84 MB) the analyzer builds its blank pipeline again (0.15 s), so a
+long backfill's growing vocabulary does not grow the process. A trained pipeline (``spacy_model``) is not
+rebuilt."""
 CACHE_BYTES = 128 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
-again for each of its later requests, so the cache must hold the conversations being checked (the shared
-logs' 14,000 texts take about 100 MB), and no more: bounded by a count, long passages from a backfill of
-texts that do not repeat filled 50,000 places with several gigabytes."""
+again for each of its later requests, so the cache must hold the conversations being checked (after the
+check job, the shared logs' 14,094 texts are estimated at 68 MB), and no more: bounded by a count, long
+passages from a backfill of texts that do not repeat filled 50,000 places with several gigabytes."""
 
 
 def analysis_bytes(text: str) -> int:
-    """The estimated memory of the analysis of ``text``, in bytes (:data:`ANALYSIS_BYTES_PER_CHAR`)."""
+    """The estimated memory of the analysis of ``text`` before its tokens are built, in bytes
+    (:data:`ANALYSIS_BYTES_PER_CHAR`)."""
     return ANALYSIS_BYTES_FIXED + ANALYSIS_BYTES_PER_CHAR * len(text)
+
+
+def token_bytes(text: str) -> int:
+    """The estimated memory the tokens and units of ``text`` add to its analysis, in bytes
+    (:data:`TOKEN_BYTES_FIXED`, :data:`TOKEN_BYTES_PER_CHAR`)."""
+    return TOKEN_BYTES_FIXED + TOKEN_BYTES_PER_CHAR * len(text)
 
 
 class Analyzer:
@@ -178,14 +220,9 @@ class Analyzer:
 
     def __init__(self, model: str | None = None, cache_bytes: int | None = None) -> None:
         import spacy  # local import: spaCy is slow to import and only the checks need it
-        from spacy.pipeline import Lemmatizer
 
         if model is None:
-            nlp = spacy.blank("en")
-            lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
-            assert isinstance(lemmatizer, Lemmatizer)  # add_pipe is typed as returning any pipe
-            nlp.initialize()
-            table = lemmatizer.lookups.get_table("lemma_lookup")
+            nlp, table = _blank_english()
             self._lemma_table: dict[str, str] | None = {}
             # Copy into a plain dict of str -> str: the spaCy Table hashes every key on lookup.
             self._table: Table | None = table
@@ -200,16 +237,18 @@ class Analyzer:
 
         self._tokenizer = nlp.tokenizer
         self._vocab = nlp.vocab
+        self.renewals = 0
+        """How many times the tokenizer was built anew (:data:`VOCAB_LEXEMES`)."""
         self._attrs = [IDX, LENGTH, SPACY]
         self._stop = frozenset(nlp.Defaults.stop_words)
-        # sha1 of the text -> (its analysis, its estimated bytes)
-        self._cache: OrderedDict[bytes, tuple[Analysis, int]] = OrderedDict()
+        # sha1 of the text -> its analysis (which carries its estimated bytes)
+        self._cache: OrderedDict[bytes, Analysis] = OrderedDict()
         self._cache_budget = CACHE_BYTES if cache_bytes is None else cache_bytes
         self.cache_bytes = 0
         """The estimated bytes the cached analyses hold now."""
         # A trained pipeline lemmatises in context, so its per-surface memo would be wrong: off there.
         self._lex_memo: dict[str, tuple[str, str, bool, bool, bool, bool, bool, bool]] = {}
-        self._contrib_memo: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {}
+        self._contrib_memo: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -220,6 +259,9 @@ class Analyzer:
         if got is None:
             table = self._table
             got = table.get(lower) or (table.get(text) if text != lower else None) or lower
+            # Never emptied (about 90 bytes a form): what it returns for a lower-cased form is what the
+            # first spelling met gave ("CDs" -> "CD" unless "cds" came first), so a memo that forgot would
+            # change the keys of a long-running process.
             self._lemma_table[lower] = got
         return got
 
@@ -230,20 +272,39 @@ class Analyzer:
         if cached is not None:
             self.hits += 1
             self._cache.move_to_end(digest)
-            return cached[0]
+            return cached
         self.misses += 1
         got = self._analyze(text)
-        cost = analysis_bytes(text)
-        self._cache[digest] = (got, cost)
-        self.cache_bytes += cost
+        got.cached = True
+        self._cache[digest] = got
+        self.cache_bytes += got.nbytes
+        # Tokens built since the last call were charged to their analyses (:meth:`_charge`): the
+        # budget is enforced here, so it can be overrun by one transcript's tokens at most.
         while self.cache_bytes > self._cache_budget and len(self._cache) > 1:
-            _, (_, freed) = self._cache.popitem(last=False)
-            self.cache_bytes -= freed
+            _, old = self._cache.popitem(last=False)
+            old.cached = False
+            self.cache_bytes -= old.nbytes
         return got
 
     def cached_texts(self) -> list[str]:
         """The (normalised) texts whose analyses the cache holds, least recently used first."""
-        return [a.text for a, _ in self._cache.values()]
+        return [a.text for a in self._cache.values()]
+
+    def _charge(self, analysis: Analysis, extra: int) -> None:
+        """Count ``extra`` bytes more for ``analysis`` (its tokens were built), in the cache's total too
+        while the cache holds it."""
+        analysis.nbytes += extra
+        if analysis.cached:
+            self.cache_bytes += extra
+
+    def _props(self, surface: str) -> tuple[str, str, bool, bool, bool, bool, bool, bool]:
+        """:meth:`_lexeme_props` of ``surface`` with the lookup lemmatizer, memoised
+        (:data:`MEMO_SURFACES`)."""
+        got = self._lex_memo.get(surface)
+        if got is None:
+            got = self._lexeme_props(surface, self._vocab[surface])
+            _remember(self._lex_memo, surface, got)
+        return got
 
     def _lexeme_props(
         self, surface: str, t: Token | Lexeme
@@ -276,45 +337,114 @@ class Analyzer:
             any(c.isdigit() for c in surface),
         )
 
-    def _contributions(self, tk: Tok) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """What one token adds to its text's ``vocab`` and ``stems``: a pure function of the token."""
-        words = [tk.key, tk.lower]
-        if not tk.lower.isalnum() and len(tk.lower) > 1:
+    def _contributions(
+        self, lower: str, key: str, is_content: bool
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
+        """What one token adds to its text's ``vocab``, ``stems`` and ``content_keys`` (its key, or ""
+        for a token that is no content token): a pure function of its lower-cased surface, key and
+        whether it is a content token."""
+        words = [key, lower]
+        if not lower.isalnum() and len(lower) > 1:
             # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
             # parts are words the reader saw, so they support a query word too.
-            for part in _SPLIT_RE.split(tk.lower):
+            for part in _SPLIT_RE.split(lower):
                 if part:
                     words.append(part)
                     words.append(self.lemma(part, part).lower() if self._nlp_full is None else part)
         pairs: list[tuple[str, str]] = []
-        if tk.is_content:
-            for form in (tk.key, tk.lower):
+        if is_content:
+            for form in (key, lower):
                 if len(form) >= STEM_PREFIX and form.isalpha():
                     pairs.append((form[:STEM_PREFIX], form))
-        return tuple(words), tuple(pairs)
+        return tuple(words), tuple(pairs), key if is_content else ""
 
     def _analyze(self, text: str) -> Analysis:
         norm = text.translate(_NORMALISE)
-        rows: list[tuple[str, int, bool, Token | None]]
+        vocab: set[str] = set()
+        stems: dict[str, set[str]] = {}
+        content: list[str]
         if self._nlp_full is not None:
+            # A trained pipeline lemmatises in context: its tokens are built at once, and each distinct
+            # surface contributes what its last token says.
             rows = [(t.text, t.idx, bool(t.whitespace_), t) for t in self._nlp_full(norm)]
+            toks, units = self._tokens(norm, rows)
+            for tk in {tk.text: tk for tk in toks}.values():
+                words, stem_pairs, _key = self._contributions(tk.lower, tk.key, tk.is_content)
+                vocab.update(words)
+                for prefix, form in stem_pairs:
+                    stems.setdefault(prefix, set()).add(form)
+            content = [t.key for t in toks if t.is_content]
+            joined = [(un.start, un.end) for un in units if un.first != un.last]
+            spans = None
         else:
+            if len(self._vocab) > VOCAB_LEXEMES:
+                self._renew_tokenizer()
             # Bulk attribute arrays instead of a Python Token object per token: the tokenizer keeps
             # every token as an exact substring, so the text is a slice (halves the cost per text).
-            arr = self._tokenizer(norm).to_array(self._attrs)
-            rows = [(norm[i : i + n], i, bool(sp), None) for i, n, sp in arr.tolist()]
+            spans = self._tokenizer(norm).to_array(self._attrs)
+            offsets = spans.tolist()
+            contrib_memo = self._contrib_memo
+            content = []
+            distinct = dict.fromkeys([norm[i : i + n] for i, n, _sp in offsets])
+            # Every new surface's lemma before any glued part's: :meth:`lemma` remembers what the first
+            # spelling of a lower-cased form gave ("CDs" -> "CD" unless "cds" came first).
+            lex = self._lex_memo
+            for surface in distinct:
+                if surface not in lex:
+                    self._props(surface)
+            # Each distinct surface contributes the same strings wherever it occurs: once per text
+            # suffices, in order of first occurrence (so ``content_keys`` is in text order).
+            for surface in distinct:
+                got = contrib_memo.get(surface)
+                if got is None:
+                    lower, key, _sp, _pu, _st, _al, is_content, _di = self._props(surface)
+                    got = self._contributions(lower, key, is_content)
+                    _remember(contrib_memo, surface, got)
+                words, stem_pairs, key_if_content = got
+                vocab.update(words)
+                for prefix, form in stem_pairs:
+                    stems.setdefault(prefix, set()).add(form)
+                if key_if_content:
+                    content.append(key_if_content)
+            joined = _joined_units(norm, offsets)
+        for start, end in joined:
+            vocab.add(norm[start:end].lower())
+        got_analysis = Analysis(
+            norm,
+            frozenset(vocab),
+            {k: tuple(sorted(v)) for k, v in stems.items()},
+            tuple(dict.fromkeys(content)),
+            _spans=spans,
+            _analyzer=self if spans is not None else None,
+            nbytes=analysis_bytes(norm),
+        )
+        if spans is None:
+            got_analysis._built = (tuple(toks), tuple(units))
+            got_analysis.nbytes += token_bytes(norm)
+        return got_analysis
+
+    def _renew_tokenizer(self) -> None:
+        """A fresh blank pipeline's tokenizer and vocabulary in place of ones grown past
+        :data:`VOCAB_LEXEMES`: built as at start-up, so every token and property is the same."""
+        nlp, self._table = _blank_english()
+        self._tokenizer, self._vocab = nlp.tokenizer, nlp.vocab
+        self.renewals += 1
+
+    def _tokens(
+        self, norm: str, rows: Sequence[tuple[str, int, bool, Token | None]]
+    ) -> tuple[list[Tok], list[Unit]]:
+        """The tokens and units of ``norm`` from its tokenizer ``rows`` (surface, start, trailing space,
+        the spaCy token of a trained pipeline or None)."""
         unit_of = _unit_index(norm, [(i, i + len(surface)) for surface, i, _ws, _t in rows])
         toks: list[Tok] = []
         units: list[Unit] = []
         prev_text = ""
         lex = self._lex_memo
-        vocab_of = self._vocab
         for i, (surface, idx, ws, t) in enumerate(rows):
-            props = lex.get(surface) if t is None else None
-            if props is None:
-                props = self._lexeme_props(surface, t if t is not None else vocab_of[surface])
-                if t is None and len(lex) < 500_000:
-                    lex[surface] = props
+            if t is None:
+                props = lex.get(surface) or self._props(surface)
+            else:
+                props = self._lexeme_props(surface, t)
             lower, key, is_space, is_punct, is_stop, has_alnum, is_content, has_digit = props
             sent_start = i == 0 or prev_text in _SENT_END or "\n" in prev_text
             mid_cap = (not sent_start) and surface[:1].isupper() and has_alnum and lower != "i"
@@ -330,26 +460,46 @@ class Analyzer:
             )
             if not is_space:
                 prev_text = surface
-        vocab: set[str] = set()
-        stems: dict[str, set[str]] = {}
-        contrib_memo = self._contrib_memo
-        # Each distinct surface contributes the same strings wherever it occurs: once per text suffices.
-        for tk in {tk.text: tk for tk in toks}.values():
-            got = contrib_memo.get(tk.text) if self._nlp_full is None else None
-            if got is None:
-                got = self._contributions(tk)
-                if self._nlp_full is None and len(contrib_memo) < 500_000:
-                    contrib_memo[tk.text] = got
-            words, stem_pairs = got
-            vocab.update(words)
-            for prefix, form in stem_pairs:
-                stems.setdefault(prefix, set()).add(form)
-        for un in units:
-            if un.first != un.last:
-                vocab.add(un.text.lower())
-        return Analysis(
-            norm, tuple(toks), tuple(units), frozenset(vocab), {k: tuple(sorted(v)) for k, v in stems.items()}
-        )
+        return toks, units
+
+
+def _blank_english() -> tuple[Language, Table]:
+    """``spacy.blank("en")`` with the lookup lemmatizer initialised, and its ``lemma_lookup`` table."""
+    import spacy
+    from spacy.pipeline import Lemmatizer
+
+    nlp = spacy.blank("en")
+    lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+    assert isinstance(lemmatizer, Lemmatizer)  # add_pipe is typed as returning any pipe
+    nlp.initialize()
+    return nlp, lemmatizer.lookups.get_table("lemma_lookup")
+
+
+def _remember(memo: dict[str, _V], key: str, value: _V) -> None:
+    """``memo[key] = value``, the memo emptied first when it holds :data:`MEMO_SURFACES` entries."""
+    if len(memo) >= MEMO_SURFACES:
+        memo.clear()
+    memo[key] = value
+
+
+def _joined_units(text: str, offsets: list[list[int]]) -> list[tuple[int, int]]:
+    """Character spans of the units of two or more tokens (the tokens inside one ``_UNIT_RE`` match),
+    in order, from the tokenizer's ``offsets`` (start, length, trailing space): what :func:`_unit_index`
+    joins, without a step per token."""
+    out: list[tuple[int, int]] = []
+    starts: list[int] | None = None
+    for m in _UNIT_RE.finditer(text):
+        if starts is None:
+            starts = [o[0] for o in offsets]
+        lo, hi = m.span()
+        first = bisect.bisect_left(starts, lo)
+        last = first
+        # tokens are contiguous and in order: those inside the match follow the first one at or after it
+        while last < len(offsets) and offsets[last][0] + offsets[last][1] <= hi:
+            last += 1
+        if last - first >= 2:
+            out.append((offsets[first][0], offsets[last - 1][0] + offsets[last - 1][1]))
+    return out
 
 
 def _unit_index(text: str, spans: list[tuple[int, int]]) -> list[int]:
@@ -524,17 +674,20 @@ def _synset_index(a: Analysis) -> dict[str, str]:
     got = a._memo.synsets
     if got is None:
         got = {}
-        for t in a.tokens:
-            if t.is_content:
-                for sid in synsets(t.key):
-                    got.setdefault(sid, t.key)
+        for key in a.content_keys:
+            for sid in synsets(key):
+                got.setdefault(sid, key)
         a._memo.synsets = got
     return got
 
 
-def capitalised_tokens(a: Analysis) -> dict[str, str]:
-    """The all-capitals tokens of ``a`` ("SAD", "IBM") by lower-cased form, the first of each as written;
-    memoised on the analysis (an acronym's expansion is looked up in every text of a transcript)."""
+def capitalised_token(a: Analysis, lower: str) -> str | None:
+    """The first all-capitals token of ``a`` ("SAD", "IBM") whose lower-cased form is ``lower``, as
+    written, else None. The all-capitals tokens are indexed once, memoised on the analysis (an acronym's
+    expansion is looked up in every text of a transcript), and only for a text whose ``vocab`` (every
+    token's lower-cased form) has ``lower``."""
+    if lower not in a.vocab:
+        return None
     got = a._memo.capitals
     if got is None:
         got = {}
@@ -542,7 +695,7 @@ def capitalised_tokens(a: Analysis) -> dict[str, str]:
             if t.text.isupper():
                 got.setdefault(t.lower, t.text)
         a._memo.capitals = got
-    return got
+    return got.get(lower)
 
 
 def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
@@ -581,6 +734,8 @@ def attribute_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[in
     if not linked:
         return None
     for ai, a in enumerate(analyses):
+        if linked.isdisjoint(a.vocab):
+            continue  # no token's key or surface is linked (``vocab`` holds them all): tokens not needed
         for t in a.tokens:
             if t.is_content and (t.key in linked or t.lower in linked):
                 return ai, t.key
@@ -624,11 +779,13 @@ def get_analyzer(model: str | None = None) -> Analyzer:
 class AliasIndex:
     """Alias group members as token-key sequences, indexed by first key, for unit-safe matching.
 
-    ``groups[i]`` is the group name; ``by_first[key]`` lists ``(group index, key sequence)``.
+    ``groups[i]`` is the group name; ``by_first[key]`` lists ``(group index, key sequence)``;
+    ``firsts`` holds the keys of ``by_first``, for a set test against a text's vocabulary.
     """
 
     groups: tuple[str, ...]
     by_first: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]
+    firsts: frozenset[str]
 
 
 def build_alias_index(groups: Iterable[tuple[str, Iterable[str]]], analyzer: Analyzer) -> AliasIndex:
@@ -641,11 +798,23 @@ def build_alias_index(groups: Iterable[tuple[str, Iterable[str]]], analyzer: Ana
             seq = tuple(t.key for t in analyzer.analyze(m).tokens if _alias_token(t))
             if seq:
                 by_first.setdefault(seq[0], []).append((gi, seq))
-    return AliasIndex(tuple(names), {k: tuple(v) for k, v in by_first.items()})
+    return AliasIndex(tuple(names), {k: tuple(v) for k, v in by_first.items()}, frozenset(by_first))
 
 
 def _alias_token(t: Tok) -> bool:
     return not t.text.isspace() and (not t.is_punct or t.text in {"-", ".", "/"})
+
+
+def _may_match(a: Analysis, index: AliasIndex, groups: Container[int] | None = None) -> bool:
+    """Whether every key of some member (of ``groups``, or of any group) is in ``a.vocab``: else no member
+    of them matches in ``a`` (``vocab`` holds every token's key and surface), which is then known without
+    building its tokens (most earlier messages of a conversation never need theirs)."""
+    vocab = a.vocab
+    for first in vocab & index.firsts:
+        for gi, seq in index.by_first[first]:
+            if (groups is None or gi in groups) and all(k in vocab for k in seq[1:]):
+                return True
+    return False
 
 
 def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int], ...]:
@@ -658,6 +827,9 @@ def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int],
     got = a._memo.alias.get(memo_key)
     if got is not None:
         return got
+    if not _may_match(a, index):
+        a._memo.alias[memo_key] = ()
+        return ()
     toks = [i for i, t in enumerate(a.tokens) if _alias_token(t)]
     out: list[tuple[int, int, int]] = []
     for pos, ti in enumerate(toks):
@@ -701,11 +873,14 @@ class Transcript:
                 return label
         return None
 
-    def alias_groups(self, index: AliasIndex) -> frozenset[int]:
-        """Indexes of alias groups with at least one member present in the transcript."""
+    def alias_groups(self, index: AliasIndex, among: Collection[int] | None = None) -> frozenset[int]:
+        """Indexes of alias groups (of ``among``, when given) with at least one member present in the
+        transcript. A text that cannot hold a member of ``among`` is not matched (nor its tokens built)."""
         out: set[int] = set()
         for a in self.analyses:
-            out.update(g for g, _, _ in alias_matches(a, index))
+            if among is not None and not _may_match(a, index, among):
+                continue
+            out.update(g for g, _, _ in alias_matches(a, index) if among is None or g in among)
         return frozenset(out)
 
 

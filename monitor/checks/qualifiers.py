@@ -44,6 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
+from monitor.checks.literals import may_match
 from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE, SAME_PAIR_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import CompiledKind, Rules
@@ -72,9 +73,12 @@ def find_qualifiers(text: str, rules: Rules) -> list[QualifierMatch]:
     keep the first, and a match holding one of its kind's ``exclude`` words is dropped. Spans are
     character offsets into ``text``."""
     out: list[QualifierMatch] = []
+    lower_ascii = text.lower() if text.isascii() else None
     for ck in rules.kinds:
         taken: list[tuple[int, int]] = []
-        for rx in ck.regexes:
+        for rx, anchors in zip(ck.regexes, ck.anchors or (None,) * len(ck.regexes), strict=True):
+            if not may_match(anchors, lower_ascii):
+                continue  # none of the literals each match holds: most patterns, on most texts
             for m in rx.finditer(text):
                 if "value" in rx.groupindex and m.group("value") is not None:
                     s, e = m.span("value")

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from monitor.bundled import bundled_dir
 from monitor.checks.learned import LearnedTable
+from monitor.checks.literals import Anchors, required_literals
 from monitor.checks.profile import RewriterProfile
 from monitor.errors import RulesError, utf8_fault
 from monitor.text import match_key
@@ -197,6 +198,9 @@ class CompiledKind:
     regexes: tuple[re.Pattern[str], ...]
     canonical: dict[str, str]
     exclude: frozenset[str] = frozenset()
+    anchors: tuple[Anchors | None, ...] = ()
+    """Per regex, the strings a text it matches must hold (:func:`monitor.checks.literals.required_literals`):
+    a text without them is not searched."""
 
     @property
     def kind(self) -> str:
@@ -275,8 +279,11 @@ def build_rules(
             canonical[cv] = cv
             for s in syns:
                 canonical[match_key(s)] = cv
+        regexes = tuple(re.compile(p, flags) for p in k.patterns)
         kinds.append(
-            CompiledKind(k, tuple(re.compile(p, flags) for p in k.patterns), canonical, frozenset(k.exclude))
+            CompiledKind(
+                k, regexes, canonical, frozenset(k.exclude), tuple(required_literals(rx) for rx in regexes)
+            )
         )
     payload = json.dumps(
         {

@@ -52,6 +52,14 @@ def test_glued_tokens_still_support_their_parts():
     assert "idc" in a.vocab and "infiltrating" in a.vocab
 
 
+def test_a_surface_is_lemmatised_before_the_parts_of_a_glued_token():
+    # "CDs" is looked up as "cds" (absent) then as written ("CD"); the glued "x.cds" before it must not
+    # teach the lemma memo "cds" -> "cds" first, as a lazy-token build once did
+    a = Analyzer().analyze("x.cds CDs")
+    assert [(t.text, t.key) for t in a.tokens] == [("x.cds", "x.cds"), ("CDs", "cd")]
+    assert {"cd", "cds", "x"} <= a.vocab
+
+
 def test_analysis_is_cached_by_content():
     an = Analyzer()
     first = an.analyze("Per cluster, under Settings.")
@@ -61,20 +69,56 @@ def test_analysis_is_cached_by_content():
 
 
 def test_cache_is_bounded_by_bytes_lru():
-    # each three-character text is estimated at 1024 + 96 * 3 = 1312 bytes: two fit in 2,700
-    an = Analyzer(cache_bytes=2_700)
+    # each three-character text is estimated at 1024 + 21 * 3 = 1087 bytes: two fit in 2,200
+    an = Analyzer(cache_bytes=2_200)
     an.analyze("a b")
     an.analyze("c d")
-    assert an.cache_bytes == 2 * 1312
+    assert an.cache_bytes == 2 * 1087
     an.analyze("a b")  # refresh
     an.analyze("e f")  # evicts "c d", the least recently used
-    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1312
+    assert an.cached_texts() == ["a b", "e f"] and an.cache_bytes == 2 * 1087
     an.analyze("c d")
     assert (an.hits, an.misses) == (1, 4)
-    # a long text takes the room of many short ones: 1024 + 96 * 30 = 3904 bytes, alone over budget,
+    # a long text takes the room of many short ones: 1024 + 21 * 80 = 2704 bytes, alone over budget,
     # is kept by itself (the one being returned is never evicted)
-    an.analyze("x" * 30)
-    assert an.cached_texts() == ["x" * 30] and an.cache_bytes == 3904
+    an.analyze("x" * 80)
+    assert an.cached_texts() == ["x" * 80] and an.cache_bytes == 2704
+
+
+def test_tokens_are_built_on_first_use_and_charged_to_the_cache():
+    an = Analyzer(cache_bytes=10_000)
+    a = an.analyze("a b")
+    b = an.analyze("c d")
+    assert "b" in a.vocab and an.cache_bytes == 2 * 1087
+    # the tokens of "a b" add 192 + 44 * 3 = 324 bytes, counted while the cache holds it
+    assert [t.text for t in a.tokens] == ["a", "b"] and [u.text for u in a.units] == ["a", "b"]
+    assert a.nbytes == 1087 + 324 and an.cache_bytes == 2 * 1087 + 324
+    assert a.tokens is a.tokens  # built once
+    # an analysis the cache has let go of is no longer counted, tokens or not
+    small = Analyzer(cache_bytes=1_500)
+    first = small.analyze("a b")
+    small.analyze("c d")  # evicts "a b"
+    assert small.cache_bytes == 1087 and not first.cached
+    assert first.tokens[0].text == "a" and small.cache_bytes == 1087
+    assert b.tokens[1].text == "d"
+
+
+def test_emptied_memos_and_a_renewed_tokenizer_give_the_same_analyses(monkeypatch):
+    from monitor.checks import nlp
+
+    texts = [f"{i}: CDs of x.cds, eu-west-{i}, {i * 7} Keys in {chr(65 + i % 26)}ville." for i in range(30)]
+    default = Analyzer()
+    want = [_fields(default.analyze(t)) for t in texts]
+    # memos of 20 surfaces and a vocabulary renewed every few texts (a blank one holds 764 lexemes)
+    monkeypatch.setattr(nlp, "MEMO_SURFACES", 20)
+    monkeypatch.setattr(nlp, "VOCAB_LEXEMES", 850)
+    small = Analyzer()
+    assert [_fields(small.analyze(t)) for t in texts] == want
+    assert 0 < small.renewals < 10
+
+
+def _fields(a):
+    return a.text, a.vocab, a.stems, a.content_keys, a.tokens, a.units
 
 
 def test_transcript_find_reports_message_index():
@@ -83,6 +127,47 @@ def test_transcript_find_reports_message_index():
     assert tr.find("plan") == 0
     assert tr.find("quota") == "latest"
     assert tr.find("frankfurt") is None
+
+
+def test_alias_matches_need_every_key_of_a_member_in_the_vocabulary():
+    from monitor.checks.nlp import alias_matches, build_alias_index
+
+    an = Analyzer()
+    index = build_alias_index([("eu-west-1", ["eu-west-1", "Ireland"]), ("tv", ["TV", "television"])], an)
+    hit = an.analyze("Prices in eu-west-1, then Ireland.")
+    assert alias_matches(hit, index) == ((0, 2, 4), (0, 7, 7))
+    # "eu" starts a member but "west-1" is nowhere: no match, known from the vocabulary alone, so the
+    # text's tokens are never built (nor their bytes charged)
+    before = an.cache_bytes
+    near = an.analyze("The eu rules")
+    assert alias_matches(near, index) == () and an.cache_bytes == before + 1024 + 21 * 12
+    # whole member, but not on unit boundaries: the tokens decide
+    inside = an.analyze("see eu-west-10")
+    assert alias_matches(inside, index) == ()
+
+
+def test_transcript_alias_groups_among_the_query_groups():
+    from monitor.checks.nlp import build_alias_index
+
+    an = Analyzer()
+    index = build_alias_index([("eu-west-1", ["eu-west-1", "Ireland"]), ("tv", ["TV", "television"])], an)
+    tr = build_transcript(an, [("user", "Ireland on TV"), ("assistant", "Sure.")], "and there?")
+    assert tr.alias_groups(index) == {0, 1}
+    assert tr.alias_groups(index, among={1}) == {1}
+    assert tr.alias_groups(index, among=set()) == frozenset()
+
+
+def test_capitalised_token_is_the_first_written_in_capitals():
+    from monitor.checks.nlp import capitalised_token
+
+    an = Analyzer()
+    a = an.analyze("Sad news: SAD, or Sad again, and IBM.")
+    assert capitalised_token(a, "sad") == "SAD"
+    assert capitalised_token(a, "ibm") == "IBM"
+    assert capitalised_token(a, "news") is None  # written in lower case
+    before = an.cache_bytes
+    plain = an.analyze("no capitals here")
+    assert capitalised_token(plain, "ibm") is None and an.cache_bytes == before + 1024 + 21 * 16
 
 
 def test_shared_stem_examples():
@@ -123,6 +208,19 @@ def test_wordnet_synonymy_and_word_classes():
     assert synonym_in(("require",), [a]) == (0, "need")
     assert synonym_in(("require", "need"), [a]) is None  # the word itself is not its own synonym
     assert (only_verb("clarify"), only_verb("run"), only_verb("biography")) == (True, False, False)
+
+
+def test_synonyms_and_attributes_are_found_without_building_tokens():
+    from monitor.checks.nlp import attribute_in, synonym_in
+
+    an = Analyzer()
+    a = an.analyze("How big is the famous crater?")
+    assert a.content_keys == ("big", "famous", "crater")
+    before = an.cache_bytes
+    assert synonym_in(("notable",), [a]) == (0, "famous")
+    assert attribute_in(("size",), [an.analyze("A plain text.")]) is None
+    assert an.cache_bytes == before + 1024 + 21 * 13  # the second text, no tokens for either
+    assert attribute_in(("size",), [a]) == (0, "big")  # "big" is in the vocabulary: its tokens decide
 
 
 def test_noun_classes_read_wordnet_lexicographer_files():
