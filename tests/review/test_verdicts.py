@@ -325,13 +325,22 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
     assert "2 verdicts, 0 skipped" in result.output
 
 
-def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: str) -> None:
+def _enqueue(url: str) -> None:
+    """Admit the seeded day (2024-03-04) to the queue of the store at ``url``."""
     from monitor.store.engine import make_engine, session_factory
 
-    engine = make_engine(cli_db)
+    engine = make_engine(url)
     with session_factory(engine)() as s:
         enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
         s.commit()
+    engine.dispose()
+
+
+def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: str) -> None:
+    from monitor.store.engine import make_engine, session_factory
+
+    _enqueue(cli_db)
+    engine = make_engine(cli_db)
     # c1_2 (flagged): "e" and a note, "v" (the full text), then "f" with an empty corrected query and the
     # prefilled terms kept; c2_2 (control): "b" goes back to c1_2, "o" replaces its verdict; c2_2 again: "o".
     keys = "e\nchecked against ticket 4711\nv\nf\n\n\n\n" + "b\no\n" + "o\n"
@@ -365,10 +374,8 @@ def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: st
 def test_review_back_then_quit_keeps_the_earlier_verdict(cli_db: str) -> None:
     from monitor.store.engine import make_engine, session_factory
 
+    _enqueue(cli_db)
     engine = make_engine(cli_db)
-    with session_factory(engine)() as s:
-        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
-        s.commit()
     result = runner.invoke(
         app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="b\no\nb\nq\n"
     )
