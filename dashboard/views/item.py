@@ -87,9 +87,17 @@ def _previous(current: int | None) -> None:
                 else:
                     release(session=session, item_id=current, reviewer=ss["reviewer"], now=now())
             reopen(session=session, item_id=history[-1], reviewer=ss["reviewer"], now=now(), lease=_lease())
+            earlier = latest_verdict(session=session, item_id=history[-1], reviewer=ss["reviewer"])
     except QueueError as exc:
         flash("error", f"Cannot go back: {exc}.")
         return
+    if earlier is not None:
+        # The form starts from the verdict being changed: its label, artifact and note. The text
+        # fields drawn with a value (query, terms) keep theirs: set here too, Streamlit warns.
+        i, label = earlier.queue_item_id, earlier.label
+        ss[f"label_{i}"] = label
+        ss[f"artifact_{i}"] = None if label in FINE_LABELS else earlier.artifact
+        ss[f"note_{i}"] = earlier.note or ""
     reads_changed()
     ss["item_id"] = ss["again_item"] = history.pop()
     ss.pop("queue_done", None)

@@ -299,11 +299,12 @@ class VerdictRow:
     created_at: datetime
 
 
-def latest_verdict(*, session: Session, item_id: int) -> VerdictRow | None:
-    """The newest verdict on queue item ``item_id``, or ``None`` when it has none."""
-    v = session.scalars(
-        select(Verdict).where(Verdict.queue_item_id == item_id).order_by(Verdict.id.desc()).limit(1)
-    ).first()
+def latest_verdict(*, session: Session, item_id: int, reviewer: str | None = None) -> VerdictRow | None:
+    """The newest verdict on queue item ``item_id`` (by ``reviewer``, when given), or ``None``."""
+    stmt = select(Verdict).where(Verdict.queue_item_id == item_id)
+    if reviewer is not None:
+        stmt = stmt.where(Verdict.reviewer == reviewer)
+    v = session.scalars(stmt.order_by(Verdict.id.desc()).limit(1)).first()
     if v is None:
         return None
     return to_row(VerdictRow, v)

@@ -252,6 +252,9 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
     assert not at.exception
     assert shown(at.title[0].value) == "c1_2"
     assert any("changing your verdict" in c.value for c in at.caption)
+    # the form starts from the verdict being changed, without Streamlit's default-value warning
+    assert at.radio(key=f"label_{first}").value == "ok"
+    assert [shown(w.value) for w in at.warning if not shown(w.value).startswith("Running without auth")] == []
     # c3_2 went back to the queue; c1_2 is claimed again by bob
     states = {i.request_id: (i.state, i.claimed_by) for i in fresh(db).scalars(select(QueueItem))}
     assert states["c3_2"] == ("pending", None) and states["c1_2"] == ("claimed", "bob")

@@ -354,7 +354,7 @@ def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: st
         "item 1 of 2 · c1_2",  # back
         "item 2 of 2 · c2_2",
     ]
-    assert heads[3].endswith("(back: a new verdict replaces yours)")
+    assert heads[3].endswith("(back: your verdict: fabricated_constraint; a new verdict replaces yours)")
     assert "verdict 2: ok (replaces your earlier verdict)" in result.output
     with session_factory(engine)() as s:
         rows = s.execute(select(Verdict.request_id, Verdict.label, Verdict.note).order_by(Verdict.id)).all()

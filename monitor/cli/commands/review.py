@@ -174,7 +174,7 @@ def review_loop(
     from monitor.queue.store import claim_next, keep_verdict, release, reopen, reviewable_count, skip
     from monitor.review.evidence import prefill
     from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
-    from monitor.review.store import record_verdict
+    from monitor.review.store import latest_verdict, record_verdict
 
     legend = (
         "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items())
@@ -199,7 +199,11 @@ def review_loop(
             session=session, checks=current_checks(), request_id=row.request_id, conv_id=row.conv_id
         )
 
-        redo = "  (back: a new verdict replaces yours)" if again else ""
+        redo = ""
+        if again:
+            earlier = latest_verdict(session=session, item_id=row.id, reviewer=reviewer)
+            said = f"your verdict: {earlier.label}; " if earlier is not None else ""
+            redo = f"  (back: {said}a new verdict replaces yours)"
         heading = (
             f"item {position} of {total} · {row.request_id} · {row.stratum} · "
             f"due {row.due_at:%Y-%m-%d %H:%M}{redo}"
