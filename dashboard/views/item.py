@@ -13,7 +13,6 @@ import reads
 import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
-from monitor.cases.store import standing_ids
 from monitor.checks.store import list_findings
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.ingest.store.records import get_record_view
@@ -215,9 +214,17 @@ def _renew_every() -> timedelta:
 @st.fragment(run_every=_renew_every())
 def _keep_claim(item_id: int) -> None:
     """Renew this reviewer's claim while the page is open (issue 16, part 5); a claim lost meanwhile
-    (expired and taken by someone else) reruns the page, which then shows what the reviewer typed."""
+    (expired and taken by someone else) reruns the page, which then shows what the reviewer typed.
+
+    A fragment also runs with every full page run (each radio click): a renewal younger than half the
+    interval is not repeated, so those runs write nothing."""
+    at = now()
+    renewed = ss.setdefault("renewed_at", {})
+    if item_id in renewed and at - renewed[item_id] < _renew_every() / 2:
+        return
     with db(writes=True) as session:
-        held = renew(session=session, item_id=item_id, reviewer=ss["reviewer"], now=now(), lease=_lease())
+        held = renew(session=session, item_id=item_id, reviewer=ss["reviewer"], now=at, lease=_lease())
+    renewed[item_id] = at
     if not held:
         flash("warning", "Your claim on this item was lost (it expired and someone else took it).")
         st.rerun(scope="app")
@@ -287,7 +294,6 @@ with db() as session:
     )
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
     progress = review_progress(session=session, item_id=item.id, reviewer=reviewer) if item else None
-    settled = item is not None and item.id in standing_ids(session)
     given_today = verdicts_since(session=session, reviewer=reviewer, since=today)
     left = reviewable_count(session=session, reviewer=reviewer, now=at)
 if view is None:
@@ -417,7 +423,7 @@ with focus_col, st.container(key="rm-focus"):
         st.code("\n".join(f"{name}: {text}" for name, text in kept.items() if text), language=None)
     if item is None:
         st.info("This request is not in the review queue.")
-    elif item.state == "done" and progress is not None and progress.needed > 1 and not settled:
+    elif item.state == "done" and progress is not None and progress.needed > 1 and not progress.settled:
         st.warning(
             f"{progress.given} reviewers judged this item and disagree: it awaits an adjudicator "
             "(`rewrite-monitor stats --agreement` lists it; `rewrite-monitor verdict ... --adjudicate`)."

@@ -233,11 +233,13 @@ def apply_verdict(*, session: Session, verdict: Verdict, now: datetime, attempts
     return None  # unreachable: the loop returns or raises
 
 
-def standing_ids(session: Session) -> dict[int, int]:
-    """Queue item id -> the id of its standing verdict (``monitor.review.verdicts.standing_verdict``),
-    for every item that has one: an item that awaits its second reviewer or an adjudicator has none, so
-    the eval set, ``stats`` and the learned grades leave it out until it is settled. One query."""
-    rows = session.execute(
+def item_ratings(
+    session: Session, item_ids: Sequence[int] | None = None
+) -> dict[int, tuple[int, list[Rating]]]:
+    """Queue item id -> (reviewers it needs, its verdicts as ``monitor.review.verdicts.Rating`` in
+    verdict order), for the items of ``item_ids`` (every item with a verdict when None). The one read
+    of verdicts that standing verdicts, review progress and agreement are computed from."""
+    stmt = (
         select(
             Verdict.queue_item_id,
             QueueItem.reviews_needed,
@@ -250,13 +252,22 @@ def standing_ids(session: Session) -> dict[int, int]:
         .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
         .order_by(Verdict.id)
     )
-    by_item: dict[int, tuple[int, list[Rating]]] = {}
-    for item_id, needed, vid, reviewer, label, artifact, adjudication in rows:
-        by_item.setdefault(item_id, (int(needed), []))[1].append(
+    if item_ids is not None:
+        stmt = stmt.where(Verdict.queue_item_id.in_(list(item_ids)))
+    out: dict[int, tuple[int, list[Rating]]] = {}
+    for item_id, needed, vid, reviewer, label, artifact, adjudication in session.execute(stmt):
+        out.setdefault(item_id, (int(needed), []))[1].append(
             Rating(vid, reviewer, label, artifact, adjudication)
         )
+    return out
+
+
+def standing_ids(session: Session) -> dict[int, int]:
+    """Queue item id -> the id of its standing verdict (``monitor.review.verdicts.standing_verdict``),
+    for every item that has one: an item that awaits its second reviewer or an adjudicator has none, so
+    the eval set and ``stats`` leave it out until it is settled. One query."""
     out: dict[int, int] = {}
-    for item_id, (needed, ratings) in by_item.items():
+    for item_id, (needed, ratings) in item_ratings(session).items():
         standing = standing_verdict(ratings, needed)
         if standing is not None:
             out[item_id] = standing

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import distinct, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from monitor.cases.store import apply_verdict
+from monitor.cases.store import apply_verdict, item_ratings
 from monitor.checks.learned import LearnedTable, WordEvidence, flagged_words, rewriter_key
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.queue.sampling import PRIORITY
@@ -103,13 +103,14 @@ def record_verdict(
     )
     session.add(verdict)
     session.flush()
-    if adjudication or len(_reviewers(session, item.id)) >= item.reviews_needed:
+    ratings = _verdicts(session, item.id)
+    if adjudication or len(_reviewers(ratings)) >= item.reviews_needed:
         item.state, item.finished_at = "done", now
     else:
         # back to the queue for another reviewer (claim_next skips it for this one)
         item.state, item.claimed_by, item.claimed_at, item.lease_expires_at = "pending", None, None, None
     session.flush()
-    if standing_verdict(_verdicts(session, item.id), item.reviews_needed) == verdict.id:
+    if standing_verdict(ratings, item.reviews_needed) == verdict.id:
         apply_verdict(session=session, verdict=verdict, now=now)
     session.commit()
     return verdict.id
@@ -118,19 +119,24 @@ def record_verdict(
 @dataclass(frozen=True, slots=True)
 class ReviewProgress:
     """Reviewers of one queue item: how many distinct reviewers gave a verdict (``given``), how many it
-    needs (``needed``), and whether the asking reviewer is one of them (``mine``)."""
+    needs (``needed``), whether the asking reviewer is one of them (``mine``), and whether a verdict
+    stands (``settled``: ``monitor.review.verdicts.standing_verdict``)."""
 
     given: int
     needed: int
     mine: bool
+    settled: bool
 
 
 def review_progress(*, session: Session, item_id: int, reviewer: str) -> ReviewProgress:
-    """What the Item page may say about a blind second review: counts and whether ``reviewer`` gave
-    one, never who the others are or what they said."""
-    needed = session.scalar(select(QueueItem.reviews_needed).where(QueueItem.id == item_id)) or 1
-    given = _reviewers(session, item_id)
-    return ReviewProgress(len(given), int(needed), reviewer in given)
+    """What the Item page may say about a blind second review: counts, whether ``reviewer`` gave one
+    and whether the item is settled, never who the others are or what they said. One query."""
+    needed, ratings = item_ratings(session, [item_id]).get(item_id, (1, []))
+    if not ratings:
+        needed = session.scalar(select(QueueItem.reviews_needed).where(QueueItem.id == item_id)) or 1
+    given = _reviewers(ratings)
+    settled = standing_verdict(ratings, needed) is not None
+    return ReviewProgress(len(given), int(needed), reviewer in given, settled)
 
 
 def _standing(verdicts: list[Verdict], reviews_needed: int) -> Verdict | None:
@@ -145,7 +151,7 @@ def _adjudicable(session: Session, item_id: int | None, adjudicator: str) -> Non
     ``adjudicator`` is not one of them (settling one's own disagreement is no adjudication)."""
     if item_id is None:
         raise QueueError("nothing to adjudicate: the request is not in the review queue")
-    reviewers = _reviewers(session, item_id)
+    reviewers = _reviewers(_verdicts(session, item_id))
     if adjudicator in reviewers:
         raise QueueError(
             f"{adjudicator} reviewed queue item {item_id}: an adjudicator is someone other than its reviewers"
@@ -157,16 +163,11 @@ def _adjudicable(session: Session, item_id: int | None, adjudicator: str) -> Non
 
 
 def _verdicts(session: Session, item_id: int) -> list[Rating]:
-    rows = session.execute(
-        select(Verdict.id, Verdict.reviewer, Verdict.label, Verdict.artifact, Verdict.adjudication)
-        .where(Verdict.queue_item_id == item_id)
-        .order_by(Verdict.id)
-    )
-    return [Rating(*r) for r in rows]
+    return item_ratings(session, [item_id]).get(item_id, (1, []))[1]
 
 
-def _reviewers(session: Session, item_id: int) -> set[str]:
-    return {r.reviewer for r in _verdicts(session, item_id) if not r.adjudication}
+def _reviewers(ratings: Sequence[Rating]) -> set[str]:
+    return {r.reviewer for r in ratings if not r.adjudication}
 
 
 def verdict_for_request(

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import distinct, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
-from monitor.cases.store import standing_ids
+from monitor.cases.store import item_ratings, standing_ids
 from monitor.checks.learned import KINDS as LEARNED_KINDS
 from monitor.checks.learned import learned_steps
 from monitor.checks.store import fully_checked
@@ -149,7 +149,7 @@ def finding_rates_by(
 
 
 def latest_verdicts(*, session: Session, since: date | None = None) -> list[tuple[QueueItem, Verdict]]:
-    """Each reviewed queue item with its standing verdict (``monitor.review.verdicts.standing_ids``: the
+    """Each reviewed queue item with its standing verdict (``monitor.cases.store.standing_ids``: the
     newest, or on a doubly reviewed item the agreed or adjudicated one); an item that awaits a second
     reviewer or an adjudicator is left out until it is settled."""
     standing = sorted(standing_ids(session).values())
@@ -284,7 +284,8 @@ class DoubleReview:
 
 def double_reviews(*, session: Session, since: date | None = None) -> list[DoubleReview]:
     """Every queue item with verdicts from two or more distinct reviewers (adjudications aside), oldest
-    day first: what agreement is computed on and what awaits adjudication. Two queries."""
+    day first: what agreement is computed on and what awaits adjudication. Two queries (the second
+    ``monitor.cases.store.item_ratings``)."""
     multi = (
         select(Verdict.queue_item_id)
         .where(Verdict.adjudication.is_(False))
@@ -297,25 +298,10 @@ def double_reviews(*, session: Session, since: date | None = None) -> list[Doubl
     if since is not None:
         stmt = stmt.where(QueueItem.day >= since)
     items = {r.id: r for r in session.execute(stmt.order_by(QueueItem.day, QueueItem.id))}
-    ratings: dict[int, list[Rating]] = defaultdict(list)
-    if items:
-        for row in session.execute(
-            select(
-                Verdict.queue_item_id,
-                Verdict.id,
-                Verdict.reviewer,
-                Verdict.label,
-                Verdict.artifact,
-                Verdict.adjudication,
-            )
-            .where(Verdict.queue_item_id.in_(multi))
-            .order_by(Verdict.id)
-        ):
-            if row.queue_item_id in items:
-                ratings[row.queue_item_id].append(Rating(*row[1:]))
+    ratings = item_ratings(session, list(items)) if items else {}
     out = []
     for item_id, item in items.items():
-        given = ratings[item_id]
+        given = ratings.get(item_id, (2, []))[1]
         adjudications = [r for r in given if r.adjudication]
         out.append(
             DoubleReview(
