@@ -9,7 +9,8 @@ check my credit score via credit karma.") unless it corrects the request or desc
 reaction ("Sounds yummy!", "Oh wow.", "Thanks") is left out when another clause remains. An intent word
 is *kept* when the query has it by key or surface, by an alias group both texts hit, as an
 inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), as a synonym (a shared WordNet synset,
-:func:`monitor.checks.nlp.synonym_in`: "famous" kept as "notable"), as an abbreviation the query spells
+:func:`monitor.checks.nlp.synonym_in`: "famous" kept as "notable"; a verb with its particle, "looking
+at" kept as "consider", :func:`_verb_forms`), as an abbreviation the query spells
 out (:func:`spelled_out`: "SAD", "NY", "msg", "vs"), or as a typing slip the query spells right
 (:func:`misspelling_of`: "clpud" for "cloud").
 
@@ -64,8 +65,9 @@ from monitor.record import RewriteRecord
 # big" / "what size", WordNet's attribute link); a participle after a pointer's head ends the phrase ("the
 # man known for"); the main verb of an inverted question is read as a verb ("how did her husband help").
 # v8: the reviewers' verdicts on a lost word for this rewriter (monitor.checks.learned): a dismissed word
-# counts as framing, a confirmed drop keeps the finding at medium at least.
-VERSION = 8
+# counts as framing, a confirmed drop keeps the finding at medium at least. v9: a verb before a particle
+# is kept as a synonym of its multi-word verb ("looking at" as "consider", WordNet's ``look_at``).
+VERSION = 9
 
 INTERJECTIONS = frozenset(
     {
@@ -380,6 +382,45 @@ def _after_inverted_subject(tokens: Sequence[Tok], i: int) -> bool:
     return after is None or not after.is_content
 
 
+PARTICLES = frozenset(
+    {
+        "about",
+        "after",
+        "around",
+        "at",
+        "away",
+        "back",
+        "down",
+        "for",
+        "in",
+        "into",
+        "off",
+        "on",
+        "out",
+        "over",
+        "through",
+        "to",
+        "up",
+        "with",
+    }
+)
+"""The adverb particles and prepositions of English phrasal and prepositional verbs ("look at", "find
+out", "look into"): Quirk et al., *A Comprehensive Grammar of the English Language* (1985), 16.2-16.6.
+Not taken from any data file."""
+
+
+def _verb_forms(tokens: Sequence[Tok], i: int) -> tuple[str, ...]:
+    """The forms under which ``tokens[i]`` may have a WordNet synonym: its key and surface and, before a
+    particle (:data:`PARTICLES`), the multi-word verb WordNet lists ("looking at" -> ``look_at``, whose
+    synsets hold "consider": "which bank should I start looking at" asked as "which bank should I
+    consider")."""
+    t = tokens[i]
+    forms = [t.key, t.lower]
+    if i + 1 < len(tokens) and tokens[i + 1].lower in PARTICLES:
+        forms.append(f"{t.key}_{tokens[i + 1].lower}")
+    return tuple(dict.fromkeys(forms))
+
+
 CHECK_ID = "intent_dropped"
 
 
@@ -426,7 +467,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue
         if any(shared_stem(form, qf) for form in {t.key, t.lower} for qf in q_forms if form[:2] == qf[:2]):
             continue
-        if spelled_out(t.text, query) or synonym_in((t.key, t.lower), [query]) is not None:
+        if spelled_out(t.text, query) or synonym_in(_verb_forms(latest.tokens, i), [query]) is not None:
             continue
         if attribute_in((t.key, t.lower), [query]) is not None:
             continue  # "how big" asked as "what size": the adjective and the noun of its scale

@@ -17,6 +17,10 @@ A full question with its own subject and nothing pointing back (no pronoun, ordi
 than a fragment's few words) does not continue the question before it: that question's values are
 spent too (v6, :func:`_continues`).
 
+"I heard on-premises storage was an option" reports what the user heard, read or thinks about the
+topic; it says nothing about the user, so its values are spent like a question's (v7,
+:data:`REPORTING_VERB_RE`).
+
 A live value is kept when the query has it, a spelling of it, an alias-group sibling, or its last word
 with a plural or derivational ending (v5: "1930s" keeps 1930, "childhood" keeps child).
 
@@ -52,7 +56,7 @@ from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 6
+VERSION = 7
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -207,6 +211,19 @@ def _continues(latest: str, rules: Rules) -> bool:
 
 
 _POSSESSIVE_RE = re.compile(r"\b(?:my|mine|myself|our|ours|ourselves)\b", re.IGNORECASE)
+REPORTING_VERB_RE = re.compile(
+    r"\s+(?:(?:just|also|recently|once|already|always|never|have|had|'ve|'d)\s+)*"
+    r"(?:(?:was|were|have\s+been|'ve\s+been)\s+told"
+    r"|hear|heard|read|see|saw|seen|learn|learned|learnt|notice|noticed|think|thought|believe|believed"
+    r"|know|knew|understand|understood|remember|remembered|guess|suppose|supposed|assume|assumed"
+    r"|wonder|wondered)\b",
+    re.IGNORECASE,
+)
+"""What may follow "I" or "we" when the statement reports what the user perceived, learned or thinks
+("I heard X", "we read that X", "I was told X"): the mental verbs of cognition and perception and the
+passive "was told" of the communication verbs, in the semantic verb domains of Biber et al.,
+*Longman Grammar of Spoken and Written English* (1999), 5.2.1. The clause after such a verb is about
+the topic, not the user. Not taken from any data file."""
 _SUBJECT_RE = re.compile(r"(?:(?<=\s)|^)(?P<before>[A-Za-z']+\s+)?(?:I|[Ww]e)(?:'m|'ve|'d|'ll)?\b")
 
 
@@ -214,12 +231,15 @@ def _about_the_user(text: str, start: int, end: int) -> bool:
     """Whether the sentence of ``text`` holding ``[start, end)`` (cut at ``.``, ``?``, ``!`` or a line
     break) says something about the user: a first-person possessive ("my kids", "our cluster"), or "I"
     or "we" as the subject of a statement ("I'm vegetarian", "we run eu-west-1"), not of a question
-    ("where can I find", "do we need": an auxiliary before the subject, Quirk et al. 1985, 11.5)."""
+    ("where can I find", "do we need": an auxiliary before the subject, Quirk et al. 1985, 11.5), nor
+    "I" reporting what they heard or think (:data:`REPORTING_VERB_RE`: "I heard on-prem was an option")."""
     sentence = sentence_around(text, start, end)
     if _POSSESSIVE_RE.search(sentence):
         return True
     return any(
-        (m.group("before") or "").strip().lower() not in AUXILIARIES for m in _SUBJECT_RE.finditer(sentence)
+        (m.group("before") or "").strip().lower() not in AUXILIARIES
+        and not REPORTING_VERB_RE.match(sentence, m.end())
+        for m in _SUBJECT_RE.finditer(sentence)
     )
 
 

@@ -133,6 +133,22 @@ def test_a_wordnet_synonym_in_the_query_keeps_the_intent_word(rules):
     assert check(rec, rules) == []
 
 
+def test_a_verb_with_its_particle_is_kept_as_its_multi_word_synonym(rules):
+    """ "looking at" is WordNet's ``look_at``, a synonym of "consider"; "looking" alone is not."""
+    from monitor.checks.base import analyzer
+    from monitor.checks.intent import _verb_forms
+
+    toks = analyzer().analyze("which region should I start looking at").tokens
+    assert _verb_forms(toks, 5) == ("look", "looking", "look_at")
+    assert _verb_forms(toks, 4) == ("start",)
+    rec = make_record(MSGS, "Which region should I be looking at?", "Which region should I consider?")
+    assert check(rec, rules) == []
+    (f,) = check(
+        make_record(MSGS, "Which region should I be looking for?", "Which region should I consider?"), rules
+    )
+    assert [w["text"] for w in f.evidence["missing"]] == ["looking"]
+
+
 def test_a_statement_beside_a_question_is_an_aside():
     """With a question in the message, a statement beside it is context, not what is asked: its words
     are not intent. The clause after a stop before a lower-case word is its own clause."""

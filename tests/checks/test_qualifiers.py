@@ -288,3 +288,31 @@ def test_later_and_earlier_pick_a_period_only_as_modifiers(rules):
     assert times("You mentioned rain gardens earlier. How do they compare?") == []
     assert times("Was it later than expected?") == []
     assert times("What did the band release recently?") == [("recently", 26, 34)]
+
+
+def test_what_the_user_heard_is_about_the_topic_not_the_user(rules):
+    """ "I heard on-premises storage was an option" reports the topic (Biber et al. 1999, mental verbs):
+    two questions later the value is spent. "We run on-premises storage" describes the user: it holds."""
+    from monitor.checks.qualifiers import _about_the_user
+
+    heard = "But I heard on-premises storage was an option."
+    assert _about_the_user(heard, 16, 27) is False
+    assert _about_the_user("I've just read that on-prem is cheaper.", 20, 27) is False
+    assert _about_the_user("We run on-premises storage.", 7, 18) is True
+    assert _about_the_user("I was told my cluster is on-prem.", 25, 32) is True  # "my cluster"
+
+    def msgs(statement):
+        return [
+            ("user", "Is the Cloud the only method of storage?"),
+            ("assistant", "No."),
+            ("user", statement),
+            ("assistant", "Yes, it is."),
+            ("user", "Are Object Storage and Data Storage the same thing?"),
+            ("assistant", "No."),
+        ]
+
+    latest = "Where are the retention rules documented?"
+    query = "Where are Object Storage retention rules documented?"
+    assert kinds(make_record(msgs(heard), latest, query), rules) == []
+    rec = make_record(msgs("We run on-premises storage."), latest, query)
+    assert [(f.kind, f.evidence["value"]) for f in check(rec, rules)] == [("dropped_qualifier", "on prem")]

@@ -80,6 +80,14 @@ def test_not_a_query_variants(rules):
     assert nq("Dublin won in 2004. It was the first region to win the award.") == [
         ("medium", ["2 sentences"])
     ]
+    # the user's own two sentences kept as two is a two-part query; a third sentence is the rewriter's
+    two_part = "What is the origin of funny cars? Why do they call them that?"
+    assert nq("What is the origin of funny cars? Why do people call them that?", two_part) == []
+    assert nq(two_part + " They were first raced in 1964.", two_part) == [("medium", ["3 sentences"])]
+    # "What?" (under three words) is no sentence of its own: one sentence asked, two written
+    assert nq("You said it is free. Could you clarify the deposit?", "what? you said it is free!") == [
+        ("medium", ["2 sentences"])
+    ]
     assert nq("Dublin won the regional availability award in 2004 for its uptime.") == [
         ("medium", ["a declarative sentence where the user asked a question"])
     ]

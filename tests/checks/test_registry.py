@@ -14,7 +14,7 @@ from tests.factories import make_record
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
         ("added_content_word.v9", "added_words", ("added_content_word",)),
-        ("qualifiers.v6", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("qualifiers.v7", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
         ("non_monotonic.v1", "chat_state", ("non_monotonic",)),
@@ -23,11 +23,11 @@ def test_registry_listing():
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
         ("unresolved_reference.v2", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
-        ("not_a_query.v4", "references", ("not_a_query",)),
+        ("not_a_query.v5", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
         ("antecedent_recency.v1", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v8", "intent", ("intent_dropped",)),
+        ("intent_dropped.v9", "intent", ("intent_dropped",)),
     ]
 
 
