@@ -2,8 +2,9 @@
 
 Source: Princeton WordNet 3.0 as Debian packages it (``apt-get install wordnet-base``: the files
 ``/usr/share/wordnet/data.{noun,verb,adj,adv}``), under the WordNet 3.0 licence, which the output folder
-carries as ``LICENSE``. Only synonymy is kept: for each lower-cased lemma, the ids of the synsets with at
-least two lemmas it belongs to. No hypernyms, hyponyms or sister terms: a co-hyponym swap (solar for
+carries as ``LICENSE``. Only synonymy is kept: for each lemma, the ids of the synsets with at least two
+lower-case lemmas it belongs to (capitalised lemmas are names and titles: "Word" and "Son" share a synset
+as names of the Trinity's second person, which makes no common "word" a "son"). No hypernyms, hyponyms or sister terms: a co-hyponym swap (solar for
 lunar) is what a fabrication looks like, so it must not count as support. Beside them, for each noun
 lemma, the lexicographer files (``lexnames(5)``: ``noun.person``, ``noun.act`` ...) its senses are filed
 in: the checks read them to tell a word naming an aspect of a topic from one naming a new thing. And the
@@ -41,8 +42,11 @@ def synsets(folder: Path) -> dict[str, list[str]]:
                 continue
             parts = line.split()
             count = int(parts[3], 16)
-            # An adjective's syntactic marker ("(a)", "(p)") is part of its word field.
-            words = {parts[4 + 2 * i].split("(")[0].lower() for i in range(count)}
+            # An adjective's syntactic marker ("(a)", "(p)") is part of its word field. A capitalised
+            # lemma names a person, place or title ({Son, Word, Logos}: the second person of the
+            # Trinity); a lower-case word in a text is not that name, so it is no member here.
+            lemmas = (parts[4 + 2 * i].split("(")[0] for i in range(count))
+            words = {w for w in lemmas if w == w.lower()}
             if len(words) < 2:
                 continue
             for w in words:

@@ -81,7 +81,9 @@ from monitor.severity import SEVERITY_RANK
 # list is one step lower (``keyword_list`` in the word's evidence). v8: only in a list of at least two
 # added words, and a full-width question mark makes a question too. v9: the words of a rewrite of a
 # message that asks nothing ("ok bye": references.is_closing) are meta text, low, left to not_a_query.
-VERSION = 9
+# v10: synonymy among lower-case WordNet lemmas only ("son" is no synonym of "word": {Son, Word, Logos}
+# names the Trinity's second person; scripts/build_wordnet.py).
+VERSION = 10
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine

@@ -204,6 +204,9 @@ def test_wordnet_synonymy_and_word_classes():
     assert not synsets("solar") & synsets("lunar")  # co-hyponyms
     assert not synsets("dog") & synsets("animal")  # hypernym
     assert synsets("qwxz") == frozenset()
+    # {Son, Word, Logos} are names of the Trinity's second person: no common "son" is a "word"
+    assert not synsets("son") & synsets("word")
+    assert synsets("son") & synsets("boy")  # son.n.01: son, boy
     a = get_analyzer().analyze("Do I need scripts?")
     assert synonym_in(("require",), [a]) == (0, "need")
     assert synonym_in(("require", "need"), [a]) is None  # the word itself is not its own synonym
