@@ -13,9 +13,10 @@ high    the word carries a constraint that changes which documents answer:
 medium  other content words that narrow the topic; rare words WordNet knows only as verbs ("clarify",
         "debunk": an action, not what is acted on); rare aspect nouns, every WordNet sense of which is an
         act, attribute, communication... (:data:`ASPECT_CLASSES`: "biography", "etymology", "removal":
-        what about the topic is asked, not a new thing); a capitalised word that completes a name
-        already in the transcript ("Bernadette" next to the logged "Peters").
-low     common aspect nouns ("career", "advice": one step below other common nouns, as rare ones are),
+        what about the topic is asked, not a new thing).
+low     a capitalised word that completes a name already in the transcript ("Bernadette" next to the
+        logged "Peters": the same referent, spelled out, as an acronym's expansion is; issue 13),
+        common aspect nouns ("career", "advice": one step below other common nouns, as rare ones are),
         framing words and generic nouns (rules/neutral.yaml ``framing``), inflections/derivations or
         spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), synonyms of one (a
         shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`) or the noun of the quality a
@@ -82,8 +83,9 @@ from monitor.severity import SEVERITY_RANK
 # added words, and a full-width question mark makes a question too. v9: the words of a rewrite of a
 # message that asks nothing ("ok bye": references.is_closing) are meta text, low, left to not_a_query.
 # v10: synonymy among lower-case WordNet lemmas only ("son" is no synonym of "word": {Son, Word, Logos}
-# names the Trinity's second person; scripts/build_wordnet.py).
-VERSION = 10
+# names the Trinity's second person; scripts/build_wordnet.py). v11: a name completion is low, as an
+# acronym's expansion is.
+VERSION = 11
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -212,7 +214,7 @@ def _grade(
     neighbour = _name_neighbour(word, q, tr) if capitalised else None
     if neighbour is not None:
         info.update(
-            severity="medium",
+            severity="low",
             signal="name_completion",
             completes=neighbour,
             why=f"completes the logged name '{neighbour}'",

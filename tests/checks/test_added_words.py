@@ -29,7 +29,7 @@ def words(rec, rules):
             "What role did Bernadette Peters play?",
             [
                 ("role", "low", "framing"),
-                ("Bernadette", "medium", "name_completion"),
+                ("Bernadette", "low", "name_completion"),
                 ("play", "low", "framing"),
             ],
         ),
