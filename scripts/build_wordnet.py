@@ -3,13 +3,14 @@
 Source: Princeton WordNet 3.0 as Debian packages it (``apt-get install wordnet-base``: the files
 ``/usr/share/wordnet/data.{noun,verb,adj,adv}``), under the WordNet 3.0 licence, which the output folder
 carries as ``LICENSE``. Only synonymy is kept: for each lemma, the ids of the synsets with at least two
-lower-case lemmas it belongs to (capitalised lemmas are names and titles: "Word" and "Son" share a synset
-as names of the Trinity's second person, which makes no common "word" a "son"). No hypernyms, hyponyms or sister terms: a co-hyponym swap (solar for
-lunar) is what a fabrication looks like, so it must not count as support. Beside them, for each noun
-lemma, the lexicographer files (``lexnames(5)``: ``noun.person``, ``noun.act`` ...) its senses are filed
-in: the checks read them to tell a word naming an aspect of a topic from one naming a new thing. And the
-*attribute* links between adjectives and the nouns of the qualities they value ("big" / "size"), which
-:func:`attributes` describes.
+lower-case lemmas it belongs to (capitalised lemmas are names and titles: "Word" and "Son" share a
+synset as names of the Trinity's second person, which makes no common "word" a "son"). No hypernyms,
+hyponyms or sister terms: a co-hyponym swap (solar for lunar) is what a fabrication looks like, so it
+must not count as support. Beside them, for each noun lemma, the lexicographer files (``lexnames(5)``:
+``noun.person``, ``noun.act`` ...) its senses are filed in: the checks read them to tell a word naming
+an aspect of a topic from one naming a new thing. The *attribute* links between adjectives and the
+nouns of the qualities they value ("big" / "size"), which :func:`attributes` describes. And the
+*antonym* links between two words ("advantage" / "disadvantage", :func:`antonyms`).
 
 Usage: ``python scripts/build_wordnet.py [WORDNET_DIR]`` (default ``/usr/share/wordnet``). Deterministic:
 the same input gives the same bytes (sorted keys, gzip without a timestamp). Exits 2 when the folder has
@@ -124,6 +125,41 @@ def attributes(folder: Path) -> dict[str, list[str]]:
     return {w: sorted(v) for w, v in sorted(out.items())}
 
 
+def antonyms(folder: Path) -> dict[str, list[str]]:
+    """Lemma -> the lemmas WordNet links to it by the *antonym* pointer (``!``, a lexical pointer from one
+    word of a synset to one word of another): "advantage" / "disadvantage", "pro" / "con", "strength" /
+    "weakness". Lower-case single words only (a capitalised lemma is a name), both directions. The
+    pointer's source/target field gives the two words' numbers in their synsets (``wndb(5)``). The
+    checks read it for coordinated antonyms ("advantages and disadvantages"), which ask about a whole
+    scale."""
+    words: dict[str, list[str]] = {}
+    links: list[tuple[str, int, str, int]] = []
+    for pos in POS:
+        for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith("  "):
+                continue
+            parts = line.split()
+            count = int(parts[3], 16)
+            sid = f"{pos[0]}{parts[0]}"
+            words[sid] = [parts[4 + 2 * i].split("(")[0] for i in range(count)]
+            at = 4 + 2 * count
+            for k in range(int(parts[at])):
+                symbol, offset, target_pos, field = parts[at + 1 + 4 * k : at + 5 + 4 * k]
+                if symbol == "!":
+                    # an adjective satellite ("s") lives in data.adj like any adjective
+                    target = ("a" if target_pos == "s" else target_pos) + offset
+                    links.append((sid, int(field[:2], 16), target, int(field[2:], 16)))
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, src, b, dst in links:
+        if b not in words or not (0 < src <= len(words[a]) and 0 < dst <= len(words[b])):
+            continue
+        x, y = words[a][src - 1], words[b][dst - 1]
+        if x == x.lower() and y == y.lower() and "_" not in x + y and x != y:
+            out[x].add(y)
+            out[y].add(x)
+    return {w: sorted(v) for w, v in sorted(out.items())}
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path("/usr/share/wordnet")
     if not all((folder / f"data.{pos}").is_file() for pos in POS):
@@ -143,6 +179,7 @@ def main(argv: list[str]) -> int:
         "synsets": table,
         "noun_classes": noun_classes(folder),
         "attributes": attributes(folder),
+        "antonyms": antonyms(folder),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

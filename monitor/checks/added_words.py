@@ -21,7 +21,9 @@ low     a capitalised word that completes a name already in the transcript ("Ber
         spelling fixes of a transcript word (:func:`monitor.checks.nlp.shared_stem`), synonyms of one (a
         shared WordNet synset, :func:`monitor.checks.nlp.synonym_in`) or the noun of the quality a
         transcript adjective values ("size" for "big": WordNet's attribute link,
-        :func:`monitor.checks.nlp.attribute_in`), abstract nouns formed by a
+        :func:`monitor.checks.nlp.attribute_in`), a word coordinated with its WordNet antonym
+        ("advantages and disadvantages", "pros and cons": :func:`monitor.checks.nlp.antonym_pair`, the
+        pair spans a whole scale), abstract nouns formed by a
         derivational suffix (:data:`ABSTRACT_SUFFIXES`), and the words of meta text: a refusal or
         chatter, or a note, code fence or leaked speaker turn after the query
         (:func:`monitor.checks.references.meta_tail_start`), or any word of a rewrite of a message that
@@ -54,6 +56,7 @@ from monitor.checks.nlp import (
     Transcript,
     Unit,
     alias_matches,
+    antonym_pair,
     attribute_in,
     capitalised_token,
     find_stem_relative,
@@ -84,8 +87,9 @@ from monitor.severity import SEVERITY_RANK
 # message that asks nothing ("ok bye": references.is_closing) are meta text, low, left to not_a_query.
 # v10: synonymy among lower-case WordNet lemmas only ("son" is no synonym of "word": {Son, Word, Logos}
 # names the Trinity's second person; scripts/build_wordnet.py). v11: a name completion is low, as an
-# acronym's expansion is.
-VERSION = 11
+# acronym's expansion is. v12: a word coordinated with its WordNet antonym is low ("advantages and
+# disadvantages": nlp.antonym_pair).
+VERSION = 12
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -259,6 +263,15 @@ def _grade(
     if att is not None:
         # "how big" asked as "what size": the noun names the scale the received adjective is a point on
         return _related(info, "attribute", att, tr, "the quality of '{}' ({}; a WordNet attribute link)")
+    pole = None if capitalised else antonym_pair(q.tokens, q.tokens.index(word))
+    if pole is not None:
+        info.update(
+            severity="low",
+            signal="antonym_pair",
+            related=pole.text,
+            why=f"coordinated with its antonym '{pole.text}': the pair asks about the whole scale",
+        )
+        return info
     # Rarity of the word or its lemma, whichever is commoner: inflected forms ("visits") are rarer than
     # their lemma without being more specific.
     z = max(zipf(word.lower), zipf(word.key))

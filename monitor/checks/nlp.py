@@ -727,6 +727,48 @@ def attributes(key: str) -> frozenset[str]:
     return frozenset(table.get(key, ()))
 
 
+@functools.lru_cache(maxsize=65536)
+def antonyms(key: str) -> frozenset[str]:
+    """The lemmas WordNet 3.0 links to ``key`` by its antonym pointer, both ways ("advantage" ->
+    {"disadvantage"}, "pro" -> {"anti", "con"}); empty for most words. Source: ``monitor/data/wordnet``
+    (built by ``scripts/build_wordnet.py``)."""
+    table: dict[str, list[str]] = _wordnet().get("antonyms", {})
+    return frozenset(table.get(key, ()))
+
+
+COORDINATORS = frozenset({"and", "or", "vs", "versus", "nor"})
+"""Words that join two antonyms into one phrase ("advantages and disadvantages", "buying vs renting")."""
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def antonym_pair(tokens: Sequence[Tok], i: int) -> Tok | None:
+    """The token coordinated with ``tokens[i]`` that WordNet gives as its antonym ("advantages and
+    disadvantages", "pros or cons", "strengths vs weaknesses"), else None. Coordinated antonyms ask
+    about the whole scale the pair spans, what S. Jones (*Antonymy: A Corpus-Based Perspective*,
+    Routledge 2002, ch. 4) calls their inclusive use; neither pole narrows the question."""
+    t = tokens[i]
+    poles = antonyms(t.key) | antonyms(t.lower)
+    if not poles:
+        return None
+
+    def pole(j: int) -> Tok | None:
+        return (
+            tokens[j]
+            if 0 <= j < len(tokens) and (tokens[j].key in poles or tokens[j].lower in poles)
+            else None
+        )
+
+    # "X and Y", "X or a Y" after the word; "X and Y", "an X or Y" before it
+    if i + 1 < len(tokens) and tokens[i + 1].lower in COORDINATORS:
+        after = i + 3 if i + 2 < len(tokens) and tokens[i + 2].lower in ARTICLES else i + 2
+        if (found := pole(after)) is not None:
+            return found
+    before = i - 2 if i >= 1 and tokens[i - 1].lower in ARTICLES else i - 1
+    if before >= 1 and tokens[before].lower in COORDINATORS:
+        return pole(before - 1)
+    return None
+
+
 def attribute_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
     """``(index of the analysis, its key)`` of the first content token of ``analyses`` that WordNet's
     attribute pointer links to one of ``forms`` ("size" for "big"), else None."""

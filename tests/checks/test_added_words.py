@@ -80,6 +80,28 @@ def words(rec, rules):
         ("Did Peters go through a slump?", [("slump", "low", "synonym")]),
         # a rare verb names an action: medium, not high (zipf of "debunk" ~2.9)
         ("Did Peters debunk Broadway Barks?", [("debunk", "medium", "rare_verb")]),
+        # coordinated with its WordNet antonym, each pole asks about the whole scale: low; alone, "cons"
+        # is a rare term (zipf ~4.3) and "disadvantages" a rare aspect noun
+        (
+            "What are the pros and cons of Peters' career?",
+            [
+                ("pros", "low", "antonym_pair"),
+                ("cons", "low", "antonym_pair"),
+                ("career", "low", "aspect_noun"),
+            ],
+        ),
+        (
+            "What are the cons of Peters' career?",
+            [("cons", "high", "rare_term"), ("career", "low", "aspect_noun")],
+        ),
+        (
+            "Was her career an advantage or a disadvantage?",
+            [
+                ("career", "low", "aspect_noun"),
+                ("advantage", "low", "antonym_pair"),
+                ("disadvantage", "low", "antonym_pair"),
+            ],
+        ),
     ],
 )
 def test_grading_signals(rules, query, expected):
