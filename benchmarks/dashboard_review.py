@@ -43,6 +43,10 @@ from benchmarks.dashboard_load import seed
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 WAIT = 60.0
+# While a run draws the next item, the previous item's form stays on the page marked stale until its
+# new elements arrive: only live elements count as the next item's.
+LIVE = "[not(ancestor-or-self::*[@data-stale='true'])]"
+SUBMIT = f"//button[.//p[normalize-space()='Submit and next']]{LIVE}"
 
 
 def _free_port() -> int:
@@ -128,14 +132,12 @@ def review(base: str, items: int) -> dict[str, Any]:
             title = driver.find_element(By.TAG_NAME, "h1").text
             return (
                 title != previous
-                and bool(
-                    driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Submit and next']]")
-                )
-                and bool(driver.find_elements(By.XPATH, "//div[@data-testid='stRadio']//label"))
+                and bool(driver.find_elements(By.XPATH, SUBMIT))
+                and bool(driver.find_elements(By.XPATH, f"//div[@data-testid='stRadio']{LIVE}//label"))
             )
 
         def enabled() -> bool:
-            buttons = driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Submit and next']]")
+            buttons = driver.find_elements(By.XPATH, SUBMIT)
             return bool(buttons) and buttons[0].is_enabled()
 
         press("n")

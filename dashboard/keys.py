@@ -46,25 +46,34 @@ SCRIPT = """
   w.__rmKeys = true;
   const doc = w.document;
   const text = (el) => (el.innerText || "").trim();
+  // While a run draws the next item, the previous item's form is still on the page, marked stale:
+  // a key must never reach it (its Submit would send the old item's form again).
+  const live = (el) => !el.closest("[data-stale='true']");
   // a button's label is its paragraph: the button's own text also holds the shortcut hint
   const labelled = (b, labels) => [...b.querySelectorAll("p")].some((p) => labels.includes(text(p)));
   const button = (labels) => [...doc.querySelectorAll("button")].find(
-    (b) => !b.disabled && labelled(b, labels));
+    (b) => !b.disabled && live(b) && labelled(b, labels));
   const shown = (label) => [...doc.querySelectorAll("button")].some((b) => labelled(b, [label]));
-  // Submit stays disabled until a label is chosen; the click on a radio reruns the page, so a press
-  // right after it may meet the old, disabled button: retry for up to two seconds.
+  // Submit stays disabled until a label is chosen; the click on a radio reruns the form, so a press
+  // right after it may meet the old, disabled (or stale) button: retry for up to two seconds.
   const submit = (tries) => {
     if (!press("Submit and next") && tries > 0) { setTimeout(() => submit(tries - 1), 100); }
   };
   const press = (...labels) => { const b = button(labels); if (b) { b.click(); return true; } return false; };
-  const option = (group, n) => {
-    const radio = [...doc.querySelectorAll("[data-testid='stRadio']")].find((r) => {
-      const caption = r.querySelector("[data-testid='stWidgetLabel']");
-      return caption && text(caption) === group;
-    });
-    const labels = radio ? radio.querySelectorAll("[role='radiogroup'] label") : [];
-    if (n < labels.length) { labels[n].click(); return true; }
-    return false;
+  const radios = (group) => [...doc.querySelectorAll("[data-testid='stRadio']")].filter((r) => {
+    const caption = r.querySelector("[data-testid='stWidgetLabel']");
+    return caption && text(caption) === group;
+  });
+  // A number key pressed while the form is redrawn (a radio click reruns it, a new item replaces it)
+  // waits for the live form, for up to two seconds.
+  const option = (group, n, tries) => {
+    const radio = radios(group).find(live);
+    if (radio) {
+      const labels = radio.querySelectorAll("[role='radiogroup'] label");
+      if (n < labels.length) { labels[n].click(); }
+    } else if (tries > 0) {
+      setTimeout(() => option(group, n, tries - 1), 50);
+    }
   };
   const typing = (el) => el && (el.isContentEditable || el.tagName === "TEXTAREA"
     || (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
@@ -107,7 +116,11 @@ SCRIPT = """
     const digit = /^Digit([0-9])$/.exec(e.code || "");
     if (digit) {
       const n = digit[1] === "0" ? 9 : Number(digit[1]) - 1;
-      done = e.shiftKey ? option("First wrong artifact", n) : option("Label", n);
+      const group = e.shiftKey ? "First wrong artifact" : "Label";
+      if (radios(group).length > 0) {
+        option(group, n, 40);
+        done = true;
+      }
     } else if (e.key === "ArrowLeft" && !(el && el.type === "radio")) {
       done = press("Previous item");
     } else if (e.key === "ArrowRight" && !(el && el.type === "radio")) {

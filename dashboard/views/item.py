@@ -6,6 +6,7 @@ has taken over."""
 from __future__ import annotations
 
 from datetime import datetime, time, timedelta
+from typing import NoReturn
 
 import artifacts
 import pandas as pd
@@ -13,7 +14,7 @@ import reads
 import streamlit as st
 from resources import db, flash, guarded, now, reads_changed, settings, show_flash
 
-from monitor.checks.store import list_findings
+from monitor.checks.store import FindingRow, list_findings
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.ingest.store.records import get_record_view
 from monitor.queue.store import (
@@ -33,6 +34,7 @@ from monitor.review.evidence import prefill
 from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import clean_members
 from monitor.review.store import (
+    ReviewProgress,
     latest_verdict,
     propose_alias,
     record_verdict,
@@ -46,6 +48,13 @@ ss = st.session_state
 # -- callbacks (every write of this page) -----------------------------------------------------------
 def _lease() -> timedelta:
     return timedelta(minutes=settings().claim_lease_minutes)
+
+
+def _whole_page() -> NoReturn:
+    """End a callback of the verdict form with a run of the whole page: the form is a fragment, whose
+    widgets otherwise rerun only the form, and a new item (or a claim lost) changes the title, the
+    evidence and the progress line too."""
+    st.rerun()
 
 
 def _next_item() -> None:
@@ -101,6 +110,7 @@ def _previous(current: int | None) -> None:
     ss["item_id"] = ss["again_item"] = history.pop()
     ss.pop("queue_done", None)
     st.query_params.clear()
+    _whole_page()
 
 
 @guarded
@@ -163,13 +173,14 @@ def _submit(item_id: int, request_id: str) -> None:
             "error", f"Verdict not stored: {exc}. Nothing was overwritten; what you typed is shown to copy."
         )
         reads_changed()
-        return
+        _whole_page()
     reads_changed()
     _history().append(item_id)
     ss.pop("again_item", None)
     alias = " and an alias proposal" if members else ""
     flash("success", f"Stored verdict {label} ({artifact}){alias} for {request_id}.")
     _next_item()
+    _whole_page()
 
 
 @guarded
@@ -186,6 +197,7 @@ def _skip(item_id: int) -> None:
     reads_changed()
     flash("info", "Skipped.")
     _next_item()
+    _whole_page()
 
 
 @guarded
@@ -203,6 +215,7 @@ def _release(item_id: int) -> None:
     flash("info", "Released: the item is back in the queue.")
     ss.pop("item_id", None)
     ss["goto_queue"] = True
+    _whole_page()
 
 
 def _renew_every() -> timedelta:
@@ -216,8 +229,8 @@ def _keep_claim(item_id: int) -> None:
     """Renew this reviewer's claim while the page is open (issue 16, part 5); a claim lost meanwhile
     (expired and taken by someone else) reruns the page, which then shows what the reviewer typed.
 
-    A fragment also runs with every full page run (each radio click): a renewal younger than half the
-    interval is not repeated, so those runs write nothing."""
+    A fragment also runs with every full page run (a new item, a claim lost): a renewal younger than
+    half the interval is not repeated, so those runs write nothing."""
     at = now()
     renewed = ss.setdefault("renewed_at", {})
     if item_id in renewed and at - renewed[item_id] < _renew_every() / 2:
@@ -246,6 +259,76 @@ def _typed(item_id: int, label: str | None) -> dict[str, str]:
         "alias": f"alias_{item_id}",
     }
     return {name: str(ss.get(key) or "") for name, key in keys.items()}
+
+
+@st.fragment
+def _verdict_form(
+    i: int, request_id: str, logged_query: str, findings: list[FindingRow], progress: ReviewProgress | None
+) -> None:
+    """The verdict form of item ``i``: buttons first, then label, first wrong artifact, terms and note.
+
+    A fragment, so that a click on a radio (which enables Submit) reruns this form only, not the page
+    with its evidence and store reads (issue 16: the app's waiting per item). Every callback that
+    opens another item or changes this one's claim ends in ``st.rerun()`` (:func:`_whole_page`), which
+    makes the interaction rerun the whole page instead."""
+    if progress is not None and progress.needed > 1:
+        st.caption(
+            f"Blind second review: reviewer {progress.given + 1} of {progress.needed}; the other "
+            "verdicts stay hidden until the item is done."
+        )
+    # The buttons come before the radios so that Submit is on the first screen with the rewrite and
+    # the findings (1280x720); the radios' values are read from the session state to enable it.
+    label, artifact = ss.get(f"label_{i}"), ss.get(f"artifact_{i}")
+    ready = label is not None and (label in FINE_LABELS or artifact is not None)
+    show_flash(("error", "warning"))
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.button(
+            "Submit and next",
+            type="primary",
+            shortcut="Ctrl+Enter",
+            on_click=_submit,
+            args=(i, request_id),
+            disabled=not ready,
+        )
+        st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
+        st.button("Release", shortcut="Ctrl+Shift+L", on_click=_release, args=(i,))
+        if _history():
+            st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(i,))
+        if not ready:
+            st.caption(
+                "Choose a label" + ("" if label is None else " and the first wrong artifact") + " to submit."
+            )
+    label = st.radio("Label", FORM_LABELS, index=None, horizontal=True, key=f"label_{i}")
+    st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
+    # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so
+    # choosing another label starts from that label's terms; nothing for ok and false alarms.
+    pre = prefill(label, findings)
+    st.text_input(
+        "Corrected standalone query (stored only when it differs from the logged one)",
+        value=logged_query,
+        key=f"query_{i}",
+    )
+    with st.container(horizontal=True):
+        st.text_input(
+            "Must include (comma-separated)",
+            value=", ".join(pre.must_include),
+            key=f"include_{i}_{label}",
+        )
+        st.text_input(
+            "Must not include (comma-separated)",
+            value=", ".join(pre.must_not_include),
+            key=f"exclude_{i}_{label}",
+        )
+    st.text_area("Note", key=f"note_{i}", height=68)
+    if label == "false_alarm_synonym":
+        flagged = ", ".join(prefill("fabricated_constraint", findings).must_not_include)
+        st.text_input(
+            "Propose alias (comma-separated members; stored for review, rules/ is never edited)",
+            placeholder=flagged,
+            key=f"alias_{i}",
+        )
+    # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
+    ss[f"typed_{i}"] = _typed(i, label)
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -464,68 +547,8 @@ with focus_col, st.container(key="rm-focus"):
                 f"Your claim expired at {item.lease_expires_at:%H:%M} UTC; "
                 "submitting claims it again if nobody else has."
             )
-        i = item.id
-        if progress is not None and progress.needed > 1:
-            st.caption(
-                f"Blind second review: reviewer {progress.given + 1} of {progress.needed}; the other "
-                "verdicts stay hidden until the item is done."
-            )
-        # The buttons come before the radios so that Submit is on the first screen with the rewrite and
-        # the findings (1280x720); the radios' values are read from the session state to enable it.
-        label, artifact = ss.get(f"label_{i}"), ss.get(f"artifact_{i}")
-        ready = label is not None and (label in FINE_LABELS or artifact is not None)
-        show_flash(("error", "warning"))
-        with st.container(horizontal=True, vertical_alignment="center"):
-            st.button(
-                "Submit and next",
-                type="primary",
-                shortcut="Ctrl+Enter",
-                on_click=_submit,
-                args=(i, view.request_id),
-                disabled=not ready,
-            )
-            st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
-            st.button("Release", shortcut="Ctrl+Shift+L", on_click=_release, args=(i,))
-            if _history():
-                st.button("Previous item", shortcut="Ctrl+Shift+P", on_click=_previous, args=(i,))
-            if not ready:
-                st.caption(
-                    "Choose a label"
-                    + ("" if label is None else " and the first wrong artifact")
-                    + " to submit."
-                )
-        label = st.radio("Label", FORM_LABELS, index=None, horizontal=True, key=f"label_{i}")
-        st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
-        # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so
-        # choosing another label starts from that label's terms; nothing for ok and false alarms.
-        pre = prefill(label, findings)
-        st.text_input(
-            "Corrected standalone query (stored only when it differs from the logged one)",
-            value=rec.query if rec else "",
-            key=f"query_{i}",
-        )
-        with st.container(horizontal=True):
-            st.text_input(
-                "Must include (comma-separated)",
-                value=", ".join(pre.must_include),
-                key=f"include_{i}_{label}",
-            )
-            st.text_input(
-                "Must not include (comma-separated)",
-                value=", ".join(pre.must_not_include),
-                key=f"exclude_{i}_{label}",
-            )
-        st.text_area("Note", key=f"note_{i}", height=68)
-        if label == "false_alarm_synonym":
-            flagged = ", ".join(prefill("fabricated_constraint", findings).must_not_include)
-            st.text_input(
-                "Propose alias (comma-separated members; stored for review, rules/ is never edited)",
-                placeholder=flagged,
-                key=f"alias_{i}",
-            )
-        # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
-        ss[f"typed_{i}"] = _typed(i, label)
-        _keep_claim(i)
+        _verdict_form(item.id, view.request_id, rec.query if rec else "", findings, progress)
+        _keep_claim(item.id)
 
 # an error or warning the form did not show (no form: the item is someone else's, done or skipped)
 show_flash(("error", "warning"))

@@ -249,6 +249,8 @@ def test_the_database_url_goes_through_the_environment_not_argv(tmp_path: Path) 
         "viewer",
         "--server.fileWatcherType",
         "none",
+        "--runner.postScriptGC",
+        "false",
     ]
     assert not any("s3cret" in a for a in argv)
     assert env == {

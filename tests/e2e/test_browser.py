@@ -230,6 +230,17 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
     alias.send_keys(Keys.CONTROL, "a", Keys.DELETE)
     alias.send_keys(Keys.CONTROL, Keys.ENTER)
     wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "c2_2"))
+    # a label and an artifact pressed back to back, while the new item is still being drawn and then
+    # while the label's click reruns the form: both land on the live form, none on a stale one
+    browser.switch_to.active_element.send_keys("3")
+    browser.switch_to.active_element.send_keys(Keys.SHIFT, "2")
+    for group, option in (("Label", "fabricated_constraint"), ("First wrong artifact", "rewrite")):
+        wait.until(
+            lambda d, group=group, option=option: (
+                d.find_element(*_radio_option(group, option)).find_element(By.TAG_NAME, "input").is_selected()
+            )
+        )
+    wait.until(ec.element_to_be_clickable(_button("Submit and next")))
     engine = make_engine(db_url)
     try:
         with session_factory(engine)() as session:

@@ -97,6 +97,11 @@ def streamlit_command(
         # No reloading of edited files in a served app; it also spares an inotify watch per file.
         "--server.fileWatcherType",
         "none",
+        # Streamlit collects every generation after each script run, holding the GIL while the
+        # page's messages wait to be sent: 0.1-0.2 s of the reviewer's wait after each radio click
+        # (issue 16). Python's own collector still runs by its thresholds.
+        "--runner.postScriptGC",
+        "false",
     ]
     env = dict(environ)
     env["REWRITE_MONITOR_DATABASE_URL"] = database_url
