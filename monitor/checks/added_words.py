@@ -183,7 +183,7 @@ def _supported_tokens(q: Analysis, tr: Transcript, rules: Rules) -> tuple[set[in
             continue
         if t.key in rules.neutral_words or t.lower in rules.neutral_words:
             supported.add(i)
-        elif tr.find(t.key, t.lower) is not None:
+        elif tr.holds(t.key, t.lower):
             supported.add(i)
     by_alias: dict[int, str] = {}
     index = alias_index(rules)
@@ -417,7 +417,7 @@ def _name_neighbour(word: Tok, q: Analysis, tr: Transcript) -> str | None:
                 t.text[:1].isupper()
                 and t.is_content
                 and zipf(t.lower) < NAME_ZIPF
-                and tr.find(t.key, t.lower) is not None
+                and tr.holds(t.key, t.lower)
             ):
                 return t.text
     return None
@@ -519,7 +519,7 @@ def _unsupported_units(q: Analysis, tr: Transcript, rules: Rules) -> Iterator[tu
             for i, t in zip(range(unit.first, unit.last + 1), toks, strict=True)
             if t.is_content and i not in supported
         ]
-        if not bad or (len(toks) > 1 and unit.text.lower() in _vocab_union(tr)):
+        if not bad or (len(toks) > 1 and tr.holds(unit.text.lower())):
             continue
         yield ui, unit, bad
 
@@ -643,14 +643,6 @@ def restyle(finding: Finding, profile: RewriterProfile, prompt_version: str | No
     if words == finding.evidence["words"]:
         return None
     return _assembled(words, finding.evidence["span"]["text"], finding.evidence["n_messages"])
-
-
-def _vocab_union(tr: Transcript) -> Container[str]:
-    class _Any:
-        def __contains__(self, item: object) -> bool:
-            return any(item in a.vocab for a in tr.analyses)
-
-    return _Any()
 
 
 # Signals of a constraint (a number, a name, a qualifier value): at equal severity they name the span's

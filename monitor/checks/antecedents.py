@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
+from monitor.checks.memo import TextMemo
 from monitor.checks.names import distinctive, is_plural, mention_at, mentions, names, stop_words, text_key
 from monitor.checks.nlp import noun_classes
 from monitor.checks.references import PRONOUN_RE, TIME_SPAN_RE, not_a_reference
@@ -116,6 +117,14 @@ def enumerations(text: str) -> list[tuple[tuple[str, ...], str]]:
     return out
 
 
+MEMO_CHARS = 2_000_000
+"""The characters of message texts whose :func:`enumerations` are memoised (:class:`TextMemo`): every
+message of a conversation is read again by each later request, and a regular-expression scan of a long
+answer is the costly part of this check. At most 2 M characters of texts (usually strings the records in
+hand hold anyway) plus their lists, which are a few short tuples."""
+_enumerations_of = TextMemo(lambda text: tuple(enumerations(text)), MEMO_CHARS)
+
+
 def _names(item: str, query_key: str) -> bool:
     """Whether the query (as :func:`monitor.text.match_key`) names ``item`` as whole words, or its last
     word when that is a capitalised name of three letters or more ("Frankfurt" of "Today Frankfurt",
@@ -165,12 +174,19 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     or the latest message has no list reference with an enumeration behind it.
     """
     texts = message_texts(record)
+    # The newest messages' lists are read even when this request has no list reference: they are what
+    # the next requests of the conversation add, so one that has a reference finds its whole history's
+    # lists memoised instead of scanning every earlier message at once.
+    for text in texts[-2:]:
+        _enumerations_of(text)
     spans = [m.span() for m in TIME_SPAN_RE.finditer(record.latest)]  # "the last couple of years"
     refs = [m for m in LIST_REF_RE.finditer(record.latest) if not any(a <= m.start() < b for a, b in spans)]
     resolved = [(r, m) for r in record.resolved if (m := LIST_REF_RE.search(r.surface)) is not None]
     if not refs and not resolved:
         raise SkipCheck("no list reference in the latest message")
-    lists = [Enumeration(i, items, ctx) for i, text in enumerate(texts) for items, ctx in enumerations(text)]
+    lists = [
+        Enumeration(i, items, ctx) for i, text in enumerate(texts) for items, ctx in _enumerations_of(text)
+    ]
     if not lists:
         raise SkipCheck("no enumeration in the transcript")
     query_key = match_key(record.query)

@@ -11,15 +11,15 @@ lookup table is case-sensitive, so a token is looked up lower-cased first (``Key
 
 Throughput: the checks analyse every message a rewriter received, and consecutive requests of one
 conversation share all but the newest one or two messages, so :meth:`Analyzer.analyze` keeps an LRU of
-analyses keyed by the sha1 of the text. Per record, spaCy then runs only over new text.
+analyses keyed by the text. Per record, spaCy then runs only over new text.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
 import re
+import sys
 from collections import OrderedDict
 from collections.abc import Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -99,11 +99,13 @@ class Unit:
 
 @dataclass(slots=True)
 class _AnalysisMemo:
-    """What :func:`alias_matches`, :func:`synonym_in` and :func:`capitalised_token` derive from one
-    analysis, once."""
+    """What :func:`alias_matches`, :func:`_may_match`, :func:`synonym_in` and :func:`capitalised_token`
+    derive from one analysis, once."""
 
     alias: dict[int, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
     """:func:`alias_matches` results by ``id`` of the :class:`AliasIndex`."""
+    possible: dict[int, frozenset[int]] = field(default_factory=dict)
+    """:func:`_possible_groups` by ``id`` of the :class:`AliasIndex`."""
     synsets: dict[str, str] | None = None
     """WordNet synset id -> the first content key in it (:func:`synonym_in`)."""
     capitals: dict[str, str] | None = None
@@ -210,7 +212,7 @@ def token_bytes(text: str) -> int:
 
 
 class Analyzer:
-    """Tokenise + lemmatise texts, caching each analysis by the sha1 of its text.
+    """Tokenise + lemmatise texts, caching each analysis by its text.
 
     ``model``: ``None`` for the blank English tokenizer + lookup lemmatizer, or the name of an installed
     trained pipeline. ``cache_bytes``: the cache's budget (least recently used analyses go first; the
@@ -241,8 +243,11 @@ class Analyzer:
         """How many times the tokenizer was built anew (:data:`VOCAB_LEXEMES`)."""
         self._attrs = [IDX, LENGTH, SPACY]
         self._stop = frozenset(nlp.Defaults.stop_words)
-        # sha1 of the text -> its analysis (which carries its estimated bytes)
-        self._cache: OrderedDict[bytes, Analysis] = OrderedDict()
+        # text -> its analysis (which carries its estimated bytes). Keyed by the text itself, not a
+        # digest of it: a string caches its hash, so each message of a long conversation, looked up by
+        # every family of every later request, costs a dict probe instead of encoding and hashing it
+        # again; the key is the analysis's own text unless normalising changed it (then counted).
+        self._cache: OrderedDict[str, Analysis] = OrderedDict()
         self._cache_budget = CACHE_BYTES if cache_bytes is None else cache_bytes
         self.cache_bytes = 0
         """The estimated bytes the cached analyses hold now."""
@@ -267,16 +272,17 @@ class Analyzer:
 
     def analyze(self, text: str) -> Analysis:
         """Return the (cached) analysis of ``text``. Cost: a dict lookup when seen before."""
-        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
-        cached = self._cache.get(digest)
+        cached = self._cache.get(text)
         if cached is not None:
             self.hits += 1
-            self._cache.move_to_end(digest)
+            self._cache.move_to_end(text)
             return cached
         self.misses += 1
         got = self._analyze(text)
+        if got.text is not text:
+            got.nbytes += sys.getsizeof(text)  # the key is a second string
         got.cached = True
-        self._cache[digest] = got
+        self._cache[text] = got
         self.cache_bytes += got.nbytes
         # Tokens built since the last call were charged to their analyses (:meth:`_charge`): the
         # budget is enforced here, so it can be overrun by one transcript's tokens at most.
@@ -360,6 +366,8 @@ class Analyzer:
 
     def _analyze(self, text: str) -> Analysis:
         norm = text.translate(_NORMALISE)
+        if norm == text:
+            norm = text  # one string for the cache's key and the analysis, not two equal ones
         vocab: set[str] = set()
         stems: dict[str, set[str]] = {}
         content: list[str]
@@ -851,12 +859,24 @@ def _may_match(a: Analysis, index: AliasIndex, groups: Container[int] | None = N
     """Whether every key of some member (of ``groups``, or of any group) is in ``a.vocab``: else no member
     of them matches in ``a`` (``vocab`` holds every token's key and surface), which is then known without
     building its tokens (most earlier messages of a conversation never need theirs)."""
-    vocab = a.vocab
-    for first in vocab & index.firsts:
-        for gi, seq in index.by_first[first]:
-            if (groups is None or gi in groups) and all(k in vocab for k in seq[1:]):
-                return True
-    return False
+    possible = _possible_groups(a, index)
+    return bool(possible) if groups is None else any(g in groups for g in possible)
+
+
+def _possible_groups(a: Analysis, index: AliasIndex) -> frozenset[int]:
+    """The groups of ``index`` with a member whose every key is in ``a.vocab``, memoised on ``a``: each
+    earlier message is asked again by every later request of its conversation."""
+    got = a._memo.possible.get(id(index))
+    if got is None:
+        vocab = a.vocab
+        got = frozenset(
+            gi
+            for first in vocab & index.firsts
+            for gi, seq in index.by_first[first]
+            if all(k in vocab for k in seq[1:])
+        )
+        a._memo.possible[id(index)] = got
+    return got
 
 
 def alias_matches(a: Analysis, index: AliasIndex) -> tuple[tuple[int, int, int], ...]:
@@ -915,6 +935,16 @@ class Transcript:
                 return label
         return None
 
+    def holds(self, key: str, lower: str | None = None) -> bool:
+        """Whether some text's vocabulary holds ``key`` (or ``lower``): :meth:`find` is not None.
+
+        Newest text first: a query's words are mostly the latest message's or the answer before it, so
+        a long conversation is read back only for a word it may not hold."""
+        for a in reversed(self.analyses):
+            if key in a.vocab or (lower is not None and lower in a.vocab):
+                return True
+        return False
+
     def alias_groups(self, index: AliasIndex, among: Collection[int] | None = None) -> frozenset[int]:
         """Indexes of alias groups (of ``among``, when given) with at least one member present in the
         transcript. A text that cannot hold a member of ``among`` is not matched (nor its tokens built)."""
@@ -927,15 +957,9 @@ class Transcript:
 
 
 def build_transcript(analyzer: Analyzer, messages: Iterable[tuple[str, str]], latest: str) -> Transcript:
-    """Analyse ``(role, content)`` messages and ``latest`` (each analysis cached by content hash)."""
-    analyses: list[Analysis] = []
-    labels: list[int | str] = []
-    roles: list[str] = []
-    for i, (role, content) in enumerate(messages):
-        analyses.append(analyzer.analyze(content))
-        labels.append(i)
-        roles.append(role)
-    analyses.append(analyzer.analyze(latest))
-    labels.append("latest")
-    roles.append("user")
-    return Transcript(tuple(analyses), tuple(labels), tuple(roles))
+    """Analyse ``(role, content)`` messages and ``latest`` (each analysis cached by its text)."""
+    pairs = list(messages)
+    analyze = analyzer.analyze
+    analyses = [analyze(content) for _, content in pairs]
+    analyses.append(analyze(latest))
+    return Transcript(tuple(analyses), (*range(len(pairs)), "latest"), (*(role for role, _ in pairs), "user"))

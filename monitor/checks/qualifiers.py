@@ -133,10 +133,10 @@ def _live(history: Statements) -> dict[str, list[LiveValue]]:
 
 
 def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[QualifierMatch]) -> Statements:
-    """Per user turn, in order (message index, then ``"latest"``): the constraining values it states, and
-    those of them it carries into the latest message (all of the latest's, of the user turn before it
-    and of the elliptical follow-ups before that; of older turns, only those said about the user,
-    :func:`_about_the_user`).
+    """Per user turn that states a value, in order (message index, then ``"latest"``): the constraining
+    values it states, and those of them it carries into the latest message (all of the latest's, of the
+    user turn before it and of the elliptical follow-ups before that; of older turns, only those said
+    about the user, :func:`_about_the_user`).
 
     A value is stated by a pattern match, or (for each of ``mentions``) by the turn holding one of the
     value's spellings as words, case-insensitively: a user who typed "Salt Lake City" has said that
@@ -169,6 +169,8 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
             span = _mention(text, kinds[m.kind].surfaces(m.value) + (match_key(m.text),))
             if span is not None:
                 found.append(QualifierMatch(m.kind, m.value, text[span[0] : span[1]], *span, True))
+        if not found:
+            continue  # states nothing, so changes nothing: most turns of a long conversation
         stated: dict[str, list[LiveValue]] = {}
         for q in sorted(found, key=lambda q: q.start):
             if label != "latest" and not kinds[q.kind].spec.persists:
@@ -339,7 +341,6 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     query_norm = _words(record.query)
     query_groups = _groups_of(record.query, rules)
     received = record.context.messages if record.context is not None else None  # checked above
-    assistant_norm = _words(" \n ".join(m.content for m in received or () if m.role != "user"))
     admitted = [match_key(d) for d in record.dropped]
     out: list[Finding] = []
     for kind_name, values in live.items():
@@ -364,6 +365,9 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     f"(stated in {_where(lv.message_index)})"
                 )
             else:
+                # read here, for a value the user never said, not for every request: it is every
+                # assistant turn of the conversation
+                assistant_norm = _words(" \n ".join(m.content for m in received or () if m.role != "user"))
                 in_assistant = any(_words(s) in assistant_norm for s in ck.surfaces(q.value))
                 severity, source = "high", "assistant" if in_assistant else "unsupported"
                 why = (

@@ -136,10 +136,12 @@ def check_job(
         session.commit()
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
     # is graded against the whole store's profile, whichever run checks it.
-    _learn_profile(
+    learnt = _learn_profile(
         session=session, rules=rules, checks=checks, check_rate=check_rate, batch_size=batch_size, stop=stop
     )
-    after = 0
+    # Records below the first one the learning pass found were all checked when it scanned: starting
+    # there spares a second scan of every record's runs, which costs as much as the store is large.
+    after = learnt.first_id - 1 if learnt.first_id is not None else 0
     while not (stop and stop()):
         ids = unchecked_record_ids(
             session=session,
@@ -155,7 +157,13 @@ def check_job(
             rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
         now = datetime.now(UTC)
         outcomes: list[tuple[int, str, CheckOutcome]] = []
-        loaded = load_records(session=session, record_ids=ids)
+        # A worker's cycle is usually one batch, learnt just above: its records are not read and parsed
+        # again (every ctx_input carries the conversation's whole history).
+        kept = learnt.records
+        if kept.keys() >= set(ids):
+            loaded = [(i, kept[i]) for i in ids]
+        else:
+            loaded = load_records(session=session, record_ids=ids)
         batch_rules = rules.with_profile(_batch_profile(session, [r for _, r in loaded], check_rate))
         for record_id, record in loaded:
             outcome = run_checks(record, batch_rules)
@@ -208,20 +216,33 @@ def _learn_profile(
     check_rate: float,
     batch_size: int,
     stop: Callable[[], bool] | None = None,
-) -> None:
+) -> _Learnt:
     """Store the added lemmas of every record still to check (committed per batch; ``stop()`` is asked
     between batches, as the check loop does)."""
     after = 0
+    learnt = _Learnt()
     while not (stop and stop()):
         ids = unchecked_record_ids(
             session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
         )
         if not ids:
-            return
-        records = [r for _, r in load_records(session=session, record_ids=ids)]
-        record_added_lemmas(session=session, rows=_profile_rows(rules, records))
+            break
+        if learnt.first_id is None:
+            learnt.first_id = ids[0]
+        learnt.records = dict(load_records(session=session, record_ids=ids))
+        record_added_lemmas(session=session, rows=_profile_rows(rules, list(learnt.records.values())))
         session.commit()
         after = ids[-1]
+    return learnt
+
+
+@dataclass
+class _Learnt:
+    """What the learning pass leaves the check loop: the first record id it found unchecked (None when
+    none), and its last batch's records by id (at most ``batch_size``), to grade without loading again."""
+
+    first_id: int | None = None
+    records: dict[int, RewriteRecord] = field(default_factory=dict)
 
 
 def _batch_profile(session: Session, records: list[RewriteRecord], check_rate: float) -> RewriterProfile:

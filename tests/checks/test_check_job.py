@@ -17,7 +17,7 @@ from monitor.stats.evaluate import evaluate, read_labels
 from monitor.stats.intervals import wilson
 from monitor.store.models import CheckRun, Finding, Record
 from monitor.worker.jobs import check_job
-from tests.factories import canonical_case_2_without_alias
+from tests.factories import canonical_case_2_without_alias, ctx_input, log, rewrite
 
 CHECKS = current_versions()
 
@@ -33,6 +33,29 @@ def test_loaded_record_matches_the_logged_events(session: Session) -> None:
     assert record.resolved[0].antecedent == "Dublin"
     assert record.dropped == ("customer-managed encryption keys",)
     assert record.peers == ()
+
+
+def test_peers_are_the_requests_at_the_same_turn_and_the_nearest_earlier_one(session: Session) -> None:
+    """Turns 1, 3, 3 (a retry) and 6 of one conversation: the request at turn 6 is compared with both at
+    turn 3, one at turn 3 with the other and with turn 1; another conversation never counts."""
+    reqs = [("c", "c_1", 1), ("c", "c_3a", 3), ("c", "c_3b", 3), ("c", "c_6", 6), ("d", "d_5", 5)]
+    ingest_bytes(
+        session,
+        log(*(e for conv, req, turn in reqs for e in (ctx_input(conv, req, turn), rewrite(conv, req, turn)))),
+    )
+    ids = {req: rid for req, rid in session.execute(select(Record.request_id, Record.id))}
+    loaded = dict(load_records(session=session, record_ids=sorted(ids.values())))
+    peers = {r.request_id: [p.request_id for p in r.peers] for r in loaded.values()}
+    assert peers == {
+        "c_1": [],
+        "c_3a": ["c_1", "c_3b"],
+        "c_3b": ["c_1", "c_3a"],
+        "c_6": ["c_3a", "c_3b"],
+        "d_5": [],
+    }
+    assert all(
+        p.context is not None and p.context.request_id == p.request_id for p in loaded[ids["c_6"]].peers
+    )
 
 
 def test_check_job_stores_findings_and_is_idempotent(session: Session, rules) -> None:  # type: ignore[no-untyped-def]

@@ -86,6 +86,22 @@ def test_a_view_after_retention_says_the_messages_were_removed_not_unlogged(sess
     assert "was not logged" not in text
 
 
+def test_a_record_loaded_before_retention_is_loaded_without_its_messages_after(session: Session) -> None:
+    """The parsed contexts are kept by event id across loads: an event retention rewrote in place is
+    parsed again, not served from before."""
+    from monitor.ingest.store.records import load_records
+
+    old = "2024-03-04T08:01:31Z"
+    ingest_bytes(session, log(ctx_input("a", "a_2", ts=old), rewrite("a", "a_2", ts=old)))
+    (record_id,) = session.scalars(select(Record.id))
+    ((_, before),) = load_records(session=session, record_ids=[record_id])
+    assert before.context is not None and before.context.messages is not None
+    apply_retention(session=session, cutoff=CUTOFF, now=NOW)
+    ((_, after),) = load_records(session=session, record_ids=[record_id])
+    assert after.context is not None and after.context.messages is None
+    assert after.context.context_extra["retention"] == {"messages_removed_at": "2024-04-09T00:00:00"}
+
+
 def test_old_spans_lose_their_text_and_keep_their_ids(session: Session) -> None:
     """A traced conversation holds its transcript in its spans too (examples/otel, March 2024): past the
     cutoff their text attributes go, the ids that tie them to the trace stay, and a re-ingest of the

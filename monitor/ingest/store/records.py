@@ -6,17 +6,18 @@ A record's ``peers`` are the conversation's other requests (ordered by turn) wit
 
 from __future__ import annotations
 
-from collections import defaultdict
+import json
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import Text, cast, func, or_, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
 from monitor.errors import AmbiguousRequestError
-from monitor.ingest.events import CtxInputEvent, RewriteEvent
+from monitor.ingest.events import CtxInputEvent, RewriteEvent, parse_ts
 from monitor.record import ContextInput, Message, Peer, Resolution, RewriteRecord
 from monitor.store.models import Event, Record
 
@@ -30,10 +31,13 @@ def context_from_raw(raw: dict[str, Any]) -> ContextInput:
     Unknown fields of the event (e.g. ``transcript_kind``) go to ``ContextInput.context_extra``.
     Raises ``pydantic.ValidationError`` only if the stored event was altered by hand.
     """
-    ev = CtxInputEvent.model_validate(raw)
-    messages = None
-    if ev.messages is not None:
-        messages = tuple(Message(m.role, m.content, m.ts) for m in ev.messages)
+    messages = _messages_from_raw(raw.get("messages"))
+    if messages is None:
+        ev = CtxInputEvent.model_validate(raw)
+        if ev.messages is not None:
+            messages = tuple(Message(m.role, m.content, m.ts) for m in ev.messages)
+    else:
+        ev = CtxInputEvent.model_validate({**raw, "messages": None})
     return ContextInput(
         request_id=ev.request_id,
         n_messages=ev.n_messages,
@@ -47,6 +51,25 @@ def context_from_raw(raw: dict[str, Any]) -> ContextInput:
         ts=ev.ts,
         context_extra={k: v for k, v in raw.items() if k not in _CTX_FIELDS},
     )
+
+
+def _messages_from_raw(items: object) -> tuple[Message, ...] | None:
+    """The messages of a stored ``ctx_input`` built as ``MessageIn`` would validate them (text role and
+    content, ``ts`` by :func:`parse_ts`), or None when there are none or one would not validate, for the
+    caller to validate the event through the model (and raise as it does). Why not the model: a message
+    list holds the whole history, and validating it message by message was half of parsing a context."""
+    if not isinstance(items, list):
+        return None
+    out = []
+    for m in items:
+        if type(m) is not dict or type(m.get("role")) is not str or type(m.get("content")) is not str:
+            return None
+        ts = m.get("ts")
+        try:
+            out.append(Message(m["role"], m["content"], parse_ts(ts) if ts is not None else None))
+        except ValueError:
+            return None
+    return tuple(out)
 
 
 def record_from_raw(
@@ -75,50 +98,139 @@ def record_from_raw(
     )
 
 
+CONTEXT_CACHE_BYTES = 16 * 2**20
+"""The budget of the parsed-context cache (:func:`cached_context`), estimated by
+:data:`CONTEXT_BYTES_PER_CHAR`: about 8 M characters of JSON, the newest context of a hundred
+conversations of 128 messages or of some 3,000 of the shared logs' (2.5 K characters on average). A
+backfill cycles through it, least recently used conversation first, and its peak memory grows by this
+much at most."""
+CONTEXT_BYTES_PER_CHAR = 2
+"""Estimated memory of a parsed context per character of its stored JSON (the contents, a ``Message``
+and a string header each): 1.62 measured with tracemalloc over 110 contexts of the benchmark's long
+conversations (2.6 M characters, 7,222 messages), rounded up for contents that are not ASCII (the
+store's JSON escapes them, so they are fewer characters than their escapes)."""
+CONTEXT_BYTES_FIXED = 1024
+"""What a cached context holds whatever its length (the ``ContextInput``, its dicts, the cache entry)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    event_id: int
+    turn: int
+    seen: tuple[int, int]
+    """Length and hash of the JSON text the context was parsed from."""
+    context: ContextInput
+    nbytes: int
+
+
+class _ContextCache:
+    """The newest parsed ``ctx_input`` of each conversation, least recently used conversation first out.
+
+    Why this one: every ``ctx_input`` carries the conversation's whole history, and besides its own
+    request it is read by the next request of its conversation, as that one's previous request (a
+    ``peer``), so keeping the newest of each conversation spares the second parse of every context at
+    little memory. The length and hash of the JSON text are compared on every hit: retention rewrites an
+    event in place (``monitor.ingest.store.retention`` drops its messages), and another store in the
+    same process reuses ids; hashing a string costs a third of a digest, and keeping the text would cost
+    as much memory again as the parsed context."""
+
+    def __init__(self, budget: int) -> None:
+        self._items: OrderedDict[str, _Cached] = OrderedDict()
+        self._budget = budget
+        self.bytes = 0
+        """The estimated bytes the cached contexts hold now."""
+
+    def get(self, conv_id: str, turn: int, event_id: int, raw_json: str) -> ContextInput:
+        seen = (len(raw_json), hash(raw_json))
+        got = self._items.get(conv_id)
+        if got is not None and got.event_id == event_id and got.seen == seen:
+            self._items.move_to_end(conv_id)
+            return got.context
+        ctx = context_from_raw(json.loads(raw_json))
+        if got is not None and turn < got.turn:
+            return ctx  # an older context than the one kept: no later request reads it
+        if got is not None:
+            self.bytes -= got.nbytes
+        size = CONTEXT_BYTES_FIXED + CONTEXT_BYTES_PER_CHAR * len(raw_json)
+        self._items[conv_id] = _Cached(event_id, turn, seen, ctx, size)
+        self._items.move_to_end(conv_id)
+        self.bytes += size
+        while self.bytes > self._budget and len(self._items) > 1:
+            _, old = self._items.popitem(last=False)
+            self.bytes -= old.nbytes
+        return ctx
+
+
+_CONTEXTS = _ContextCache(CONTEXT_CACHE_BYTES)
+
+
+def cached_context(conv_id: str, turn: int, event_id: int, raw_json: str) -> ContextInput:
+    """:func:`context_from_raw` of the stored ``ctx_input`` event ``event_id`` (turn ``turn`` of
+    ``conv_id``) whose JSON text is ``raw_json``, parsed again unless it is its conversation's newest
+    context read so far in this process and still in a cache of :data:`CONTEXT_CACHE_BYTES` (estimated
+    bytes). Contexts are shared between callers: treat them as read-only. Raises what ``json.loads`` and
+    :func:`context_from_raw` raise."""
+    return _CONTEXTS.get(conv_id, turn, event_id, raw_json)
+
+
 def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[int, RewriteRecord]]:
     """The records with these ids that have a rewrite, as ``(record_id, RewriteRecord)`` by id.
 
     ``peers`` are the conversation's requests at the same turn and at the nearest earlier turn: what
     the cross-request checks compare with. Loading only those keeps the cost of a record independent of
     how long its conversation is (every ctx_input carries the whole history, so loading all of them
-    would be quadratic in the conversation's length).
+    would be quadratic in the conversation's length); the nearest earlier turn is found through the
+    ``(conv_id, turn)`` index. Contexts come from :func:`cached_context`.
     """
     if not record_ids:
         return []
     ctx_ev = aliased(Event)
     rw_ev = aliased(Event)
+    earlier = aliased(Record)
+    earlier_turn = (
+        select(func.max(earlier.turn))
+        .where(earlier.conv_id == Record.conv_id, earlier.turn < Record.turn)
+        .scalar_subquery()
+        .label("earlier_turn")
+    )
     rows = session.execute(
-        select(Record.id, Record.conv_id, Record.turn, rw_ev.raw, Record.ctx_event_id)
+        select(Record.id, Record.conv_id, Record.turn, rw_ev.raw, Record.ctx_event_id, earlier_turn)
         .join(rw_ev, rw_ev.id == Record.rewrite_event_id)
         .outerjoin(ctx_ev, ctx_ev.id == Record.ctx_event_id)
         .where(Record.id.in_(record_ids))
         .order_by(Record.id)
     ).all()
-    conv_ids = {r.conv_id for r in rows}
-    by_conv: dict[str, list[Any]] = defaultdict(list)
-    for start in range(0, len(conv_ids), 500):
-        chunk = list(conv_ids)[start : start + 500]
+    wanted = sorted({(r.conv_id, t) for r in rows for t in (r.turn, r.earlier_turn) if t is not None})
+    at_turn: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    for start in range(0, len(wanted), 500):
         for p in session.execute(
-            select(
-                Record.id, Record.conv_id, Record.request_id, Record.turn, Record.ts, Record.ctx_event_id
-            ).where(Record.conv_id.in_(chunk))
+            select(Record.id, Record.conv_id, Record.request_id, Record.turn, Record.ts, Record.ctx_event_id)
+            .where(tuple_(Record.conv_id, Record.turn).in_(wanted[start : start + 500]))
+            .order_by(Record.id)
         ):
-            by_conv[p.conv_id].append(p)
+            at_turn[(p.conv_id, p.turn)].append(p)
     peers_of: dict[int, list[Any]] = {}
-    needed_ctx = {r.ctx_event_id for r in rows if r.ctx_event_id is not None}
     for r in rows:
-        others = [p for p in by_conv[r.conv_id] if p.id != r.id and p.turn <= r.turn]
-        earlier_turn = max((p.turn for p in others if p.turn < r.turn), default=None)
-        chosen = sorted((p for p in others if p.turn in (r.turn, earlier_turn)), key=lambda p: (p.turn, p.id))
-        peers_of[r.id] = chosen
-        needed_ctx.update(p.ctx_event_id for p in chosen if p.ctx_event_id is not None)
+        turns = (r.earlier_turn, r.turn) if r.earlier_turn is not None else (r.turn,)
+        peers_of[r.id] = [p for t in turns for p in at_turn[(r.conv_id, t)] if p.id != r.id]
+    # ctx_input event id -> (conversation, turn) of its request
+    needed = {r.ctx_event_id: (r.conv_id, r.turn) for r in rows if r.ctx_event_id is not None}
+    for ps in peers_of.values():
+        for p in ps:
+            if p.ctx_event_id is not None:
+                needed[p.ctx_event_id] = (p.conv_id, p.turn)
     contexts: dict[int, ContextInput] = {}
-    needed = list(needed_ctx)
-    for start in range(0, len(needed), 500):
-        for eid, raw in session.execute(
-            select(Event.id, Event.raw).where(Event.id.in_(needed[start : start + 500]))
-        ):
-            contexts[eid] = context_from_raw(raw)
+    # in turn order, so each conversation's newest context is the one the cache keeps
+    ordered = sorted(needed, key=lambda eid: needed[eid][1])
+    for start in range(0, len(ordered), 500):
+        raws = dict(
+            session.execute(
+                select(Event.id, cast(Event.raw, Text)).where(Event.id.in_(ordered[start : start + 500]))
+            ).all()
+        )
+        for eid in ordered[start : start + 500]:
+            if eid in raws:
+                contexts[eid] = cached_context(*needed[eid], eid, raws[eid])
     out = []
     for r in rows:
         peers = [
