@@ -192,11 +192,14 @@ about 420 bytes a surface (tracemalloc over 100,000 new random words: 50.6 MB, o
 memo). Past this many lexemes (about 84 MB) the analyzer builds its blank pipeline again (0.15 s), so a
 long backfill's growing vocabulary does not grow the process. A trained pipeline (``spacy_model``) is not
 rebuilt."""
-CACHE_BYTES = 128 * 2**20
+CACHE_BYTES = 104 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
 again for each of its later requests, so the cache must hold the conversations being checked (after the
 check job, the shared logs' 14,094 texts are estimated at 68 MB), and no more: bounded by a count, long
-passages from a backfill of texts that do not repeat filled 50,000 places with several gigabytes."""
+passages from a backfill of texts that do not repeat filled 50,000 places with several gigabytes. It was
+128 MiB until the per-message memos and the context cache (``monitor.ingest.store.records``) came, which
+added 24 MB to a 60,000-event backfill's peak RSS: the cache gave that back, so the check job's memory
+stays what it was (issue 18's 500 MB)."""
 
 
 def analysis_bytes(text: str) -> int:
@@ -269,6 +272,12 @@ class Analyzer:
             # change the keys of a long-running process.
             self._lemma_table[lower] = got
         return got
+
+    def clear_cache(self) -> None:
+        """Forget every cached analysis (:data:`CACHE_BYTES` of them at most). For a one-shot process
+        between its check phase and work that analyses nothing, so that work reuses the memory."""
+        self._cache.clear()
+        self.cache_bytes = 0
 
     def analyze(self, text: str) -> Analysis:
         """Return the (cached) analysis of ``text``. Cost: a dict lookup when seen before."""

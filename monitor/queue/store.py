@@ -80,56 +80,69 @@ def queue_row(item: QueueItem, now: datetime) -> QueueRow:
     )
 
 
-def day_candidates(
-    *, session: Session, day: date, checks: Sequence[tuple[str, int]], min_severity: str
-) -> tuple[list[Candidate], dict[int, dict[str, Any]]]:
-    """The day's fully checked rewrites (UTC day of the rewrite's ``ts``) with their top severity.
+def day_candidates(*, session: Session, day: date, checks: Sequence[tuple[str, int]]) -> list[Candidate]:
+    """The day's fully checked rewrites (UTC day of the rewrite's ``ts``) with their top severity (over
+    the findings of ``checks``, any severity), in record order.
 
-    Returns the candidates and, per record id, its meta for a queue item: request id, conversation,
-    model, prompt version, and the kinds and words of its findings at or above ``min_severity``.
+    Only what the plan reads is held, one small object a rewrite: the queue item's other fields are read
+    for the admitted records alone (:func:`admitted_meta`). A day of a large backfill holds tens of
+    thousands of rewrites; holding each one's findings' words as well took 170 MB on a 1,000,000-event
+    backfill (issue 18).
     """
     start = datetime.combine(day, time.min)
     end = start + timedelta(days=1)
     runs = fully_checked(checks, start, end)
+    top = (
+        select(func.max(Finding.severity_rank))
+        .where(Finding.record_id == Record.id, tuple_(Finding.check_id, Finding.check_version).in_(checks))
+        .scalar_subquery()
+    )
     rows = session.execute(
-        select(Record.id, Record.conv_id, Record.request_id, Record.model, Record.prompt_version)
+        select(Record.id, Record.conv_id, Record.request_id, top)
         .join(runs, runs.c.record_id == Record.id)
         .where(Record.ts >= start, Record.ts < end, Record.rewrite_event_id.is_not(None))
         .order_by(Record.id)
-    ).all()
-    meta: dict[int, dict[str, Any]] = {
-        r.id: {
-            "request_id": r.request_id,
-            "conv_id": r.conv_id,
-            "model": r.model,
-            "prompt_version": r.prompt_version,
-            "rank": None,
-            "kinds": [],
-            "words": [],
-        }
-        for r in rows
-    }
-    ids = list(meta)
+    )
+    names = {v: k for k, v in SEVERITY_RANK.items()}
+    return [Candidate(rid, f"{conv}/{request}", conv, names.get(rank)) for rid, conv, request, rank in rows]
+
+
+def admitted_meta(
+    *, session: Session, ids: Sequence[int], checks: Sequence[tuple[str, int]], min_severity: str
+) -> dict[int, dict[str, Any]]:
+    """Per record id of ``ids``: what its queue item records: request id, conversation, model, prompt
+    version, and the kinds and words of its findings (of ``checks``) at or above ``min_severity``."""
+    meta: dict[int, dict[str, Any]] = {}
     for chunk_start in range(0, len(ids), 500):
-        chunk = ids[chunk_start : chunk_start + 500]
+        chunk = list(ids[chunk_start : chunk_start + 500])
+        for r in session.execute(
+            select(Record.id, Record.conv_id, Record.request_id, Record.model, Record.prompt_version).where(
+                Record.id.in_(chunk)
+            )
+        ):
+            meta[r.id] = {
+                "request_id": r.request_id,
+                "conv_id": r.conv_id,
+                "model": r.model,
+                "prompt_version": r.prompt_version,
+                "kinds": [],
+                "words": [],
+            }
         stmt = (
-            select(Finding.record_id, Finding.kind, Finding.severity_rank, Finding.words)
-            .where(Finding.record_id.in_(chunk), tuple_(Finding.check_id, Finding.check_version).in_(checks))
+            select(Finding.record_id, Finding.kind, Finding.words)
+            .where(
+                Finding.record_id.in_(chunk),
+                tuple_(Finding.check_id, Finding.check_version).in_(checks),
+                Finding.severity_rank >= SEVERITY_RANK[min_severity],
+            )
             .order_by(Finding.record_id, Finding.severity_rank.desc(), Finding.id)
         )
-        for rid, kind, rank, words in session.execute(stmt):
+        for rid, kind, words in session.execute(stmt):
             m = meta[rid]
-            m["rank"] = rank if m["rank"] is None else max(m["rank"], rank)
-            if rank >= SEVERITY_RANK[min_severity]:
-                if kind not in m["kinds"]:
-                    m["kinds"].append(kind)
-                m["words"].extend(w for w in words if w not in m["words"])
-    names = {v: k for k, v in SEVERITY_RANK.items()}
-    candidates = [
-        Candidate(rid, f"{m['conv_id']}/{m['request_id']}", m["conv_id"], names.get(m["rank"]))
-        for rid, m in meta.items()
-    ]
-    return candidates, meta
+            if kind not in m["kinds"]:
+                m["kinds"].append(kind)
+            m["words"].extend(w for w in words if w not in m["words"])
+    return meta
 
 
 ADMISSION_LOOKBACK = timedelta(hours=1)
@@ -187,9 +200,7 @@ def enqueue_days(
     capped = 0
     subsampled: dict[str, list[str]] = {}
     for day in sorted(set(days)):
-        candidates, meta = day_candidates(
-            session=session, day=day, checks=checks, min_severity=settings.min_severity
-        )
+        candidates = day_candidates(session=session, day=day, checks=checks)
         existing = session.execute(
             select(
                 QueueItem.id, QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum, QueueItem.state
@@ -229,7 +240,10 @@ def enqueue_days(
         )
         due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
         chosen = {a.record_id: a for a in plan.admitted}
-        keys = {c.record_id: c.key for c in candidates}
+        keys = {c.record_id: c.key for c in candidates if c.record_id in chosen}
+        meta = admitted_meta(
+            session=session, ids=sorted(chosen), checks=checks, min_severity=settings.min_severity
+        )
         rows = []
         for a in plan.admitted:
             m = meta[a.record_id]

@@ -335,11 +335,16 @@ def run_job(
     on_bytes: Callable[[int], None] | None = None,
     on_source: Callable[[Source], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
+    release_caches: bool = False,
 ) -> RunSummary:
     """The main job: ingest ``sources``, check what is unchecked, admit the days touched to the queue,
     and report finding rates over the whole store with the queue's depth.
 
     ``now`` defaults to the current time (it sets queue timestamps and what is overdue).
+    ``release_caches``: empty the analysis cache after the check phase (a one-shot ``rewrite-monitor
+    run``; a worker keeps it for its next cycle's conversations). Admission holds one small object per
+    rewrite of the day it plans, and a backfill's day holds tens of thousands: with the cache's memory
+    free for them, the process peaks during the check phase, not after it (issue 18's 500 MB).
     """
     from monitor.checks import current_versions
     from monitor.ingest.store.batches import ingest_sources
@@ -372,6 +377,10 @@ def run_job(
         claim=True,
         learn=settings.learn_from_verdicts,
     )
+    if release_caches:
+        from monitor.checks.base import analyzer
+
+        analyzer().clear_cache()
     enqueue = enqueue_job(session=session, settings=settings.queue, days=check.days, now=now)
     checks = current_versions()
     rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])

@@ -83,6 +83,10 @@ def test_cache_is_bounded_by_bytes_lru():
     # is kept by itself (the one being returned is never evicted)
     an.analyze("x" * 80)
     assert an.cached_texts() == ["x" * 80] and an.cache_bytes == 2704
+    an.clear_cache()  # what `rewrite-monitor run` does between checking and admission
+    assert an.cached_texts() == [] and an.cache_bytes == 0
+    an.analyze("a b")
+    assert (an.hits, an.misses) == (1, 6)
 
 
 def test_tokens_are_built_on_first_use_and_charged_to_the_cache():

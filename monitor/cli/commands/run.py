@@ -73,6 +73,7 @@ def run(
             sources=sources,
             on_bytes=lambda n: progress.advance(ingest_task, n),
             on_batch=lambda n: progress.advance(check_task, n),
+            release_caches=True,
         )
     result = summary.as_dict()
     if as_json:
