@@ -32,26 +32,18 @@ POS = ("noun", "verb", "adj", "adv")
 
 
 def synsets(folder: Path) -> dict[str, list[str]]:
-    """lemma -> sorted synset ids (``n01234567``: part of speech letter + byte offset in its data file).
-
-    The data file format is WordNet's ``wndb(5)``: offset, lexicographer file, synset type, word count
-    (hex), then word/lex_id pairs; lines starting with two spaces are the licence header."""
+    """lemma -> sorted synset ids (``n01234567``: part of speech letter + byte offset in its data file),
+    for the synsets with at least two lower-case lemmas. A capitalised lemma names a person, place or
+    title ({Son, Word, Logos}: the second person of the Trinity); a lower-case word in a text is not
+    that name, so it is no member here."""
     out: dict[str, set[str]] = defaultdict(set)
     for pos in POS:
-        for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
-            if line.startswith("  "):
-                continue
-            parts = line.split()
-            count = int(parts[3], 16)
-            # An adjective's syntactic marker ("(a)", "(p)") is part of its word field. A capitalised
-            # lemma names a person, place or title ({Son, Word, Logos}: the second person of the
-            # Trinity); a lower-case word in a text is not that name, so it is no member here.
-            lemmas = (parts[4 + 2 * i].split("(")[0] for i in range(count))
+        for sid, lemmas, _ in _lemmas_and_pointers(folder, pos):
             words = {w for w in lemmas if w == w.lower()}
             if len(words) < 2:
                 continue
             for w in words:
-                out[w].add(f"{pos[0]}{parts[0]}")
+                out[w].add(sid)
     return {w: sorted(ids) for w, ids in sorted(out.items())}
 
 
@@ -85,19 +77,24 @@ def noun_classes(folder: Path) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def _lemmas_and_pointers(folder: Path, pos: str) -> Iterator[tuple[str, list[str], list[tuple[str, str]]]]:
-    """Per synset of ``data.<pos>``: its id, its lower-cased lemmas, and its pointers as (symbol,
-    target id). ``wndb(5)``: after the words, a three-digit pointer count, then per pointer its symbol,
-    target offset, target part of speech and source/target field."""
+def _lemmas_and_pointers(
+    folder: Path, pos: str
+) -> Iterator[tuple[str, list[str], list[tuple[str, str, str]]]]:
+    """Per synset of ``data.<pos>``: its id, its lemmas as WordNet spells them (without an adjective's
+    syntactic marker "(a)", "(p)"), and its pointers as (symbol, target id, source/target field).
+    ``wndb(5)``: offset, lexicographer file, synset type, word count (hex), then word/lex_id pairs, a
+    three-digit pointer count, then per pointer its symbol, target offset, target part of speech and
+    source/target field (two hex word numbers, 0000 for a pointer between whole synsets). Lines starting
+    with two spaces are the licence header."""
     for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
         if line.startswith("  "):
             continue
         parts = line.split()
         count = int(parts[3], 16)
-        words = [parts[4 + 2 * i].split("(")[0].lower() for i in range(count)]
+        words = [parts[4 + 2 * i].split("(")[0] for i in range(count)]
         at = 4 + 2 * count
         ptrs = [
-            (parts[at + 1 + 4 * k], parts[at + 3 + 4 * k][0] + parts[at + 2 + 4 * k])
+            (parts[at + 1 + 4 * k], parts[at + 3 + 4 * k][0] + parts[at + 2 + 4 * k], parts[at + 4 + 4 * k])
             for k in range(int(parts[at]))
         ]
         yield f"{pos[0]}{parts[0]}", words, ptrs
@@ -113,8 +110,8 @@ def attributes(folder: Path) -> dict[str, list[str]]:
     links: list[tuple[str, str]] = []
     for pos in ("noun", "adj"):
         for sid, words, ptrs in _lemmas_and_pointers(folder, pos):
-            lemmas[sid] = [w for w in words if "_" not in w]
-            links += [(sid, target) for sym, target in ptrs if sym == "="]
+            lemmas[sid] = [w.lower() for w in words if "_" not in w]
+            links += [(sid, target) for sym, target, _ in ptrs if sym == "="]
     out: dict[str, set[str]] = defaultdict(set)
     for a, b in links:
         for x in lemmas.get(a, []):
@@ -135,22 +132,12 @@ def antonyms(folder: Path) -> dict[str, list[str]]:
     words: dict[str, list[str]] = {}
     links: list[tuple[str, int, str, int]] = []
     for pos in POS:
-        for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
-            if line.startswith("  "):
-                continue
-            parts = line.split()
-            count = int(parts[3], 16)
-            sid = f"{pos[0]}{parts[0]}"
-            words[sid] = [parts[4 + 2 * i].split("(")[0] for i in range(count)]
-            at = 4 + 2 * count
-            for k in range(int(parts[at])):
-                symbol, offset, target_pos, field = parts[at + 1 + 4 * k : at + 5 + 4 * k]
-                if symbol == "!":
-                    # an adjective satellite ("s") lives in data.adj like any adjective
-                    target = ("a" if target_pos == "s" else target_pos) + offset
-                    links.append((sid, int(field[:2], 16), target, int(field[2:], 16)))
+        for sid, lemmas, ptrs in _lemmas_and_pointers(folder, pos):
+            words[sid] = lemmas
+            links += [(sid, int(f[:2], 16), target, int(f[2:], 16)) for sym, target, f in ptrs if sym == "!"]
     out: dict[str, set[str]] = defaultdict(set)
     for a, src, b, dst in links:
+        b = b.replace("s", "a", 1) if b.startswith("s") else b  # a satellite lives in data.adj
         if b not in words or not (0 < src <= len(words[a]) and 0 < dst <= len(words[b])):
             continue
         x, y = words[a][src - 1], words[b][dst - 1]
