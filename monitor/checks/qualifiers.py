@@ -19,7 +19,7 @@ spent too (v6, :func:`_continues`).
 
 "I heard on-premises storage was an option" reports what the user heard, read or thinks about the
 topic; it says nothing about the user, so its values are spent like a question's (v7,
-:data:`REPORTING_VERB_RE`).
+:data:`REPORTING_VERB_RE`; v8: after an auxiliary or a negation too, "I was wondering", "I don't think").
 
 A live value is kept when the query has it, a spelling of it, an alias-group sibling, or its last word
 with a plural or derivational ending (v5: "1930s" keeps 1930, "childhood" keeps child).
@@ -56,7 +56,7 @@ from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 7
+VERSION = 8
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -214,16 +214,18 @@ def _continues(latest: str, rules: Rules) -> bool:
 
 _POSSESSIVE_RE = re.compile(r"\b(?:my|mine|myself|our|ours|ourselves)\b", re.IGNORECASE)
 REPORTING_VERB_RE = re.compile(
-    r"\s+(?:(?:just|also|recently|once|already|always|never|have|had|'ve|'d)\s+)*"
+    r"\s+(?:(?:just|also|recently|once|already|always|never|have|had|'ve|'d|do|did|don't|didn't|do\s+not"
+    r"|did\s+not|am|was|'m)\s+)*"
     r"(?:(?:was|were|have\s+been|'ve\s+been)\s+told"
-    r"|hear|heard|read|see|saw|seen|learn|learned|learnt|notice|noticed|think|thought|believe|believed"
-    r"|know|knew|understand|understood|remember|remembered|guess|suppose|supposed|assume|assumed"
-    r"|wonder|wondered)\b",
+    r"|hear|heard|read|see|saw|seen|learn|learned|learnt|notice|noticed|think|thought|thinking|believe"
+    r"|believed|know|knew|understand|understood|remember|remembered|guess|suppose|supposed|assume"
+    r"|assumed|wonder|wondered|wondering)\b",
     re.IGNORECASE,
 )
 """What may follow "I" or "we" when the statement reports what the user perceived, learned or thinks
 ("I heard X", "we read that X", "I was told X"): the mental verbs of cognition and perception and the
-passive "was told" of the communication verbs, in the semantic verb domains of Biber et al.,
+passive "was told" of the communication verbs, after an auxiliary or a negation too ("I was wondering",
+"I don't think"), in the semantic verb domains of Biber et al.,
 *Longman Grammar of Spoken and Written English* (1999), 5.2.1. The clause after such a verb is about
 the topic, not the user. Not taken from any data file."""
 _SUBJECT_RE = re.compile(r"(?:(?<=\s)|^)(?P<before>[A-Za-z']+\s+)?(?:I|[Ww]e)(?:'m|'ve|'d|'ll)?\b")

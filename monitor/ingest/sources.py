@@ -101,6 +101,7 @@ def discover(
     *,
     globs: Sequence[str] | None = None,
     skipped: list[Path] | None = None,
+    errors: list[tuple[str, str]] | None = None,
 ) -> list[Source]:
     """Expand paths into sources: directories recursively (sorted, hidden entries skipped), reading
     the files whose names match :data:`DIR_NAME_RE`, or any of the shell patterns ``globs`` when given
@@ -109,7 +110,9 @@ def discover(
 
     Raises ``IngestError`` for a path that does not exist or cannot be looked at, a path that is not a
     regular file or directory (a pipe such as ``<(zcat f.gz)``, a device such as ``/dev/null``: read
-    those through ``-``), and a directory with no log files.
+    those through ``-``), and a directory with no log files. With an ``errors`` list, such a path is
+    appended to it as ``(path, message)`` instead and the other paths are still expanded (one mistyped
+    path does not stop a backfill); ``IngestError`` is then raised only when no path is left to read.
     """
 
     def wanted(name: str) -> bool:
@@ -118,40 +121,55 @@ def discover(
         return DIR_NAME_RE.match(name) is not None
 
     out: list[Source] = []
+    failed: list[tuple[str, str]] = []
     for raw in paths:
-        if str(raw) == "-":
-            out.append(Source("-", None))
-            continue
-        p = Path(raw)
         try:
-            mode = p.stat().st_mode  # follows symlinks, like opening would
-        except FileNotFoundError:
-            broken = " (a symbolic link to a missing target)" if p.is_symlink() else ""
-            raise IngestError(f"{p}: no such file or directory{broken}") from None
-        except OSError as exc:
-            raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
-        if stat.S_ISDIR(mode):
-            files = sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
-            found = [f for f in files if wanted(f.name)]
-            if skipped is not None:
-                skipped.extend(f for f in files if not wanted(f.name))
-            if not found:
-                what = (
-                    f"matching {', '.join(globs)}"
-                    if globs
-                    else f"named *{{{','.join(LOG_SUFFIXES)}}}[.N|.DATE][.gz]"
-                )
-                raise IngestError(f"{p}: directory holds no log files {what}")
-            out.extend(Source(str(f.resolve()), f.resolve()) for f in found)
-        elif stat.S_ISREG(mode):
-            out.append(Source(str(p.resolve()), p.resolve()))
-        else:
-            raise _not_a_file(p, mode)
+            out.extend(_expand(raw, wanted, globs, skipped))
+        except IngestError as exc:
+            if errors is None:
+                raise
+            failed.append((str(raw), str(exc)))
+    if failed and not out:
+        raise IngestError(failed[0][1])
+    if errors is not None:
+        errors.extend(failed)
     return out
+
+
+def _expand(
+    raw: str | Path, wanted: Callable[[str], bool], globs: Sequence[str] | None, skipped: list[Path] | None
+) -> list[Source]:
+    """The sources of one path given to :func:`discover` (which documents the errors raised)."""
+    if str(raw) == "-":
+        return [Source("-", None)]
+    p = Path(raw)
+    try:
+        mode = p.stat().st_mode  # follows symlinks, like opening would
+    except FileNotFoundError:
+        broken = " (a symbolic link to a missing target)" if p.is_symlink() else ""
+        raise IngestError(f"{p}: no such file or directory{broken}") from None
+    except OSError as exc:
+        raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        files = sorted(
+            f
+            for f in p.rglob("*")
+            if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+        )
+        found = [f for f in files if wanted(f.name)]
+        if skipped is not None:
+            skipped.extend(f for f in files if not wanted(f.name))
+        if not found:
+            what = (
+                f"matching {', '.join(globs)}"
+                if globs
+                else f"named *{{{','.join(LOG_SUFFIXES)}}}[.N|.DATE][.gz]"
+            )
+            raise IngestError(f"{p}: directory holds no log files {what}")
+        return [Source(str(f.resolve()), f.resolve()) for f in found]
+    if stat.S_ISREG(mode):
+        return [Source(str(p.resolve()), p.resolve())]
+    raise _not_a_file(p, mode)
 
 
 def read_lines(

@@ -298,6 +298,9 @@ def test_what_the_user_heard_is_about_the_topic_not_the_user(rules):
     heard = "But I heard on-premises storage was an option."
     assert _about_the_user(heard, 16, 27) is False
     assert _about_the_user("I've just read that on-prem is cheaper.", 20, 27) is False
+    assert _about_the_user("I was wondering if on-prem is cheaper.", 19, 26) is False
+    assert _about_the_user("I don't think on-prem is an option.", 14, 21) is False
+    assert _about_the_user("I'm on-prem.", 4, 11) is True  # "'m" is no reporting verb
     assert _about_the_user("We run on-premises storage.", 7, 18) is True
     assert _about_the_user("I was told my cluster is on-prem.", 25, 32) is True  # "my cluster"
 

@@ -14,7 +14,7 @@ from tests.factories import make_record
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
         ("added_content_word.v12", "added_words", ("added_content_word",)),
-        ("qualifiers.v7", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("qualifiers.v8", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
         ("non_monotonic.v1", "chat_state", ("non_monotonic",)),

@@ -43,6 +43,30 @@ def test_unreadable_source_exits_3_and_names_it(cli_db: str, tmp_path: Path) -> 
     assert "nope.jsonl: no such file or directory" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["ingest", "run"])
+def test_a_missing_path_beside_a_good_one_is_reported_and_the_good_one_read(
+    command: str, cli_db: str, tmp_path: Path
+) -> None:
+    """One mistyped path does not stop a backfill: the other sources are read, the missing one is
+    named, and the exit status is 3 (the README's exit codes)."""
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(log(ctx_input()) + log(rewrite()) + b"[]\n")
+    args = ["--database-url", cli_db, command, str(tmp_path / "nope.jsonl"), str(good), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3, result.output
+    summary = json.loads(result.stdout)
+    ingest = summary if command == "ingest" else summary["ingest"]
+    assert (ingest["stored"], ingest["joined"]) == (2, 1)
+    assert ingest["source_errors"] == [
+        {
+            "source": str(tmp_path / "nope.jsonl"),
+            "error": f"{tmp_path / 'nope.jsonl'}: no such file or directory",
+        }
+    ]
+    again = runner.invoke(app, args[:-1])  # as text: the missing path is named on stderr
+    assert again.exit_code == 3 and "nope.jsonl: no such file or directory" in again.stderr
+
+
 def test_ingest_without_schema_tells_to_upgrade(tmp_path: Path) -> None:
     (tmp_path / "empty.db").write_bytes(b"")  # a database with no tables (an empty SQLite file)
     url = f"sqlite:///{tmp_path / 'empty.db'}"

@@ -54,7 +54,8 @@ def ingest(
     settings = state.settings
     engine = open_engine(state, writes=True)
     skipped: list[Path] = []
-    sources = discover(paths, globs=globs, skipped=skipped)
+    unreadable: list[tuple[str, str]] = []
+    sources = discover(paths, globs=globs, skipped=skipped, errors=unreadable)
     if skipped:
         names = ", ".join(visible(f.name) for f in skipped[:3]) + (", ..." if len(skipped) > 3 else "")
         err.print(
@@ -88,6 +89,8 @@ def ingest(
             on_source=lambda s: progress.update(task, description=escape(visible(Path(s.origin).name))),
             on_bytes=lambda n: progress.advance(task, n),
         )
+    # a path that could not be opened is a source that failed, as one that failed mid-read is
+    summary.source_errors[:0] = unreadable
     result = summary.as_dict()
     if as_json:
         out.print_json(json.dumps(result))

@@ -14,14 +14,15 @@ from monitor.settings import Settings
 
 
 # -- main job, queue, show, stats ---------------------------------------------------------------
-def _sources(paths: list[str] | None, settings: Settings) -> list[Any]:
+def _sources(paths: list[str] | None, settings: Settings, errors: list[tuple[str, str]]) -> list[Any]:
+    """The sources to read; a path that cannot be read goes to ``errors`` (the others are still read)."""
     import glob
 
     from monitor.errors import ConfigError
     from monitor.ingest.sources import discover
 
     if paths:
-        return discover(paths)
+        return discover(paths, errors=errors)
     if not settings.sources:
         # Nothing to read is a command-line or settings problem (exit 2), not an unreadable file.
         raise ConfigError(
@@ -31,7 +32,7 @@ def _sources(paths: list[str] | None, settings: Settings) -> list[Any]:
     for pattern in settings.sources:
         matches = sorted(glob.glob(pattern, recursive=True))
         expanded.extend(matches or [pattern])  # a pattern matching nothing is reported by discover
-    return discover(expanded)
+    return discover(expanded, errors=errors)
 
 
 def run(
@@ -57,7 +58,8 @@ def run(
     rules = load_rules(settings.rules_dir)
     use_model(settings.spacy_model)
     engine = open_engine(state, writes=True)
-    sources = _sources(paths, settings)
+    unreadable: list[tuple[str, str]] = []
+    sources = _sources(paths, settings, unreadable)
     with (
         progress_bar(
             TextColumn("[bold]{task.description}"), TextColumn("{task.completed:,.0f}"), quiet=as_json
@@ -75,6 +77,9 @@ def run(
             on_batch=lambda n: progress.advance(check_task, n),
             release_caches=True,
         )
+    if summary.ingest is not None:
+        # a path that could not be opened is a source that failed, as one that failed mid-read is
+        summary.ingest.source_errors[:0] = unreadable
     result = summary.as_dict()
     if as_json:
         out.print_json(json.dumps(result))
@@ -95,6 +100,8 @@ def _print_run_summary(r: dict[str, Any]) -> None:
             f"ingest: {ing['lines_read']} lines, {ing['stored']} new events, "
             f"{ing['already_stored']} already stored, {ing['joined']} joined; rejected: {rejected}"
         )
+        if ing["rejected_total"]:
+            err.print("see them with: rewrite-monitor quarantine (file, line, reason, detail)")
     out.print(f"check: {r['checked']} rewrites checked in {r['check_seconds']} s")
     rates = Table(
         "finding kind",
