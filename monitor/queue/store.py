@@ -86,7 +86,7 @@ def day_candidates(*, session: Session, day: date, checks: Sequence[tuple[str, i
 
     Only what the plan reads is held, one small object a rewrite: the queue item's other fields are read
     for the admitted records alone (:func:`admitted_meta`). A day of a large backfill holds tens of
-    thousands of rewrites; holding each one's findings' words as well took 170 MB on a 1,000,000-event
+    thousands of rewrites; holding each one's findings' words as well took about 150 MB on a 1,000,000-event
     backfill (issue 18).
     """
     start = datetime.combine(day, time.min)
