@@ -25,20 +25,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from benchmarks.dashboard_load import seed
+from benchmarks.serve import dashboard
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -47,38 +43,6 @@ WAIT = 60.0
 # new elements arrive: only live elements count as the next item's.
 LIVE = "[not(ancestor-or-self::*[@data-stale='true'])]"
 SUBMIT = f"//button[.//p[normalize-space()='Submit and next']]{LIVE}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(url: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``rewrite-monitor dashboard`` over ``url`` on a free port, up and healthy: (process, base URL)."""
-    port = _free_port()
-    env = {**os.environ, "HOME": str(home), "REWRITE_MONITOR_REVIEWER_NAME": "bench"}
-    env.pop("REWRITE_MONITOR_CONFIG", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "monitor", "--database-url", url, "dashboard", "--port", str(port)],
-        cwd=home,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
-                if resp.read() == b"ok":
-                    return proc, base
-        except OSError:
-            time.sleep(0.3)
-    os.killpg(proc.pid, signal.SIGTERM)
-    raise SystemExit("the dashboard did not start within a minute")
 
 
 def _until(check: Callable[[], Any], timeout: float = WAIT) -> float:
@@ -199,12 +163,11 @@ def main() -> None:
         seed(url, args.records, args.days)
         took = time.perf_counter() - t0
         print(f"seeded {args.records:,} checked rewrites over {args.days} days in {took:.1f} s")
-        proc, base = _serve(url, Path(tmp))
         try:
-            got = review(base, args.items)
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
+            with dashboard(url, Path(tmp), "bench", WAIT) as base:
+                got = review(base, args.items)
+        except RuntimeError as exc:
+            raise SystemExit(str(exc)) from None
         stored = _verdicts(url)
     waits = sorted(got["waits"])
     given = sum(len(c) for c in got["keys"].values())

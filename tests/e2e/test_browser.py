@@ -12,9 +12,6 @@ from __future__ import annotations
 import http.server
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -25,6 +22,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from benchmarks.serve import dashboard
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
 from tests.helpers import seed_dashboard_store
@@ -53,49 +51,14 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 WAIT = 60  # seconds: the first page load imports pandas and altair in the server
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _dashboard(tmp_path: Path, db_url: str) -> Iterator[str]:
-    """``rewrite-monitor dashboard`` on a free port over the store at ``db_url``: yields its base URL."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),  # no ~/.streamlit/secrets.toml of the machine: run without auth
-        "REWRITE_MONITOR_REVIEWER_NAME": "erin",
-    }
-    env.pop("REWRITE_MONITOR_CONFIG", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "monitor", "--database-url", db_url, "dashboard", "--port", str(port)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + WAIT
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
-                if resp.read() == b"ok":
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"dashboard did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
-        time.sleep(0.3)
+    """``rewrite-monitor dashboard`` over the store at ``db_url`` (:func:`benchmarks.serve.dashboard`):
+    yields its base URL once, failing the test when it does not start."""
     try:
-        yield base
-    finally:
-        os.killpg(proc.pid, 15)  # the command and the streamlit server it started
-        proc.wait(timeout=20)
-        if proc.stderr:
-            proc.stderr.close()
+        with dashboard(db_url, tmp_path, "erin", WAIT) as base:
+            yield base
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture
