@@ -24,16 +24,14 @@ extra). The waiting time is a benchmark figure, never a test assertion.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-from benchmarks.dashboard_load import seed
+from benchmarks.dashboard_load import measured_on, seed_and_say
 from benchmarks.serve import dashboard
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -159,10 +157,7 @@ def main() -> None:
         raise SystemExit("needs Chromium and chromedriver: apt-get install chromium chromium-driver")
     with tempfile.TemporaryDirectory() as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'bench.db'}"
-        t0 = time.perf_counter()
-        seed(url, args.records, args.days)
-        took = time.perf_counter() - t0
-        print(f"seeded {args.records:,} checked rewrites over {args.days} days in {took:.1f} s")
+        seed_and_say(url, args.records, args.days)
         try:
             with dashboard(url, Path(tmp), "bench", WAIT) as base:
                 got = review(base, args.items)
@@ -181,7 +176,7 @@ def main() -> None:
             f"app's waiting per item: median {statistics.median(waits):.2f} s, 90th percentile {p90:.2f} s, "
             f"max {waits[-1]:.2f} s"
         )
-    print(f"measured {date.today().isoformat()} on {os.cpu_count()} CPUs; backend {url.split(':', 1)[0]}")
+    print(measured_on(url))
 
 
 if __name__ == "__main__":
