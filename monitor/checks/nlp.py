@@ -756,6 +756,7 @@ def antonyms(key: str) -> frozenset[str]:
 COORDINATORS = frozenset({"and", "or", "vs", "versus", "nor"})
 """Words that join two antonyms into one phrase ("advantages and disadvantages", "buying vs renting")."""
 ARTICLES = frozenset({"a", "an", "the"})
+"""What may stand between a coordinator and the second antonym ("an advantage or a disadvantage")."""
 
 
 def antonym_pair(tokens: Sequence[Tok], i: int) -> Tok | None:
