@@ -39,6 +39,12 @@ restricting them. One word added to a keyword query ("best hiking trails winter"
 grade. A number, a proper name, a qualifier value, a name completion and a noun with a person sense (an
 audience or an identification: "beginners", "son") keep their grade anywhere.
 
+In the frame of a question (:func:`question_frame_tokens`: the focus of a wh-phrase, "What are the
+*benefits* of ...", or the verb of a request frame, "How can I *avoid* ...") a common content word, rare
+verb or aspect noun is one step lower: it says what kind of answer is asked, not what the documents must
+be about. A frame noun that answers another question word than the user's ("When was he born?" asked as
+"What is the *birthplace* of ...": a location) changes what is asked: high (:func:`asked_type`).
+
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
 """
 
@@ -88,8 +94,9 @@ from monitor.severity import SEVERITY_RANK
 # v10: synonymy among lower-case WordNet lemmas only ("son" is no synonym of "word": {Son, Word, Logos}
 # names the Trinity's second person; scripts/build_wordnet.py). v11: a name completion is low, as an
 # acronym's expansion is. v12: a word coordinated with its WordNet antonym is low ("advantages and
-# disadvantages": nlp.antonym_pair).
-VERSION = 12
+# disadvantages": nlp.antonym_pair). v13: a word in the question's frame is one step lower, unless it
+# answers another question word than the user's (question_frame_tokens, asked_type).
+VERSION = 13
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -172,6 +179,108 @@ def _as_facet(info: dict[str, Any], word: Tok, listed: frozenset[int]) -> dict[s
         "severity": lower,
         "keyword_list": True,
         "why": f"{info['why']}; a facet in a keyword list",
+    }
+
+
+# The frame of a question: the words that say what kind of answer is asked, before what it is asked
+# about. A wh-phrase's head noun ("What are the *benefits* of ...", "What *advantages* does ...") is the
+# question's focus (Moldovan et al., "The structure and performance of an open-domain question answering
+# system", ACL 2000), and "Is there a *cost* to ...", "How can I *avoid* ...", "Can you *guide* me ...",
+# "How to *obtain* ..." are request frames with a first/second-person or generic subject (Searle, "Indirect
+# speech acts", 1975). A rewriter that turns a yes/no question into a wh-question or an indirect request into
+# a direct one adds such a word without adding anything the documents must be about.
+_SENTENCE_START = r"(?:^|(?<=[.?!]\s))"
+QUESTION_FRAME_RES = tuple(
+    re.compile(_SENTENCE_START + body, re.IGNORECASE)
+    for body in (
+        r"(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+|some\s+|any\s+|an?\s+)?"
+        r"(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:of|to|for|in|on|about|behind|between)\b",
+        r"(?:what|which)\s+(?P<f>(?:[\w-]+\s+)?[\w-]+)\s+"
+        r"(?:do|does|did|is|are|was|were|can|could|should|would|will|have|has|had)\b",
+        r"(?:is|are|was|were)\s+there\s+(?:an?|any)\s+(?P<f>[\w-]+)\s+(?:to|for|of|in|on|with)\b",
+        r"(?:(?:how|why|where|when|what)\s+)?(?:can|could|do|does|should|would|will|might|may)\s+"
+        r"(?:i|you|we|someone|one|people)\s+(?:me\s+)?(?P<f>[\w-]+)",
+        r"how\s+to\s+(?P<f>[\w-]+)",
+    )
+)
+# Signals the frame lowers one step: common words, rare verbs and aspect nouns. A rare term, a number, a
+# name, a name completion or a qualifier value is no frame word wherever it stands.
+FRAME_SIGNALS = frozenset({"content_word", "rare_verb", "aspect_noun"})
+
+
+def question_frame_tokens(q: Analysis) -> frozenset[int]:
+    """Start offsets of the query tokens in a question frame (:data:`QUESTION_FRAME_RES`): the focus of a
+    wh-phrase ("benefits" in "What are the potential benefits of being a veteran ...?") or the verb of a
+    request frame ("avoid" in "How can I avoid missing ...?"). Empty when no sentence opens with one."""
+    bare = MARKUP_RE.sub(" ", q.text)
+    spans = [m.span("f") for rx in QUESTION_FRAME_RES for m in rx.finditer(bare)]
+    if not spans:
+        return frozenset()
+    return frozenset(t.start for t in q.tokens if any(s <= t.start < e for s, e in spans))
+
+
+# What a question word asks for: the WordNet noun classes (lexnames(5)) of its answer, and the one class
+# that marks a noun as answering it rather than another question word: "when" a time, "where" a location,
+# "who" a person (coarse answer types of Li and Roth, "Learning question classifiers", COLING 2002).
+# Quantities are left out: "how many" is answered by any countable noun ("sales", "length", "total").
+ANSWER_TYPES = (
+    (re.compile(r"\bwhen\b", re.IGNORECASE), "when", frozenset({"time", "event"}), "time"),
+    (
+        re.compile(r"\bwhere\b", re.IGNORECASE),
+        "where",
+        frozenset({"location", "artifact", "object"}),
+        "location",
+    ),
+    (re.compile(r"\bwho(?:m)?\b", re.IGNORECASE), "who", frozenset({"person", "group"}), "person"),
+)
+_MARKS = frozenset(mark for _, _, _, mark in ANSWER_TYPES)
+
+
+def asked_type(latest: str) -> tuple[str, frozenset[str]] | None:
+    """The question word of ``latest`` and the noun classes its answer has (:data:`ANSWER_TYPES`), or
+    None when it asks with none of them ("What is ...", a yes/no question, a keyword)."""
+    for rx, word, classes, _ in ANSWER_TYPES:
+        if rx.search(latest):
+            return word, classes
+    return None
+
+
+def _as_frame(
+    info: dict[str, Any], word: Tok, frame: frozenset[int], asked: tuple[str, frozenset[str]] | None
+) -> dict[str, Any]:
+    """``info`` one step lower when ``word`` is in a question frame (its start in ``frame``, from
+    :func:`question_frame_tokens`) and its signal is a frame word's (:data:`FRAME_SIGNALS`).
+
+    A frame noun that answers another question word than the user's (``asked``, from :func:`asked_type`:
+    one of its WordNet classes marks another answer type, none is the asked one's) changes what is asked
+    ("When was he born?" -> "What is the birthplace of ...", a location): high, whatever its signal but a
+    name's or a number's."""
+    if word.start not in frame:
+        return info
+    classes = noun_classes(word.lower, word.key)
+    if (
+        asked is not None
+        and classes & _MARKS
+        and not classes & asked[1]
+        and info["signal"] in FRAME_SIGNALS | {"rare_term"}
+    ):
+        return {
+            **info,
+            "severity": "high",
+            "answer_type": {"asked": asked[0], "classes": sorted(classes)},
+            "why": f"{info['why']}; the question's focus, and no {asked[0]!r} answer (WordNet: "
+            f"{', '.join(sorted(classes))})",
+        }
+    if info["signal"] not in FRAME_SIGNALS:
+        return info
+    lower = _ONE_STEP_LOWER[info["severity"]]
+    if lower == info["severity"]:
+        return info
+    return {
+        **info,
+        "severity": lower,
+        "question_frame": True,
+        "why": f"{info['why']}; in the question's frame",
     }
 
 
@@ -445,21 +554,28 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     graded: dict[int, dict[str, Any]] = {}
     unsupported = list(_unsupported_units(q, tr, rules))
     listed = keyword_list_tokens(q, {ui for ui, _, _ in unsupported})
+    frame = question_frame_tokens(q)
+    asked = asked_type(record.latest)
     for ui, unit, bad in unsupported:
         words = [
             _adjusted(
-                _as_facet(
-                    _grade(
+                _as_frame(
+                    _as_facet(
+                        _grade(
+                            t,
+                            unit.text,
+                            q,
+                            tr,
+                            rules,
+                            quals,
+                            meta or _tail_meta(t, tail),
+                        ),
                         t,
-                        unit.text,
-                        q,
-                        tr,
-                        rules,
-                        quals,
-                        meta or _tail_meta(t, tail),
+                        listed,
                     ),
                     t,
-                    listed,
+                    frame,
+                    asked,
                 ),
                 rules.profile,
                 record.prompt_version,

@@ -29,7 +29,8 @@ UNRESOLVED_VERSION = 2
 # "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question). v4: a query
 # made of a message that asks nothing (thanks, a greeting, a farewell: :func:`is_closing`). v5: several
 # sentences only when the latest message has fewer (a two-part question kept as two parts is a query).
-NOT_A_QUERY_VERSION = 5
+# v6: a question to the assistant about what it meant (:data:`CLARIFICATION_RE`).
+NOT_A_QUERY_VERSION = 6
 
 # Personal/possessive pronouns and demonstratives that point back into the conversation.
 # Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).
@@ -90,6 +91,13 @@ META_RE = re.compile(
     r"|\bnot (?:enough|sufficient) (?:context|information)\b"
     r"|\bcannot be (?:answered|determined|rewritten)\b"
     r"|\((?:note|this|the question|the query|assuming|it is)\b[^)]*\)",
+    re.IGNORECASE,
+)
+# A clarification request about the addressee's own words ("Can you clarify what you mean by 'weak
+# understanding metrics'?"): a move of the dialogue addressed to the assistant, not a question about the
+# world a search can answer (Purver, "The theory and use of clarification requests in dialogue", 2004).
+CLARIFICATION_RE = re.compile(
+    r"\b(?:what|which)\s+(?:do|did|does)\s+you\s+mean\b|\bwhat\s+you\s+(?:mean|meant)\b",
     re.IGNORECASE,
 )
 # Longer than this many words reads as an expansion, not a search query. Source: issue 3 ("longer
@@ -371,7 +379,8 @@ def _long_sentences(text: str) -> list[str]:
 @register("not_a_query", version=NOT_A_QUERY_VERSION, kinds=("not_a_query",))
 def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The query is empty (high), meta text/chatter (high), more sentences than the latest message (and
-    at least two) or longer than :data:`MAX_WORDS` words (medium), a query with words the latest
+    at least two) or longer than :data:`MAX_WORDS` words (medium), a question to the assistant about
+    what it meant (:data:`CLARIFICATION_RE`, medium), a query with words the latest
     message lacks when that message asks nothing (:func:`is_closing`: "ok bye" made "User farewell or
     conversation ending"; medium), or a declarative sentence of 8+ words ending in a full stop when the
     user asked a question (medium: it reads as an answer)."""
@@ -398,6 +407,10 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
             signals.append(f"{len(sentences)} sentences")
         if len(q.split()) > MAX_WORDS:
             signals.append(f"{len(q.split())} words (> {MAX_WORDS})")
+        clarification = CLARIFICATION_RE.search(q)
+        if clarification and not CLARIFICATION_RE.search(record.latest):
+            # the user's own "what do you mean by ...?" kept is the user's question, not the rewriter's
+            signals.append(f"a question to the assistant about its own words ('{clarification.group(0)}')")
         if is_closing(record.latest) and _adds_content(record):
             signals.append("the user's message asks nothing (thanks, a greeting or a farewell)")
         if (

@@ -162,10 +162,70 @@ def test_skipped_without_messages(rules):
 
 
 def test_a_rare_aspect_noun_is_medium_and_names_its_wordnet_classes(rules):
-    rec = make_record(HISTORY, "What else?", "What is the etymology of Peters?")
+    rec = make_record(HISTORY, "What else?", "Tell me the etymology of Peters.")
     (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
     assert (w["severity"], w["classes"]) == ("medium", ["cognition", "communication"])
     assert w["why"] == "rare aspect noun (zipf 2.94; WordNet: cognition, communication)"
+
+
+@pytest.mark.parametrize(
+    ("latest", "query", "expected"),
+    [
+        # the focus of a wh-phrase: one step lower than the same word elsewhere (medium above)
+        ("What else?", "What is the etymology of Peters?", [("etymology", "low", "aspect_noun", True)]),
+        ("Is it free?", "Is there a cost to seeing Peters?", [("cost", "low", "content_word", True)]),
+        (
+            "Did Peters like it?",
+            "What benefits did Peters see in Broadway Barks?",
+            [("benefits", "low", "content_word", True)],
+        ),
+        # the verb of a request frame with a first/second-person or generic subject
+        (
+            "Can I skip it?",
+            "How can I avoid missing Peters on Broadway?",
+            [("avoid", "low", "content_word", True), ("missing", "medium", "content_word", None)],
+        ),
+        (
+            "What else?",
+            "Could you clarify Peters' role?",
+            [("clarify", "low", "rare_verb", True), ("role", "low", "framing", None)],
+        ),
+        # a subject that is no speech-act participant: the verb is what is asked about, not a frame
+        ("What else?", "How did the stroke affect Peters?", [("stroke", "high", "rare_term", None)]),
+        # a rare term, a name or a number in the frame keeps its grade
+        ("What else?", "What are the cons of Peters?", [("cons", "high", "rare_term", None)]),
+        (
+            "What else?",
+            "What Tony did Peters win?",
+            [("Tony", "high", "proper_name", None), ("win", "medium", "content_word", None)],
+        ),
+    ],
+)
+def test_question_frame_words_are_one_step_lower(rules, latest, query, expected):
+    rec = make_record(HISTORY, latest, query)
+    got = [
+        (w["text"], w["severity"], w["signal"], w.get("question_frame"))
+        for f in check(rec, rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == expected
+
+
+def test_a_frame_noun_answering_another_question_word_is_high(rules):
+    """ "When was he born?" asked as "What is the birthplace of ...?": the focus is a location (WordNet
+    noun.location), which answers "where", not "when" (qrecc-4955_2 in llm_word_labels.jsonl is one)."""
+    hist = [("user", "Where was Kurt Gödel born?"), ("assistant", "Kurt Gödel was born in Brünn.")]
+    rec = make_record(hist, "When was he born?", "What is the birthplace of Kurt Gödel?")
+    (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
+    assert (w["text"], w["severity"], w["answer_type"]) == (
+        "birthplace",
+        "high",
+        {"asked": "when", "classes": ["location"]},
+    )
+    # asked "where", a location is the answer asked for: a frame word like any other, one step lower
+    rec = make_record(hist, "Where exactly?", "What is the birthplace of Kurt Gödel?")
+    (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
+    assert (w["severity"], w.get("answer_type"), w["question_frame"]) == ("low", None, True)
 
 
 def test_a_synonym_of_a_received_word_is_low_and_names_it(rules):

@@ -92,6 +92,11 @@ def test_not_a_query_variants(rules):
         ("medium", ["a declarative sentence where the user asked a question"])
     ]
     assert nq("When did Dublin win the availability award?") == []
+    # a question to the assistant about its own words; the user's own such question kept is no signal
+    assert nq(
+        "Can you clarify what you mean by 'weak understanding metrics'?", "weak understanding metrics"
+    ) == [("medium", ["a question to the assistant about its own words ('what you mean')"])]
+    assert nq("What did you mean by the second one?", "What did you mean by the second one?") == []
 
 
 def test_a_message_that_asks_nothing(rules):

@@ -13,7 +13,7 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v12", "added_words", ("added_content_word",)),
+        ("added_content_word.v13", "added_words", ("added_content_word",)),
         ("qualifiers.v8", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
@@ -23,7 +23,7 @@ def test_registry_listing():
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
         ("unresolved_reference.v2", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
-        ("not_a_query.v5", "references", ("not_a_query",)),
+        ("not_a_query.v6", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
         ("antecedent_recency.v1", "antecedents", ("wrong_antecedent",)),
