@@ -45,6 +45,11 @@ verb or aspect noun is one step lower: it says what kind of answer is asked, not
 be about. A frame noun that answers another question word than the user's ("When was he born?" asked as
 "What is the *birthplace* of ...": a location) changes what is asked: high (:func:`asked_type`).
 
+A word that modifies a head noun which a coordinated phrase repeats after a received modifier ("Vanilla
+Ice's motocross career, *music* career": :func:`coordinated_sibling`) adds a member to the user's set of
+like things, a co-hyponym: medium at least. A bound prefix before a hyphen ("non" in "non-compliance":
+:data:`BOUND_PREFIXES`) is graded with the word after it.
+
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
 """
 
@@ -95,8 +100,10 @@ from monitor.severity import SEVERITY_RANK
 # names the Trinity's second person; scripts/build_wordnet.py). v11: a name completion is low, as an
 # acronym's expansion is. v12: a word coordinated with its WordNet antonym is low ("advantages and
 # disadvantages": nlp.antonym_pair). v13: a word in the question's frame is one step lower, unless it
-# answers another question word than the user's (question_frame_tokens, asked_type).
-VERSION = 13
+# answers another question word than the user's (question_frame_tokens, asked_type). v14: a new sibling
+# in a coordination is medium at least ("motocross career, music career": coordinated_sibling); a bound
+# prefix is graded with its word ("non-compliance" as "compliance": _bound_prefix).
+VERSION = 14
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -197,7 +204,7 @@ QUESTION_FRAME_RES = tuple(
         r"(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:of|to|for|in|on|about|behind|between)\b",
         r"(?:what|which)\s+(?P<f>(?:[\w-]+\s+)?[\w-]+)\s+"
         r"(?:do|does|did|is|are|was|were|can|could|should|would|will|have|has|had)\b",
-        r"(?:is|are|was|were)\s+there\s+(?:an?|any)\s+(?P<f>[\w-]+)\s+(?:to|for|of|in|on|with)\b",
+        r"(?:is|are|was|were)\s+there\s+(?:an?|any)\s+(?P<f>(?:[\w-]+\s+)?[\w-]+)\s+(?:to|for|of|in|on|with)\b",
         r"(?:(?:how|why|where|when|what)\s+)?(?:can|could|do|does|should|would|will|might|may)\s+"
         r"(?:i|you|we|someone|one|people)\s+(?:me\s+)?(?P<f>[\w-]+)",
         r"how\s+to\s+(?P<f>[\w-]+)",
@@ -281,6 +288,47 @@ def _as_frame(
         "severity": lower,
         "question_frame": True,
         "why": f"{info['why']}; in the question's frame",
+    }
+
+
+# Signals a coordinated sibling raises to medium: a word graded low for being common, generic, an aspect
+# or an abstract noun. Never a word related to a received one (derivation, synonym, acronym, name
+# completion) or meta text: those point back at what the rewriter received.
+SIBLING_SIGNALS = frozenset({"content_word", "aspect_noun", "abstract_noun", "framing", "rare_verb"})
+COORDINATORS = frozenset({",", "and", "or"})
+
+
+def coordinated_sibling(q: Analysis, i: int, tr: Transcript) -> str | None:
+    """The received phrase ``q.tokens[i]`` is a new sibling of, else None: the token modifies a head noun
+    that a coordinated phrase repeats after a received modifier ("motocross career, *music* career":
+    the transcript has "motocross" and not "music"). Adding a member to the user's set of like things is
+    adding a co-hyponym, the fabrication pattern issue 13 names (solar for lunar)."""
+    toks = q.tokens
+    if i + 1 >= len(toks) or not toks[i + 1].is_content:
+        return None
+    head = toks[i + 1].key
+    for j in range(len(toks) - 1):
+        a, h = toks[j], toks[j + 1]
+        if j == i or h.key != head or not a.is_content or not tr.holds(a.key, a.lower):
+            continue
+        # only coordinators between the two phrases, in either order: "A H, B H", "B H and A H"
+        lo, hi = (j + 2, i) if j < i else (i + 2, j)
+        between = toks[lo:hi]
+        if between and len(between) <= 2 and all(t.lower in COORDINATORS for t in between):
+            return f"{a.text} {h.text}"
+    return None
+
+
+def _as_sibling(info: dict[str, Any], sibling: str | None) -> dict[str, Any]:
+    """``info`` raised to medium when the word is a new coordinated sibling (``sibling``, from
+    :func:`coordinated_sibling`) and its own grade is lower (:data:`SIBLING_SIGNALS`)."""
+    if sibling is None or info["signal"] not in SIBLING_SIGNALS or info["severity"] != "low":
+        return info
+    return {
+        **info,
+        "severity": "medium",
+        "sibling_of": sibling,
+        "why": f"{info['why']}; but a new sibling of the received '{sibling}' in a coordination",
     }
 
 
@@ -561,14 +609,17 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             _adjusted(
                 _as_frame(
                     _as_facet(
-                        _grade(
-                            t,
-                            unit.text,
-                            q,
-                            tr,
-                            rules,
-                            quals,
-                            meta or _tail_meta(t, tail),
+                        _as_sibling(
+                            _grade(
+                                t,
+                                unit.text,
+                                q,
+                                tr,
+                                rules,
+                                quals,
+                                meta or _tail_meta(t, tail),
+                            ),
+                            coordinated_sibling(q, q.tokens.index(t), tr),
                         ),
                         t,
                         listed,
@@ -628,6 +679,7 @@ def _unsupported_units(q: Analysis, tr: Transcript, rules: Rules) -> Iterator[tu
     supported, _ = _supported_tokens(q, tr, rules)
     markup = [m.span() for m in MARKUP_RE.finditer(q.text)]
     supported |= {i for i, t in enumerate(q.tokens) if any(s <= t.start < e for s, e in markup)}
+    supported |= {i for i in range(len(q.tokens)) if _bound_prefix(q, i)}
     for ui, unit in enumerate(q.units):
         toks = [q.tokens[i] for i in range(unit.first, unit.last + 1)]
         bad = [
@@ -638,6 +690,27 @@ def _unsupported_units(q: Analysis, tr: Transcript, rules: Rules) -> Iterator[tu
         if not bad or (len(toks) > 1 and tr.holds(unit.text.lower())):
             continue
         yield ui, unit, bad
+
+
+# Prefixes English writes before a hyphen (Quirk et al., "A Comprehensive Grammar", App. I.21-I.37):
+# negative, reversative, pejorative, degree, attitude, locative, time and number prefixes. Bound: they
+# modify the word after the hyphen and mean nothing alone.
+BOUND_PREFIXES = frozenset(
+    "non un in dis de anti counter pro co ex pre post re self semi sub super multi inter intra mid over "
+    "under pseudo quasi neo mis mal".split()
+)
+
+
+def _bound_prefix(q: Analysis, i: int) -> bool:
+    """Whether query token ``i`` is a bound prefix joined by a hyphen to the word after it in the same
+    unit ("non" in "non-compliance"): the unit is graded by that word, as "compliance" is."""
+    toks = q.tokens
+    return (
+        i + 2 < len(toks)
+        and toks[i].lower in BOUND_PREFIXES
+        and toks[i + 1].text == "-"
+        and toks[i + 1].unit == toks[i].unit == toks[i + 2].unit
+    )
 
 
 def added_lemmas(record: RewriteRecord, rules: Rules) -> set[str]:

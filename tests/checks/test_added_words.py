@@ -175,6 +175,11 @@ def test_a_rare_aspect_noun_is_medium_and_names_its_wordnet_classes(rules):
         ("What else?", "What is the etymology of Peters?", [("etymology", "low", "aspect_noun", True)]),
         ("Is it free?", "Is there a cost to seeing Peters?", [("cost", "low", "content_word", True)]),
         (
+            "Was it written anywhere?",
+            "Is there any written record of Peters?",
+            [("record", "low", "content_word", True)],
+        ),
+        (
             "Did Peters like it?",
             "What benefits did Peters see in Broadway Barks?",
             [("benefits", "low", "content_word", True)],
@@ -331,3 +336,38 @@ def test_words_of_a_rewrite_of_a_message_that_asks_nothing_are_meta(rules):
         (w, "low", "meta_text", "the user's message asks nothing, see not_a_query")
         for w in ("User", "farewell", "conversation", "ending", "acknowledgment")
     ]
+
+
+def test_a_new_sibling_in_a_coordination_is_medium(rules):
+    """ "music career" coordinated with the received "motocross career": a member added to the user's set
+    of like things (a co-hyponym), medium although "music" alone is a common aspect noun (low)."""
+    hist = [("user", "Tell me about Vanilla Ice's motocross career."), ("assistant", "He raced motocross.")]
+    rec = make_record(hist, "Anything else?", "What about his motocross career, music career and family?")
+    got = [
+        (w["text"], w["severity"], w["signal"], w.get("sibling_of"))
+        for f in check(rec, rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == [
+        ("music", "medium", "aspect_noun", "motocross career"),
+        ("family", "medium", "content_word", None),
+    ]
+    rec = make_record(hist, "Anything else?", "What about his music career?")
+    got = [
+        (w["text"], w["severity"], w.get("sibling_of"))
+        for f in check(rec, rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == [("music", "low", None)]
+
+
+def test_a_bound_prefix_is_graded_with_its_word(rules):
+    """ "non" in "non-compliance" means nothing alone (Quirk et al., App. I): the unit is graded by
+    "compliance", an abstract noun (low), and a logged "compliance" supports the whole unit."""
+    hist = [("user", "What are the recycling ordinances?")]
+    rec = make_record(hist, "Explain with penalty.", "What are the penalties for non-compliance?")
+    got = [(w["text"], w["severity"], w["signal"]) for f in check(rec, rules) for w in f.evidence["words"]]
+    assert got == [("non-compliance", "low", "abstract_noun")]
+    hist = [("user", "Is compliance with the recycling ordinances checked?")]
+    rec = make_record(hist, "Explain with penalty.", "What are the penalties for non-compliance?")
+    assert check(rec, rules) == []
