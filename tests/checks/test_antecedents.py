@@ -322,3 +322,60 @@ def test_replacement_aligns_the_query_with_the_latest_message() -> None:
     assert replacement(latest, query, latest.index("it")) == (13, 31)
     assert query[13:31] == "the Tesla Roadster"
     assert replacement("Why did it fall?", "Why did it fall?", 8) is None
+
+
+def test_a_topic_set_with_what_about_competes_with_an_older_name(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "What about for a food truck?" sets a new topic (a common noun, new to the conversation); "it"
+    made the older Lamborghini is reported with the topic as the competitor. A topic the conversation
+    already had ("Tell me more about the Lamborghini's engine" after the engine) sets none."""
+    history = [
+        ("user", "How much does a used Lamborghini cost?"),
+        ("user", "What about for a pimped-out food truck?"),
+        ("user", "What licenses are needed?"),
+    ]
+    got, _ = recency(history, "What made it successful?", "What made Lamborghini successful?", rules)
+    assert got == [
+        (
+            "'it' became 'Lamborghini', last mentioned in message 0, but the user named 'food truck' later "
+            "(message 1): check the antecedent",
+            {
+                "reference": {"text": "it", "start": 10, "end": 12, "message_index": "latest"},
+                "substituted": {"text": "Lamborghini", "start": 10, "end": 21, "message_index": 0},
+                "competitor": {"text": "food truck", "message_index": 1},
+                "others": [],
+                "words": [{"text": "Lamborghini", "start": 10, "end": 21}],
+            },
+        )
+    ]
+    assert recency(history, "What made it successful?", "What made the food truck successful?", rules) == (
+        [],
+        ("skipped", "the query puts no name of the transcript in place of the reference"),
+    )
+    given = [("user", "Does the Lamborghini have a good engine?"), ("user", "Tell me more about the engine.")]
+    assert recency(given, "Is it reliable?", "Is the Lamborghini reliable?", rules)[0] == []
+
+
+def test_about_topic_reads_the_noun_phrase_after_the_frame() -> None:
+    from monitor.checks.antecedents import about_topic
+
+    earlier = ["How much does a used Lamborghini cost?"]
+    assert about_topic("Interesting. What about for a pimped-out food truck?", earlier) == "food truck"
+    assert about_topic("Tell me more about some exercises that could help.", earlier) == "exercises"
+    assert about_topic("Tell me about the series of manifestos.", earlier) is None  # series or manifestos
+    assert about_topic("What about the Lamborghini?", earlier) is None  # given, not a new topic
+    assert about_topic("How much is a food truck?", earlier) is None  # no frame
+
+
+def test_it_points_at_no_person_and_a_premodifier_is_no_competitor(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "the European and US approaches" names approaches: neither "European" (a person's noun, which
+    "it" cannot mean) nor "US" (it modifies "approaches") competes with the method named before."""
+    from monitor.checks.antecedents import is_person, premodifier
+
+    history = [
+        ("user", "How is testing done with PCR?"),
+        ("user", "What's the difference between the European and US approaches?"),
+    ]
+    assert recency(history, "How could they improve it?", "How could they improve PCR?", rules)[0] == []
+    assert is_person("European") and is_person("author") and not is_person("Model")
+    assert premodifier("US", history[1][1]) and not premodifier("US", "Is it sold in the US?")
+    assert not premodifier("Tesla", "Does Tesla make trucks?")  # a verb after a bare name
