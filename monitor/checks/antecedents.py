@@ -30,8 +30,8 @@ that the query replaced by a capitalised name of the transcript (:mod:`monitor.c
 user turn after that name's last mention named another name of the same number, or set a new topic
 with "what about X" / "tell me about X", which neither the query nor the latest message mentions, the
 user's focus moved and the rewrite may have taken the stale one.
-It reports at low with "check the antecedent": measured alone on the labelled files it fired on 3 of
-652 items (2 right, 1 false alarm), too few to support medium (see :func:`check_recency`).
+v1 reported at low ("check the antecedent"): it fired on 3 of 652 labelled items (2 right, 1 false
+alarm). v3 reports at medium, as the precision measured on v2 supports (see :func:`check_recency`).
 """
 
 from __future__ import annotations
@@ -378,9 +378,10 @@ def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 
 # -- recency of competing candidates (issue 14, part 2) ---------------------------------------------
+# v3: medium (the precision v2 measured: 5 right of 5 on the labelled files, none wrong).
 # v2: a topic the user set with "what about"/"tell me about" competes too (about_topic); "it" points at
 # no person (is_person); a name that only modifies a noun ("US approaches") is no competitor (premodifier).
-RECENCY_VERSION = 2
+RECENCY_VERSION = 3
 SINGULAR = frozenset({"it", "its", "this", "that"})
 PLURAL = frozenset({"they", "them", "their", "theirs", "these", "those"})
 """The references judged for recency, by number. Not "he"/"she": without a model nothing tells a person's
@@ -637,7 +638,7 @@ def _asked_who(name: str, turn: str) -> bool:
 
 @register("antecedent_recency", version=RECENCY_VERSION, kinds=("wrong_antecedent",))
 def check_recency(record: RewriteRecord, rules: Rules) -> list[Finding]:
-    """``wrong_antecedent`` (low: "check the antecedent") when the query puts in place of an "it",
+    """``wrong_antecedent`` (medium, "check the antecedent") when the query puts in place of an "it",
     "they" or demonstrative of the latest message (:func:`replacement`) a name (:func:`_substituted`)
     last mentioned before a user turn that named a competing candidate of the same number
     (:func:`_rivals`: a name, or a new topic the turn sets with "what about X" / "tell me about X",
@@ -656,7 +657,13 @@ def check_recency(record: RewriteRecord, rules: Rules) -> list[Finding]:
     one or two findings per file, and none on one file, does not support medium, so it is low: shown in
     the item view, not queued. v2 (the topic frames, no person for "it", no premodifier): on the same
     files 2 right and no false alarm on ``cast_audit_labels.jsonl`` (+1 right: the food truck; -1 false
-    alarm: "US approaches"), the MTRAG files unchanged.
+    alarm: "US approaches"), the MTRAG files unchanged. Over the labelled files v2 fires on 5 items and
+    all 5 carry the label (``cast_audit_labels.jsonl`` 2, ``mtrag_dev_mixtral_labels.jsonl`` 1,
+    ``mtrag_dev_sonnet45agg_labels.jsonl`` 1, ``llm_word_labels.jsonl`` 1; no false alarm in any file):
+    precision 1.0, 95% Wilson interval 0.57-1.0. On the 6 unlabelled items of the corpus it fires on,
+    read against their gold rewrites, 4 are right, 1 is borderline and 1 is wrong ("it" = Tesla after
+    "What is unique about the Model 3?"). So v3 reports at medium: the item reaches the queue. It stays
+    rare: 11 of 3,385 rewrites of the shared logs.
 
     Evidence: ``reference`` {text, start, end, message_index "latest"}, ``substituted`` {text, start,
     end (in the query), message_index of its last mention}, ``competitor`` {text, message_index} and
@@ -697,7 +704,7 @@ def check_recency(record: RewriteRecord, rules: Rules) -> list[Finding]:
 def _recency_finding(ref: re.Match[str], ent: Substituted, at: int, rivals: list[str]) -> Finding:
     return Finding(
         kind="wrong_antecedent",
-        severity="low",
+        severity="medium",
         evidence={
             "reference": {
                 "text": ref.group(0),

@@ -234,7 +234,7 @@ def recency(history, latest, query, rules):  # type: ignore[no-untyped-def]
     for f in out.findings:
         assert (f.kind, f.severity, f.words) == (
             "wrong_antecedent",
-            "low",
+            "medium",
             [f.evidence["substituted"]["text"]],
         )
     return [(f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
@@ -250,7 +250,7 @@ def test_what_is_x_then_when_was_it_founded_keeps_x(rules) -> None:  # type: ign
 
 def test_a_stale_name_chosen_over_the_one_the_user_named_since(rules) -> None:  # type: ignore[no-untyped-def]
     """The user moved from the Tesla Roadster to the Hennessey Venom GT; "it" made the Tesla Roadster is
-    reported at low with both names and where each was last named; the Venom GT is not."""
+    reported at medium with both names and where each was last named; the Venom GT is not."""
     got, _ = recency(CARS, "When was it built?", "When was the Tesla Roadster built?", rules)
     assert got == [
         (
