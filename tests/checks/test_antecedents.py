@@ -259,7 +259,7 @@ def test_a_stale_name_chosen_over_the_one_the_user_named_since(rules) -> None:  
             {
                 "reference": {"text": "it", "start": 9, "end": 11, "message_index": "latest"},
                 "substituted": {"text": "Tesla Roadster", "start": 13, "end": 27, "message_index": 1},
-                "competitor": {"text": "Hennessey Venom GT", "message_index": 2},
+                "competitor": {"text": "Hennessey Venom GT", "message_index": 2, "from": "user"},
                 "others": [],
                 "words": [{"text": "Tesla Roadster", "start": 13, "end": 27}],
             },
@@ -283,7 +283,7 @@ def test_a_competitor_must_agree_in_number_with_the_reference(rules) -> None:  #
     assert (ev["reference"], ev["substituted"], ev["competitor"]) == (
         {"text": "they", "start": 10, "end": 14, "message_index": "latest"},
         {"text": "Hubble Space Telescope", "start": 13, "end": 35, "message_index": 0},
-        {"text": "Voyagers", "message_index": 2},
+        {"text": "Voyagers", "message_index": 2, "from": "user"},
     )
 
 
@@ -298,7 +298,7 @@ def test_a_turn_that_points_back_with_it_keeps_the_older_focus(rules) -> None:  
     assert (ev["substituted"]["text"], ev["substituted"]["message_index"], ev["competitor"]) == (
         "Lamborghini",
         0,
-        {"text": "Ferrari", "message_index": 1},
+        {"text": "Ferrari", "message_index": 1, "from": "user"},
     )
 
 
@@ -341,7 +341,7 @@ def test_a_topic_set_with_what_about_competes_with_an_older_name(rules) -> None:
             {
                 "reference": {"text": "it", "start": 10, "end": 12, "message_index": "latest"},
                 "substituted": {"text": "Lamborghini", "start": 10, "end": 21, "message_index": 0},
-                "competitor": {"text": "food truck", "message_index": 1},
+                "competitor": {"text": "food truck", "message_index": 1, "from": "user"},
                 "others": [],
                 "words": [{"text": "Lamborghini", "start": 10, "end": 21}],
             },
@@ -379,3 +379,39 @@ def test_it_points_at_no_person_and_a_premodifier_is_no_competitor(rules) -> Non
     assert is_person("European") and is_person("author") and not is_person("Model")
     assert premodifier("US", history[1][1]) and not premodifier("US", "Is it sold in the US?")
     assert not premodifier("Tesla", "Does Tesla make trucks?")  # a verb after a bare name
+
+
+ROME = [
+    ("user", "Why was the eastern empire called the Byzantine Empire?"),
+    ("assistant", "Historians call it so after Byzantium, the old name of Constantinople."),
+    ("user", "When was it reorganized?"),
+    ("assistant", "Diocletian split the Roman Empire in 285. The Byzantine Empire grew from its east."),
+]
+
+
+def test_the_answer_just_before_opens_on_another_entity(rules) -> None:  # type: ignore[no-untyped-def]
+    """The answer before "Why did it fall?" opens on the Roman Empire ("Diocletian", a single dictionary
+    word opening the sentence, is no name); the rewrite reaches past it to the Byzantine Empire, which
+    that sentence does not name: reported, with the answer's opening entity. The same rewrite after an
+    answer that opens on the Byzantine Empire, or with its own "it", is not."""
+    got, _ = recency(ROME, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)
+    assert got == [
+        (
+            "'it' became 'Byzantine Empire', last mentioned in message 3, but the answer just before "
+            "(message 3) opens on 'Roman Empire', not on it: check the antecedent",
+            {
+                "reference": {"text": "it", "start": 8, "end": 10, "message_index": "latest"},
+                "substituted": {"text": "Byzantine Empire", "start": 12, "end": 28, "message_index": 3},
+                "competitor": {"text": "Roman Empire", "message_index": 3, "from": "answer"},
+                "others": [],
+                "words": [{"text": "Byzantine Empire", "start": 12, "end": 28}],
+            },
+        )
+    ]
+    assert recency(ROME, "Why did it fall?", "Why did the Roman Empire fall?", rules)[0] == []
+    opens = [*ROME[:3], ("assistant", "The Byzantine Empire was reorganized by Heraclius.")]
+    assert recency(opens, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)[0] == []
+    own_it = [*ROME[:3], ("assistant", "It was reorganized when Diocletian split the Roman Empire.")]
+    assert recency(own_it, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)[0] == []
+    # a demonstrative may point at what is merely activated: not judged against the answer's opening
+    assert recency(ROME, "Why did that fall?", "Why did the Byzantine Empire fall?", rules)[0] == []

@@ -26,7 +26,7 @@ def test_registry_listing():
         ("not_a_query.v5", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
-        ("antecedent_recency.v3", "antecedents", ("wrong_antecedent",)),
+        ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v10", "intent", ("intent_dropped",)),
     ]
 
