@@ -324,7 +324,12 @@ def _content_keys(an: Any, text: str) -> set[str]:
     return set(an.analyze(text).content_keys)
 
 
-@register("topic_shift", version=1, kinds=("wrong_antecedent",))
+# v2: besides an announced shift in the latest message, a topic an earlier user turn set ("What about
+# for a food truck?") with an older name attached to it in the query ("Lamborghini food truck").
+TOPIC_SHIFT_VERSION = 2
+
+
+@register("topic_shift", version=TOPIC_SHIFT_VERSION, kinds=("wrong_antecedent",))
 def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when the latest message announces a new topic
     (:data:`TOPIC_SHIFT_RE`: "By the way, what is a secret?") and the query attaches words that only
@@ -336,14 +341,18 @@ def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
     development files and left out: most such follow-ups rely on implicit context ("What's the rate
     limit?" in a conversation about one API), and the rewrite that adds it is right (1 to 9 in 3 to 10
     were wrong antecedents per file). Evidence: ``carried`` [{text, message_index, start, end}] (spans
-    in the query), ``marker``. Skips without a message list or without a shift marker.
-    """
-    from monitor.checks.base import analyzer
+    in the query), ``marker``.
 
+    Since v2, without a marker, an earlier shift is judged too (:func:`check_set_topic`): a user turn
+    that set a new topic ("What about for a pimped-out food truck?") after a name's last mention, and a
+    query that attaches that name to the topic ("How can I run Lamborghini food truck successfully?").
+    Skips without a message list, or without a shift marker in the latest message and a topic set by an
+    earlier user turn.
+    """
     texts = message_texts(record)
     marker = TOPIC_SHIFT_RE.search(record.latest)
     if marker is None:
-        raise SkipCheck("the latest message announces no new topic")
+        return check_set_topic(record, texts)
     an = analyzer()
     latest_keys = _content_keys(an, record.latest)
     keyed = [(i, _content_keys(an, t)) for i, t in enumerate(texts)]
@@ -374,9 +383,69 @@ def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
                 "topic: check the antecedent"
             ),
             check_id="topic_shift",
-            check_version=1,
+            check_version=TOPIC_SHIFT_VERSION,
         )
     ]
+
+
+def check_set_topic(record: RewriteRecord, texts: list[str]) -> list[Finding]:
+    """``wrong_antecedent`` (medium) when the query writes a name of the transcript (not of the latest
+    message) right before a topic an earlier user turn set (:func:`about_topic`) after the name's last
+    mention, in a turn that does not name it: "Lamborghini food truck" after "How much does a used
+    Lamborghini cost?" ... "What about for a pimped-out food truck?". The user set the food truck as a
+    new topic beside the Lamborghini, not as a part of it; the rewrite merges the two referents, the
+    stale entity attached to a new question that the labelling rules name ("Lamborghini food truck").
+    Source: a "what about X" / "tell me about X" frame sets X as the topic (Reinhart 1981), and a
+    topic the conversation turns to is a new focus (Grosz and Sidner, "Attention, intentions, and the
+    structure of discourse", *Computational Linguistics* 12(3), 1986).
+
+    Measured on a fresh store of the shared logs: it fires on 2 of 3,385 rewrites, both labelled
+    ``wrong_antecedent`` (``cast_audit_labels.jsonl``); too few to say more than that.
+
+    Evidence: ``carried`` [{text, message_index, start, end}] (the name, its last mention, its span in
+    the query), ``topic`` {text, message_index}, ``words``. Skips when no earlier user turn set a topic.
+    """
+    assert record.context is not None and record.context.messages is not None  # message_texts checked
+    roles = [m.role for m in record.context.messages]
+    topics = [
+        (j, t) for j in range(len(texts)) if roles[j] == "user" and (t := about_topic(texts[j], texts[:j]))
+    ]
+    if not topics:
+        raise SkipCheck("the latest message announces no new topic and no earlier turn set one")
+    query = record.query
+    older = []  # the query's names (not the latest message's) last mentioned before a topic was set
+    for n in names(query):
+        if mentions(n.text, record.latest):
+            continue
+        at = _last_mention(n.text, texts)
+        if at is not None and at < topics[-1][0]:
+            older.append((n, at))
+    if not older:
+        raise SkipCheck("the query names nothing older than the topic an earlier turn set")
+    for n, at in older:
+        for j, topic in topics:
+            attached = re.match(rf"[ \t]+{re.escape(topic)}(?:e?s)?(?![\w-])", query[n.end :], re.IGNORECASE)
+            if j <= at or attached is None or mentions(n.text, texts[j]):
+                continue
+            carried = {"text": n.text, "message_index": at, "start": n.start, "end": n.end}
+            return [
+                Finding(
+                    kind="wrong_antecedent",
+                    severity="medium",
+                    evidence={
+                        "carried": [carried],
+                        "topic": {"text": topic, "message_index": j},
+                        "words": [{"text": n.text, "start": n.start, "end": n.end}],
+                    },
+                    reason=(
+                        f"the user set a new topic, '{topic}' (message {j}), after '{n.text}' (message "
+                        f"{at}), but the query attaches '{n.text}' to it: check the antecedent"
+                    ),
+                    check_id="topic_shift",
+                    check_version=TOPIC_SHIFT_VERSION,
+                )
+            ]
+    return []
 
 
 # -- recency of competing candidates (issue 14, part 2) ---------------------------------------------

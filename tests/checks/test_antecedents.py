@@ -206,7 +206,49 @@ def test_a_stale_scope_attached_to_an_announced_new_topic(rules) -> None:  # typ
     assert run_checks(rec, rules, only=["topic_shift"]).findings == ()
     rec = make_record(history, "What is a secret?", "What is a secret in IBM Cloud Internet Services?")
     (status,) = run_checks(rec, rules, only=["topic_shift"]).statuses
-    assert (status.status, status.reason) == ("skipped", "the latest message announces no new topic")
+    assert (status.status, status.reason) == (
+        "skipped",
+        "the latest message announces no new topic and no earlier turn set one",
+    )
+
+
+TRUCK = [
+    ("user", "How much does a used Lamborghini cost?"),
+    ("user", "How does it compare to a Ferrari?"),
+    ("user", "Interesting. What about for a pimped-out food truck?"),
+    ("user", "What licenses and permits are needed?"),
+]
+
+
+def test_an_older_name_attached_to_a_topic_the_user_set_since(rules) -> None:  # type: ignore[no-untyped-def]
+    """The user set the food truck as a new topic after the Lamborghini; "Lamborghini food truck" merges
+    the two: medium, with the carried name and the topic. The food truck alone, or a query naming nothing
+    older than the topic, is fine."""
+
+    def shift(latest, query):  # type: ignore[no-untyped-def]
+        out = run_checks(make_record(TRUCK, latest, query), rules, only=["topic_shift"])
+        (status,) = out.statuses
+        return [(f.severity, f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
+
+    got, _ = shift("How can I run it successfully?", "How can I run Lamborghini food truck successfully?")
+    assert got == [
+        (
+            "medium",
+            "the user set a new topic, 'food truck' (message 2), after 'Lamborghini' (message 0), but the "
+            "query attaches 'Lamborghini' to it: check the antecedent",
+            {
+                "carried": [{"text": "Lamborghini", "message_index": 0, "start": 14, "end": 25}],
+                "topic": {"text": "food truck", "message_index": 2},
+                "words": [{"text": "Lamborghini", "start": 14, "end": 25}],
+            },
+        )
+    ]
+    assert shift("How can I run it successfully?", "How can I run a food truck successfully?") == (
+        [],
+        ("skipped", "the query names nothing older than the topic an earlier turn set"),
+    )
+    # the older name in the query, but not attached to the topic: tested, nothing to report
+    assert shift("Is it cheaper?", "Is a food truck cheaper than a Lamborghini?") == ([], ("ran", None))
 
 
 # -- antecedent_recency (issue 14, part 2) ----------------------------------------------------------
