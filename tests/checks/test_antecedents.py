@@ -206,7 +206,49 @@ def test_a_stale_scope_attached_to_an_announced_new_topic(rules) -> None:  # typ
     assert run_checks(rec, rules, only=["topic_shift"]).findings == ()
     rec = make_record(history, "What is a secret?", "What is a secret in IBM Cloud Internet Services?")
     (status,) = run_checks(rec, rules, only=["topic_shift"]).statuses
-    assert (status.status, status.reason) == ("skipped", "the latest message announces no new topic")
+    assert (status.status, status.reason) == (
+        "skipped",
+        "the latest message announces no new topic and no earlier turn set one",
+    )
+
+
+TRUCK = [
+    ("user", "How much does a used Lamborghini cost?"),
+    ("user", "How does it compare to a Ferrari?"),
+    ("user", "Interesting. What about for a pimped-out food truck?"),
+    ("user", "What licenses and permits are needed?"),
+]
+
+
+def test_an_older_name_attached_to_a_topic_the_user_set_since(rules) -> None:  # type: ignore[no-untyped-def]
+    """The user set the food truck as a new topic after the Lamborghini; "Lamborghini food truck" merges
+    the two: medium, with the carried name and the topic. The food truck alone, or a query naming nothing
+    older than the topic, is fine."""
+
+    def shift(latest, query):  # type: ignore[no-untyped-def]
+        out = run_checks(make_record(TRUCK, latest, query), rules, only=["topic_shift"])
+        (status,) = out.statuses
+        return [(f.severity, f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
+
+    got, _ = shift("How can I run it successfully?", "How can I run Lamborghini food truck successfully?")
+    assert got == [
+        (
+            "medium",
+            "the user set a new topic, 'food truck' (message 2), after 'Lamborghini' (message 0), but the "
+            "query attaches 'Lamborghini' to it: check the antecedent",
+            {
+                "carried": [{"text": "Lamborghini", "message_index": 0, "start": 14, "end": 25}],
+                "topic": {"text": "food truck", "message_index": 2},
+                "words": [{"text": "Lamborghini", "start": 14, "end": 25}],
+            },
+        )
+    ]
+    assert shift("How can I run it successfully?", "How can I run a food truck successfully?") == (
+        [],
+        ("skipped", "the query names nothing older than the topic an earlier turn set"),
+    )
+    # the older name in the query, but not attached to the topic: tested, nothing to report
+    assert shift("Is it cheaper?", "Is a food truck cheaper than a Lamborghini?") == ([], ("ran", None))
 
 
 # -- antecedent_recency (issue 14, part 2) ----------------------------------------------------------
@@ -234,7 +276,7 @@ def recency(history, latest, query, rules):  # type: ignore[no-untyped-def]
     for f in out.findings:
         assert (f.kind, f.severity, f.words) == (
             "wrong_antecedent",
-            "low",
+            "medium",
             [f.evidence["substituted"]["text"]],
         )
     return [(f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
@@ -250,7 +292,7 @@ def test_what_is_x_then_when_was_it_founded_keeps_x(rules) -> None:  # type: ign
 
 def test_a_stale_name_chosen_over_the_one_the_user_named_since(rules) -> None:  # type: ignore[no-untyped-def]
     """The user moved from the Tesla Roadster to the Hennessey Venom GT; "it" made the Tesla Roadster is
-    reported at low with both names and where each was last named; the Venom GT is not."""
+    reported at medium with both names and where each was last named; the Venom GT is not."""
     got, _ = recency(CARS, "When was it built?", "When was the Tesla Roadster built?", rules)
     assert got == [
         (
@@ -259,7 +301,7 @@ def test_a_stale_name_chosen_over_the_one_the_user_named_since(rules) -> None:  
             {
                 "reference": {"text": "it", "start": 9, "end": 11, "message_index": "latest"},
                 "substituted": {"text": "Tesla Roadster", "start": 13, "end": 27, "message_index": 1},
-                "competitor": {"text": "Hennessey Venom GT", "message_index": 2},
+                "competitor": {"text": "Hennessey Venom GT", "message_index": 2, "from": "user"},
                 "others": [],
                 "words": [{"text": "Tesla Roadster", "start": 13, "end": 27}],
             },
@@ -283,7 +325,7 @@ def test_a_competitor_must_agree_in_number_with_the_reference(rules) -> None:  #
     assert (ev["reference"], ev["substituted"], ev["competitor"]) == (
         {"text": "they", "start": 10, "end": 14, "message_index": "latest"},
         {"text": "Hubble Space Telescope", "start": 13, "end": 35, "message_index": 0},
-        {"text": "Voyagers", "message_index": 2},
+        {"text": "Voyagers", "message_index": 2, "from": "user"},
     )
 
 
@@ -298,7 +340,7 @@ def test_a_turn_that_points_back_with_it_keeps_the_older_focus(rules) -> None:  
     assert (ev["substituted"]["text"], ev["substituted"]["message_index"], ev["competitor"]) == (
         "Lamborghini",
         0,
-        {"text": "Ferrari", "message_index": 1},
+        {"text": "Ferrari", "message_index": 1, "from": "user"},
     )
 
 
@@ -322,3 +364,96 @@ def test_replacement_aligns_the_query_with_the_latest_message() -> None:
     assert replacement(latest, query, latest.index("it")) == (13, 31)
     assert query[13:31] == "the Tesla Roadster"
     assert replacement("Why did it fall?", "Why did it fall?", 8) is None
+
+
+def test_a_topic_set_with_what_about_competes_with_an_older_name(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "What about for a food truck?" sets a new topic (a common noun, new to the conversation); "it"
+    made the older Lamborghini is reported with the topic as the competitor. A topic the conversation
+    already had ("Tell me more about the Lamborghini's engine" after the engine) sets none."""
+    history = [
+        ("user", "How much does a used Lamborghini cost?"),
+        ("user", "What about for a pimped-out food truck?"),
+        ("user", "What licenses are needed?"),
+    ]
+    got, _ = recency(history, "What made it successful?", "What made Lamborghini successful?", rules)
+    assert got == [
+        (
+            "'it' became 'Lamborghini', last mentioned in message 0, but the user named 'food truck' later "
+            "(message 1): check the antecedent",
+            {
+                "reference": {"text": "it", "start": 10, "end": 12, "message_index": "latest"},
+                "substituted": {"text": "Lamborghini", "start": 10, "end": 21, "message_index": 0},
+                "competitor": {"text": "food truck", "message_index": 1, "from": "user"},
+                "others": [],
+                "words": [{"text": "Lamborghini", "start": 10, "end": 21}],
+            },
+        )
+    ]
+    assert recency(history, "What made it successful?", "What made the food truck successful?", rules) == (
+        [],
+        ("skipped", "the query puts no name of the transcript in place of the reference"),
+    )
+    given = [("user", "Does the Lamborghini have a good engine?"), ("user", "Tell me more about the engine.")]
+    assert recency(given, "Is it reliable?", "Is the Lamborghini reliable?", rules)[0] == []
+
+
+def test_about_topic_reads_the_noun_phrase_after_the_frame() -> None:
+    from monitor.checks.antecedents import about_topic
+
+    earlier = ["How much does a used Lamborghini cost?"]
+    assert about_topic("Interesting. What about for a pimped-out food truck?", earlier) == "food truck"
+    assert about_topic("Tell me more about some exercises that could help.", earlier) == "exercises"
+    assert about_topic("Tell me about the series of manifestos.", earlier) is None  # series or manifestos
+    assert about_topic("What about the Lamborghini?", earlier) is None  # given, not a new topic
+    assert about_topic("How much is a food truck?", earlier) is None  # no frame
+
+
+def test_it_points_at_no_person_and_a_premodifier_is_no_competitor(rules) -> None:  # type: ignore[no-untyped-def]
+    """ "the European and US approaches" names approaches: neither "European" (a person's noun, which
+    "it" cannot mean) nor "US" (it modifies "approaches") competes with the method named before."""
+    from monitor.checks.antecedents import is_person, premodifier
+
+    history = [
+        ("user", "How is testing done with PCR?"),
+        ("user", "What's the difference between the European and US approaches?"),
+    ]
+    assert recency(history, "How could they improve it?", "How could they improve PCR?", rules)[0] == []
+    assert is_person("European") and is_person("author") and not is_person("Model")
+    assert premodifier("US", history[1][1]) and not premodifier("US", "Is it sold in the US?")
+    assert not premodifier("Tesla", "Does Tesla make trucks?")  # a verb after a bare name
+
+
+ROME = [
+    ("user", "Why was the eastern empire called the Byzantine Empire?"),
+    ("assistant", "Historians call it so after Byzantium, the old name of Constantinople."),
+    ("user", "When was it reorganized?"),
+    ("assistant", "Diocletian split the Roman Empire in 285. The Byzantine Empire grew from its east."),
+]
+
+
+def test_the_answer_just_before_opens_on_another_entity(rules) -> None:  # type: ignore[no-untyped-def]
+    """The answer before "Why did it fall?" opens on the Roman Empire ("Diocletian", a single dictionary
+    word opening the sentence, is no name); the rewrite reaches past it to the Byzantine Empire, which
+    that sentence does not name: reported, with the answer's opening entity. The same rewrite after an
+    answer that opens on the Byzantine Empire, or with its own "it", is not."""
+    got, _ = recency(ROME, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)
+    assert got == [
+        (
+            "'it' became 'Byzantine Empire', last mentioned in message 3, but the answer just before "
+            "(message 3) opens on 'Roman Empire', not on it: check the antecedent",
+            {
+                "reference": {"text": "it", "start": 8, "end": 10, "message_index": "latest"},
+                "substituted": {"text": "Byzantine Empire", "start": 12, "end": 28, "message_index": 3},
+                "competitor": {"text": "Roman Empire", "message_index": 3, "from": "answer"},
+                "others": [],
+                "words": [{"text": "Byzantine Empire", "start": 12, "end": 28}],
+            },
+        )
+    ]
+    assert recency(ROME, "Why did it fall?", "Why did the Roman Empire fall?", rules)[0] == []
+    opens = [*ROME[:3], ("assistant", "The Byzantine Empire was reorganized by Heraclius.")]
+    assert recency(opens, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)[0] == []
+    own_it = [*ROME[:3], ("assistant", "It was reorganized when Diocletian split the Roman Empire.")]
+    assert recency(own_it, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)[0] == []
+    # a demonstrative may point at what is merely activated: not judged against the answer's opening
+    assert recency(ROME, "Why did that fall?", "Why did the Byzantine Empire fall?", rules)[0] == []

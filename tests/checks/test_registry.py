@@ -25,8 +25,8 @@ def test_registry_listing():
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v6", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
-        ("topic_shift.v1", "antecedents", ("wrong_antecedent",)),
-        ("antecedent_recency.v1", "antecedents", ("wrong_antecedent",)),
+        ("topic_shift.v2", "antecedents", ("wrong_antecedent",)),
+        ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v10", "intent", ("intent_dropped",)),
     ]
 
@@ -42,7 +42,7 @@ def test_outcome_statuses_and_json(rules):
     assert [(s.check_id, s.reason) for s in out.statuses if s.status == "skipped"] == [
         ("antecedent_not_in_input", "no resolved entries logged"),
         ("list_reference", "no enumeration in the transcript"),  # "Free and enterprise": no names
-        ("topic_shift", "the latest message announces no new topic"),
+        ("topic_shift", "the latest message announces no new topic and no earlier turn set one"),
         ("antecedent_recency", "no 'it', 'they' or demonstrative in the latest message"),
     ]
     assert len(out.statuses) == len(REGISTRY)
