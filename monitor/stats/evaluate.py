@@ -286,7 +286,8 @@ class Confusion:
     ``tp/fp/fn/tn`` are item-level. ``tp_right`` counts the true positives whose finding names a labelled
     word (equal to ``tp`` on rows that are not right-word); ``fp_wrong_word`` the positive items fired on
     with other words only. The ``w_*`` sums are the same counts weighted by :func:`item_weight`
-    (right-word where the row is). ``skipped``: no predicting check ran; ``stale``: checked with other rules.
+    (right-word where the row is). ``skipped``: no predicting check ran; ``stale``: checked with other rules;
+    ``pos_skipped``: the skipped items that carry the label (what recall over checked items leaves out).
     """
 
     tp: int = 0
@@ -297,6 +298,7 @@ class Confusion:
     fp_wrong_word: int = 0
     skipped: int = 0
     stale: int = 0
+    pos_skipped: int = 0
     w_tp: float = 0.0
     w_fired: float = 0.0
     w_pos: float = 0.0
@@ -328,6 +330,9 @@ class Confusion:
             "weighted_false_alarm_rate": _ratio(self.w_fp, self.w_neg),
             "skipped": self.skipped,
             "stale": self.stale,
+            # a check that cannot run on an item cannot find its error: recall over every labelled item
+            "labelled_unchecked": self.pos_skipped,
+            "recall_all_labelled": _ratio(self.tp, pos + self.pos_skipped),
         }
 
     def intervals(self) -> dict[str, Any]:
@@ -393,6 +398,9 @@ class Evaluation:
     items: Counter[str] = field(default_factory=Counter)
     missing: dict[str, list[str]] = field(default_factory=dict)
     stale: Counter[str] = field(default_factory=Counter)
+    coverage: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
+    """``coverage[group][check_id]``: how many scored items the check ``ran`` on, ``skipped`` (with the
+    reason stored in the store), or has no run for (``none``), for every check emitting a scored kind."""
 
     def open_group(self, name: str) -> None:
         """Start the counts of group ``name`` (a file, or a file's rewriter); a no-op when started."""
@@ -400,6 +408,7 @@ class Evaluation:
             self.table[name] = {t: {} for t in THRESHOLDS}
             self.queue[name] = QueueFigures()
             self.missing[name] = []
+            self.coverage[name] = {}
 
     def as_json(self, *, details: bool = False) -> dict[str, Any]:
         """The ``evaluate --json`` object: per group, the default threshold's metrics per row plus
@@ -425,6 +434,7 @@ class Evaluation:
             kinds["items"] = self.items[name]
             kinds["missing"] = len(self.missing.get(name, []))
             kinds["stale"] = self.stale[name]
+            kinds["coverage"] = {c: dict(n) for c, n in sorted(self.coverage.get(name, {}).items())}
             files[name] = kinds
         out: dict[str, Any] = {"files": files}
         if details:
@@ -512,6 +522,10 @@ def _score(
         f.kind in REWRITE_KINDS and SEVERITY_RANK[f.severity] >= SEVERITY_RANK[QUEUE_THRESHOLD]
         for f in rec.findings
     )
+    coverage = result.coverage.setdefault(group, {})
+    for c in dict.fromkeys(c for row in ROWS for p in row.predictors for c in _emitters(kind_to_check, p)):
+        status = rec.statuses.get(c)
+        coverage.setdefault(c, Counter())[status[0] if status is not None else "none"] += 1
     q = result.queue[group]
     q.scored += 1
     q.queued += queued
@@ -535,6 +549,7 @@ def _score(
             conf = result.table[group][threshold].setdefault(row.name, Confusion())
             if not ran:
                 conf.skipped += 1
+                conf.pos_skipped += truth
                 continue
             fired = [f for f in relevant if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[threshold]]
             right = bool(fired) and (

@@ -243,3 +243,24 @@ def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-unt
     good.write_text(ok + "\n")
     with pytest.raises(LabelError, match=r"good.jsonl: given twice"):
         evaluate(session=None, label_files=[good, good], checks=[], kind_to_check={})  # type: ignore[arg-type]
+
+
+def test_recall_over_every_labelled_item_counts_the_items_no_check_could_test() -> None:
+    """Two wrong antecedents: one where a check ran and found it, one where every check was skipped.
+    Recall over checked items is 1/1; over every labelled item 1/2. Coverage counts each emitter."""
+    kinds = {**KIND_TO_CHECK, "wrong_antecedent": ("list_reference", "topic_shift")}
+    result = Evaluation()
+    result.open_group("f")
+    found = stored(
+        finding("wrong_antecedent", "medium", ["Dublin"]),
+        statuses={**RAN, "list_reference": ("ran", "h1"), "topic_shift": ("skipped", "h1")},
+    )
+    untested = stored(statuses={**RAN, "list_reference": ("skipped", "h1")})
+    for rec in (found, untested):
+        _score(result, "f", audit(wrong_antecedent=True), rec, 1.0, kinds, "h1", None)
+    m = result.table["f"]["medium"]["wrong_antecedent"].metrics()
+    assert (m["tp"], m["fn"], m["skipped"], m["labelled_unchecked"]) == (1, 0, 1, 1)
+    assert (m["recall"], m["recall_all_labelled"]) == (1.0, 0.5)
+    coverage = result.as_json()["files"]["f"]["coverage"]
+    assert coverage["list_reference"] == {"ran": 1, "skipped": 1}
+    assert coverage["topic_shift"] == {"skipped": 1, "none": 1}

@@ -44,7 +44,7 @@ def evaluate_cmd(
     from monitor.checks import checks_by_kind
     from monitor.checks.rules import load_rules
     from monitor.cli.render import safe_text
-    from monitor.stats.evaluate import THRESHOLDS, evaluate
+    from monitor.stats.evaluate import DEFAULT_THRESHOLD, THRESHOLDS, evaluate
     from monitor.store.engine import session_factory
     from monitor.worker.jobs import with_store_learning
 
@@ -122,6 +122,28 @@ def evaluate_cmd(
                     ),
                 )
         out.print(table)
+        for kind, conf in by_threshold[DEFAULT_THRESHOLD].items():
+            m = conf.metrics()
+            if m["measured"] and m["labelled_unchecked"]:
+                out.print(
+                    f"{kind}: {m['labelled_unchecked']} of the {m['tp'] + m['fn'] + m['labelled_unchecked']} "
+                    f"labelled items had no check that could test them; recall at {DEFAULT_THRESHOLD}+ over "
+                    f"every labelled item {_pct(m['recall_all_labelled'], None)}",
+                    markup=False,
+                    highlight=False,
+                )
+        scored = result.queue[name].scored
+        shown = [
+            f"{check} {n.get('ran', 0)}/{scored}"
+            for check, n in sorted(result.coverage[name].items())
+            if n.get("ran", 0) < scored
+        ]
+        if shown:
+            out.print(
+                "coverage (items each check ran on, where not all): " + ", ".join(shown),
+                markup=False,
+                highlight=False,
+            )
         q = result.queue[name].as_dict()
         out.print(
             f"queue (a rewrite finding at medium+): {q['queued']} of {q['scored']} items queued; "
