@@ -178,15 +178,16 @@ def _as_facet(info: dict[str, Any], word: Tok, listed: frozenset[int]) -> dict[s
         return info
     if "person" in noun_classes(word.lower, word.key):
         return info
+    return _one_step_lower(info, "keyword_list", "a facet in a keyword list")
+
+
+def _one_step_lower(info: dict[str, Any], flag: str, why: str) -> dict[str, Any]:
+    """``info`` one severity step lower, marked ``flag`` and with ``why`` added to its reason; itself when
+    it is low already."""
     lower = _ONE_STEP_LOWER[info["severity"]]
     if lower == info["severity"]:
         return info
-    return {
-        **info,
-        "severity": lower,
-        "keyword_list": True,
-        "why": f"{info['why']}; a facet in a keyword list",
-    }
+    return {**info, "severity": lower, flag: True, "why": f"{info['why']}; {why}"}
 
 
 # The frame of a question: the words that say what kind of answer is asked, before what it is asked
@@ -280,15 +281,7 @@ def _as_frame(
         }
     if info["signal"] not in FRAME_SIGNALS:
         return info
-    lower = _ONE_STEP_LOWER[info["severity"]]
-    if lower == info["severity"]:
-        return info
-    return {
-        **info,
-        "severity": lower,
-        "question_frame": True,
-        "why": f"{info['why']}; in the question's frame",
-    }
+    return _one_step_lower(info, "question_frame", "in the question's frame")
 
 
 # Signals a coordinated sibling raises to medium: a word graded low for being common, generic, an aspect
