@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from monitor.checks.profile import RewriterProfile
 from monitor.severity import SEVERITY_RANK
-from monitor.store.engine import insert_ignore, rowcount
+from monitor.store.engine import bulk_insert_ignore, insert_ignore, rowcount
 from monitor.store.models import AddedLemma, CheckRun, Event, Finding, Record
 from monitor.store.rows import to_row
 
@@ -173,13 +173,15 @@ def store_outcomes(
         return 0
     record_ids = [record_id for record_id, _req, _out in outcomes]
 
-    def stored_runs() -> dict[tuple[int, str, int], int]:
+    def stored_runs(ids: list[int], check_ids: set[str] | None = None) -> dict[tuple[int, str, int], int]:
         stmt = select(CheckRun.id, CheckRun.record_id, CheckRun.check_id, CheckRun.check_version).where(
-            CheckRun.record_id.in_(record_ids)
+            CheckRun.record_id.in_(ids)
         )
+        if check_ids is not None:
+            stmt = stmt.where(CheckRun.check_id.in_(sorted(check_ids)))
         return {(r.record_id, r.check_id, r.check_version): r.id for r in session.execute(stmt)}
 
-    before = stored_runs()
+    before = stored_runs(record_ids)
     runs = [
         {
             "record_id": record_id,
@@ -199,13 +201,24 @@ def store_outcomes(
         return 0
     # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite.
     # Core inserts (the tables, not the mapped classes): the ORM's bulk path costs more than the
-    # statements themselves here, and nothing needs ORM objects back.
-    session.execute(
-        insert_ignore(session, CheckRun.__table__, ["record_id", "check_id", "check_version"]), runs
+    # statements themselves here, and nothing needs ORM objects back; on SQLite the driver's own
+    # executemany (:func:`bulk_insert_ignore`).
+    bulk_insert_ignore(session, CheckRun, ["record_id", "check_id", "check_version"], runs)
+    # The new runs' ids, read back only where a finding needs one: the records with findings, the checks
+    # that found something (a third of the runs of the shared logs' records; reading back every run's
+    # row cost as much as inserting them).
+    found = [(record_id, f.check_id) for record_id, _req, outcome in outcomes for f in outcome.findings]
+    run_ids = (
+        {
+            (rec, cid): rid
+            for (rec, cid, ver), rid in stored_runs(
+                sorted({rec for rec, _cid in found}), {cid for _rec, cid in found}
+            ).items()
+            if (rec, cid, ver) not in before
+        }
+        if found
+        else {}
     )
-    run_ids = {
-        (rec, cid): rid for (rec, cid, ver), rid in stored_runs().items() if (rec, cid, ver) not in before
-    }
     rows = []
     for record_id, request_id, outcome in outcomes:
         ordinal: dict[str, int] = {}
@@ -232,8 +245,7 @@ def store_outcomes(
                     "created_at": now,
                 }
             )
-    if rows:
-        session.execute(insert_ignore(session, Finding.__table__, ["check_run_id", "ordinal"]), rows)
+    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
     return len(rows)
 
 
