@@ -249,6 +249,10 @@ def store_outcomes(
     return len(rows)
 
 
+RESTYLE_PAGE = 1000
+"""Findings :func:`restyle_findings` reads and grades at a time."""
+
+
 def restyle_findings(*, session: Session, days: Iterable[date], check_rate: float = 1.0) -> int:
     """Grade the ``added_content_word`` findings of rewrites on ``days`` (UTC) again against the store's
     rewriter profile (``monitor.checks.added_words.restyle``); returns how many changed. Flushes, does not
@@ -262,6 +266,9 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
     from monitor.checks.base import Finding as Found
 
     changed = 0
+    # Conversations per prompt version (the profile's base): the same for every day, counted once per
+    # set of versions rather than once per page of findings (each count scans the checked rewrites).
+    counted: dict[tuple[str, ...], dict[str, int]] = {}
     for day in sorted(set(days)):
         start = datetime.combine(day, time.min)
         after = 0
@@ -277,16 +284,21 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                     Finding.id > after,
                 )
                 .order_by(Finding.id)
-                .limit(1000)
+                .limit(RESTYLE_PAGE)
             ).all()
             if not rows:
                 break
             after = rows[-1][0].id
+            versions = {pv for _, pv, _ in rows}
+            key = tuple(sorted(pv or "" for pv in versions))
+            if key not in counted:
+                counted[key] = profile_conversations(session=session, versions=key, check_rate=check_rate)
             profile = load_profile(
                 session=session,
-                prompt_versions={pv for _, pv, _ in rows},
+                prompt_versions=versions,
                 conv_ids={conv for _, _, conv in rows},
                 check_rate=check_rate,
+                conversations=counted[key],
             )
             for f, pv, _ in rows:
                 stored = Found(f.kind, f.severity, f.evidence, f.reason, f.check_id, f.check_version)
@@ -297,6 +309,8 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                 f.reason, f.evidence, f.words = new.reason, new.evidence, new.words
                 changed += 1
             session.flush()
+            if len(rows) < RESTYLE_PAGE:
+                break  # the day's last page: asking for another would find nothing
     return changed
 
 
@@ -476,20 +490,40 @@ def record_added_lemmas(*, session: Session, rows: Sequence[tuple[str | None, st
         )
 
 
+def profile_conversations(
+    *, session: Session, versions: Sequence[str], check_rate: float = 1.0
+) -> dict[str, int]:
+    """Conversations with a checked rewrite per prompt version of ``versions`` (``""`` for none): the
+    base of the rewriter profile (:func:`load_profile`). With ``check_rate`` < 1, those of the checked
+    sample (``check_draw`` below the rate), the same records the lemmas are learned from, so the share
+    is not diluted by records never checked."""
+    conversations: dict[str, int] = {}
+    pv_col = func.coalesce(Record.prompt_version, "")
+    sampled = [Record.check_draw < check_rate] if check_rate < 1.0 else []
+    for pv, n in session.execute(
+        select(pv_col, func.count(func.distinct(Record.conv_id)))
+        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions), *sampled)
+        .group_by(pv_col)
+    ):
+        conversations[pv] = int(n)
+    return conversations
+
+
 def load_profile(
     *,
     session: Session,
     prompt_versions: Iterable[str | None],
     conv_ids: Iterable[str],
     check_rate: float = 1.0,
+    conversations: dict[str, int] | None = None,
 ) -> RewriterProfile:
     """The rewriter profile of these prompt versions, restricted to the lemmas added in ``conv_ids`` (what
     a batch needs): conversations per prompt version and conversations per (version, lemma). With
     ``check_rate`` < 1 the conversations are those of the checked sample (``check_draw`` below the rate),
-    the same records the lemmas are learned from, so the share is not diluted by records never checked."""
+    the same records the lemmas are learned from, so the share is not diluted by records never checked.
+    ``conversations``: :func:`profile_conversations` of these versions, when the caller counted them."""
     versions = sorted({pv or "" for pv in prompt_versions})
     convs = sorted(set(conv_ids))
-    conversations: dict[str, int] = {}
     added: dict[tuple[str, str], int] = {}
     if not versions:
         return RewriterProfile()
@@ -505,14 +539,8 @@ def load_profile(
                 .distinct()
             )
         )
-    pv_col = func.coalesce(Record.prompt_version, "")
-    sampled = [Record.check_draw < check_rate] if check_rate < 1.0 else []
-    for pv, n in session.execute(
-        select(pv_col, func.count(func.distinct(Record.conv_id)))
-        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions), *sampled)
-        .group_by(pv_col)
-    ):
-        conversations[pv] = int(n)
+    if conversations is None:
+        conversations = profile_conversations(session=session, versions=versions, check_rate=check_rate)
     lemmas = sorted(wanted)
     for start in range(0, len(lemmas), 500):
         chunk = lemmas[start : start + 500]
