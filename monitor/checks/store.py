@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from monitor.checks.profile import RewriterProfile
 from monitor.severity import SEVERITY_RANK
-from monitor.store.engine import insert_ignore, rowcount
+from monitor.store.engine import bulk_insert_ignore, insert_ignore, rowcount
 from monitor.store.models import AddedLemma, CheckRun, Event, Finding, Record
 from monitor.store.rows import to_row
 
@@ -173,13 +173,15 @@ def store_outcomes(
         return 0
     record_ids = [record_id for record_id, _req, _out in outcomes]
 
-    def stored_runs() -> dict[tuple[int, str, int], int]:
+    def stored_runs(ids: list[int], check_ids: set[str] | None = None) -> dict[tuple[int, str, int], int]:
         stmt = select(CheckRun.id, CheckRun.record_id, CheckRun.check_id, CheckRun.check_version).where(
-            CheckRun.record_id.in_(record_ids)
+            CheckRun.record_id.in_(ids)
         )
+        if check_ids is not None:
+            stmt = stmt.where(CheckRun.check_id.in_(sorted(check_ids)))
         return {(r.record_id, r.check_id, r.check_version): r.id for r in session.execute(stmt)}
 
-    before = stored_runs()
+    before = stored_runs(record_ids)
     runs = [
         {
             "record_id": record_id,
@@ -199,13 +201,24 @@ def store_outcomes(
         return 0
     # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite.
     # Core inserts (the tables, not the mapped classes): the ORM's bulk path costs more than the
-    # statements themselves here, and nothing needs ORM objects back.
-    session.execute(
-        insert_ignore(session, CheckRun.__table__, ["record_id", "check_id", "check_version"]), runs
+    # statements themselves here, and nothing needs ORM objects back; on SQLite the driver's own
+    # executemany (:func:`bulk_insert_ignore`).
+    bulk_insert_ignore(session, CheckRun, ["record_id", "check_id", "check_version"], runs)
+    # The new runs' ids, read back only where a finding needs one: the records with findings, the checks
+    # that found something (a third of the runs of the shared logs' records; reading back every run's
+    # row cost as much as inserting them).
+    found = [(record_id, f.check_id) for record_id, _req, outcome in outcomes for f in outcome.findings]
+    run_ids = (
+        {
+            (rec, cid): rid
+            for (rec, cid, ver), rid in stored_runs(
+                sorted({rec for rec, _cid in found}), {cid for _rec, cid in found}
+            ).items()
+            if (rec, cid, ver) not in before
+        }
+        if found
+        else {}
     )
-    run_ids = {
-        (rec, cid): rid for (rec, cid, ver), rid in stored_runs().items() if (rec, cid, ver) not in before
-    }
     rows = []
     for record_id, request_id, outcome in outcomes:
         ordinal: dict[str, int] = {}
@@ -232,9 +245,12 @@ def store_outcomes(
                     "created_at": now,
                 }
             )
-    if rows:
-        session.execute(insert_ignore(session, Finding.__table__, ["check_run_id", "ordinal"]), rows)
+    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
     return len(rows)
+
+
+RESTYLE_PAGE = 1000
+"""Findings :func:`restyle_findings` reads and grades at a time."""
 
 
 def restyle_findings(*, session: Session, days: Iterable[date], check_rate: float = 1.0) -> int:
@@ -250,6 +266,9 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
     from monitor.checks.base import Finding as Found
 
     changed = 0
+    # Conversations per prompt version (the profile's base): the same for every day, counted once per
+    # set of versions rather than once per page of findings (each count scans the checked rewrites).
+    counted: dict[tuple[str, ...], dict[str, int]] = {}
     for day in sorted(set(days)):
         start = datetime.combine(day, time.min)
         after = 0
@@ -265,16 +284,21 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                     Finding.id > after,
                 )
                 .order_by(Finding.id)
-                .limit(1000)
+                .limit(RESTYLE_PAGE)
             ).all()
             if not rows:
                 break
             after = rows[-1][0].id
+            versions = {pv for _, pv, _ in rows}
+            key = tuple(sorted(pv or "" for pv in versions))
+            if key not in counted:
+                counted[key] = profile_conversations(session=session, versions=key, check_rate=check_rate)
             profile = load_profile(
                 session=session,
-                prompt_versions={pv for _, pv, _ in rows},
+                prompt_versions=versions,
                 conv_ids={conv for _, _, conv in rows},
                 check_rate=check_rate,
+                conversations=counted[key],
             )
             for f, pv, _ in rows:
                 stored = Found(f.kind, f.severity, f.evidence, f.reason, f.check_id, f.check_version)
@@ -285,6 +309,8 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                 f.reason, f.evidence, f.words = new.reason, new.evidence, new.words
                 changed += 1
             session.flush()
+            if len(rows) < RESTYLE_PAGE:
+                break  # the day's last page: asking for another would find nothing
     return changed
 
 
@@ -464,20 +490,40 @@ def record_added_lemmas(*, session: Session, rows: Sequence[tuple[str | None, st
         )
 
 
+def profile_conversations(
+    *, session: Session, versions: Sequence[str], check_rate: float = 1.0
+) -> dict[str, int]:
+    """Conversations with a checked rewrite per prompt version of ``versions`` (``""`` for none): the
+    base of the rewriter profile (:func:`load_profile`). With ``check_rate`` < 1, those of the checked
+    sample (``check_draw`` below the rate), the same records the lemmas are learned from, so the share
+    is not diluted by records never checked."""
+    conversations: dict[str, int] = {}
+    pv_col = func.coalesce(Record.prompt_version, "")
+    sampled = [Record.check_draw < check_rate] if check_rate < 1.0 else []
+    for pv, n in session.execute(
+        select(pv_col, func.count(func.distinct(Record.conv_id)))
+        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions), *sampled)
+        .group_by(pv_col)
+    ):
+        conversations[pv] = int(n)
+    return conversations
+
+
 def load_profile(
     *,
     session: Session,
     prompt_versions: Iterable[str | None],
     conv_ids: Iterable[str],
     check_rate: float = 1.0,
+    conversations: dict[str, int] | None = None,
 ) -> RewriterProfile:
     """The rewriter profile of these prompt versions, restricted to the lemmas added in ``conv_ids`` (what
     a batch needs): conversations per prompt version and conversations per (version, lemma). With
     ``check_rate`` < 1 the conversations are those of the checked sample (``check_draw`` below the rate),
-    the same records the lemmas are learned from, so the share is not diluted by records never checked."""
+    the same records the lemmas are learned from, so the share is not diluted by records never checked.
+    ``conversations``: :func:`profile_conversations` of these versions, when the caller counted them."""
     versions = sorted({pv or "" for pv in prompt_versions})
     convs = sorted(set(conv_ids))
-    conversations: dict[str, int] = {}
     added: dict[tuple[str, str], int] = {}
     if not versions:
         return RewriterProfile()
@@ -493,14 +539,8 @@ def load_profile(
                 .distinct()
             )
         )
-    pv_col = func.coalesce(Record.prompt_version, "")
-    sampled = [Record.check_draw < check_rate] if check_rate < 1.0 else []
-    for pv, n in session.execute(
-        select(pv_col, func.count(func.distinct(Record.conv_id)))
-        .where(Record.rewrite_event_id.is_not(None), pv_col.in_(versions), *sampled)
-        .group_by(pv_col)
-    ):
-        conversations[pv] = int(n)
+    if conversations is None:
+        conversations = profile_conversations(session=session, versions=versions, check_rate=check_rate)
     lemmas = sorted(wanted)
     for start in range(0, len(lemmas), 500):
         chunk = lemmas[start : start + 500]

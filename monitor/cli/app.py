@@ -21,9 +21,17 @@ from monitor.settings import Settings, load_settings
 
 
 class _Group(typer.core.TyperGroup):
-    """Maps ``MonitorError`` to a one-line message and its exit code, for every command."""
+    """Maps ``MonitorError`` to a one-line message and its exit code, for every command, and disposes
+    the engines the command opened when it ends (:meth:`State.close_engines`)."""
 
     def invoke(self, ctx: Any) -> Any:
+        try:
+            return self._invoke(ctx)
+        finally:
+            if isinstance(ctx.obj, State):
+                ctx.obj.close_engines()
+
+    def _invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except MonitorError as exc:
@@ -110,6 +118,15 @@ class State:
         self.config = config
         self.database_url = database_url
         self._settings: Settings | None = None
+        self.engines: list[Any] = []
+        """The engines :func:`open_engine` opened for the command."""
+
+    def close_engines(self) -> None:
+        """Dispose the engines the command opened: their idle connections are closed when the command
+        ends (on SQLite the last close checkpoints the write-ahead log into the database file), not
+        whenever the interpreter's teardown gets to them (see ``monitor.cli.main.main``)."""
+        while self.engines:
+            self.engines.pop().dispose()
 
     @property
     def settings(self) -> Settings:
@@ -186,7 +203,11 @@ def current_checks() -> list[tuple[str, int]]:
 
 def open_engine(state: State, *, require_schema: bool = True, writes: bool = False) -> Any:
     """The engine of the configured store (``monitor.store.engine.open_store``, which raises
-    ``StorageError`` for a missing SQLite file, an unreachable database or an old schema)."""
+    ``StorageError`` for a missing SQLite file, an unreachable database or an old schema). Every
+    command opens its store here, and the engine is disposed when the command ends
+    (:meth:`State.close_engines`)."""
     from monitor.store.engine import open_store
 
-    return open_store(state.url, require_schema=require_schema, writes=writes)
+    engine = open_store(state.url, require_schema=require_schema, writes=writes)
+    state.engines.append(engine)
+    return engine

@@ -35,9 +35,24 @@ def tune_gc() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: the command under :func:`tune_gc`, then the collector frozen
+    (``gc.freeze``) so that the interpreter's shutdown does not walk and free the process's objects one
+    by one before it exits.
+
+    Why: a command's process holds millions of long-lived objects (WordNet's tables, the word lists,
+    spaCy's vocabulary, the ORM's state), and the collections and deallocations of the interpreter's
+    teardown took 0.6-0.9 s after ``run`` on the shared logs had finished its work (0.3 s after just
+    loading the word tables); with the objects frozen, 0.04 s: the operating system reclaims the memory
+    at once. The price is that frozen objects are never finalised, so what must happen at exit happens
+    before: each command's engines are disposed when it ends (``State.close_engines``: on SQLite, that
+    checkpoints the write-ahead log into the database file), files are written inside ``with`` blocks,
+    ``atexit`` handlers (logging's flush) still run and the interpreter flushes standard output and
+    error itself."""
     tune_gc()
-    app()
+    try:
+        app()
+    finally:
+        gc.freeze()
 
 
 __all__ = ["GC_THRESHOLDS", "app", "main", "tune_gc"]

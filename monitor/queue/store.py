@@ -199,21 +199,11 @@ def enqueue_days(
     withdrawn: dict[str, int] = {}
     capped = 0
     subsampled: dict[str, list[str]] = {}
-    for day in sorted(set(days)):
+    ordered = sorted(set(days))
+    queued, reviewed, planned = _admission_state(session, ordered)
+    for day in ordered:
         candidates = day_candidates(session=session, day=day, checks=checks)
-        existing = session.execute(
-            select(
-                QueueItem.id, QueueItem.record_id, QueueItem.conv_id, QueueItem.stratum, QueueItem.state
-            ).where(QueueItem.day == day)
-        ).all()
-        reviewed = set(
-            session.scalars(
-                select(Verdict.queue_item_id)
-                .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
-                .where(QueueItem.day == day)
-                .distinct()
-            )
-        )
+        existing = queued[day]
         # A manually added item was not drawn: it is neither eligible nor taken in its day's sample,
         # so the sampled strata's π stay those of the random design.
         manual = {e.record_id for e in existing if e.stratum == MANUAL}
@@ -315,7 +305,7 @@ def enqueue_days(
                 # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
                 "updated_at": datetime.now(UTC),
             }
-            if session.get(QueueDay, (day, stratum)) is None:
+            if (day, stratum) not in planned:
                 session.add(QueueDay(day=day, stratum=stratum, **values))
             else:
                 session.execute(
@@ -325,7 +315,55 @@ def enqueue_days(
         if plan.subsampled:
             subsampled[day.isoformat()] = plan.subsampled
         session.flush()
-    return EnqueueResult(added, capped, subsampled, sorted(set(days)), withdrawn)
+    return EnqueueResult(added, capped, subsampled, ordered, withdrawn)
+
+
+def _admission_state(
+    session: Session, days: Sequence[date]
+) -> tuple[dict[date, list[Any]], set[int], set[tuple[date, str]]]:
+    """What :func:`enqueue_days` reads of the queue for ``days`` before planning them, for all of them at
+    once (by 500 days, the bound-parameter limit of SQLite): each day's queue items (``id``,
+    ``record_id``, ``conv_id``, ``stratum``, ``state``), the ids of items with a verdict, and the
+    ``(day, stratum)`` keys of the stored day plans (``QueueDay``).
+
+    Why at once: a backfill's admission plans about a hundred days, and three small queries a day
+    (two of them finding nothing on a new store) cost more than the planning. Nothing the loop writes
+    changes what another day reads: an item belongs to the day of its rewrite, and admissions are
+    serialised (``monitor.worker.jobs.enqueue_job``); a reviewer's claim meanwhile is caught by the
+    compare-and-set updates of the loop."""
+    queued: dict[date, list[Any]] = {d: [] for d in days}
+    reviewed: set[int] = set()
+    planned: set[tuple[date, str]] = set()
+    for start in range(0, len(days), 500):
+        chunk = list(days[start : start + 500])
+        for item in session.execute(
+            select(
+                QueueItem.id,
+                QueueItem.record_id,
+                QueueItem.conv_id,
+                QueueItem.stratum,
+                QueueItem.state,
+                QueueItem.day,
+            )
+            .where(QueueItem.day.in_(chunk))
+            .order_by(QueueItem.id)
+        ):
+            queued[item.day].append(item)
+        reviewed.update(
+            session.scalars(
+                select(Verdict.queue_item_id)
+                .join(QueueItem, QueueItem.id == Verdict.queue_item_id)
+                .where(QueueItem.day.in_(chunk))
+                .distinct()
+            )
+        )
+        planned.update(
+            (d, stratum)
+            for d, stratum in session.execute(
+                select(QueueDay.day, QueueDay.stratum).where(QueueDay.day.in_(chunk))
+            )
+        )
+    return queued, reviewed, planned
 
 
 def _claimable(now: datetime) -> Any:

@@ -10,7 +10,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, overload
 
-from sqlalchemy import URL, DateTime, Engine, create_engine, event, func, inspect, select, table, text
+from sqlalchemy import (
+    URL,
+    DateTime,
+    Engine,
+    Table,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    table,
+    text,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult, Result, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -447,6 +459,54 @@ def insert_ignore(session: Session, model: Any, conflict: list[str]) -> Any:
     write stays idempotent under concurrent writers.
     """
     return dialect_insert(session, model).on_conflict_do_nothing(index_elements=conflict)
+
+
+def bulk_insert_ignore(
+    session: Session, target: Any, conflict: list[str], rows: list[dict[str, Any]]
+) -> None:
+    """Insert ``rows`` into ``target`` (a mapped class or its Core table) as ``session.execute(
+    insert_ignore(session, table, conflict), rows)`` would: rows violating the unique ``conflict`` columns
+    are skipped. ``rows`` are dicts with the same keys, in the same order, each a column name.
+
+    On SQLite the rows go to the driver's ``executemany`` as tuples, each value passed through its
+    column type's own bind processor (``TypeEngine.bind_processor``: naive UTC text for
+    :class:`UTCDateTime`, JSON text for ``Json``), so the stored bytes are the statement path's. Why:
+    SQLAlchemy's executemany builds and processes a parameter dict per row in Python, which cost more
+    than SQLite's own work (the check job on the shared logs stores 50,775 runs and 3,451 findings:
+    0.69 s of its 0.94 s of result storage went to SQLAlchemy's per-row work, under cProfile; SQLite's
+    own inserts take 0.21 s). Other dialects take the statement path."""
+    table = target if isinstance(target, Table) else target.__table__
+    if not rows:
+        return
+    dialect = session.get_bind().dialect
+    if dialect.name != "sqlite":
+        session.execute(insert_ignore(session, table, conflict), rows)
+        return
+    names = list(rows[0])
+    quote = dialect.identifier_preparer.quote
+    sql = (
+        f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
+        f"VALUES ({', '.join('?' * len(names))}) "
+        f"ON CONFLICT ({', '.join(quote(n) for n in conflict)}) DO NOTHING"
+    )
+    procs = [table.c[n].type.dialect_impl(dialect).bind_processor(dialect) for n in names]
+    processed = [(i, p) for i, p in enumerate(procs) if p is not None]
+    # A batch's rows mostly share one timestamp object (``now``): a value that is the object the row
+    # before had in that column is not processed again (values are not changed while this runs).
+    last: dict[int, tuple[Any, Any]] = {}
+    params = []
+    for row in rows:
+        values = [row[n] for n in names]
+        for i, p in processed:
+            v = values[i]
+            seen = last.get(i)
+            if seen is not None and seen[0] is v:
+                values[i] = seen[1]
+            else:
+                values[i] = p(v)
+                last[i] = (v, values[i])
+        params.append(tuple(values))
+    session.connection().exec_driver_sql(sql, params)
 
 
 ANALYZE_MIN_ROWS = 1000

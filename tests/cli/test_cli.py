@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from monitor.checks import current_versions
 from monitor.cli.main import app
 from monitor.ingest.events import json_schemas, parse_line
 from tests.factories import ctx_input, log, rewrite
@@ -299,11 +302,37 @@ def test_every_command_runs_under_the_tuned_collector_thresholds(monkeypatch: py
 
     from monitor.cli import main as entry
 
-    seen: list[tuple[int, ...]] = []
+    seen: list[object] = []
     monkeypatch.setattr(entry, "app", lambda: seen.append(gc.get_threshold()))
+    # the collector is frozen once the command is done (not this test process's, though)
+    monkeypatch.setattr(gc, "freeze", lambda: seen.append("frozen"))
     before = gc.get_threshold()
     try:
         entry.main()
     finally:
         gc.set_threshold(*before)
-    assert seen == [(50_000, 20, 20)]
+    assert seen == [(50_000, 20, 20), "frozen"]
+
+
+def test_a_command_process_leaves_the_store_whole_in_its_file(cli_db: str, tmp_path: Path) -> None:
+    """``main`` freezes the collector before the interpreter exits, so nothing is finalised after the
+    command: its engines are disposed when the command ends, which on SQLite checkpoints the write-ahead
+    log into the database file and removes it."""
+    logs = tmp_path / "logs.jsonl"
+    logs.write_bytes(log(ctx_input(), rewrite()))
+    proc = subprocess.run(
+        [sys.executable, "-m", "monitor", "--database-url", cli_db, "run", str(logs), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["checked"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cli.db", "logs.jsonl"]  # no -wal, no -shm
+    alone = tmp_path / "copy" / "cli.db"  # the file without anything beside it holds what run stored
+    alone.parent.mkdir()
+    alone.write_bytes((tmp_path / "cli.db").read_bytes())
+    with closing(sqlite3.connect(alone)) as conn:
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM check_runs)"
+        ).fetchone()
+    assert counts == (1, len(current_versions()))

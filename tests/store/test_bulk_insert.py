@@ -1,0 +1,99 @@
+"""``bulk_insert_ignore`` stores what the ``insert_ignore`` statement stores, byte for byte, and skips
+the rows that conflict (on SQLite through the driver's executemany, on PostgreSQL through the statement)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import Text, cast, select
+from sqlalchemy.orm import Session
+
+from monitor.store.engine import bulk_insert_ignore, insert_ignore
+from monitor.store.models import Finding
+from tests.factories import check_run_row, record_row
+
+PARIS = timezone(timedelta(hours=1))
+
+
+def _rows(run_id: int, record_id: int, created_at: datetime) -> list[dict[str, Any]]:
+    """Two findings of run ``run_id`` with non-ASCII JSON, a null in the evidence and one shared
+    timestamp object (the check job passes one ``now`` for a whole batch)."""
+    return [
+        {
+            "check_run_id": run_id,
+            "ordinal": n,
+            "record_id": record_id,
+            "request_id": "c_2",
+            "kind": "added_content_word",
+            "severity": "high",
+            "severity_rank": 3,
+            "reason": f"'café' {n} in no turn",
+            "words": ["café", "naïve"][: n + 1],
+            "evidence": {
+                "words": [{"text": "café", "start": 4, "end": 8}],
+                "n_messages": n,
+                "x": [1.5, None],
+            },
+            "check_id": "added_content_word",
+            "check_version": 9,
+            "rules_hash": "h",
+            "created_at": created_at,
+        }
+        for n in range(2)
+    ]
+
+
+def _stored(session: Session, run_id: int) -> list[tuple[Any, ...]]:
+    """Each finding of run ``run_id`` as stored: the JSON and datetime columns as the database's text."""
+    return [
+        tuple(r)
+        for r in session.execute(
+            select(
+                Finding.ordinal,
+                Finding.reason,
+                cast(Finding.words, Text),
+                cast(Finding.evidence, Text),
+                cast(Finding.created_at, Text),
+            )
+            .where(Finding.check_run_id == run_id)
+            .order_by(Finding.ordinal)
+        )
+    ]
+
+
+def test_bulk_insert_stores_what_the_statement_stores_and_skips_conflicts(session: Session) -> None:
+    record = record_row(session)
+    bulk_run = check_run_row(session, record_id=record.id, check_id="a", check_version=1)
+    stmt_run = check_run_row(session, record_id=record.id, check_id="b", check_version=1)
+    aware = datetime(2024, 3, 4, 11, 30, 15, 250000, tzinfo=PARIS)  # 10:30:15.25 UTC
+
+    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], _rows(bulk_run.id, record.id, aware))
+    session.execute(
+        insert_ignore(session, Finding.__table__, ["check_run_id", "ordinal"]),
+        _rows(stmt_run.id, record.id, aware),
+    )
+    # a second batch whose first row conflicts (same run and ordinal): skipped, the first kept
+    again = _rows(bulk_run.id, record.id, aware)
+    again[0]["reason"] = "changed"
+    again[1]["ordinal"] = 2
+    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], again)
+    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], [])  # nothing to do
+
+    bulk = _stored(session, bulk_run.id)
+    assert bulk[:2] == _stored(session, stmt_run.id)
+    assert [(o, reason) for o, reason, *_ in bulk] == [
+        (0, "'café' 0 in no turn"),
+        (1, "'café' 1 in no turn"),
+        (2, "'café' 1 in no turn"),
+    ]
+    loaded = session.execute(
+        select(Finding.words, Finding.evidence, Finding.created_at)
+        .where(Finding.check_run_id == bulk_run.id)
+        .order_by(Finding.ordinal)
+    ).all()
+    assert loaded[1] == (
+        ["café", "naïve"],
+        {"words": [{"text": "café", "start": 4, "end": 8}], "n_messages": 1, "x": [1.5, None]},
+        datetime(2024, 3, 4, 10, 30, 15, 250000),  # naive UTC, as every datetime column
+    )
