@@ -253,6 +253,20 @@ RESTYLE_PAGE = 1000
 """Findings :func:`restyle_findings` reads and grades at a time."""
 
 
+def day_spans(days: Iterable[date]) -> list[tuple[datetime, datetime]]:
+    """``days`` (UTC) as the fewest half-open ``[start, end)`` spans of naive UTC datetimes, each a run of
+    consecutive days, in order: ``{Mar 4, Mar 5, Mar 7}`` -> ``[(Mar 4 00:00, Mar 6 00:00), (Mar 7 00:00,
+    Mar 8 00:00)]``."""
+    spans: list[tuple[datetime, datetime]] = []
+    for day in sorted(set(days)):
+        start = datetime.combine(day, time.min)
+        if spans and spans[-1][1] == start:
+            spans[-1] = (spans[-1][0], start + timedelta(days=1))
+        else:
+            spans.append((start, start + timedelta(days=1)))
+    return spans
+
+
 def restyle_findings(*, session: Session, days: Iterable[date], check_rate: float = 1.0) -> int:
     """Grade the ``added_content_word`` findings of rewrites on ``days`` (UTC) again against the store's
     rewriter profile (``monitor.checks.added_words.restyle``); returns how many changed. Flushes, does not
@@ -261,6 +275,10 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
     Queue admission runs this before it plans a day, so the day's strata do not depend on the order in
     which its rewrites were checked. ``check_rate`` is the check job's (the profile's base, see
     :func:`load_profile`). Findings of other check versions are left as they are.
+
+    Consecutive days are read together, page by page (:func:`day_spans`): each finding is graded on its
+    own against counts over the whole store, so which findings share a page changes no grade, and a
+    backfill's hundred consecutive days cost two pages instead of a hundred reads and profile loads.
     """
     from monitor.checks import added_words
     from monitor.checks.base import Finding as Found
@@ -269,8 +287,7 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
     # Conversations per prompt version (the profile's base): the same for every day, counted once per
     # set of versions rather than once per page of findings (each count scans the checked rewrites).
     counted: dict[tuple[str, ...], dict[str, int]] = {}
-    for day in sorted(set(days)):
-        start = datetime.combine(day, time.min)
+    for start, end in day_spans(days):
         after = 0
         while True:
             rows = session.execute(
@@ -280,7 +297,7 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                     Finding.check_id == added_words.CHECK_ID,
                     Finding.check_version == added_words.VERSION,
                     Record.ts >= start,
-                    Record.ts < start + timedelta(days=1),
+                    Record.ts < end,
                     Finding.id > after,
                 )
                 .order_by(Finding.id)
@@ -310,7 +327,7 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                 changed += 1
             session.flush()
             if len(rows) < RESTYLE_PAGE:
-                break  # the day's last page: asking for another would find nothing
+                break  # the span's last page: asking for another would find nothing
     return changed
 
 

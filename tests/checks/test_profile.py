@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from monitor.checks import added_words
 from monitor.checks.profile import RewriterProfile
 from monitor.checks.rules import load_rules
-from monitor.checks.store import list_findings, restyle_findings
+from monitor.checks.store import day_spans, list_findings, restyle_findings
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.store.models import AddedLemma
 from monitor.worker.jobs import check_job
@@ -172,3 +172,53 @@ def test_admission_grades_a_day_again_against_the_grown_profile(session: Session
         k for kinds in session.scalars(select(QueueItem.kinds)) for k in kinds if k == "added_content_word"
     ] == []
     assert restyle_findings(session=session, days=[date(2024, 3, 4)]) == 0  # idempotent
+
+
+def test_day_spans_join_consecutive_days_only() -> None:
+    assert day_spans([date(2024, 3, 7), date(2024, 3, 4), date(2024, 3, 5), date(2024, 3, 4)]) == [
+        (datetime(2024, 3, 4), datetime(2024, 3, 6)),
+        (datetime(2024, 3, 7), datetime(2024, 3, 8)),
+    ]
+    assert day_spans([date(2024, 2, 29), date(2024, 3, 1)]) == [(datetime(2024, 2, 29), datetime(2024, 3, 2))]
+    assert day_spans([]) == []
+
+
+def test_restyle_grades_the_days_given_and_only_those(session: Session) -> None:
+    """Read by spans of consecutive days: the findings of Mar 4 and 5 are graded again in one span, those
+    of Mar 6 (not given) keep their grade until a later call names their day."""
+
+    def conv(i: int, day: int) -> bytes:
+        ts = f"2024-03-{day:02d}T08:01:31Z"
+        return log(
+            ctx_input(
+                conv=f"c{i}", req=f"c{i}_2", messages=MSG_LIST, n_messages=1, client_turn_count=1, ts=ts
+            ),
+            rewrite(
+                conv=f"c{i}",
+                req=f"c{i}_2",
+                latest="What else?",
+                query="the singer album",
+                prompt_version="v1",
+                ts=ts,
+            ),
+        )
+
+    rules = load_rules()
+    ingest_bytes(session, conv(0, 4) + conv(1, 5) + conv(2, 6))
+    check_job(session=session, rules=rules)  # a profile of 2 other conversations: "album" is no style yet
+    ingest_bytes(session, b"".join(conv(i, 8) for i in range(3, 8)))
+    check_job(session=session, rules=rules)
+
+    def grades() -> dict[str, str]:
+        return {f.request_id: f.severity for f in list_findings(session=session, checks=[ACW])}
+
+    assert grades() == {
+        "c0_2": "medium",
+        "c1_2": "medium",
+        "c2_2": "medium",
+        **{f"c{i}_2": "low" for i in range(3, 8)},
+    }
+    assert restyle_findings(session=session, days=[date(2024, 3, 5), date(2024, 3, 4)]) == 2
+    assert grades() == {"c2_2": "medium", **{f"c{i}_2": "low" for i in (0, 1, *range(3, 8))}}
+    assert restyle_findings(session=session, days=[date(2024, 3, 6), date(2024, 3, 8)]) == 1
+    assert grades() == {f"c{i}_2": "low" for i in range(8)}
