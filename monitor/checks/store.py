@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Subquery, delete, func, select, tuple_
+from sqlalchemy import BindParameter, Subquery, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.checks.profile import RewriterProfile
@@ -67,10 +67,13 @@ class Coverage:
 
 
 def fully_checked(
-    checks: Sequence[tuple[str, int]], start: datetime | None = None, end: datetime | None = None
+    checks: Sequence[tuple[str, int]],
+    start: datetime | BindParameter[datetime] | None = None,
+    end: datetime | BindParameter[datetime] | None = None,
 ) -> Subquery:
     """Subquery (column ``record_id``) of the records with a run of every current check in ``checks``,
-    of rewrites with ``start <= ts < end`` when bounds are given.
+    of rewrites with ``start <= ts < end`` when bounds are given (naive UTC datetimes, or parameters
+    bound when the statement runs).
 
     The bounds sit inside the grouping, joined through the record's time (indexed), so a bounded read
     costs the window's runs rather than every run in the store.

@@ -14,14 +14,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, distinct, exists, func, or_, select, tuple_, update
+from sqlalchemy import (
+    Select,
+    Table,
+    and_,
+    bindparam,
+    distinct,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import fully_checked
 from monitor.errors import QueueError
-from monitor.queue.sampling import PRIORITY, STRATA, Candidate, admit, reviews_needed
+from monitor.queue.sampling import PRIORITY, STRATA, AdmissionPlan, Candidate, admit, reviews_needed
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc, rowcount
 from monitor.store.models import CheckRun, Finding, QueueDay, QueueItem, Record, Verdict
@@ -90,21 +104,30 @@ def day_candidates(*, session: Session, day: date, checks: Sequence[tuple[str, i
     backfill (issue 18).
     """
     start = datetime.combine(day, time.min)
-    end = start + timedelta(days=1)
+    stmt = _candidates_statement(tuple((check, version) for check, version in checks))
+    rows = session.execute(stmt, {"start": start, "end": start + timedelta(days=1)})
+    names = {v: k for k, v in SEVERITY_RANK.items()}
+    return [Candidate(rid, f"{conv}/{request}", conv, names.get(rank)) for rid, conv, request, rank in rows]
+
+
+@lru_cache(maxsize=8)
+def _candidates_statement(checks: tuple[tuple[str, int], ...]) -> Select[Any]:
+    """:func:`day_candidates`' query for ``checks``, the day bound as ``start`` and ``end`` (naive UTC).
+    Built once per set of checks: an admission runs it for each of its days (92 on the shared logs), and
+    building it took more Python than SQLite took to run it."""
+    start, end = bindparam("start", type_=Record.ts.type), bindparam("end", type_=Record.ts.type)
     runs = fully_checked(checks, start, end)
     top = (
         select(func.max(Finding.severity_rank))
         .where(Finding.record_id == Record.id, tuple_(Finding.check_id, Finding.check_version).in_(checks))
         .scalar_subquery()
     )
-    rows = session.execute(
+    return (
         select(Record.id, Record.conv_id, Record.request_id, top)
         .join(runs, runs.c.record_id == Record.id)
         .where(Record.ts >= start, Record.ts < end, Record.rewrite_event_id.is_not(None))
         .order_by(Record.id)
     )
-    names = {v: k for k, v in SEVERITY_RANK.items()}
-    return [Candidate(rid, f"{conv}/{request}", conv, names.get(rank)) for rid, conv, request, rank in rows]
 
 
 def admitted_meta(
@@ -201,6 +224,14 @@ def enqueue_days(
     subsampled: dict[str, list[str]] = {}
     ordered = sorted(set(days))
     queued, reviewed, planned = _admission_state(session, ordered)
+    # Plan every day first, then read the admitted records' fields and write, each in a few statements
+    # for all days at once. Why: a backfill's admission plans about a hundred days, and a dozen small
+    # statements a day (ORM updates that each flushed the day plans added before them) cost more than
+    # reading and planning the days (enqueue_days on the shared logs' 92 days: 0.40 -> 0.12 s, with
+    # day_candidates' statement built once; issue 18). Nothing written changes what a later day reads
+    # (see _admission_state). Only each day's plan is held between the phases (its admitted records
+    # and counts, bounded by the budget), not its candidates: memory stays that of one day.
+    plans: list[_DayPlan] = []
     for day in ordered:
         candidates = day_candidates(session=session, day=day, checks=checks)
         existing = queued[day]
@@ -228,13 +259,23 @@ def enqueue_days(
             per_conversation_cap=settings.per_conversation_cap,
             existing=[(e.record_id, e.conv_id, e.stratum) for e in touched],
         )
-        due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
-        chosen = {a.record_id: a for a in plan.admitted}
+        chosen = {a.record_id for a in plan.admitted}
         keys = {c.record_id: c.key for c in candidates if c.record_id in chosen}
-        meta = admitted_meta(
-            session=session, ids=sorted(chosen), checks=checks, min_severity=settings.min_severity
-        )
-        rows = []
+        # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
+        plans.append(_DayPlan(day, plan, undecided, keys, datetime.now(UTC)))
+    meta = admitted_meta(
+        session=session,
+        ids=sorted(a.record_id for p in plans for a in p.plan.admitted),
+        checks=checks,
+        min_severity=settings.min_severity,
+    )
+    rows = []
+    probs: list[dict[str, Any]] = []
+    new_days: list[dict[str, Any]] = []
+    old_days: list[dict[str, Any]] = []
+    for p in plans:
+        day, plan, undecided = p.day, p.plan, p.undecided
+        due = datetime.combine(day + timedelta(days=1), time.min) + timedelta(hours=settings.review_sla_hours)
         for a in plan.admitted:
             m = meta[a.record_id]
             fields = {
@@ -259,7 +300,7 @@ def enqueue_days(
                         "created_at": now,
                         "reviews_needed": reviews_needed(
                             settings.sample_seed,
-                            keys[a.record_id],
+                            p.keys[a.record_id],
                             per_item=settings.reviews_per_item,
                             double_share=settings.double_review_share,
                         ),
@@ -277,8 +318,7 @@ def enqueue_days(
                 continue  # still selected, unchanged
             if old is None or old.state == WITHDRAWN:
                 added[a.stratum] = added.get(a.stratum, 0) + 1
-        if rows:
-            session.execute(insert_ignore(session, QueueItem, ["record_id"]), rows)
+        chosen = {a.record_id for a in plan.admitted}
         for rid, old in undecided.items():
             if old.state == "pending" and rid not in chosen:
                 gone = rowcount(
@@ -291,31 +331,66 @@ def enqueue_days(
                 if gone:
                     withdrawn[old.stratum] = withdrawn.get(old.stratum, 0) + 1
         for stratum in set(plan.eligible) | set(plan.taken):
-            pi = settings.check_rate * plan.inclusion_prob(stratum)
-            session.execute(
-                update(QueueItem)
-                .where(QueueItem.day == day, QueueItem.stratum == stratum, QueueItem.state != WITHDRAWN)
-                .values(inclusion_prob=pi)
-            )
+            key = {"d": day, "s": stratum}
+            probs.append({**key, "pi": settings.check_rate * plan.inclusion_prob(stratum)})
             values = {
                 "eligible": plan.eligible[stratum],
                 "taken": plan.taken[stratum],
                 "capped": plan.capped[stratum],
                 "subsampled": stratum in plan.subsampled,
-                # wall clock, not ``now``: days_to_admit compares it with check runs' wall-clock times
-                "updated_at": datetime.now(UTC),
+                "updated_at": p.planned_at,
             }
             if (day, stratum) not in planned:
-                session.add(QueueDay(day=day, stratum=stratum, **values))
+                new_days.append({"day": day, "stratum": stratum, **values})
             else:
-                session.execute(
-                    update(QueueDay).where(QueueDay.day == day, QueueDay.stratum == stratum).values(**values)
-                )
+                old_days.append({**key, **values})
         capped += sum(plan.capped.values())
         if plan.subsampled:
             subsampled[day.isoformat()] = plan.subsampled
-        session.flush()
+    if rows:
+        session.execute(insert_ignore(session, QueueItem, ["record_id"]), rows)
+    # After the inserts and withdrawals, as each day's own update came after them: every item of a
+    # (day, stratum) still in the sample gets the stratum's π, the kept ones as the new.
+    items: Table = QueueItem.__table__  # type: ignore[assignment]
+    plans_t: Table = QueueDay.__table__  # type: ignore[assignment]
+    if probs:
+        session.execute(
+            update(items)
+            .where(
+                items.c.day == bindparam("d"), items.c.stratum == bindparam("s"), items.c.state != WITHDRAWN
+            )
+            .values(inclusion_prob=bindparam("pi")),
+            probs,
+        )
+    if new_days:
+        session.execute(insert(plans_t), new_days)
+    if old_days:
+        session.execute(
+            update(plans_t)
+            .where(plans_t.c.day == bindparam("d"), plans_t.c.stratum == bindparam("s"))
+            .values({c: bindparam(c) for c in ("eligible", "taken", "capped", "subsampled", "updated_at")}),
+            old_days,
+        )
+    # Core statements leave the session's objects alone: an item or day plan of these days it holds
+    # (a worker's long-lived session) is re-read on its next access, as the ORM updates kept it current.
+    admitted_days = set(ordered)
+    for obj in list(session.identity_map.values()):
+        if isinstance(obj, QueueItem | QueueDay) and obj.day in admitted_days:
+            session.expire(obj)
+    session.flush()
     return EnqueueResult(added, capped, subsampled, ordered, withdrawn)
+
+
+@dataclass(frozen=True, slots=True)
+class _DayPlan:
+    """What :func:`enqueue_days` holds of a planned day until it writes: the plan, the day's re-decided
+    items by record id, the admitted records' keys and when the day was planned (wall clock, UTC)."""
+
+    day: date
+    plan: AdmissionPlan
+    undecided: dict[int, Any]
+    keys: dict[int, str]
+    planned_at: datetime
 
 
 def _admission_state(

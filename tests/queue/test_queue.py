@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from monitor.queue.store import QueueError, claim, claim_next, enqueue_days, list_queue, queue_depth, release
@@ -125,6 +125,51 @@ def test_a_day_arriving_in_parts_is_queued_as_if_it_came_at_once(session: Sessio
     assert len(pending) == 8
     assert probs == {"high": 1.0, "medium": 2 / 6, "control": 2 / 10}
     assert days["medium"] == (6, 2, 0)
+
+
+def test_admission_plans_every_day_then_writes_them_together(session: Session) -> None:
+    """Six days cost one candidate read each and a fixed number of other statements; the π a re-plan sets
+    reaches the items the session already holds (its writes bypass the ORM's own bookkeeping)."""
+    days = [DAY + timedelta(days=n) for n in range(6)]
+    for n, day in enumerate(days):
+        for i in range(6):
+            checked_record(session, f"M{n}.{i}", f"m{n}.{i}", severity="medium", day=day)
+        for i in range(10):
+            checked_record(session, f"C{n}.{i}", f"c{n}.{i}", severity=None, day=day)
+    session.flush()
+    statements: list[str] = []
+    bind = session.connection()
+
+    def count(_conn: object, _cursor: object, sql: str, *_args: object) -> None:
+        statements.append(sql)
+
+    event.listen(bind, "before_cursor_execute", count)
+    try:
+        first = enqueue_days(
+            session=session, days=days, checks=CHECKS, settings=settings(queue_budget=8), now=NOW
+        )
+    finally:
+        event.remove(bind, "before_cursor_execute", count)
+    assert first.added == {"medium": 36, "control": 12}
+    # 3 reads of the queue's state, 6 of candidates, 2 of the admitted records, then 3 writes: items,
+    # their π, the day plans
+    assert len(statements) == 14
+    held = session.scalars(
+        select(QueueItem).where(QueueItem.day == days[2], QueueItem.stratum == "medium")
+    ).all()
+    assert [i.inclusion_prob for i in held] == [1.0] * 6
+    late_highs(session, days[2])
+    second = enqueue_days(
+        session=session, days=[days[2]], checks=CHECKS, settings=settings(queue_budget=8), now=NOW
+    )
+    assert second.added == {"high": 4} and second.withdrawn == {"medium": 4}
+    assert (
+        sorted((i.state, i.inclusion_prob) for i in held)
+        == [("pending", 2 / 6)] * 2 + [("withdrawn", 1.0)] * 4  # a withdrawn item keeps the π it was drawn at
+    )
+    plans = {(p.day, p.stratum): (p.eligible, p.taken) for p in session.scalars(select(QueueDay))}
+    assert plans[(days[2], "medium")] == (6, 2) and plans[(days[2], "high")] == (4, 4)
+    assert plans[(days[1], "medium")] == (6, 6)
 
 
 def test_a_verdict_on_a_withdrawn_request_makes_it_a_manual_item(session: Session) -> None:
