@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
+from monitor.errors import StorageError
 from monitor.store.engine import (
+    HEAD_REVISION,
     alembic_config,
     current_revision,
     downgrade,
     head_revision,
     make_engine,
+    open_store,
+    require_current_schema,
     upgrade,
 )
 from monitor.store.models import Base
@@ -22,6 +31,46 @@ TABLES = {"events", "records", "quarantine", "check_runs", "findings", "alembic_
 
 def test_one_head() -> None:
     assert len(ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()) == 1
+
+
+def test_the_head_constant_is_the_migrations_head() -> None:
+    """A new migration must update ``HEAD_REVISION``, or every command would call a current store old."""
+    assert HEAD_REVISION == head_revision() == "0011"
+
+
+def test_a_store_at_head_opens_without_importing_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    upgrade(url)
+    code = (
+        "import sys\n"
+        "from monitor.store.engine import open_store\n"
+        f"open_store({url!r}, writes=True).dispose()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('alembic', 'mako')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
+
+
+def test_a_store_not_at_head_is_refused_with_its_revision(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        require_current_schema(engine)  # at head: no error
+        downgrade(db_url, "0010")
+        with pytest.raises(
+            StorageError, match="is at revision 0010, not 0011: run `rewrite-monitor db upgrade`"
+        ):
+            require_current_schema(engine)
+        downgrade(db_url, "base")
+        with pytest.raises(StorageError, match="has no schema: run `rewrite-monitor db upgrade`"):
+            open_store(db_url).dispose()
+        with engine.begin() as conn:
+            conn.execute(text("DROP TABLE alembic_version"))
+        with pytest.raises(StorageError, match="has no schema"):
+            require_current_schema(engine)
+        upgrade(db_url)
+        require_current_schema(engine)
+    finally:
+        engine.dispose()
 
 
 def test_upgrade_downgrade_upgrade_and_no_drift(db_url: str) -> None:
