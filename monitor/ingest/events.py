@@ -380,7 +380,22 @@ def canonical_sha(obj: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-_NON_FINITE_HINT_RE = re.compile(r"NaN|Infinity|[eE][+]?\d{3}")
+class _NonFinite(Exception):
+    """Raised by :func:`parse_line`'s decoder hooks at the first NaN, infinity or overflowing number."""
+
+
+def _finite_float(literal: str) -> float:
+    """``float(literal)`` for the JSON decoder's ``parse_float``, raising :class:`_NonFinite` when the
+    number overflows to infinity (``1e400``, or a mantissa of 400 digits)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NonFinite
+    return value
+
+
+def _no_constant(_name: str) -> float:
+    """The JSON decoder's ``parse_constant`` (called for ``NaN``, ``Infinity`` and ``-Infinity`` only)."""
+    raise _NonFinite
 
 
 def _scalars(obj: object, path: str = "") -> Iterator[tuple[str, object]]:
@@ -448,8 +463,18 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | ParsedSpans
     """
     if text.startswith("\ufeff"):  # a byte-order mark at the start of a file is no part of the line
         text = text[1:]
+    # The decoder's own hooks tell whether the line holds a non-finite number: exact, and free, as a regex
+    # pre-test over the whole line was not (0.11 s on the shared logs' 6,770 lines, more than decoding
+    # them, and it matched 663 lines, "e" followed by three digits, each then walked for nothing).
+    non_finite = False
     try:
-        obj = json.loads(text)
+        try:
+            obj = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        except _NonFinite:
+            # decoded again as Python decodes it, so what follows sees the same object (and the same
+            # error, when the line is broken further on)
+            non_finite = True
+            obj = json.loads(text)
     except json.JSONDecodeError as exc:
         if not complete:
             return LineError(
@@ -463,7 +488,7 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | ParsedSpans
         return LineError("invalid_json", "invalid JSON: nested too deeply")
     if not isinstance(obj, dict):
         return LineError("not_an_object", f"a log line must be a JSON object, got {type(obj).__name__}")
-    if _NON_FINITE_HINT_RE.search(text):  # cheap pre-test: only these spellings make a non-finite float
+    if non_finite:
         bad = non_finite_number(obj)
         if bad is not None:
             return bad

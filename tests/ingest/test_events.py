@@ -174,6 +174,28 @@ def test_1e400_overflows_to_infinity_and_is_quarantined() -> None:
     assert parse_line(text) == LineError("non_finite_number", "field 'latency_ms' is NaN or infinite")
 
 
+@pytest.mark.parametrize("number", ["NaN", "-Infinity", "1E+309", "1" * 400 + ".5", "-" + "9" * 310 + ".0e0"])
+def test_every_spelling_of_a_non_finite_number_is_quarantined(number: str) -> None:
+    """The decoder's hooks see each number: a 400-digit mantissa overflows as 1e400 does, although no
+    "e" followed by three digits, what the earlier pre-test looked for, is in the line."""
+    text = json.dumps(rewrite(latency_ms=1.0)).replace('"latency_ms": 1.0', f'"latency_ms": {number}')
+    assert parse_line(text) == LineError("non_finite_number", "field 'latency_ms' is NaN or infinite")
+
+
+def test_a_non_finite_number_in_a_broken_line_is_reported_as_broken_json() -> None:
+    text = json.dumps(rewrite(latency_ms=1.0)).replace('"latency_ms": 1.0', '"latency_ms": NaN')[:-1]
+    # the closing brace cut off: the decoder stops at the end of the line, past the NaN
+    column = len(text) + 1
+    assert parse_line(text) == LineError(
+        "invalid_json", f"invalid JSON at column {column}: Expecting ',' delimiter"
+    )
+
+
+def test_text_that_looks_like_an_exponent_is_an_event() -> None:
+    got = parse_line(json.dumps(rewrite(query="model e123 vs E+999, NaN or Infinity")))
+    assert isinstance(got, ParsedEvent) and got.data.query == "model e123 vs E+999, NaN or Infinity"
+
+
 def test_a_byte_order_mark_at_the_start_of_a_file_is_not_part_of_the_first_event() -> None:
     got = parse_line("\ufeff" + json.dumps(rewrite()))
     assert isinstance(got, ParsedEvent) and got.kind == "rewrite"
