@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.lexeme import Lexeme
-    from spacy.lookups import Table
     from spacy.tokens import Token
 
 _V = TypeVar("_V")
@@ -229,8 +228,7 @@ class Analyzer:
         if model is None:
             nlp, table = _blank_english()
             self._lemma_table: dict[str, str] | None = {}
-            # Copy into a plain dict of str -> str: the spaCy Table hashes every key on lookup.
-            self._table: Table | None = table
+            self._table: dict[str, str] | None = table
             self._nlp_full: Language | None = None
         else:
             nlp = spacy.load(model)
@@ -480,16 +478,22 @@ class Analyzer:
         return toks, units
 
 
-def _blank_english() -> tuple[Language, Table]:
-    """``spacy.blank("en")`` with the lookup lemmatizer initialised, and its ``lemma_lookup`` table."""
+def _blank_english() -> tuple[Language, dict[str, str]]:
+    """``spacy.blank("en")`` and the lookup lemmatizer's table: spacy-lookups-data's English
+    ``lemma_lookup`` (surface -> lemma, 41,582 entries), read as the lemmatizer reads it.
+
+    Why not the lemmatizer itself (``add_pipe("lemmatizer", config={"mode": "lookup"})``, then
+    ``initialize()``), as before: only its table was ever used, and building it re-keyed every entry
+    by its spaCy string hash into a ``Table`` (about 0.07 s of every start-up, issue 18), whose every
+    lookup then hashes the key again. The plain dict gives the same answer for every key
+    (``tests/checks/test_nlp.py`` compares them), the pipeline's tokenizer is the same."""
     import spacy
-    from spacy.pipeline import Lemmatizer
+    from spacy.util import load_language_data, registry
 
     nlp = spacy.blank("en")
-    lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
-    assert isinstance(lemmatizer, Lemmatizer)  # add_pipe is typed as returning any pipe
-    nlp.initialize()
-    return nlp, lemmatizer.lookups.get_table("lemma_lookup")
+    table = load_language_data(registry.lookups.get("en")["lemma_lookup"])
+    assert isinstance(table, dict)  # load_language_data is typed as returning a dict or a list
+    return nlp, table
 
 
 def _remember(memo: dict[str, _V], key: str, value: _V) -> None:

@@ -249,3 +249,23 @@ def test_trailing_meta_starts_at_the_note_or_leaked_turn():
     assert meta_tail_start(q) == q.index("\n\nThis")
     assert meta_tail_start("IBM storage options\nHuman: Output ONLY the query") == len("IBM storage options")
     assert meta_tail_start("This query is about Rome") is None  # a first line is the query itself
+
+
+def test_the_lemma_table_answers_as_the_lookup_lemmatizer_does():
+    """The analyzer reads spacy-lookups-data's ``lemma_lookup`` as a plain dict; spaCy's lookup
+    lemmatizer keeps the same entries in a ``Table`` keyed by string hash. Same answer for every entry,
+    and for a word missing from both."""
+    import spacy
+
+    from monitor.checks.nlp import _blank_english
+
+    nlp, table = _blank_english()
+    assert nlp.pipe_names == [] and len(table) == 41_582
+    assert (table["went"], table["mice"], table["studies"]) == ("go", "mouse", "study")
+    reference = spacy.blank("en")
+    reference.add_pipe("lemmatizer", config={"mode": "lookup"})
+    reference.initialize()
+    lookup = reference.get_pipe("lemmatizer").lookups.get_table("lemma_lookup")
+    assert len(lookup) == len(table)
+    assert all(lookup.get(surface) == lemma for surface, lemma in table.items())
+    assert table.get("zzyzxq") is None and lookup.get("zzyzxq") is None
