@@ -22,7 +22,9 @@ class RewriterField(StrEnum):
 
 def evaluate_cmd(
     ctx: typer.Context,
-    labels: Annotated[list[Path], typer.Option("--labels", help="Label file (JSON Lines); repeatable.")],
+    labels: Annotated[
+        list[Path], typer.Option("--labels", metavar="FILE", help="Label file (JSON Lines); repeatable.")
+    ],
     details: Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print every figure as JSON (with --details: the details too).")
