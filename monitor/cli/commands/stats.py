@@ -38,8 +38,10 @@ def evaluate_cmd(
 
     Per file (and with --by, per rewriter): item-level and right-word figures (a hit must name a
     labelled word), stratum-weighted figures, and queue precision (the share of queued items that carry
-    an error label). Only findings of the current check versions and rules count: items checked with
-    other rules are reported as stale. Ingest and check the labelled logs first.
+    an error label). Recall counts the items a check could test; where labelled items had none, a line
+    gives recall over every labelled item, and another how many items each check ran on. Only findings
+    of the current check versions and rules count: items checked with other rules are reported as
+    stale. Ingest and check the labelled logs first (one --labels per file).
 
     Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --details
     """
@@ -80,7 +82,10 @@ def evaluate_cmd(
             f", {len(missing)} not in the store" if missing else ""
         )
         if stale:
-            title += f", {stale} checked with other rules (not scored: run `rewrite-monitor check --recheck`)"
+            title += (
+                f", {stale} checked with other rules or before the reviewers' latest verdicts moved a word"
+                " (not scored: run `rewrite-monitor check --recheck`)"
+            )
         table = Table(
             "label",
             "at",
@@ -142,7 +147,8 @@ def evaluate_cmd(
         ]
         if shown:
             out.print(
-                "coverage (items each check ran on, where not all): " + ", ".join(shown),
+                f"coverage (of the {scored} scored items, each check that did not run on all of them ran "
+                "on): " + ", ".join(shown),
                 markup=False,
                 highlight=False,
             )
