@@ -102,8 +102,9 @@ from monitor.severity import SEVERITY_RANK
 # disadvantages": nlp.antonym_pair). v13: a word in the question's frame is one step lower, unless it
 # answers another question word than the user's (question_frame_tokens, asked_type). v14: a new sibling
 # in a coordination is medium at least ("motocross career, music career": coordinated_sibling); a bound
-# prefix is graded with its word ("non-compliance" as "compliance": _bound_prefix).
-VERSION = 14
+# prefix is graded with its word ("non-compliance" as "compliance": _bound_prefix). v15: the reasons of
+# the frame and answer-type steps say what they did ("so one step lower"; "the user asked 'when' ...").
+VERSION = 15
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -276,12 +277,13 @@ def _as_frame(
             **info,
             "severity": "high",
             "answer_type": {"asked": asked[0], "classes": sorted(classes)},
-            "why": f"{info['why']}; the question's focus, and no {asked[0]!r} answer (WordNet: "
-            f"{', '.join(sorted(classes))})",
+            "why": f"{info['why']}; but the user asked {asked[0]!r}, and the question's focus is a "
+            f"{' or '.join(sorted(classes & _MARKS))} (WordNet), which answers "
+            f"{' or '.join(repr(w) for _, w, _, m in ANSWER_TYPES if m in classes)}",
         }
     if info["signal"] not in FRAME_SIGNALS:
         return info
-    return _one_step_lower(info, "question_frame", "in the question's frame")
+    return _one_step_lower(info, "question_frame", "but in the question's frame, so one step lower")
 
 
 # Signals a coordinated sibling raises to medium: a word graded low for being common, generic, an aspect

@@ -122,15 +122,21 @@ def discover(
 
     out: list[Source] = []
     failed: list[tuple[str, str]] = []
+    first: IngestError | None = None
     for raw in paths:
         try:
             out.extend(_expand(raw, wanted, globs, skipped))
         except IngestError as exc:
             if errors is None:
                 raise
-            failed.append((str(raw), str(exc)))
-    if failed and not out:
-        raise IngestError(failed[0][1])
+            first = first or exc
+            # the report prints "<path>: <reason>", so the reason leaves out the path the message starts with
+            said = str(exc)
+            for prefix in (f"{raw}: ", f"{Path(raw)}: "):
+                said = said.removeprefix(prefix)
+            failed.append((str(raw), said))
+    if first is not None and not out:
+        raise first
     if errors is not None:
         errors.extend(failed)
     return out

@@ -184,7 +184,7 @@ def storage_error(exc: DBAPIError, url: str | URL) -> StorageError:
     could be logged data: PostgreSQL's DETAIL and CONTEXT lines quote the row and the
     value, and the first line is cut at a quoted literal (``invalid input syntax for type json: "..."``)
     unless it names a table, column, index or constraint of the store (:func:`value_free`). The password,
-    should a driver ever echo it, is replaced by ``***``.
+    should a driver ever echo it, is replaced by ``***`` where it stands alone (not inside a word).
     """
     where = display_url(url)
     orig = exc.orig if exc.orig is not None else exc
@@ -202,7 +202,9 @@ def storage_error(exc: DBAPIError, url: str | URL) -> StorageError:
     for secret in secrets:
         for value in secret if isinstance(secret, tuple) else (secret,):
             if value:
-                reason = reason.replace(str(value), "***")
+                # only where it stands alone: a short password ("p") would otherwise be masked inside
+                # every word of the driver's text ("***ort 1", "acce***ting"), which also tells its letters
+                reason = re.sub(rf"(?<![A-Za-z0-9]){re.escape(str(value))}(?![A-Za-z0-9])", "***", reason)
     sqlite_db = parsed.database if parsed is not None and parsed.get_backend_name() == "sqlite" else None
     # 5 is SQLITE_BUSY; its extended codes (BUSY_SNAPSHOT, ...) share the low byte.
     if sqlite_db is not None and (

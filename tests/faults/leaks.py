@@ -211,8 +211,16 @@ def pii_export(url: str, workdir: Path, size: Size) -> Result:
     exported = out.read_text()
     cases = [json.loads(x) for x in exported.splitlines() if x.strip()]
 
+    # Every field but the ones the store generates (ids, the verdict's timestamp): a piece as short as
+    # "2704" (of "IL 62704") is otherwise found in a timestamp's microseconds about once in a hundred runs.
+    generated = ("id", "record_id", "verdict_id", "verdict_at")
+    scanned = "\n".join(
+        json.dumps({k: v for k, v in case.items() if k not in generated}, ensure_ascii=False)
+        for case in cases
+    ).lower()
+
     def leaked(text: str) -> bool:
-        return text.lower() in exported.lower() or json.dumps(text)[1:-1].lower() in exported.lower()
+        return text.lower() in scanned or json.dumps(text)[1:-1].lower() in scanned
 
     leaks = [d["text"] for d in inside if leaked(d["text"])] + [p for p in pieces if leaked(p)]
     survived = [d["text"] for d in outside if leaked(d["text"])]

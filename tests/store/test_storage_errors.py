@@ -36,3 +36,12 @@ def test_a_real_driver_error_quoting_a_value_is_printed_without_it(engine: Engin
     message = str(storage_error(info.value, engine.url))
     assert "secret" not in message and "4111" not in message
     assert message.startswith("database error on ")
+
+
+def test_a_password_is_hidden_where_it_stands_alone_not_inside_words() -> None:
+    """A one-letter password ("p") must not turn "port" into "***ort"; a password the driver echoes whole
+    is hidden."""
+    said = 'connection to server at "127.0.0.1", port 1 failed: accepting TCP/IP? password p rejected'
+    exc = DBAPIError(None, None, Exception(said))
+    message = str(storage_error(exc, "postgresql://u:p@127.0.0.1:1/x"))
+    assert "port 1 failed: accepting TCP/IP? password *** rejected" in message

@@ -16,7 +16,9 @@ from monitor.cli.app import State, err, lazy_choice, open_engine, out, progress_
 # -- ingest --------------------------------------------------------------------------------------
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[list[str], typer.Argument(help="Files, .gz files, directories, or - for stdin.")],
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH", help="Files, .gz files, directories, or - for stdin.")
+    ],
     source: Annotated[str | None, typer.Option("--source", help="Label stored with each event.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any line was rejected.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -24,6 +26,7 @@ def ingest(
         list[str] | None,
         typer.Option(
             "--glob",
+            metavar="PATTERN",
             help="In directories, read the files whose name matches this shell pattern (repeatable); "
             "default: *.jsonl, *.ndjson, *.json, *.log and their rotated generations (.1, .2.gz, "
             "-20240304, .2024-03-04), gzipped or not.",

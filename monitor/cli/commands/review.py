@@ -85,10 +85,12 @@ def verdict_cmd(
     ] = None,
     query: Annotated[str | None, typer.Option("--query", help="The corrected standalone query.")] = None,
     must_include: Annotated[
-        list[str] | None, typer.Option("--must-include", help="A term a right rewrite has (repeatable).")
+        list[str] | None,
+        typer.Option("--must-include", metavar="TERM", help="A term a right rewrite has (repeatable)."),
     ] = None,
     must_not_include: Annotated[
-        list[str] | None, typer.Option("--must-not-include", help="A term it must not have (repeatable).")
+        list[str] | None,
+        typer.Option("--must-not-include", metavar="TERM", help="A term it must not have (repeatable)."),
     ] = None,
     note: Annotated[str | None, typer.Option("--note", help="Free text.")] = None,
     reviewer: Annotated[

@@ -38,7 +38,8 @@ def _sources(paths: list[str] | None, settings: Settings, errors: list[tuple[str
 def run(
     ctx: typer.Context,
     paths: Annotated[
-        list[str] | None, typer.Argument(help="Logs to ingest; default: configured sources.")
+        list[str] | None,
+        typer.Argument(metavar="PATH", help="Logs to ingest; default: configured sources."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:

@@ -22,7 +22,9 @@ class RewriterField(StrEnum):
 
 def evaluate_cmd(
     ctx: typer.Context,
-    labels: Annotated[list[Path], typer.Option("--labels", help="Label file (JSON Lines); repeatable.")],
+    labels: Annotated[
+        list[Path], typer.Option("--labels", metavar="FILE", help="Label file (JSON Lines); repeatable.")
+    ],
     details: Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print every figure as JSON (with --details: the details too).")
@@ -36,8 +38,10 @@ def evaluate_cmd(
 
     Per file (and with --by, per rewriter): item-level and right-word figures (a hit must name a
     labelled word), stratum-weighted figures, and queue precision (the share of queued items that carry
-    an error label). Only findings of the current check versions and rules count: items checked with
-    other rules are reported as stale. Ingest and check the labelled logs first.
+    an error label). Recall counts the items a check could test; where labelled items had none, a line
+    gives recall over every labelled item, and another how many items each check ran on. Only findings
+    of the current check versions and rules count: items checked with other rules are reported as
+    stale. Ingest and check the labelled logs first (one --labels per file).
 
     Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --details
     """
@@ -78,7 +82,10 @@ def evaluate_cmd(
             f", {len(missing)} not in the store" if missing else ""
         )
         if stale:
-            title += f", {stale} checked with other rules (not scored: run `rewrite-monitor check --recheck`)"
+            title += (
+                f", {stale} checked with other rules or before the reviewers' latest verdicts moved a word"
+                " (not scored: run `rewrite-monitor check --recheck`)"
+            )
         table = Table(
             "label",
             "at",
@@ -140,7 +147,8 @@ def evaluate_cmd(
         ]
         if shown:
             out.print(
-                "coverage (items each check ran on, where not all): " + ", ".join(shown),
+                f"coverage (of the {scored} scored items, each check that did not run on all of them ran "
+                "on): " + ", ".join(shown),
                 markup=False,
                 highlight=False,
             )
