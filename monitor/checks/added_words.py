@@ -314,10 +314,14 @@ def coordinated_sibling(q: Analysis, i: int, tr: Transcript) -> str | None:
     return None
 
 
-def _as_sibling(info: dict[str, Any], sibling: str | None) -> dict[str, Any]:
-    """``info`` raised to medium when the word is a new coordinated sibling (``sibling``, from
-    :func:`coordinated_sibling`) and its own grade is lower (:data:`SIBLING_SIGNALS`)."""
-    if sibling is None or info["signal"] not in SIBLING_SIGNALS or info["severity"] != "low":
+def _as_sibling(info: dict[str, Any], word: Tok, q: Analysis, tr: Transcript) -> dict[str, Any]:
+    """``info`` raised to medium when its grade is low for a signal a sibling raises
+    (:data:`SIBLING_SIGNALS`) and ``word`` is a new coordinated sibling (:func:`coordinated_sibling`,
+    looked for only then)."""
+    if info["signal"] not in SIBLING_SIGNALS or info["severity"] != "low":
+        return info
+    sibling = coordinated_sibling(q, q.tokens.index(word), tr)
+    if sibling is None:
         return info
     return {
         **info,
@@ -600,35 +604,13 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     frame = question_frame_tokens(q)
     asked = asked_type(record.latest)
     for ui, unit, bad in unsupported:
-        words = [
-            _adjusted(
-                _as_frame(
-                    _as_facet(
-                        _as_sibling(
-                            _grade(
-                                t,
-                                unit.text,
-                                q,
-                                tr,
-                                rules,
-                                quals,
-                                meta or _tail_meta(t, tail),
-                            ),
-                            coordinated_sibling(q, q.tokens.index(t), tr),
-                        ),
-                        t,
-                        listed,
-                    ),
-                    t,
-                    frame,
-                    asked,
-                ),
-                rules.profile,
-                record.prompt_version,
-                _learned_for(rules.learned, record, t.key),
-            )
-            for t in bad
-        ]
+        words = []
+        for t in bad:
+            # the word's own grade, then the steps of its place in the query, then the rewriter's
+            info = _grade(t, unit.text, q, tr, rules, quals, meta or _tail_meta(t, tail))
+            info = _as_frame(_as_facet(_as_sibling(info, t, q, tr), t, listed), t, frame, asked)
+            learned = _learned_for(rules.learned, record, t.key)
+            words.append(_adjusted(info, rules.profile, record.prompt_version, learned))
         best = max(words, key=_rank)
         best = dict(best)
         best.update(text=unit.text, start=unit.start, end=unit.end)
