@@ -84,15 +84,25 @@ _NOT_REGULAR = (
 )
 
 
+class UnreadablePath(IngestError):
+    """A path given to :func:`discover` that yields no source; ``reason`` is the message without the
+    path it starts with, for a report that names the path beside it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.reason = reason
+
+
 def _not_a_file(p: Path, mode: int) -> IngestError:
     """The refusal of a path that exists but is neither a regular file nor a directory."""
     kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
     # A pipe or device (`<(zcat f.gz)`, /dev/stdin) reads once and has no stable identity: its path
     # (/dev/fd/63) names a different stream on every run, so a re-run could not tell its lines from
     # new ones (stored events are known by origin and line number). `-` is that one-shot stream.
-    return IngestError(
-        f"{p}: not a regular file or directory ({kind}): pipe it to `rewrite-monitor ingest -` "
-        "instead, e.g. `zcat logs.jsonl.gz | rewrite-monitor ingest -`"
+    return UnreadablePath(
+        p,
+        f"not a regular file or directory ({kind}): pipe it to `rewrite-monitor ingest -` "
+        "instead, e.g. `zcat logs.jsonl.gz | rewrite-monitor ingest -`",
     )
 
 
@@ -108,11 +118,12 @@ def discover(
     (matched against the file name: ``--glob '*.txt'``). The other files of a walked directory are
     appended to ``skipped`` when a list is passed (the CLI says how many, so none is skipped silently).
 
-    Raises ``IngestError`` for a path that does not exist or cannot be looked at, a path that is not a
-    regular file or directory (a pipe such as ``<(zcat f.gz)``, a device such as ``/dev/null``: read
-    those through ``-``), and a directory with no log files. With an ``errors`` list, such a path is
-    appended to it as ``(path, message)`` instead and the other paths are still expanded (one mistyped
-    path does not stop a backfill); ``IngestError`` is then raised only when no path is left to read.
+    Raises :class:`UnreadablePath` (an ``IngestError``) for a path that does not exist or cannot be
+    looked at, a path that is not a regular file or directory (a pipe such as ``<(zcat f.gz)``, a device
+    such as ``/dev/null``: read those through ``-``), and a directory with no log files. With an
+    ``errors`` list, such a path is appended to it as ``(path, reason)`` (the message without the path)
+    instead and the other paths are still expanded (one mistyped path does not stop a backfill); the
+    first such error is then raised only when no path is left to read.
     """
 
     def wanted(name: str) -> bool:
@@ -122,19 +133,15 @@ def discover(
 
     out: list[Source] = []
     failed: list[tuple[str, str]] = []
-    first: IngestError | None = None
+    first: UnreadablePath | None = None
     for raw in paths:
         try:
             out.extend(_expand(raw, wanted, globs, skipped))
-        except IngestError as exc:
+        except UnreadablePath as exc:
             if errors is None:
                 raise
             first = first or exc
-            # the report prints "<path>: <reason>", so the reason leaves out the path the message starts with
-            said = str(exc)
-            for prefix in (f"{raw}: ", f"{Path(raw)}: "):
-                said = said.removeprefix(prefix)
-            failed.append((str(raw), said))
+            failed.append((str(raw), exc.reason))  # the report names the path beside the reason
     if first is not None and not out:
         raise first
     if errors is not None:
@@ -153,9 +160,9 @@ def _expand(
         mode = p.stat().st_mode  # follows symlinks, like opening would
     except FileNotFoundError:
         broken = " (a symbolic link to a missing target)" if p.is_symlink() else ""
-        raise IngestError(f"{p}: no such file or directory{broken}") from None
+        raise UnreadablePath(p, f"no such file or directory{broken}") from None
     except OSError as exc:
-        raise IngestError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raise UnreadablePath(p, f"cannot read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(mode):
         files = sorted(
             f
@@ -171,7 +178,7 @@ def _expand(
                 if globs
                 else f"named *{{{','.join(LOG_SUFFIXES)}}}[.N|.DATE][.gz]"
             )
-            raise IngestError(f"{p}: directory holds no log files {what}")
+            raise UnreadablePath(p, f"directory holds no log files {what}")
         return [Source(str(f.resolve()), f.resolve()) for f in found]
     if stat.S_ISREG(mode):
         return [Source(str(p.resolve()), p.resolve())]
