@@ -208,8 +208,8 @@ def transcript_html(ctx: ContextInput | None, findings: Sequence[FindingRow]) ->
 
 # -- 3. rewrite ------------------------------------------------------------------------------------
 def query_spans(findings: Sequence[FindingRow]) -> list[Span]:
-    """Spans of the query to highlight: each added content word (hover: why it was flagged) and each
-    conflicting qualifier value."""
+    """Spans of the query to highlight: each added content word (hover: why it was flagged), each
+    conflicting qualifier value and each replaced term."""
     spans = []
     for f in findings:
         if f.kind not in FABRICATION_KINDS:
@@ -221,7 +221,7 @@ def query_spans(findings: Sequence[FindingRow]) -> list[Span]:
                 css = "rm-added" if w.get("severity", f.severity) == "high" else "rm-added-medium"
                 title = ADDED_TITLE + (f" ({w['why']})" if w.get("why") else "")
             else:
-                css, title = "rm-added", f"qualifier_conflict: {f.reason}"
+                css, title = "rm-added", f"{f.kind}: {f.reason}"
             spans.append(Span(w["start"], w["end"], css, title))
     return spans
 

@@ -1,10 +1,11 @@
 """Tuning discipline: leave-one-rewriter-out figures for the constants of the checks fitted on labels.
 
-Three constants were chosen while looking at the labelled development files: ``RARE_ZIPF`` (a rarer
+Four constants were chosen while looking at the labelled development files: ``RARE_ZIPF`` (a rarer
 unsupported word is graded high, ``monitor.checks.added_words``), ``STYLE_MIN_OTHERS`` (a word the
-rewriter adds in that many other conversations is its style, ``monitor.checks.profile``) and
+rewriter adds in that many other conversations is its style, ``monitor.checks.profile``),
 ``KEYWORD_RUN`` (that many content words in a row, in a query without a question mark, make a keyword
-list whose facets are one step lower, ``monitor.checks.added_words``). For each
+list whose facets are one step lower, ``monitor.checks.added_words``) and ``GENERIC_ZIPF`` (a noun at
+least that common after a received modifier is a general noun, low, ``monitor.checks.added_words``). For each
 rewriter family this script picks the constants from a small grid using every *other* family's labels,
 then reports the held-out family's figures with them, beside the figures with the shipped constants.
 A family whose figures are much worse when it played no part in the choice is one the constants were
@@ -17,7 +18,7 @@ included) and scored by ``monitor.stats.evaluate`` (right-word figures, Wilson i
     .venv/bin/python scripts/eval_checks.py [--data ../shared/data] [--json]
 
 Prints one table (Markdown) or, with ``--json``, the figures per family and constant. Takes about a
-minute per grid point on two cores (the grid has 12).
+minute per grid point on two cores (the grid has 36).
 """
 
 from __future__ import annotations
@@ -48,11 +49,17 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 """Rewriter families and their label files (``../shared/data/README.md``)."""
 
-GRID = {"RARE_ZIPF": (4.0, 4.4, 4.8), "STYLE_MIN_OTHERS": (3, 5), "KEYWORD_RUN": (3, 4)}
+GRID = {
+    "RARE_ZIPF": (4.0, 4.4, 4.8),
+    "STYLE_MIN_OTHERS": (3, 5),
+    "KEYWORD_RUN": (3, 4),
+    "GENERIC_ZIPF": (5.0, 5.5, 6.0),
+}
 SHIPPED = {
     "RARE_ZIPF": added_words.RARE_ZIPF,
     "STYLE_MIN_OTHERS": profile.STYLE_MIN_OTHERS,
     "KEYWORD_RUN": added_words.KEYWORD_RUN,
+    "GENERIC_ZIPF": added_words.GENERIC_ZIPF,
 }
 
 
@@ -71,6 +78,7 @@ def _apply(point: dict[str, float]) -> None:
     added_words.RARE_ZIPF = float(point["RARE_ZIPF"])
     profile.STYLE_MIN_OTHERS = int(point["STYLE_MIN_OTHERS"])
     added_words.KEYWORD_RUN = int(point["KEYWORD_RUN"])
+    added_words.GENERIC_ZIPF = float(point["GENERIC_ZIPF"])
 
 
 def figures_at(point: dict[str, float], logs: Path, labels: list[Path]) -> dict[str, Figures]:
@@ -175,8 +183,8 @@ def main() -> int:
     for family, files in FAMILIES.items():
         present = [f for f in files if f in shipped]
         others = [f for fam, fs in FAMILIES.items() if fam != family for f in fs if f in shipped]
-        # ties go to the later grid point: the higher RARE_ZIPF, STYLE_MIN_OTHERS and KEYWORD_RUN, the
-        # cautious end
+        # ties go to the later grid point: the higher RARE_ZIPF, STYLE_MIN_OTHERS, KEYWORD_RUN and
+        # GENERIC_ZIPF, the cautious end
         point, figs = max(enumerate(by_point), key=lambda ip: (objective(ip[1][1], others), ip[0]))[1]
         report[family] = {
             "files": present,

@@ -1,8 +1,8 @@
 """Fabrication-rate alerts: the windows, the decision rule, and the alert payload. Pure, no I/O.
 
 The fabrication rate of a group (``overall``, or one ``prompt_version``) is the share of checked
-rewrites with an ``added_content_word`` or ``qualifier_conflict`` finding at or above the alert
-severity (default high). Rewrites whose fabrication checks were skipped are not counted.
+rewrites with an ``added_content_word``, ``qualifier_conflict`` or ``replaced_term`` finding at or above
+the alert severity (default high). Rewrites whose fabrication checks were skipped are not counted.
 
 Windows are in EVENT time (the rewrites' ``ts``), so a backfill is judged by when the rewrites
 happened: the window is the ``alert_window_minutes`` up to the newest checked rewrite, the baseline
@@ -43,8 +43,9 @@ ROUND = 6
 
 ALERT_SIGNALS = ("number", "proper_name", "qualifier_value")
 """The ``added_content_word`` signals the alert's fabrication rate counts (with every
-``qualifier_conflict``): a number, date or version, a new proper name, a value of a constraining
-qualifier kind. A word graded high only for being rare (``rare_term``) is left out: on the labelled
+``qualifier_conflict`` and ``replaced_term``: the one ``replaced_term`` finding in the shared logs is a
+labelled fabrication): a number, date or version, a new proper name, a value of a constraining qualifier
+kind. A word graded high only for being rare (``rare_term``) is left out: on the labelled
 development files (items with a high finding of each signal, December 2026), ``rare_term`` was 37 false
 alarms to 3 fabrications on the MTRAG rewriters, 3 to 1 on the gpt-3.5 files and 1 to 2 on CAsT, while
 a number, a proper name or a qualifier value was 9 fabrications to 5 false alarms across all files: so

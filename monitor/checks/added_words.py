@@ -50,6 +50,11 @@ Ice's motocross career, *music* career": :func:`coordinated_sibling`) adds a mem
 like things, a co-hyponym: medium at least. A bound prefix before a hyphen ("non" in "non-compliance":
 :data:`BOUND_PREFIXES`) is graded with the word after it.
 
+A noun or its modifier in a cause the user did not state ("Is sea level rising due to *climate change*?":
+:func:`added_cause_spans`) is high: the query asserts a causal claim the user never made. A common
+content word that is a general noun after a received modifier ("freelance *work*": :func:`generic_head_of`)
+is low: it names the kind of thing the received word picks out.
+
 The span's severity is its highest word's. Every word's evidence names the signal that set it.
 """
 
@@ -71,6 +76,8 @@ from monitor.checks.nlp import (
     attribute_in,
     capitalised_token,
     find_stem_relative,
+    is_noun,
+    is_verb,
     noun_classes,
     one_edit,
     only_verb,
@@ -104,7 +111,9 @@ from monitor.severity import SEVERITY_RANK
 # in a coordination is medium at least ("motocross career, music career": coordinated_sibling); a bound
 # prefix is graded with its word ("non-compliance" as "compliance": _bound_prefix). v15: the reasons of
 # the frame and answer-type steps say what they did ("so one step lower"; "the user asked 'when' ...").
-VERSION = 15
+# v16: a word in the object of a cause the user did not state ("due to climate change") is high
+# (added_cause_spans); a general noun after a received modifier is low ("freelance work": generic_head_of).
+VERSION = 16
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -328,6 +337,101 @@ def _as_sibling(info: dict[str, Any], word: Tok, q: Analysis, tr: Transcript) ->
         "severity": "medium",
         "sibling_of": sibling,
         "why": f"{info['why']}; but a new sibling of the received '{sibling}' in a coordination",
+    }
+
+
+# Adverbial markers of a cause or reason (Quirk et al., "A Comprehensive Grammar", 8.85 and 9.7: complex
+# prepositions of cause and reason). A rewrite that adds one where the user stated no cause asserts that
+# its object caused what is asked about: "Is sea level rising due to climate change?" presupposes the
+# cause and ranks documents about it, a claim the user never made (Levinson, "Pragmatics", 1983, ch. 4).
+CAUSE_RE = re.compile(
+    r"\b(?:due\s+to|because\s+of|caused\s+by|as\s+a\s+result\s+of|owing\s+to|on\s+account\s+of)\s+"
+    r"(?P<object>(?:(?!\b(?:which|that|who|whom|whose|where|when|while|and\s+(?:how|what|why|when|where|who)"
+    r"|or\s+(?:how|what|why|when|where|who))\b)[^,;:?!.])+)",
+    re.IGNORECASE,
+)
+# Signals an added cause raises to high: words graded by how common or abstract they are. A word related
+# to a received one (derivation, synonym, acronym, name completion) restates what the user had, and a
+# number, name or qualifier value is high already. Only nouns and their modifiers: the cause is the noun
+# phrase, and a verb after it ("due to the fear he instills") belongs to a clause about the cause.
+CAUSE_SIGNALS = frozenset({"content_word", "aspect_noun", "abstract_noun"})
+
+
+def added_cause_spans(query: str, latest: str) -> list[tuple[int, int, str]]:
+    """``(start, end, marker)`` of the object of each cause marker (:data:`CAUSE_RE`) in ``query``, up to
+    the next comma, sentence end, relative word or coordinated question word: the causes the rewriter
+    added. Empty when ``latest`` has a marker or asks why (the user asked about a cause)."""
+    if CAUSE_RE.search(latest) or re.search(r"\b(?:why|cause[sd]?|reason)\b", latest, re.IGNORECASE):
+        return []
+    bare = MARKUP_RE.sub(lambda m: " " * len(m[0]), query)
+    return [
+        (m.start("object"), m.end("object"), m[0][: m.start("object") - m.start()].strip())
+        for m in CAUSE_RE.finditer(bare)
+    ]
+
+
+def _as_cause(info: dict[str, Any], word: Tok, causes: list[tuple[int, int, str]]) -> dict[str, Any]:
+    """``info`` raised to high when ``word`` lies in the object of a cause the rewriter added
+    (:func:`added_cause_spans`), its signal is one a cause raises (:data:`CAUSE_SIGNALS`) and WordNet
+    knows it as more than a verb (nor is it a verb's past participle)."""
+    if info["signal"] not in CAUSE_SIGNALS or info["severity"] == "high" or only_verb(word.key):
+        return info
+    if word.lower.endswith("ed") and word.lower != word.key and is_verb(word.key):
+        return info  # a participle opens a clause about the cause ("the lawsuit filed against him")
+    for start, end, marker in causes:
+        if start <= word.start < end:
+            return {
+                **info,
+                "severity": "high",
+                "added_cause": marker,
+                "why": f"{info['why']}; but in a cause the user did not state ('{marker} ...'): the query "
+                "asserts it",
+            }
+    return info
+
+
+# A noun at least this common (wordfreq Zipf; 5.5 is about 300 per million words, the commonest 300 or so
+# words of wordfreq's English list) is a general noun ("work", "system", "place", "group"): after a
+# received modifier it names the kind of thing the modifier already picks out (Halliday and Hasan,
+# "Cohesion in English", 1976, 6.4: general nouns). Tried at 5.0 and 5.5 on the labelled development files
+# (all six in ../shared/data/labels): 5.0 lowered a labelled fabrication of mtrag_dev_sonnet45agg
+# ("son"), 5.5 none; scripts/eval_checks.py reports the leave-one-rewriter-out figures over 5.0 / 5.5 / 6.0.
+GENERIC_ZIPF = 5.5
+
+
+def generic_head_of(q: Analysis, i: int, tr: Transcript) -> Tok | None:
+    """The received modifier ``q.tokens[i]`` is the general head of, else None: the token is a noun at
+    least :data:`GENERIC_ZIPF` common, ends its noun phrase (no content word after it), and follows a
+    received, lower-case, unnumbered content word that is no plural ("freelance *work*", "alerting
+    *systems*"; a plural before a noun is a subject rather than a modifier, "did any singles *come*":
+    Quirk et al., "A Comprehensive Grammar", 17.108, premodifying nouns are normally singular)."""
+    toks = q.tokens
+    word = toks[i]
+    if i == 0 or not is_noun(word.key) or max(zipf(word.lower), zipf(word.key)) < GENERIC_ZIPF:
+        return None
+    if i + 1 < len(toks) and toks[i + 1].is_content:
+        return None
+    prev = toks[i - 1]
+    if not prev.is_content or not prev.text[:1].isalpha() or prev.text[:1].isupper() or prev.has_digit:
+        return None
+    if prev.lower != prev.key and prev.lower.endswith("s"):
+        return None
+    return prev if tr.holds(prev.key, prev.lower) else None
+
+
+def _as_generic_head(info: dict[str, Any], word: Tok, q: Analysis, tr: Transcript) -> dict[str, Any]:
+    """``info`` low when it is a common content word at medium and the general head of a received
+    modifier (:func:`generic_head_of`)."""
+    if info["signal"] != "content_word" or info["severity"] != "medium":
+        return info
+    modifier = generic_head_of(q, q.tokens.index(word), tr)
+    if modifier is None:
+        return info
+    return {
+        **info,
+        "severity": "low",
+        "head_of": modifier.text,
+        "why": f"{info['why']}; but a general noun after the received '{modifier.text}', so low",
     }
 
 
@@ -603,12 +707,15 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     listed = keyword_list_tokens(q, {ui for ui, _, _ in unsupported})
     frame = question_frame_tokens(q)
     asked = asked_type(record.latest)
+    causes = added_cause_spans(q.text, record.latest)
     for ui, unit, bad in unsupported:
         words = []
         for t in bad:
             # the word's own grade, then the steps of its place in the query, then the rewriter's
             info = _grade(t, unit.text, q, tr, rules, quals, meta or _tail_meta(t, tail))
             info = _as_frame(_as_facet(_as_sibling(info, t, q, tr), t, listed), t, frame, asked)
+            info = _as_cause(info, t, causes)
+            info = _as_generic_head(info, t, q, tr)
             learned = _learned_for(rules.learned, record, t.key)
             words.append(_adjusted(info, rules.profile, record.prompt_version, learned))
         best = max(words, key=_rank)

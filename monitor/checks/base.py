@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 
 from monitor.severity import SEVERITIES, SEVERITY_RANK
 
-FABRICATION_KINDS = ("added_content_word", "qualifier_conflict")
-"""Finding kinds that mean a possibly invented constraint: a word in no turn, or a constraining value
-other than the live one (the fabrication the added-word check misses; issue 3, section 2). The alert's
-fabrication rate, ``evaluate``'s ``fabricated`` label and the dashboard's query highlights use them."""
+FABRICATION_KINDS = ("added_content_word", "qualifier_conflict", "replaced_term")
+"""Finding kinds that mean a possibly invented constraint: a word in no turn, a constraining value
+other than the live one (the fabrication the added-word check misses; issue 3, section 2), or the head
+of the user's compound swapped for one only an answer said (``monitor.checks.intent.check_replaced``).
+The alert's fabrication rate, ``evaluate``'s ``fabricated`` label and the dashboard's query highlights
+use them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,10 @@ spent too (v6, :func:`_continues`).
 topic; it says nothing about the user, so its values are spent like a question's (v7,
 :data:`REPORTING_VERB_RE`; v8: after an auxiliary or a negation too, "I was wondering", "I don't think").
 
+A follow-up fragment that repeats the head a value modified, after another word ("Spousal support"
+after "enforcement for child support"), swaps the value for that word: the value is spent (v9,
+:func:`_substituted`).
+
 A live value is kept when the query has it, a spelling of it, an alias-group sibling, or its last word
 with a plural or derivational ending (v5: "1930s" keeps 1930, "childhood" keeps child).
 
@@ -56,7 +60,7 @@ from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 8
+VERSION = 9
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -182,10 +186,50 @@ def _user_statements(record: RewriteRecord, rules: Rules, mentions: Sequence[Qua
         carried = {
             kind: kept
             for kind, vals in stated.items()
-            if (kept := [v for v in vals if recent or _about_the_user(text, v.start, v.end)])
+            if (
+                kept := [
+                    v
+                    for v in vals
+                    if (recent or _about_the_user(text, v.start, v.end))
+                    and (label == "latest" or _substituted(text, v, record.latest) is None)
+                ]
+            )
         }
         out.append((label, stated, carried))
     return out
+
+
+_NEXT_WORD_RE = re.compile(r"[\s-]+([A-Za-z][\w'-]*)")
+
+
+_FRAGMENT_RE = re.compile(
+    r"\s*(?:(?:and|or|but)\s+)?(?:(?:what|how)\s+about\s+)?(?:(?:the|a|an)\s+)?"
+    r"(?P<mod>[^\W\d_][\w'-]*)\s+(?P<head>[^\W\d_][\w'-]*)\s*[?.!]*\s*",
+    re.IGNORECASE,
+)
+"""A follow-up that is a bare noun phrase of two words, after "and", "what about" or "how about" and an
+article: "Spousal support", "And the spousal support?", "What about spousal support?"."""
+
+
+def _substituted(text: str, value: LiveValue, latest: str) -> str | None:
+    """The word of ``latest`` that takes the place of ``value`` as the modifier of the same head noun, or
+    None. "Spousal support" after "How can I get enforcement for child support?": the latest message is
+    a fragment (:data:`_FRAGMENT_RE`) whose head is the word that followed the value in ``text``
+    ("support") and whose modifier is another word ("spousal"), so the user swapped the value for that
+    word and the value is spent, whatever its kind. This is the contrastive ellipsis of Halliday and
+    Hasan (*Cohesion in English*, 1976, ch. 4): a follow-up fragment repeats the head and replaces the
+    element it contrasts. A full question ("How can I get enforcement support?") is no such fragment:
+    its words may use the head in another sense."""
+    frag = _FRAGMENT_RE.fullmatch(latest)
+    nxt = _NEXT_WORD_RE.match(text, value.end)
+    if frag is None or nxt is None:
+        return None
+    own = {w.lower() for w in _NON_WORD.split(value.text) if w}
+    mod, head = frag["mod"], analyzer().analyze(frag["head"]).tokens
+    was = analyzer().analyze(nxt[1]).tokens
+    if len(head) == len(was) == 1 and head[0].key == was[0].key and mod.lower() not in own:
+        return mod
+    return None
 
 
 CONTINUING_WORDS = 3

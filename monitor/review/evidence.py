@@ -12,8 +12,8 @@ label                     prefill (``must_include`` / ``must_not_include``)
 ========================= ==========================================================================
 ``ok``, ``false_alarm_*`` nothing: the rewrite was fine, and a flagged word kept as an assertion would
                           turn a false alarm into a case that fails every correct rewrite
-``fabricated_constraint`` must not: the added words and conflicting values; must: the live value a
-                          conflict replaced
+``fabricated_constraint`` must not: the added words, conflicting values and replaced terms; must:
+                          the live value a conflict replaced, the user's compound a term replaced
 ``dropped_constraint``,   must: the dropped live qualifier values and the lost intent words
 ``over_carried``
 ``wrong_antecedent``      must: the item a list reference points at; must not: the item it was
@@ -94,6 +94,10 @@ def _fabricated(findings: Iterable[FindingLike], t: _Terms) -> None:
                 t.exclude_(w.get("text"))
             for loc in ev.get("stated_at", []):
                 t.include_(loc.get("text"))
+        elif f.kind == "replaced_term":
+            for w in ev.get("words", []):
+                t.exclude_(w.get("text"))
+            t.include_((ev.get("asked") or {}).get("text"))  # the user's compound
 
 
 def _dropped(findings: Iterable[FindingLike], t: _Terms) -> None:
@@ -145,6 +149,7 @@ def corrected_query(typed: str | None, logged: str | None) -> str | None:
 PLAIN_KINDS = {
     "added_content_word": "added word",
     "qualifier_conflict": "replaced qualifier",
+    "replaced_term": "replaced term",
     "dropped_qualifier": "dropped qualifier",
     "intent_dropped": "lost request word",
     "unresolved_reference": "unresolved reference",

@@ -380,7 +380,7 @@ def test_sentry_alert_payload(session: Session, sentry: Any) -> None:
     assert ev["environment"] == "test"
     assert ev["tags"] == {
         "alert_kind": "fabrication_rate",
-        "check_kind": "added_content_word,qualifier_conflict",
+        "check_kind": "added_content_word,qualifier_conflict,replaced_term",
         "prompt_version": "ctx-v7",
         "model": "m-7",
         "reason": "spike",
@@ -392,7 +392,7 @@ def test_sentry_alert_payload(session: Session, sentry: Any) -> None:
         "group": "prompt_version:ctx-v7",
         "prompt_version": "ctx-v7",
         "reason": "spike",
-        "finding_kinds": ["added_content_word", "qualifier_conflict"],
+        "finding_kinds": ["added_content_word", "qualifier_conflict", "replaced_term"],
         "min_severity": "high",
         "window_start": "2024-03-11T09:00:00.000001",
         "window_end": "2024-03-11T10:00:00.000001",

@@ -371,3 +371,52 @@ def test_a_bound_prefix_is_graded_with_its_word(rules):
     hist = [("user", "Is compliance with the recycling ordinances checked?")]
     rec = make_record(hist, "Explain with penalty.", "What are the penalties for non-compliance?")
     assert check(rec, rules) == []
+
+
+def test_a_cause_the_user_did_not_state_is_high(rules):
+    """ "due to climate change" asserts a cause the user never gave: its nouns and their modifiers are
+    high, though each alone is a common content word (medium). A cause the user asked about ("why") is
+    not added, and a participle after the cause ("filed") opens a clause about it, so it keeps its grade."""
+    hist = [("user", "What drives atmospheric pressure?"), ("assistant", "Air density and temperature.")]
+    latest = "Speaking about sea level, is it true that it is rising?"
+    rec = make_record(hist, latest, "Is sea level rising due to climate change?")
+    got = [
+        (w["text"], w["severity"], w.get("added_cause"))
+        for f in check(rec, rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == [("climate", "high", "due to"), ("change", "high", "due to")]
+    (f,) = check(rec, rules)
+    assert (f.severity, f.evidence["span"]["text"]) == ("high", "climate change")
+    rec = make_record(hist, "Why is sea level rising?", "Why is sea level rising due to climate change?")
+    assert {w["severity"] for f in check(rec, rules) for w in f.evidence["words"]} == {"medium"}
+    from monitor.checks.added_words import added_cause_spans
+
+    q = "Did he serve jail time as a result of the lawsuit filed against him?"
+    ((start, end, marker),) = added_cause_spans(q, "Did he serve jail time?")
+    assert (q[start:end], marker) == ("the lawsuit filed against him", "as a result of")
+    q = "What was he called due to the fear that he instills, and why?"
+    assert [q[s:e] for s, e, _ in added_cause_spans(q, "What was he called?")] == ["the fear "]
+
+
+def test_a_general_noun_after_a_received_modifier_is_low(rules):
+    """ "freelance work": "work" (among the commonest 300 words) names the kind of thing the received
+    "freelance" picks out, so it is low. A plural before it is a subject ("did any singles come"), and a
+    rarer head ("freelance clients") keeps its medium."""
+    hist = [("user", "Freelancer here: should I open a second account for freelance income?")]
+    latest = "Is it free to open a second bank account?"
+    rec = make_record(hist, latest, "Is it free to open a second bank account for freelance work?")
+    got = [
+        (w["text"], w["severity"], w.get("head_of")) for f in check(rec, rules) for w in f.evidence["words"]
+    ]
+    assert got == [("work", "low", "freelance")]
+    rec = make_record(hist, latest, "Is it free to open a second bank account for freelance clients?")
+    got = [
+        (w["text"], w["severity"], w.get("head_of")) for f in check(rec, rules) for w in f.evidence["words"]
+    ]
+    assert got == [("clients", "medium", None)]
+    hist = [("user", "Tell me about the singles of that album.")]
+    rec = make_record(hist, "Did any singles chart?", "Did any singles come out?")
+    assert [(w["text"], w["severity"]) for f in check(rec, rules) for w in f.evidence["words"]] == [
+        ("come", "medium")
+    ]

@@ -319,3 +319,18 @@ def test_what_the_user_heard_is_about_the_topic_not_the_user(rules):
     assert kinds(make_record(msgs(heard), latest, query), rules) == []
     rec = make_record(msgs("We run on-premises storage."), latest, query)
     assert [(f.kind, f.evidence["value"]) for f in check(rec, rules)] == [("dropped_qualifier", "on prem")]
+
+
+def test_a_fragment_that_swaps_the_modifier_of_the_same_head_spends_the_value(rules):
+    """ "Spousal support" after "child support": the fragment repeats the head "support" after another
+    word, so the user swapped "child" for "spousal" and it is no longer live (Halliday and Hasan 1976,
+    contrastive ellipsis). A full question using the head ("enforcement support") swaps nothing."""
+    msgs = [("user", "How can I get enforcement for child support?"), ("assistant", "Ask the agency.")]
+    rec = make_record(msgs, "Spousal support", "What is spousal support in family law?")
+    assert check(rec, rules) == []
+    rec = make_record(msgs, "And what about spousal support?", "What is spousal support in family law?")
+    assert check(rec, rules) == []
+    rec = make_record(msgs, "How can I get enforcement support?", "How can I get enforcement support?")
+    assert kinds(rec, rules) == [("dropped_qualifier", "medium", "child")]
+    rec = make_record(msgs, "Child support", "What is child support?")
+    assert check(rec, rules) == []

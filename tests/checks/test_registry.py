@@ -13,8 +13,8 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v15", "added_words", ("added_content_word",)),
-        ("qualifiers.v8", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("added_content_word.v16", "added_words", ("added_content_word",)),
+        ("qualifiers.v9", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
         ("non_monotonic.v1", "chat_state", ("non_monotonic",)),
@@ -27,7 +27,8 @@ def test_registry_listing():
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v2", "antecedents", ("wrong_antecedent",)),
         ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v10", "intent", ("intent_dropped",)),
+        ("intent_dropped.v11", "intent", ("intent_dropped",)),
+        ("replaced_term.v1", "intent", ("replaced_term",)),
     ]
 
 
