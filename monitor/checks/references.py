@@ -23,8 +23,9 @@ from monitor.text import match_key
 VERSION = 1
 # v2: no reference at all (the acronym "IT", anticipatory "it", a conjunction "that", "the last couple
 # of years"), or one the query resolves itself (an "of" phrase naming something new, "A and B the same",
-# a pronoun whose antecedent the query names in an earlier clause).
-UNRESOLVED_VERSION = 2
+# a pronoun whose antecedent the query names in an earlier clause). v3: a follow-up fragment passed through
+# unchanged (:func:`is_bare_fragment`: "Advise", "Good decisions", "No, I meant the Lotus.").
+UNRESOLVED_VERSION = 3
 # not_a_query v2: sentences split without breaking on abbreviations and initials. v3: nor on a quoted
 # "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question). v4: a query
 # made of a message that asks nothing (thanks, a greeting, a farewell: :func:`is_closing`). v5: several
@@ -235,12 +236,33 @@ def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple
     return False
 
 
+FRAGMENT_WORDS = 2
+"""A follow-up of at most this many content words, with no question form, is a fragment: a noun phrase
+or a lone verb that only the conversation completes ("Advise", "Good decisions", "Clusters")."""
+
+
+def is_bare_fragment(latest: str, rules: Rules) -> bool:
+    """Whether ``latest`` is a follow-up fragment: no question mark, no question or request opener
+    (:data:`QUESTION_START_RE`), not a closing (:func:`is_closing`), and at most :data:`FRAGMENT_WORDS`
+    content words other than fillers. Halliday and Hasan (*Cohesion in English*, 1976, ch. 4): an
+    elliptical item presupposes the structure the earlier turns supply, so unchanged it asks the search
+    engine for what the conversation alone says."""
+    if "?" in latest or QUESTION_START_RE.search(latest) or is_closing(latest):
+        return False
+    content = [
+        t for t in analyzer().analyze(latest).tokens if t.is_content and t.key not in rules.filler_words
+    ]
+    return 0 < len(content) <= FRAGMENT_WORDS
+
+
 @register("unresolved_reference", version=UNRESOLVED_VERSION, kinds=("unresolved_reference",))
 def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """A referring expression of the latest message that the query still needs the conversation for.
 
     Fires when the query equals the latest message (high), keeps an ordinal/bare definite (high), or
-    keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium); matches
+    keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium); a
+    follow-up fragment (:func:`is_bare_fragment`) passed through unchanged after an earlier user turn is
+    medium (class ``fragment``); matches
     that are no reference (:func:`not_a_reference`) or that the query resolves itself
     (:func:`_resolved_in_query`) are left out.
     Evidence: ``words`` (spans in the query), ``latest_spans`` (spans in the latest message).
@@ -260,6 +282,9 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
             latest, "pronoun", m.group(0), m.start()
         ):
             exprs.append(("pronoun", m.group(0), *m.span()))
+    if not exprs and unchanged and _earlier_user_turn(record) and is_bare_fragment(latest, rules):
+        stripped = latest.strip()
+        exprs.append(("fragment", stripped, latest.find(stripped), len(latest.rstrip())))
     if not exprs:
         return []
     adds = None if unchanged else _adds_content(record)
@@ -267,7 +292,9 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     latest_spans: list[dict[str, Any]] = []
     severity = "medium"
     for cls, text, s, e in exprs:
-        if unchanged:
+        if cls == "fragment":
+            fired, sev = True, "medium"
+        elif unchanged:
             fired, sev = True, "high"
         elif cls == "ordinal_or_definite":
             fired, sev = _find_in_query(text, query) is not None, "high"
@@ -277,7 +304,8 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
             fired, sev = (not adds) and _find_in_query(text, query) is not None, "medium"
         if not fired:
             continue
-        span = (0, len(query.rstrip())) if cls == "ellipsis" else _find_in_query(text, query)
+        whole = (len(query) - len(query.lstrip()), len(query.rstrip()))
+        span = whole if cls in ("ellipsis", "fragment") else _find_in_query(text, query)
         if span is None or _resolved_in_query(latest, query, cls, text, span):
             continue
         if any(w["start"] <= span[0] < w["end"] for w in words):
@@ -290,6 +318,12 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
         return []
     what = ", ".join(f"'{w['text']}'" for w in words)
     why = "the query is the latest message unchanged" if unchanged else "the query still contains it"
+    if words[0]["class"] == "fragment":
+        reason = (
+            f"the follow-up fragment {what} is the query unchanged: only the conversation says what it asks"
+        )
+    else:
+        reason = f"referring expression {what} is unresolved: {why}"
     return [
         Finding(
             kind="unresolved_reference",
@@ -300,11 +334,20 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
                 "query_unchanged": unchanged,
                 "resolved_logged": len(record.resolved),
             },
-            reason=f"referring expression {what} is unresolved: {why}",
+            reason=reason,
             check_id="unresolved_reference",
             check_version=UNRESOLVED_VERSION,
         )
     ]
+
+
+def _earlier_user_turn(record: RewriteRecord) -> bool:
+    """Whether the conversation had a user turn before the latest: logged in the message list, or, with
+    no list logged, implied by a turn number above 1."""
+    ctx = record.context
+    if ctx is not None and ctx.messages is not None:
+        return any(m.role == "user" for m in ctx.messages)
+    return record.turn > 1
 
 
 @register("antecedent_not_in_input", version=VERSION, kinds=("antecedent_not_in_input",))

@@ -150,3 +150,26 @@ def test_a_reference_the_query_resolves_itself(rules):
     assert found(rec, rules, "unresolved_reference")[0] == [("high", ("the second type",))]
     rec = make_record(EU, "What is the price of it?", "What is the price of it?")
     assert found(rec, rules, "unresolved_reference")[0] == [("high", ("it",))]
+
+
+def test_a_fragment_passed_through_unchanged_is_unresolved(rules):
+    """ "Advise" and "No, I meant the Lotus." ask for what only the conversation says: unchanged, they are
+    medium (class fragment) with the whole query as the span. A question, a closing, a longer message or
+    a first turn is no such fragment, and a rewritten fragment is not judged here."""
+    (f,) = run_checks(make_record(EU, "Advise", "Advise"), rules, only=["unresolved_reference"]).findings
+    assert (f.severity, f.evidence["words"]) == (
+        "medium",
+        [{"text": "Advise", "start": 0, "end": 6, "class": "fragment"}],
+    )
+    assert f.reason == (
+        "the follow-up fragment 'Advise' is the query unchanged: only the conversation says what it asks"
+    )
+    got = found(
+        make_record(EU, "No, I meant the Lotus.", "No, I meant the Lotus."), rules, "unresolved_reference"
+    )
+    assert got[0] == [("medium", ("No, I meant the Lotus.",))]
+    for latest in ("Good decisions?", "ok bye", "Tell me about Dublin.", "Cheaper keys in Dublin region"):
+        assert found(make_record(EU, latest, latest), rules, "unresolved_reference")[0] == [], latest
+    assert found(make_record([], "Advise", "Advise"), rules, "unresolved_reference")[0] == []
+    rec = make_record(EU, "Advise", "Which EU region should I pick for customer-managed keys?")
+    assert found(rec, rules, "unresolved_reference")[0] == []
