@@ -95,3 +95,9 @@ def match_key(text: str, *, punctuation: bool = False) -> str:
     """
     pattern = _NOT_WORD_RE if punctuation else _JOINERS_RE
     return normalise_term(pattern.sub(" ", text.lower()))
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun`` in agreement: ``counted(1, "case")`` is "1 case", ``counted(2, "case")`` "2
+    cases" (``plural`` when the plural is not ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from monitor.text import match_key, normalise_term, normalise_terms, split_terms
+from monitor.text import counted, match_key, normalise_term, normalise_terms, split_terms
 
 
 def test_normalise_term_trims_and_collapses_whitespace_keeping_case_and_punctuation() -> None:
@@ -50,3 +50,8 @@ def test_bidirectional_and_zero_width_characters_are_escaped() -> None:
 
     assert visible("pay \u202e1000\u202c now\u200b!") == "pay \\u202e1000\\u202c now\\u200b!"
     assert visible("Dublin, café, 東京") == "Dublin, café, 東京"
+
+
+def test_counted_agrees_in_number():
+    assert [counted(n, "case") for n in (0, 1, 2)] == ["0 cases", "1 case", "2 cases"]
+    assert counted(3, "query", "queries") == "3 queries"

@@ -183,7 +183,7 @@ def test_export_command_writes_and_reports(tmp_path: Path) -> None:
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert result.output == f"exported 1 cases to {out} (jsonl, redacted); by label: over_carried 1\n"
+    assert result.output == f"exported 1 case to {out} (jsonl, redacted); by label: over_carried 1\n"
     assert "dana.reyes@acme.io" not in out.read_text()
     raw = runner.invoke(
         app, ["--database-url", url, "export", "--out", str(out), "--format", "csv", "--no-redact"]
@@ -217,7 +217,7 @@ def test_export_to_standard_output(cli_db: str, tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     (case,) = [json.loads(x) for x in done.stdout.splitlines()]
     assert (case["label"], case["must_not_include"]) == ("fabricated_constraint", ["eu-west-9"])
-    assert done.stderr.startswith("exported 1 cases to standard output (jsonl, redacted)")
+    assert done.stderr.startswith("exported 1 case to standard output (jsonl, redacted)")
     assert not (Path.cwd() / "-").exists()
     refused = runner.invoke(app, ["--database-url", cli_db, "export", "--out", "-", "--format", "parquet"])
     assert refused.exit_code == 2 and "parquet is binary" in refused.output

@@ -23,7 +23,7 @@ from rich.text import Text
 from monitor.cli.app import State, current_checks, err, kind_choice, lazy_choice, open_engine, out
 from monitor.errors import ReplayError
 from monitor.review.labels import Artifact, Label
-from monitor.text import split_terms
+from monitor.text import counted, split_terms
 
 LABEL_KEYS = {
     "o": "ok",
@@ -406,7 +406,7 @@ def export_cmd(
     labels = ", ".join(f"{k} {v}" for k, v in summary.by_label.items()) or "none"
     redacted = "redacted" if summary.redacted else "NOT redacted (--no-redact)"
     where = "standard output" if str(out_path) == "-" else summary.path
-    line = f"exported {summary.cases} cases to {where} ({fmt}, {redacted}); by label: {labels}"
+    line = f"exported {counted(summary.cases, 'case')} to {where} ({fmt}, {redacted}); by label: {labels}"
     if str(out_path) == "-":
         from monitor.text import visible
 
@@ -496,7 +496,12 @@ def replay_cmd(
 
     results = asyncio.run(run())
     table = Table(
-        "label", "cases", "pass", "fail", "error", title=f"replay of {len(cases)} cases on {model_name}"
+        "label",
+        "cases",
+        "pass",
+        "fail",
+        "error",
+        title=f"replay of {counted(len(cases), 'case')} on {model_name}",
     )
     for lab, row in rp_report.by_label(results).items():
         table.add_row(lab, str(row["cases"]), str(row["pass"]), str(row["fail"]), str(row["error"]))
