@@ -411,14 +411,18 @@ class Evaluation:
             self.coverage[name] = {}
 
     def as_json(self, *, details: bool = False) -> dict[str, Any]:
-        """The ``evaluate --json`` object: per group, the default threshold's metrics per row plus
-        ``fabricated_high``, every threshold under ``by_threshold``, the queue figures and counts;
+        """The ``evaluate --json`` object: per group, the default threshold's metrics per row (with their
+        95% Wilson intervals, ``*_ci``: [low, high] or None) plus ``fabricated_high``, every threshold under
+        ``by_threshold``, the queue figures and counts;
         ``details`` (every miss and false alarm) on request."""
         files: dict[str, Any] = {}
         for name, by_threshold in self.table.items():
-            kinds: dict[str, Any] = {k: c.metrics() for k, c in by_threshold[DEFAULT_THRESHOLD].items()}
+            kinds: dict[str, Any] = {
+                k: c.metrics() | c.intervals() for k, c in by_threshold[DEFAULT_THRESHOLD].items()
+            }
             if "fabricated" in by_threshold["high"]:
-                kinds["fabricated_high"] = by_threshold["high"]["fabricated"].metrics()
+                high = by_threshold["high"]["fabricated"]
+                kinds["fabricated_high"] = high.metrics() | high.intervals()
             for row, metrics in list(kinds.items()):
                 if not metrics["measured"]:
                     why = (
@@ -428,7 +432,8 @@ class Evaluation:
                     )
                     kinds[row] = {**metrics, "not_measured": why}
             kinds["by_threshold"] = {
-                t: {k: c.metrics() for k, c in rows.items()} for t, rows in by_threshold.items()
+                t: {k: c.metrics() | c.intervals() for k, c in rows.items()}
+                for t, rows in by_threshold.items()
             }
             kinds["queue"] = self.queue[name].as_dict()
             kinds["items"] = self.items[name]

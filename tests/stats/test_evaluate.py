@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from monitor.checks.store import FindingRow, StoredRewrite
 from monitor.stats.evaluate import (
     Confusion,
@@ -202,6 +204,9 @@ def test_evaluate_by_prompt_version_and_details_in_json(session, tmp_path) -> No
     v1, v2 = got["files"]["l.jsonl [v1]"]["fabricated"], got["files"]["l.jsonl [v2]"]["fabricated"]
     assert (v1["tp"], v1["tp_right_word"], v1["fp"]) == (1, 1, 0)
     assert (v2["tp"], v2["fp"], v2["false_alarm_rate"]) == (0, 1, 1.0)
+    # Wilson 95% of 1 of 1 and of 0 of 1 (z = 1.96): [0.2065, 1] and [0, 0.7935]
+    assert v1["precision_ci"] == pytest.approx([0.2065, 1.0], abs=1e-4)
+    assert v2["precision_ci"] == pytest.approx([0.0, 0.7935], abs=1e-4)
     assert got["files"]["l.jsonl [v1]"]["wrong_antecedent"]["not_measured"] == "no check ran"
     assert {(d["file"], d["kind"], d["threshold"], d["outcome"]) for d in got["details"]} >= {
         ("l.jsonl [v2]", "fabricated", "medium", "false_alarm")
