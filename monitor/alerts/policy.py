@@ -43,14 +43,14 @@ ROUND = 6
 
 ALERT_SIGNALS = ("number", "proper_name", "qualifier_value")
 """The ``added_content_word`` signals the alert's fabrication rate counts (with every
-``qualifier_conflict`` and ``replaced_term``: the one ``replaced_term`` finding in the shared logs is a
-labelled fabrication): a number, date or version, a new proper name, a value of a constraining qualifier
-kind. A word graded high only for being rare (``rare_term``) is left out: on the labelled
-development files (items with a high finding of each signal, December 2026), ``rare_term`` was 37 false
-alarms to 3 fabrications on the MTRAG rewriters, 3 to 1 on the gpt-3.5 files and 1 to 2 on CAsT, while
-a number, a proper name or a qualifier value was 9 fabrications to 5 false alarms across all files: so
-counting rarity made the alert track the keyword-expansion style rather than invention. A finding that
-names no signal (written by another version) counts."""
+``qualifier_conflict`` and ``replaced_term`` at the alert severity; ``replaced_term`` is medium, so the
+default high alert leaves it out): a number, date or version, a new proper name, a value of a
+constraining qualifier kind. A word graded high only for being rare (``rare_term``) is left out: on the
+labelled development files (items with a high finding of each signal, December 2026), ``rare_term`` was
+37 false alarms to 3 fabrications on the MTRAG rewriters, 3 to 1 on the gpt-3.5 files and 1 to 2 on
+CAsT, while a number, a proper name or a qualifier value was 9 fabrications to 5 false alarms across all
+files: so counting rarity made the alert track the keyword-expansion style rather than invention. A
+finding that names no signal (written by another version) counts."""
 
 
 @dataclass(frozen=True, slots=True)

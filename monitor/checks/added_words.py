@@ -113,7 +113,8 @@ from monitor.severity import SEVERITY_RANK
 # the frame and answer-type steps say what they did ("so one step lower"; "the user asked 'when' ...").
 # v16: a word in the object of a cause the user did not state ("due to climate change") is high
 # (added_cause_spans); a general noun after a received modifier is low ("freelance work": generic_head_of).
-VERSION = 16
+# v17: "due to" before a verb ("due to be released") or a person ("due to the landlord") is no cause.
+VERSION = 17
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -360,14 +361,32 @@ CAUSE_SIGNALS = frozenset({"content_word", "aspect_noun", "abstract_noun"})
 def added_cause_spans(query: str, latest: str) -> list[tuple[int, int, str]]:
     """``(start, end, marker)`` of the object of each cause marker (:data:`CAUSE_RE`) in ``query``, up to
     the next comma, sentence end, relative word or coordinated question word: the causes the rewriter
-    added. Empty when ``latest`` has a marker or asks why (the user asked about a cause)."""
+    added. Empty when ``latest`` has a marker or asks why (the user asked about a cause).
+
+    "due to" is a cause only before a noun phrase that names no person: before a verb it says when
+    something is expected ("due to be released"), and before a person whom something is owed to ("the rent
+    is due to the landlord"; WordNet's noun.person on the phrase's first content word)."""
     if CAUSE_RE.search(latest) or re.search(r"\b(?:why|cause[sd]?|reason)\b", latest, re.IGNORECASE):
         return []
     bare = MARKUP_RE.sub(lambda m: " " * len(m[0]), query)
-    return [
-        (m.start("object"), m.end("object"), m[0][: m.start("object") - m.start()].strip())
-        for m in CAUSE_RE.finditer(bare)
-    ]
+    out = []
+    for m in CAUSE_RE.finditer(bare):
+        marker = m[0][: m.start("object") - m.start()].strip()
+        if marker.lower().startswith("due") and _not_a_cause(m["object"]):
+            continue
+        out.append((m.start("object"), m.end("object"), marker))
+    return out
+
+
+def _not_a_cause(obj: str) -> bool:
+    """Whether the words after "due to" read as "expected to" or "owed to": a verb ("be released") or a
+    person (WordNet noun.person) as the first content word."""
+    first = next((t for t in analyzer().analyze(obj).tokens if t.is_content or t.lower == "be"), None)
+    if first is None:
+        return False
+    if first.lower == "be" or only_verb(first.key):
+        return True
+    return "person" in noun_classes(first.lower, first.key)
 
 
 def _as_cause(info: dict[str, Any], word: Tok, causes: list[tuple[int, int, str]]) -> dict[str, Any]:

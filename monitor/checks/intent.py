@@ -26,9 +26,7 @@ changed); low when every missing word is a framing word or a resolved pointer, o
 from a request of two or more is no noun in WordNet, no name and no number (a verb, adjective or adverb:
 the request's nouns, what it asks about, all survived, so the wording changed: "how do I protect my
 account?" -> "how do I safeguard my account?"; "help" is a noun too, so "does it help?" is not one),
-unless it qualifies the noun after it (:func:`_reworded`), or when the one word lost from a request of two
-or more has its place in the query filled by function words alone ("factors *pay* major impact" ->
-"factors *have a* major impact": :func:`replaced_by_function_words`); medium otherwise.
+unless it qualifies the noun after it (:func:`_reworded`); medium otherwise.
 """
 
 from __future__ import annotations
@@ -70,9 +68,10 @@ from monitor.record import RewriteRecord
 # counts as framing, a confirmed drop keeps the finding at medium at least. v9: a verb before a particle
 # is kept as a synonym of its multi-word verb ("looking at" as "consider", WordNet's ``look_at``). v10:
 # synonymy among lower-case WordNet lemmas only (a capitalised lemma is a name: scripts/build_wordnet.py).
-# v11: one lost word whose place the query fills with function words only is low
-# (replaced_by_function_words: "factors pay major impact" -> "factors have a major impact").
-VERSION = 11
+# v11: one lost word whose place the query fills with function words only was low; v12 withdraws it: the
+# function words include the main verbs "have" and "be", so "which countries ban guns" asked as "which
+# countries have guns" read as a rewording.
+VERSION = 12
 
 INTERJECTIONS = frozenset(
     {
@@ -361,32 +360,6 @@ def _reworded(latest: Analysis, word: dict[str, Any]) -> bool:
     return not (attributive and any(f in wc["adj"] for f in forms))
 
 
-def replaced_by_function_words(latest: Analysis, query: Analysis, start: int) -> str | None:
-    """The function words the query puts in place of the latest message's word at ``start``, else None:
-    the content words right before and after it in the latest message are adjacent in the query but for
-    one or more words none of which is a content word ("what factors *pay* major impact" asked as "what
-    factors *have a* major impact"). The slot holds grammar, not a topic: the user's word was a verb the
-    rewrite normalised or mistyped ("pay" for "play"). A content word in the slot ("lunar" -> "solar")
-    is a substitution, which this never matches."""
-    toks = [t for t in latest.tokens if not t.is_punct]
-    i = next((i for i, t in enumerate(toks) if t.start == start), None)
-    if i is None or i == 0 or i + 1 >= len(toks):
-        return None
-    left, right = toks[i - 1], toks[i + 1]
-    if not (left.is_content and right.is_content):
-        return None
-    q = query.tokens
-    for j, t in enumerate(q):
-        if t.key != left.key:
-            continue
-        k = j + 1
-        while k < len(q) and not q[k].is_content and not q[k].is_punct:
-            k += 1
-        if k > j + 1 and k < len(q) and q[k].key == right.key:
-            return query.text[q[j + 1].start : q[k - 1].end]
-    return None
-
-
 def _after_inverted_subject(tokens: Sequence[Tok], i: int) -> bool:
     """Whether token ``i`` is the main verb of a question inverted around a bare-verb auxiliary ("how did
     her husband help?", "what did critics think of it?"): a bare-verb auxiliary opens its clause, a
@@ -534,14 +507,6 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         # One verb, adjective or adverb lost while every noun of the request survived: the question's
         # object is intact and the wording changed ("protect my account" -> "safeguard my account").
         sev = "low"
-    elif (
-        len(lost) == 1
-        and n_asked >= 2
-        and (slot := replaced_by_function_words(latest, query, lost[0]["start"]))
-    ):
-        # One word whose place the query fills with grammar alone: the wording changed, not the topic.
-        lost[0]["replaced_by"] = slot
-        sev = "low"
     else:
         sev = "medium"
     if sev == "low" and any(w.get("learned", {}).get("steps", 0) > 0 for w in missing):
@@ -551,9 +516,6 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     for w in missing:
         if "learned" in w:
             reason += f"; reviewers on '{w['text']}': {w['learned']['why']}"
-    for w in missing:
-        if "replaced_by" in w:
-            reason += f"; the query has '{w['replaced_by']}' in the place of '{w['text']}': reworded"
     pointers = [w["text"] for w in missing if w["pointer"]]
     if pointers:
         reason += (
@@ -574,7 +536,9 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 # -- replaced_term: the asked head swapped for the one an answer gave --------------------------------
 REPLACED_ID = "replaced_term"
-REPLACED_VERSION = 1
+# v2: medium, and a compound after a definite article or a demonstrative is left alone ("the premium
+# option" made "the premium plan": the answer's name for what the user points at).
+REPLACED_VERSION = 2
 
 
 def _modifier(t: Tok) -> bool:
@@ -593,15 +557,18 @@ def _modifier(t: Tok) -> bool:
 def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, Tok]]:
     """``(modifier, asked head, query head)`` for each compound of the latest message ("passing *yards*")
     whose modifier the query keeps before another noun ("passing *touchdowns*") while the asked head is
-    gone (by key, inflection, synonym or spelling-out) and the latest message lacks the query's head.
-    Only the words of the two texts: whether the new head came from an answer is the caller's test."""
+    gone (by key, inflection, synonym or spelling-out) and the latest message lacks the query's head. A
+    compound after a pointing determiner (:data:`POINTER_DETERMINERS`: "the premium option") is left
+    out: the query may name what it points at. Only the words of the two texts: whether the new head came
+    from an answer is the caller's test."""
     lt = [t for t in latest.tokens if not t.is_punct]
     qt = [t for t in query.tokens if not t.is_punct]
+    pointed = {i + 1 for i, t in enumerate(lt) if t.lower in POINTER_DETERMINERS}
     latest_forms = {f for t in lt for f in (t.key, t.lower)}
     q_forms = [f for t in qt if t.is_content for f in (t.key, t.lower)]
     out = []
-    for m, h in zip(lt, lt[1:], strict=False):
-        if not (_modifier(m) and h.is_content and is_noun(h.key)):
+    for i, (m, h) in enumerate(zip(lt, lt[1:], strict=False)):
+        if i in pointed or not (_modifier(m) and h.is_content and is_noun(h.key)):
             continue
         if h.key in query.vocab or h.lower in query.vocab:
             continue
@@ -625,7 +592,8 @@ def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
     his record for passing touchdowns?" after an answer about touchdowns). Every word of the query is
     received, so ``added_content_word`` is silent, but the query asks for what the answer already gave
     instead of what the user asked: a co-hyponym swap, the fabrication pattern of issue 13 (solar for
-    lunar). High.
+    lunar). Medium, with a hint: the answer's term may also name the same thing ("collision insurance"
+    asked as "collision coverage"), which no word list tells apart; the reviewer decides.
 
     Evidence: ``words`` [{text, start, end}] (the new head, query spans), ``asked`` {text, start, end,
     message_index: "latest"} (the user's compound), ``said_at`` {message_index} (the assistant turn).
@@ -654,14 +622,15 @@ def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
         out.append(
             Finding(
                 kind=REPLACED_ID,
-                severity="high",
+                severity="medium",
                 evidence={
                     "words": [{"text": qh.text, "start": qh.start, "end": qh.end}],
                     "asked": {"text": asked, "start": m.start, "end": h.end, "message_index": "latest"},
                     "said_at": {"message_index": said},
                 },
                 reason=f"the query asks for '{m.text} {qh.text}' where the user asked for '{asked}'; "
-                f"'{qh.text}' comes from an assistant turn (message {said}), no user said it",
+                f"'{qh.text}' comes from an assistant turn (message {said}), no user said it: check that "
+                "they name the same thing",
                 check_id=REPLACED_ID,
                 check_version=REPLACED_VERSION,
             )

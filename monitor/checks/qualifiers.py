@@ -60,7 +60,8 @@ from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
-VERSION = 9
+# v10: the swapped-in modifier must be a content word ("that support" points back, it swaps nothing).
+VERSION = 10
 _NON_WORD = re.compile(r"[^\w]+")
 
 
@@ -219,16 +220,20 @@ def _substituted(text: str, value: LiveValue, latest: str) -> str | None:
     word and the value is spent, whatever its kind. This is the contrastive ellipsis of Halliday and
     Hasan (*Cohesion in English*, 1976, ch. 4): a follow-up fragment repeats the head and replaces the
     element it contrasts. A full question ("How can I get enforcement support?") is no such fragment:
-    its words may use the head in another sense."""
+    its words may use the head in another sense; nor is a determiner or quantifier before the head ("That
+    support", "More support?"): it points at or adds to the same thing (v10)."""
     frag = _FRAGMENT_RE.fullmatch(latest)
     nxt = _NEXT_WORD_RE.match(text, value.end)
     if frag is None or nxt is None:
         return None
     own = {w.lower() for w in _NON_WORD.split(value.text) if w}
-    mod, head = frag["mod"], analyzer().analyze(frag["head"]).tokens
+    mod = analyzer().analyze(frag["mod"]).tokens
+    head = analyzer().analyze(frag["head"]).tokens
     was = analyzer().analyze(nxt[1]).tokens
-    if len(head) == len(was) == 1 and head[0].key == was[0].key and mod.lower() not in own:
-        return mod
+    if len(mod) != 1 or not mod[0].is_content or mod[0].lower in own:
+        return None  # "that support", "more support": a determiner or quantifier replaces nothing
+    if len(head) == len(was) == 1 and head[0].key == was[0].key:
+        return mod[0].text
     return None
 
 

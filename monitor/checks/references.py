@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
-from monitor.checks.nlp import is_noun, is_verb, word_classes
+from monitor.checks.nlp import find_stem_relative, is_noun, is_verb, only_verb, word_classes
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
@@ -24,8 +24,10 @@ VERSION = 1
 # v2: no reference at all (the acronym "IT", anticipatory "it", a conjunction "that", "the last couple
 # of years"), or one the query resolves itself (an "of" phrase naming something new, "A and B the same",
 # a pronoun whose antecedent the query names in an earlier clause). v3: a follow-up fragment passed through
-# unchanged (:func:`is_bare_fragment`: "Advise", "Good decisions", "No, I meant the Lotus.").
-UNRESOLVED_VERSION = 3
+# unchanged (:func:`dependent_fragment`: "Advise", "Good decisions", "No, I meant the Lotus."). v4: a
+# fragment counts only when an earlier turn holds one of its words ("Bitcoin price" after sourdough is a
+# new topic); corrections and continuers ("Tell me more", "Examples?") count whatever their words.
+UNRESOLVED_VERSION = 4
 # not_a_query v2: sentences split without breaking on abbreviations and initials. v3: nor on a quoted
 # "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question). v4: a query
 # made of a message that asks nothing (thanks, a greeting, a farewell: :func:`is_closing`). v5: several
@@ -240,19 +242,56 @@ FRAGMENT_WORDS = 2
 """A follow-up of at most this many content words, with no question form, is a fragment: a noun phrase
 or a lone verb that only the conversation completes ("Advise", "Good decisions", "Clusters")."""
 
+CORRECTION_RE = re.compile(r"^\W*(?:(?:no|sorry|oops|actually|wait)\W+)*i\s+(?:meant|mean)\b", re.IGNORECASE)
+"""A message that corrects the user's previous one ("No, I meant the Lotus.", "I meant medicare"): what
+it corrects is only in the conversation."""
+CONTINUATION_RE = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you\s+)?(?:please\s+)?"
+    r"(?:tell\s+me\s+more|go\s+on|keep\s+going|continue|elaborate|say\s+more|how|in\s+what\s+way"
+    r"|explain(?:\s+(?:further|more|that|this|it))?|more(?:\s+(?:details?|info(?:rmation)?|examples?))?"
+    r"|(?:any\s+)?examples?|give\s+(?:me\s+)?(?:an?\s+|some\s+)?examples?)"
+    r"(?:\s+please)?\W*$",
+    re.IGNORECASE,
+)
+"""A request to go on with the topic before it ("Tell me more", "Go on", "Examples?", "Can you explain
+further?", "How?"): a continuer (Schegloff, "Discourse as an interactional achievement", 1982), whose
+topic is the previous turn's."""
 
-def is_bare_fragment(latest: str, rules: Rules) -> bool:
-    """Whether ``latest`` is a follow-up fragment: no question mark, no question or request opener
-    (:data:`QUESTION_START_RE`), not a closing (:func:`is_closing`), and at most :data:`FRAGMENT_WORDS`
-    content words other than fillers. Halliday and Hasan (*Cohesion in English*, 1976, ch. 4): an
-    elliptical item presupposes the structure the earlier turns supply, so unchanged it asks the search
-    engine for what the conversation alone says."""
+
+def dependent_fragment(record: RewriteRecord, rules: Rules) -> tuple[str, list[str]] | None:
+    """What kind of follow-up ``record.latest`` is, if only the conversation completes it, with the words
+    of it an earlier turn holds: ``("correction", [])`` (:data:`CORRECTION_RE`), ``("continuation", [])``
+    (:data:`CONTINUATION_RE`, or a lone verb: "Advise"), ``("fragment", words)`` for a message with no
+    question mark or opener, not a closing, of at most :data:`FRAGMENT_WORDS` content words, one of which
+    (or an inflection of it) an earlier message holds ("Good decisions" after answers about decisions).
+    None otherwise: a fragment none of whose words the conversation holds is a new topic ("Bitcoin
+    price"), complete as it stands. Halliday and Hasan (*Cohesion in English*, 1976, ch. 4): an
+    elliptical item presupposes the structure the earlier turns supply."""
+    latest = record.latest
+    if CORRECTION_RE.search(latest):
+        return "correction", []
+    if CONTINUATION_RE.fullmatch(latest):
+        return "continuation", []
     if "?" in latest or QUESTION_START_RE.search(latest) or is_closing(latest):
-        return False
+        return None
     content = [
         t for t in analyzer().analyze(latest).tokens if t.is_content and t.key not in rules.filler_words
     ]
-    return 0 < len(content) <= FRAGMENT_WORDS
+    if not 0 < len(content) <= FRAGMENT_WORDS:
+        return None
+    if len(content) == 1 and only_verb(content[0].key):
+        return "continuation", []
+    ctx = record.context
+    if ctx is None or ctx.messages is None:
+        return None  # which words the conversation holds cannot be told
+    earlier = [analyzer().analyze(m.content) for m in ctx.messages]
+    held = [
+        t.text
+        for t in content
+        if any(t.key in a.vocab or t.lower in a.vocab for a in earlier)
+        or find_stem_relative(t.lower, earlier) is not None
+    ]
+    return ("fragment", held) if held else None
 
 
 @register("unresolved_reference", version=UNRESOLVED_VERSION, kinds=("unresolved_reference",))
@@ -261,8 +300,9 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
     Fires when the query equals the latest message (high), keeps an ordinal/bare definite (high), or
     keeps a pronoun / an elliptical form while adding no content word the latest lacks (medium); a
-    follow-up fragment (:func:`is_bare_fragment`) passed through unchanged after an earlier user turn is
-    medium (class ``fragment``); matches
+    follow-up that only the conversation completes (:func:`dependent_fragment`: a correction, a
+    continuer, a fragment repeating an earlier word) passed through unchanged is medium (class
+    ``fragment``, its ``form`` in the word's evidence); matches
     that are no reference (:func:`not_a_reference`) or that the query resolves itself
     (:func:`_resolved_in_query`) are left out.
     Evidence: ``words`` (spans in the query), ``latest_spans`` (spans in the latest message).
@@ -282,7 +322,10 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
             latest, "pronoun", m.group(0), m.start()
         ):
             exprs.append(("pronoun", m.group(0), *m.span()))
-    if not exprs and unchanged and _earlier_user_turn(record) and is_bare_fragment(latest, rules):
+    dependent = None
+    if not exprs and unchanged and _earlier_user_turn(record):
+        dependent = dependent_fragment(record, rules)
+    if dependent is not None:
         stripped = latest.strip()
         exprs.append(("fragment", stripped, latest.find(stripped), len(latest.rstrip())))
     if not exprs:
@@ -318,10 +361,15 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
         return []
     what = ", ".join(f"'{w['text']}'" for w in words)
     why = "the query is the latest message unchanged" if unchanged else "the query still contains it"
-    if words[0]["class"] == "fragment":
-        reason = (
-            f"the follow-up fragment {what} is the query unchanged: only the conversation says what it asks"
+    if dependent is not None:
+        form, held = dependent
+        words[0]["form"] = form
+        what_it = {"correction": "what it corrects", "continuation": "what it goes on about"}.get(
+            form, "what it asks"
         )
+        reason = f"the follow-up {what} is the query unchanged: only the conversation says {what_it}"
+        if held:
+            reason += f" (it repeats {', '.join(repr(w) for w in held)} from an earlier turn)"
     else:
         reason = f"referring expression {what} is unresolved: {why}"
     return [

@@ -397,6 +397,9 @@ def test_a_cause_the_user_did_not_state_is_high(rules):
     assert (q[start:end], marker) == ("the lawsuit filed against him", "as a result of")
     q = "What was he called due to the fear that he instills, and why?"
     assert [q[s:e] for s, e, _ in added_cause_spans(q, "What was he called?")] == ["the fear "]
+    # "due to" before a verb is "expected to", before a person "owed to": no cause
+    assert added_cause_spans("Is the phone due to be released in May?", "Is the phone out?") == []
+    assert added_cause_spans("Is the rent due to the landlord in Boston?", "When is rent due?") == []
 
 
 def test_a_general_noun_after_a_received_modifier_is_low(rules):

@@ -261,33 +261,20 @@ def test_an_object_after_a_verb_is_no_inverted_main_verb():
         assert not _after_inverted_subject(toks, [t.text for t in toks].index(word)), text
 
 
-def test_a_word_whose_place_the_query_fills_with_function_words_is_low(rules):
-    """ "what factors pay major impact": the query keeps "factors" and "major" with "have a" between them,
-    grammar in the slot of the mistyped "pay", so the lost word is a rewording (low). A content word in
-    the slot ("lunar" -> "solar") is a substitution and keeps its grade."""
-    rec = make_record(
-        MSGS,
-        "what factors pay major impact on the credit score?",
-        "What factors have a major impact on credit score?",
-    )
+def test_a_verb_replaced_by_have_is_no_rewording(rules):
+    """ "Which countries ban guns?" asked as "Which countries have guns?": "have" is a function word to
+    the analyzer, yet the question is reversed; the lost verb stays medium (v12 withdrew v11's rule)."""
+    rec = make_record(MSGS, "Which countries ban guns in Europe?", "Which countries have guns in Europe?")
     (f,) = check(rec, rules)
-    assert (f.severity, [w.get("replaced_by") for w in f.evidence["missing"]]) == ("low", ["have a"])
-    assert f.reason == (
-        "the query lacks 1 of the 6 words the user asked with: 'pay'; the query has 'have a' in the place "
-        "of 'pay': reworded"
-    )
-    rec = make_record(
-        MSGS, "When is the next lunar eclipse visible?", "When is the next solar eclipse visible?"
-    )
-    (f,) = check(rec, rules)
-    assert (f.severity, [w.get("replaced_by") for w in f.evidence["missing"]]) == ("medium", [None])
+    assert (f.severity, [w["text"] for w in f.evidence["missing"]]) == ("medium", ["ban"])
 
 
 def test_the_asked_head_swapped_for_an_answers_is_a_replaced_term(rules):
     """ "How many passing yards did he throw?" after an answer about passing touchdowns, made "What was
     his record for passing touchdowns?": the user's "passing yards" lost its head for the one the answer
-    gave. High, with the new head's span in the query and the user's compound in the latest message. A
-    head a user said is no swap, and neither is a query that keeps the asked head."""
+    gave. Medium (the answer's term may name the same thing), with the new head's span in the query and
+    the user's compound in the latest message. A head a user said is no swap, nor is a query that keeps
+    the asked head, nor the answer's name for what a definite phrase points at."""
     from monitor.checks.intent import check_replaced
 
     hist = [
@@ -297,7 +284,7 @@ def test_the_asked_head_swapped_for_an_answers_is_a_replaced_term(rules):
     latest = "How many passing yards did he throw?"
     query = "What was Kurt Warner's record for passing touchdowns in the 2007 season?"
     (f,) = check_replaced(make_record(hist, latest, query), rules)
-    assert (f.kind, f.severity) == ("replaced_term", "high")
+    assert (f.kind, f.severity) == ("replaced_term", "medium")
     assert f.evidence == {
         "words": [{"text": "touchdowns", "start": 42, "end": 52}],
         "asked": {"text": "passing yards", "start": 9, "end": 22, "message_index": "latest"},
@@ -305,9 +292,13 @@ def test_the_asked_head_swapped_for_an_answers_is_a_replaced_term(rules):
     }
     assert f.reason == (
         "the query asks for 'passing touchdowns' where the user asked for 'passing yards'; 'touchdowns' "
-        "comes from an assistant turn (message 1), no user said it"
+        "comes from an assistant turn (message 1), no user said it: check that they name the same thing"
     )
     said = [("user", "Tell me about his passing touchdowns."), *hist[1:]]
     assert check_replaced(make_record(said, latest, query), rules) == []
     kept = "How many passing yards and passing touchdowns did Kurt Warner throw in 2007?"
     assert check_replaced(make_record(hist, latest, kept), rules) == []
+    # "the premium option" points at what the answer named "the premium plan": a resolution, not a swap
+    plans = [("user", "Which plans do you sell?"), ("assistant", "A basic plan and a premium plan.")]
+    rec = make_record(plans, "What does the premium option include?", "What does the premium plan include?")
+    assert check_replaced(rec, rules) == []

@@ -334,3 +334,7 @@ def test_a_fragment_that_swaps_the_modifier_of_the_same_head_spends_the_value(ru
     assert kinds(rec, rules) == [("dropped_qualifier", "medium", "child")]
     rec = make_record(msgs, "Child support", "What is child support?")
     assert check(rec, rules) == []
+    # a determiner or quantifier before the head points back or adds; it swaps nothing (v10)
+    for latest in ("That support", "And this support?", "More support?", "Any support?"):
+        rec = make_record(msgs, latest, "What support is available?")
+        assert kinds(rec, rules) == [("dropped_qualifier", "medium", "child")], latest

@@ -152,23 +152,44 @@ def test_a_reference_the_query_resolves_itself(rules):
     assert found(rec, rules, "unresolved_reference")[0] == [("high", ("it",))]
 
 
-def test_a_fragment_passed_through_unchanged_is_unresolved(rules):
-    """ "Advise" and "No, I meant the Lotus." ask for what only the conversation says: unchanged, they are
-    medium (class fragment) with the whole query as the span. A question, a closing, a longer message or
-    a first turn is no such fragment, and a rewritten fragment is not judged here."""
+def test_a_follow_up_only_the_conversation_completes_is_unresolved_when_unchanged(rules):
+    """A continuer ("Advise", "Tell me more", "Examples?"), a correction ("No, I meant the Lotus.") or a
+    fragment repeating an earlier word ("Dublin keys") passed through unchanged is medium (class fragment,
+    its form in the evidence). A fragment none of whose words the conversation holds is a new topic
+    ("Bitcoin price"); a question, a closing, a first turn or a rewritten fragment is not judged here."""
     (f,) = run_checks(make_record(EU, "Advise", "Advise"), rules, only=["unresolved_reference"]).findings
     assert (f.severity, f.evidence["words"]) == (
         "medium",
-        [{"text": "Advise", "start": 0, "end": 6, "class": "fragment"}],
+        [{"text": "Advise", "start": 0, "end": 6, "class": "fragment", "form": "continuation"}],
     )
     assert f.reason == (
-        "the follow-up fragment 'Advise' is the query unchanged: only the conversation says what it asks"
+        "the follow-up 'Advise' is the query unchanged: only the conversation says what it goes on about"
     )
+    rec = make_record(EU, "Dublin keys", "Dublin keys")
+    (f,) = run_checks(rec, rules, only=["unresolved_reference"]).findings
+    assert f.evidence["words"][0]["form"] == "fragment"
+    assert f.reason == (
+        "the follow-up 'Dublin keys' is the query unchanged: only the conversation says what it asks "
+        "(it repeats 'Dublin', 'keys' from an earlier turn)"
+    )
+    for latest in ("Tell me more", "Examples?", "Can you explain further?", "How?", "Go on please"):
+        assert found(make_record(EU, latest, latest), rules, "unresolved_reference")[0] == [
+            ("medium", (latest,))
+        ], latest
     got = found(
         make_record(EU, "No, I meant the Lotus.", "No, I meant the Lotus."), rules, "unresolved_reference"
     )
     assert got[0] == [("medium", ("No, I meant the Lotus.",))]
-    for latest in ("Good decisions?", "ok bye", "Tell me about Dublin.", "Cheaper keys in Dublin region"):
+    for latest in (
+        "Bitcoin price",
+        "Albert Einstein",
+        "Define photosynthesis",
+        "Nevermind",
+        "Good decisions?",
+        "ok bye",
+        "Tell me about Dublin.",
+        "Cheaper keys in Dublin region",
+    ):
         assert found(make_record(EU, latest, latest), rules, "unresolved_reference")[0] == [], latest
     assert found(make_record([], "Advise", "Advise"), rules, "unresolved_reference")[0] == []
     rec = make_record(EU, "Advise", "Which EU region should I pick for customer-managed keys?")

@@ -13,22 +13,22 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v16", "added_words", ("added_content_word",)),
-        ("qualifiers.v9", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("added_content_word.v17", "added_words", ("added_content_word",)),
+        ("qualifiers.v10", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
         ("non_monotonic.v1", "chat_state", ("non_monotonic",)),
         ("digest_mismatch.v1", "chat_state", ("digest_mismatch",)),
         ("roles_mismatch.v1", "chat_state", ("roles_mismatch",)),
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
-        ("unresolved_reference.v3", "references", ("unresolved_reference",)),
+        ("unresolved_reference.v4", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v6", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
         ("topic_shift.v2", "antecedents", ("wrong_antecedent",)),
         ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v11", "intent", ("intent_dropped",)),
-        ("replaced_term.v1", "intent", ("replaced_term",)),
+        ("intent_dropped.v12", "intent", ("intent_dropped",)),
+        ("replaced_term.v2", "intent", ("replaced_term",)),
     ]
 
 
@@ -54,7 +54,7 @@ def test_outcome_statuses_and_json(rules):
         "high",
         ["the free one"],
         "unresolved_reference",
-        2,
+        4,
     )
 
 
