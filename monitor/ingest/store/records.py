@@ -6,11 +6,12 @@ A record's ``peers`` are the conversation's other requests (ordered by turn) wit
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Text, cast, func, or_, select, tuple_
@@ -66,10 +67,21 @@ def _messages_from_raw(items: object) -> tuple[Message, ...] | None:
             return None
         ts = m.get("ts")
         try:
-            out.append(Message(m["role"], m["content"], parse_ts(ts) if ts is not None else None))
+            when = None if ts is None else _text_ts(ts) if type(ts) is str else parse_ts(ts)
+            out.append(Message(m["role"], m["content"], when))
         except ValueError:
             return None
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=16384)
+def _text_ts(value: str) -> datetime:
+    """:func:`parse_ts` of a message's ISO-8601 ``ts``, memoised: every ``ctx_input`` carries the
+    conversation's whole history, so each message's timestamp is parsed again in every later context (a
+    quarter of loading a batch of the shared logs' records, issue 18). A datetime is immutable, so
+    sharing it is safe; 16,384 entries hold about 3 MB. Raises what :func:`parse_ts` raises (an exception
+    is never cached)."""
+    return parse_ts(value)
 
 
 def record_from_raw(
