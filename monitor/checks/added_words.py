@@ -192,6 +192,12 @@ def _as_facet(info: dict[str, Any], word: Tok, listed: frozenset[int]) -> dict[s
     return _one_step_lower(info, "keyword_list", "a facet in a keyword list")
 
 
+def _regraded(info: dict[str, Any], severity: str, key: str, value: Any, why: str) -> dict[str, Any]:
+    """``info`` at ``severity``, with ``key: value`` in its evidence and ``why`` added to its reason: what
+    each step of a word's place in the query returns when it moves the word's grade."""
+    return {**info, "severity": severity, key: value, "why": f"{info['why']}; {why}"}
+
+
 def _one_step_lower(info: dict[str, Any], flag: str, why: str) -> dict[str, Any]:
     """``info`` one severity step lower, marked ``flag`` and with ``why`` added to its reason; itself when
     it is low already."""
@@ -333,12 +339,13 @@ def _as_sibling(info: dict[str, Any], word: Tok, q: Analysis, tr: Transcript) ->
     sibling = coordinated_sibling(q, q.tokens.index(word), tr)
     if sibling is None:
         return info
-    return {
-        **info,
-        "severity": "medium",
-        "sibling_of": sibling,
-        "why": f"{info['why']}; but a new sibling of the received '{sibling}' in a coordination",
-    }
+    return _regraded(
+        info,
+        "medium",
+        "sibling_of",
+        sibling,
+        f"but a new sibling of the received '{sibling}' in a coordination",
+    )
 
 
 # Adverbial markers of a cause or reason (Quirk et al., "A Comprehensive Grammar", 8.85 and 9.7: complex
@@ -399,13 +406,8 @@ def _as_cause(info: dict[str, Any], word: Tok, causes: list[tuple[int, int, str]
         return info  # a participle opens a clause about the cause ("the lawsuit filed against him")
     for start, end, marker in causes:
         if start <= word.start < end:
-            return {
-                **info,
-                "severity": "high",
-                "added_cause": marker,
-                "why": f"{info['why']}; but in a cause the user did not state ('{marker} ...'): the query "
-                "asserts it",
-            }
+            why = f"but in a cause the user did not state ('{marker} ...'): the query asserts it"
+            return _regraded(info, "high", "added_cause", marker, why)
     return info
 
 
@@ -446,12 +448,13 @@ def _as_generic_head(info: dict[str, Any], word: Tok, q: Analysis, tr: Transcrip
     modifier = generic_head_of(q, q.tokens.index(word), tr)
     if modifier is None:
         return info
-    return {
-        **info,
-        "severity": "low",
-        "head_of": modifier.text,
-        "why": f"{info['why']}; but a general noun after the received '{modifier.text}', so low",
-    }
+    return _regraded(
+        info,
+        "low",
+        "head_of",
+        modifier.text,
+        f"but a general noun after the received '{modifier.text}', so low",
+    )
 
 
 def _supported_tokens(q: Analysis, tr: Transcript, rules: Rules) -> tuple[set[int], dict[int, str]]:
