@@ -81,6 +81,7 @@ from monitor.checks.nlp import (
     noun_classes,
     one_edit,
     only_verb,
+    premodifier,
     synonym_in,
     zipf,
 )
@@ -433,11 +434,7 @@ def generic_head_of(q: Analysis, i: int, tr: Transcript) -> Tok | None:
     if i + 1 < len(toks) and toks[i + 1].is_content:
         return None
     prev = toks[i - 1]
-    if not prev.is_content or not prev.text[:1].isalpha() or prev.text[:1].isupper() or prev.has_digit:
-        return None
-    if prev.lower != prev.key and prev.lower.endswith("s"):
-        return None
-    return prev if tr.holds(prev.key, prev.lower) else None
+    return prev if premodifier(prev) and tr.holds(prev.key, prev.lower) else None
 
 
 def _as_generic_head(info: dict[str, Any], word: Tok, q: Analysis, tr: Transcript) -> dict[str, Any]:

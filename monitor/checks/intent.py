@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
+from monitor.checks.base import Finding, alias_index, analyzer, message_texts
 from monitor.checks.learned import rewriter_key
 from monitor.checks.nlp import (
     Analysis,
@@ -45,6 +45,7 @@ from monitor.checks.nlp import (
     is_noun,
     is_verb,
     one_edit,
+    premodifier,
     shared_stem,
     synonym_in,
     word_classes,
@@ -541,19 +542,6 @@ REPLACED_ID = "replaced_term"
 REPLACED_VERSION = 2
 
 
-def _modifier(t: Tok) -> bool:
-    """Whether ``t`` can premodify a noun in a compound the user typed: a lower-case, unnumbered noun
-    that is no plural (premodifying nouns are normally singular: Quirk et al. 1985, 17.108)."""
-    return (
-        t.is_content
-        and t.text[:1].isalpha()
-        and not t.text[:1].isupper()
-        and not t.has_digit
-        and is_noun(t.key)
-        and not (t.lower != t.key and t.lower.endswith("s"))
-    )
-
-
 def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, Tok]]:
     """``(modifier, asked head, query head)`` for each compound of the latest message ("passing *yards*")
     whose modifier the query keeps before another noun ("passing *touchdowns*") while the asked head is
@@ -568,7 +556,7 @@ def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, To
     q_forms = [f for t in qt if t.is_content for f in (t.key, t.lower)]
     out = []
     for i, (m, h) in enumerate(zip(lt, lt[1:], strict=False)):
-        if i in pointed or not (_modifier(m) and h.is_content and is_noun(h.key)):
+        if i in pointed or not (premodifier(m) and is_noun(m.key) and h.is_content and is_noun(h.key)):
             continue
         if h.key in query.vocab or h.lower in query.vocab:
             continue
@@ -598,11 +586,9 @@ def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
     Evidence: ``words`` [{text, start, end}] (the new head, query spans), ``asked`` {text, start, end,
     message_index: "latest"} (the user's compound), ``said_at`` {message_index} (the assistant turn).
     Skips when no message list was logged (whether a user said the word cannot be told)."""
-    ctx = record.context
-    if ctx is None:
-        raise SkipCheck("no ctx_input logged for this request")
-    if ctx.messages is None:
-        raise SkipCheck("ctx_input has no message list (signals only)")
+    message_texts(record)  # skips without a message list
+    assert record.context is not None and record.context.messages is not None
+    messages = record.context.messages
     an = analyzer()
     found = replaced_heads(an.analyze(record.latest), an.analyze(record.query))
     if not found:
@@ -610,7 +596,7 @@ def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
     out = []
     for m, h, qh in found:
         said = None
-        for i, msg in enumerate(ctx.messages):
+        for i, msg in enumerate(messages):
             if qh.key in (vocab := an.analyze(msg.content).vocab) or qh.lower in vocab:
                 if msg.role == "user":
                     said = None

@@ -724,6 +724,19 @@ def _synset_index(a: Analysis) -> dict[str, str]:
     return got
 
 
+def premodifier(t: Tok) -> bool:
+    """Whether ``t`` can premodify a noun as the user typed it: a lower-case, unnumbered content word that
+    is no plural (a capitalised word is a name, and premodifying nouns are normally singular, so a plural
+    before a noun is its subject: "did any singles come"; Quirk et al. 1985, 17.108)."""
+    return (
+        t.is_content
+        and t.text[:1].isalpha()
+        and not t.text[:1].isupper()
+        and not t.has_digit
+        and not (t.lower != t.key and t.lower.endswith("s"))
+    )
+
+
 def capitalised_token(a: Analysis, lower: str) -> str | None:
     """The first all-capitals token of ``a`` ("SAD", "IBM") whose lower-cased form is ``lower``, as
     written, else None. The all-capitals tokens are indexed once, memoised on the analysis (an acronym's
