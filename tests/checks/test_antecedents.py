@@ -457,3 +457,49 @@ def test_the_answer_just_before_opens_on_another_entity(rules) -> None:  # type:
     assert recency(own_it, "Why did it fall?", "Why did the Byzantine Empire fall?", rules)[0] == []
     # a demonstrative may point at what is merely activated: not judged against the answer's opening
     assert recency(ROME, "Why did that fall?", "Why did the Byzantine Empire fall?", rules)[0] == []
+
+
+# -- swapped_name ---------------------------------------------------------------------------------
+MARS = [
+    ("user", "Who is Bruno Mars?"),
+    ("assistant", "Bruno Mars is a singer and songwriter from Honolulu."),
+]
+
+
+def swapped(history, latest, query, rules):  # type: ignore[no-untyped-def]
+    out = run_checks(make_record(history, latest, query), rules, only=["swapped_name"])
+    (status,) = out.statuses
+    return [(f.severity, f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
+
+
+def test_a_name_the_user_wrote_swapped_for_the_transcripts(rules) -> None:  # type: ignore[no-untyped-def]
+    latest = "Did Mario Mars play at the Bowery Ballroom?"
+    got, _ = swapped(MARS, latest, "Did Bruno Mars play at the Bowery Ballroom?", rules)
+    assert got == [
+        (
+            "medium",
+            "the user wrote 'Mario Mars', but the query names 'Bruno Mars' (message 1) in its place: 'Mario' "
+            "is not 'Bruno'; check the antecedent",
+            {
+                "user_name": {"text": "Mario Mars", "start": 4, "end": 14},
+                "substituted": {"text": "Bruno Mars", "start": 4, "end": 14, "message_index": 1},
+                "words": [{"text": "Bruno Mars", "start": 4, "end": 14}],
+            },
+        )
+    ]
+    # The user's name kept, a misspelling corrected ("Marz": one letter off), a name of one word: nothing.
+    assert swapped(MARS, latest, "Did Mario Mars play at the Bowery Ballroom?", rules)[0] == []
+    assert swapped(MARS, "Did Bruno Marz play there?", "Did Bruno Mars play at the Bowery?", rules)[0] == []
+    assert swapped(MARS, "Did Mario play there?", "Did Bruno Mars play there?", rules) == (
+        [],
+        ("skipped", "the latest message writes no name of several words"),
+    )
+
+
+def test_a_title_cased_phrase_is_no_name_to_swap(rules) -> None:  # type: ignore[no-untyped-def]
+    """'Mark Join Penske' differs from 'Mark Donohue' by a verb: a phrase the chunker joined, not a name.
+    A name the transcript never held is left to added_content_word."""
+    history = [("user", "Who was Mark Donohue?"), ("assistant", "Mark Donohue was a racing driver.")]
+    query = "When did Mark Donohue join Penske?"
+    assert swapped(history, "when did Mark Join Penske?", query, rules)[0] == []
+    assert swapped(MARS, "Did Mario Mars sing?", "Did Peter Mars sing?", rules) == ([], ("ran", None))

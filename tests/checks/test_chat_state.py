@@ -130,6 +130,7 @@ def test_every_context_check_skips_without_ctx_input(rules):
             "list_reference",
             "topic_shift",
             "antecedent_recency",
+            "swapped_name",
             "replaced_term",
         )
     } | {"antecedent_not_in_input": "no resolved entries logged"}
