@@ -964,7 +964,8 @@ def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
     ``wrong_antecedent`` (the same turn in ``mtrag_dev_sonnet45agg_labels.jsonl`` and
     ``mtrag_dev_sonnet4live_labels.jsonl``); too few to say more than that.
 
-    Evidence: ``user_name`` {text, start, end} (in the latest message), ``substituted`` {text, start,
+    Evidence: ``expected`` and ``named`` (the user's name and the query's, which a verdict's assertions
+    start from), ``user_name`` {text, start, end} (in the latest message), ``substituted`` {text, start,
     end (in the query), message_index of its last mention}, ``words`` (the substituted name). Skips
     without a message list, or when the latest message writes no name of several words.
     """
@@ -989,6 +990,8 @@ def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     kind="wrong_antecedent",
                     severity="medium",
                     evidence={
+                        "expected": n.text,
+                        "named": m.text,
                         "user_name": {"text": n.text, "start": n.start, "end": n.end},
                         "substituted": {"text": m.text, "start": m.start, "end": m.end, "message_index": at},
                         "words": [{"text": m.text, "start": m.start, "end": m.end}],
@@ -1003,3 +1006,72 @@ def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
             )
             break
     return out
+
+
+# -- a correction the query does not carry (issue 14) -----------------------------------------------
+CORRECTION_VERSION = 1
+CORRECTION_RE = re.compile(
+    r"(?:^|[.!?;]\s+)(?:(?:no|nope|sorry|oops|excuse\s+me|actually|well)[,.!]?\s+)*I\s+meant\s+"
+    r"(?:to\s+(?:ask|say)\s+(?:about\s+)?)?(?P<meant>[^.?!;]+)",
+    re.IGNORECASE,
+)
+"""A repair of the user's own earlier turn: "No, I meant drinking alcohol.", "Excuse me, I meant source
+code example, rather." The third-position repair of Schegloff ("Repair after next turn", *American
+Journal of Sociology* 97(5), 1992): the user sees from the answer that an earlier turn was understood
+as being about something else, and says what it was about. Not the filler "I mean", which introduces
+no referent. Not fitted to any data file."""
+MOVES_ON_RE = re.compile(r"^\W*(?:but|anyway|also|besides)\b", re.IGNORECASE)
+
+
+@register("ignored_correction", version=CORRECTION_VERSION, kinds=("wrong_antecedent",))
+def check_ignored_correction(record: RewriteRecord, rules: Rules) -> list[Finding]:
+    """``wrong_antecedent`` (medium) when the latest message corrects what the user meant
+    (:data:`CORRECTION_RE`) and the query holds none of the content words of the correction: "No, I
+    meant drinking alcohol. What are some rehab treatment options to consider?" made "What are some
+    rehab treatment options to consider after stopping smoking?". After a repair the corrected referent
+    is what the rest of the turn is about, so a query without it resolved the question to the referent
+    the user just rejected.
+
+    Not judged when the turn goes on with its own pronoun or with "but" / "anyway" / "also" after the
+    correction ("No, I meant the funny car. But ... I heard it has a ludicrous mode. How does its
+    quickness compare?"): the rest points elsewhere, as a user turn with its own pronoun keeps its
+    older focus in :func:`_rivals`. A correction kept as it stands is ``unresolved_reference``'s
+    (v4); this check reads only what the query lost.
+
+    Measured on a fresh store of the shared logs: it fires on 1 of 3,385 rewrites, labelled
+    ``wrong_antecedent`` (``cast_audit_labels.jsonl``); 14 latest messages there hold a correction, and
+    the other queries keep its words. Too few to say more than that.
+
+    Evidence: ``expected`` (the corrected referent, which a verdict's assertions start from),
+    ``correction`` {text, start, end} (in the latest message), ``words`` (empty: the query lost
+    words, it added none). Skips when the latest message corrects nothing.
+    """
+    m = CORRECTION_RE.search(record.latest)
+    if m is None:
+        raise SkipCheck("the latest message corrects nothing")
+    rest = record.latest[m.end() :].lstrip(" .!;")
+    if MOVES_ON_RE.match(rest) or PRONOUN_RE.search(rest):
+        return []
+    an = analyzer()
+    meant = m.group("meant").strip().rstrip(",")
+    keys = _content_keys(an, meant)
+    if not keys or keys & _content_keys(an, record.query):
+        return []
+    start = m.start("meant")
+    return [
+        Finding(
+            kind="wrong_antecedent",
+            severity="medium",
+            evidence={
+                "expected": meant,
+                "correction": {"text": meant, "start": start, "end": start + len(meant)},
+                "words": [],
+            },
+            reason=(
+                f"the user corrected what they meant to '{meant}', but the query does not say it: check "
+                "the antecedent"
+            ),
+            check_id="ignored_correction",
+            check_version=CORRECTION_VERSION,
+        )
+    ]

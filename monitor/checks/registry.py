@@ -74,8 +74,8 @@ def current_versions() -> list[tuple[str, int]]:
 
 def checks_by_kind() -> dict[str, tuple[str, ...]]:
     """Finding kind -> the ids of the checks that can emit it, in registry order (``wrong_antecedent``:
-    ``list_reference``, ``topic_shift``, ``antecedent_recency`` and ``swapped_name``): a kind was looked
-    for on a record when any of them ran."""
+    ``list_reference``, ``topic_shift``, ``antecedent_recency``, ``swapped_name`` and
+    ``ignored_correction``): a kind was looked for on a record when any of them ran."""
     out: dict[str, tuple[str, ...]] = {}
     for spec in REGISTRY.values():
         for kind in spec.kinds:

@@ -16,8 +16,9 @@ label                     prefill (``must_include`` / ``must_not_include``)
                           the live value a conflict replaced, the user's compound a term replaced
 ``dropped_constraint``,   must: the dropped live qualifier values and the lost intent words
 ``over_carried``
-``wrong_antecedent``      must: the item a list reference points at; must not: the item it was
-                          resolved to
+``wrong_antecedent``      must: the item a list reference points at, the name the user wrote, the
+                          referent the user corrected to; must not: the item or name the query put
+                          in its place
 other labels              nothing (chat state, retrieval, generation, an unresolved reference and a
                           non-query are judged by the reviewer's own terms)
 ========================= ==========================================================================
@@ -115,7 +116,7 @@ def _antecedent(findings: Iterable[FindingLike], t: _Terms) -> None:
     for f in findings:
         ev = f.evidence
         if f.kind == "wrong_antecedent" and "expected" in ev:
-            t.include_(ev.get("expected"))  # the item the list reference points at
+            t.include_(ev.get("expected"))  # the list item, the user's name, the corrected referent
             t.exclude_(ev.get("named"))
 
 

@@ -481,6 +481,8 @@ def test_a_name_the_user_wrote_swapped_for_the_transcripts(rules) -> None:  # ty
             "the user wrote 'Mario Mars', but the query names 'Bruno Mars' (message 1) in its place: 'Mario' "
             "is not 'Bruno'; check the antecedent",
             {
+                "expected": "Mario Mars",
+                "named": "Bruno Mars",
                 "user_name": {"text": "Mario Mars", "start": 4, "end": 14},
                 "substituted": {"text": "Bruno Mars", "start": 4, "end": 14, "message_index": 1},
                 "words": [{"text": "Bruno Mars", "start": 4, "end": 14}],
@@ -503,3 +505,52 @@ def test_a_title_cased_phrase_is_no_name_to_swap(rules) -> None:  # type: ignore
     query = "When did Mark Donohue join Penske?"
     assert swapped(history, "when did Mark Join Penske?", query, rules)[0] == []
     assert swapped(MARS, "Did Mario Mars sing?", "Did Peter Mars sing?", rules) == ([], ("ran", None))
+
+
+# -- ignored_correction -----------------------------------------------------------------------------
+QUIT = [
+    ("user", "What are the health effects of quitting smoking?"),
+    ("assistant", "Within a year the risk of heart disease halves."),
+]
+
+
+def corrected(latest, query, rules):  # type: ignore[no-untyped-def]
+    out = run_checks(make_record(QUIT, latest, query), rules, only=["ignored_correction"])
+    (status,) = out.statuses
+    return [(f.severity, f.reason, f.evidence) for f in out.findings], (status.status, status.reason)
+
+
+def test_a_correction_the_query_loses(rules) -> None:  # type: ignore[no-untyped-def]
+    latest = "No, I meant drinking alcohol. What are some rehab treatment options?"
+    got, _ = corrected(latest, "What are some rehab treatment options after stopping smoking?", rules)
+    assert got == [
+        (
+            "medium",
+            "the user corrected what they meant to 'drinking alcohol', but the query does not say it: check "
+            "the antecedent",
+            {
+                "expected": "drinking alcohol",
+                "correction": {"text": "drinking alcohol", "start": 12, "end": 28},
+                "words": [],
+            },
+        )
+    ]
+    # The corrected referent in the query (an inflection of it too): nothing.
+    assert corrected(latest, "What are rehab treatment options for alcohol drinkers?", rules)[0] == []
+    # A correction kept as it stands is unresolved_reference's, not this check's.
+    assert corrected("No, I meant drinking alcohol.", "No, I meant drinking alcohol.", rules)[0] == []
+
+
+def test_a_turn_that_moves_on_after_the_correction_is_not_judged(rules) -> None:  # type: ignore[no-untyped-def]
+    query = "How does quitting smoking change the heart rate?"
+    moved = "No, I meant drinking alcohol. But I heard it raises the heart rate. How much?"
+    assert corrected(moved, query, rules) == ([], ("ran", None))
+    assert (
+        corrected("No, I meant drinking alcohol. Anyway, how fast does the heart heal?", query, rules)[0]
+        == []
+    )
+    # "I mean" is a filler, no repair.
+    assert corrected("I mean, how fast does the heart heal?", query, rules) == (
+        [],
+        ("skipped", "the latest message corrects nothing"),
+    )

@@ -37,11 +37,12 @@ def test_case1_dublin_resolution_drops_spent_selecting_qualifier(rules):
     assert summary(out) == []
     # every check ran (the antecedent check verified Dublin in turn 2) but topic_shift (no new topic)
     # and antecedent_recency (no "it", "they" or demonstrative: "the second one" is list_reference's)
-    # and swapped_name (the user wrote no name)
+    # and swapped_name (the user wrote no name) and ignored_correction (the user corrected nothing)
     assert {s.check_id for s in out.statuses if s.status == "skipped"} == {
         "topic_shift",
         "antecedent_recency",
         "swapped_name",
+        "ignored_correction",
     }
 
 

@@ -133,4 +133,7 @@ def test_every_context_check_skips_without_ctx_input(rules):
             "swapped_name",
             "replaced_term",
         )
-    } | {"antecedent_not_in_input": "no resolved entries logged"}
+    } | {
+        "antecedent_not_in_input": "no resolved entries logged",
+        "ignored_correction": "the latest message corrects nothing",  # reads no transcript
+    }

@@ -28,6 +28,7 @@ def test_registry_listing():
         ("topic_shift.v2", "antecedents", ("wrong_antecedent",)),
         ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
         ("swapped_name.v1", "antecedents", ("wrong_antecedent",)),
+        ("ignored_correction.v1", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v12", "intent", ("intent_dropped",)),
         ("replaced_term.v2", "intent", ("replaced_term",)),
     ]
@@ -47,6 +48,7 @@ def test_outcome_statuses_and_json(rules):
         ("topic_shift", "the latest message announces no new topic and no earlier turn set one"),
         ("antecedent_recency", "no 'it', 'they' or demonstrative in the latest message"),
         ("swapped_name", "the latest message writes no name of several words"),
+        ("ignored_correction", "the latest message corrects nothing"),
     ]
     assert len(out.statuses) == len(REGISTRY)
     (f,) = out.findings

@@ -45,6 +45,16 @@ def test_a_wrong_list_reference_prefills_the_item_pointed_at_and_the_one_named(r
     assert prefill("fabricated_constraint", got) == Prefill()  # no word was added
 
 
+def test_a_swapped_name_and_an_ignored_correction_prefill_what_the_user_meant(rules) -> None:  # type: ignore[no-untyped-def]
+    mars = [("user", "Who is Bruno Mars?"), ("assistant", "Bruno Mars is a singer.")]
+    got = findings(mars, "Did Mario Mars play at the Bowery?", "Did Bruno Mars play at the Bowery?", rules)
+    assert prefill("wrong_antecedent", got) == Prefill(("Mario Mars",), ("Bruno Mars",))
+    quit_ = [("user", "What helps after quitting smoking?"), ("assistant", "Exercise helps.")]
+    latest = "No, I meant drinking alcohol. What rehab options are there?"
+    got = findings(quit_, latest, "What rehab options are there after quitting smoking?", rules)
+    assert prefill("wrong_antecedent", got) == Prefill(("drinking alcohol",), ())
+
+
 def test_a_dropped_qualifier_is_a_must_include_for_a_drop_only(rules) -> None:  # type: ignore[no-untyped-def]
     got = findings(PLAN, "What is the rate limit?", "What is the rate limit in staging?", rules)
     assert prefill("dropped_constraint", got) == prefill("over_carried", got) == Prefill(("enterprise",), ())
