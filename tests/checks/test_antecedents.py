@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from monitor.checks import run_checks
 from monitor.checks.antecedents import enumerations
 from tests.factories import make_record
@@ -554,3 +556,84 @@ def test_a_turn_that_moves_on_after_the_correction_is_not_judged(rules) -> None:
         [],
         ("skipped", "the latest message corrects nothing"),
     )
+
+
+NAMES = [
+    ("user", "Tell me about Bruno Mars, Tesla cars and famous families."),
+    (
+        "assistant",
+        "Bruno Mars, Barack Obama, Martin Luther King, Charles III, the Los Angeles Lakers, the New York "
+        "Times, Samuel L. Jackson, Tom Hanks, Prince William, Melinda Gates, Apple Music, World War II, "
+        "Henry VIII, Manchester United, Saint Louis, the Tesla Model S and Las Vegas.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("latest", "query", "swap"),
+    [
+        # The same name written otherwise: a title, a short form, a middle initial, a corrected spelling.
+        ("How old is President Obama?", "How old is Barack Obama?", None),
+        ("When was Dr King born?", "When was Martin Luther King born?", None),
+        ("Where does King Charles live?", "Where does Charles III live?", None),
+        ("Did the LA Lakers win?", "Did the Los Angeles Lakers win?", None),
+        ("Who owns the NY Times?", "Who owns the New York Times?", None),
+        ("Where does Man United play?", "Where does Manchester United play?", None),
+        ("Weather in St Louis?", "Weather in Saint Louis?", None),
+        ("How old is Samuel Jackson?", "How old is Samuel L. Jackson?", None),
+        ("How tall is Tim Hanks?", "How tall is Tom Hanks?", None),
+        # Two names the user ran together: the query still writes "Vegas".
+        ("Adele Vegas ticket prices?", "What are ticket prices for Adele shows in Las Vegas?", None),
+        # Another referent, though the words are also verbs or numbers.
+        ("Who is Prince Harry married to?", "Who is Prince William married to?", "'Harry' is not 'William'"),
+        ("What did Bill Gates found?", "What did Melinda Gates found?", "'Bill' is not 'Melinda'"),
+        ("Does Apple Watch cost money?", "Does Apple Music cost money?", "'Watch' is not 'Music'"),
+        ("When did World War I end?", "When did World War II end?", "'I' is not 'II'"),
+        ("Who married Henry VII?", "Who married Henry VIII?", "'VII' is not 'VIII'"),
+        ("How fast is the Tesla Model 3?", "How fast is the Tesla Model S?", "'3' is not 'S'"),
+    ],
+)
+def test_a_swap_is_another_referent_not_the_same_name_written_otherwise(latest, query, swap, rules) -> None:  # type: ignore[no-untyped-def]
+    got, _ = swapped(NAMES, latest, query, rules)
+    assert [r.split(" in its place: ")[1].removesuffix("; check the antecedent") for _, r, _ in got] == (
+        [swap] if swap else []
+    )
+
+
+MIXED = [
+    ("user", "What is the latency in Frankfurt? How tall is Superman? Tell me about Java."),
+    ("assistant", "Frankfurt and Dublin both do. Henry Cavill plays him. Java is a programming language."),
+]
+
+
+@pytest.mark.parametrize(
+    ("latest", "query", "expected"),
+    [
+        # A reference, a deictic, an acronym, a description or a number the query resolves: not judged.
+        ("No, I meant the second one.", "What is the latency in Dublin?", None),
+        ("No, I meant last year.", "What did inflation do in 2023?", None),
+        ("Sorry, I meant NYC.", "What is the weather in New York City?", None),
+        ("Sorry, I meant the actor, not the character. How tall is he?", "How tall is Henry Cavill?", None),
+        ("No, I meant 3.12.", "What is new in Python 3.12?", None),
+        # Carried: a name written otherwise; the last of two repairs; an intention is no repair.
+        ("No, I meant St. Louis.", "What is the weather in Saint Louis?", None),
+        ("No, I meant Lyon. Sorry, I meant Nice.", "What is the weather in Nice?", None),
+        ("I meant to thank you. What are your support hours?", "What are the customer support hours?", None),
+        # Lost.
+        ("No, I meant the Model 3.", "How fast is the Tesla Model S?", "the Model 3"),
+        ("No, I meant Michelle Obama.", "Who is Barack Obama?", "Michelle Obama"),
+        ("No, I meant the Model 3. How fast is it?", "How fast is the Tesla Model S?", "the Model 3"),
+        ("My bad, I meant drinking alcohol.", "What helps after quitting smoking?", "drinking alcohol"),
+        ("What I meant was drinking alcohol.", "What helps after quitting smoking?", "drinking alcohol"),
+        ("No, I mean drinking alcohol.", "What helps after quitting smoking?", "drinking alcohol"),
+        # A description judged by the half the user rejected, which the query kept.
+        (
+            "No, I meant the island, not the programming language.",
+            "What is the Java programming language?",
+            "the island",
+        ),
+    ],
+)
+def test_what_a_correction_carries(latest, query, expected, rules) -> None:  # type: ignore[no-untyped-def]
+    out = run_checks(make_record(MIXED, latest, query), rules, only=["ignored_correction"])
+    assert [f.evidence["expected"] for f in out.findings] == ([expected] if expected else [])
