@@ -299,7 +299,14 @@ def _about_the_user(text: str, start: int, end: int) -> bool:
 
 def _mention(text: str, surfaces: Iterable[str]) -> tuple[int, int] | None:
     """Span of the first of ``surfaces`` (normalised phrases) found in ``text`` as whole words."""
+    # In an ASCII text an ASCII word matches case aside only where the text, lower-cased, holds it
+    # lower-cased (the characters that match ASCII letters case aside, such as the Kelvin sign, are not
+    # ASCII): a surface whose first word it lacks is not searched, nor its pattern built (most are not).
+    lower = text.lower() if text.isascii() else None
     for s in surfaces:
+        words = s.split()
+        if lower is not None and words and words[0].isascii() and words[0].lower() not in lower:
+            continue
         m = _mention_re(s).search(text)
         if m is not None:
             return m.span()
