@@ -1078,8 +1078,9 @@ def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
                         "words": [{"text": m.text, "start": m.start, "end": m.end}],
                     },
                     reason=(
-                        f"the user wrote '{n.text}', but the query names '{m.text}' (message {at}) in its "
-                        f"place: '{' '.join(swap[0])}' is not '{' '.join(swap[1])}'; check the antecedent"
+                        f"the user wrote '{n.text}', but the query names '{m.text}' in its place (last "
+                        f"named in message {at}): '{' '.join(swap[0])}' is not '{' '.join(swap[1])}'; check "
+                        "the antecedent"
                     ),
                     check_id="swapped_name",
                     check_version=SWAPPED_NAME_VERSION,
@@ -1233,7 +1234,7 @@ def check_ignored_correction(record: RewriteRecord, rules: Rules) -> list[Findin
                 "words": [],
             },
             reason=(
-                f"the user corrected what they meant to '{shown}', but the query does not say it: check "
+                f"the user corrected themselves: they meant '{shown}', which the query does not say: check "
                 "the antecedent"
             ),
             check_id="ignored_correction",

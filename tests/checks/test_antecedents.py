@@ -480,8 +480,8 @@ def test_a_name_the_user_wrote_swapped_for_the_transcripts(rules) -> None:  # ty
     assert got == [
         (
             "medium",
-            "the user wrote 'Mario Mars', but the query names 'Bruno Mars' (message 1) in its place: 'Mario' "
-            "is not 'Bruno'; check the antecedent",
+            "the user wrote 'Mario Mars', but the query names 'Bruno Mars' in its place (last named in "
+            "message 1): 'Mario' is not 'Bruno'; check the antecedent",
             {
                 "expected": "Mario Mars",
                 "named": "Bruno Mars",
@@ -528,8 +528,8 @@ def test_a_correction_the_query_loses(rules) -> None:  # type: ignore[no-untyped
     assert got == [
         (
             "medium",
-            "the user corrected what they meant to 'drinking alcohol', but the query does not say it: check "
-            "the antecedent",
+            "the user corrected themselves: they meant 'drinking alcohol', which the query does not say: "
+            "check the antecedent",
             {
                 "expected": "drinking alcohol",
                 "correction": {"text": "drinking alcohol", "start": 12, "end": 28},
@@ -595,7 +595,7 @@ NAMES = [
 )
 def test_a_swap_is_another_referent_not_the_same_name_written_otherwise(latest, query, swap, rules) -> None:  # type: ignore[no-untyped-def]
     got, _ = swapped(NAMES, latest, query, rules)
-    assert [r.split(" in its place: ")[1].removesuffix("; check the antecedent") for _, r, _ in got] == (
+    assert [r.split("): ")[1].removesuffix("; check the antecedent") for _, r, _ in got] == (
         [swap] if swap else []
     )
 
