@@ -194,7 +194,8 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
 
 def read_labels(path: Path) -> list[LabelItem]:
     """Read a label file (JSON Lines). Raises :class:`LabelError` naming the file and line (also for
-    bytes that are not UTF-8: ``labels.jsonl:3: not UTF-8 text (byte 0xe9 at column 12)``)."""
+    bytes that are not UTF-8: ``labels.jsonl:3: not UTF-8 text (byte 0xe9 at column 12)``), or the file
+    when it holds no label."""
     try:
         # Decoded whole (not read_text): the error then holds every byte before the bad one, so its line
         # can be named.
@@ -213,7 +214,8 @@ def read_labels(path: Path) -> list[LabelItem]:
             obj = json.loads(text)
             item = parse_label_line(obj)
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-            raise LabelError(f"{path}:{n}: not a label object with a request_id ({exc})") from exc
+            why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr quotes
+            raise LabelError(f"{path}:{n}: not a label object with a request_id ({why})") from exc
         if item.request_id in first:
             # counted twice, an item would double its weight and narrow every interval
             raise LabelError(
@@ -222,6 +224,9 @@ def read_labels(path: Path) -> list[LabelItem]:
             )
         first[item.request_id] = n
         items.append(item)
+    if not items:
+        # Nothing to score: an empty table would read as a measurement.
+        raise LabelError(f"{path}: no labels (the file is empty)")
     return items
 
 

@@ -613,15 +613,16 @@ def test_evaluate_shows_a_prompt_version_that_looks_like_markup(cli_db: str, tmp
     assert runner.invoke(app, ["--database-url", cli_db, "run", "-"], input=events).exit_code == 0
     labels = tmp_path / "l.jsonl"
     labels.write_text(json.dumps({"request_id": "a_2", "fabricated": []}) + "\n")
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("")
-    args = ["--database-url", cli_db, "evaluate", "--labels", str(labels), "--labels", str(empty)]
+    args = ["--database-url", cli_db, "evaluate", "--labels", str(labels)]
     result = runner.invoke(app, [*args, "--by", "prompt_version"])
     assert result.exit_code == 0, result.output
     assert "l.jsonl [[bold]v1[/bold]]: 1 items" in result.stdout
-    assert "empty.jsonl: 0 items" in result.stdout  # an empty label file says so instead of vanishing
-    as_json = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
-    assert as_json["files"]["empty.jsonl"]["items"] == 0
+    # An empty label file is an error naming it, not a table of zeros that reads as a measurement.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = runner.invoke(app, [*args, "--labels", str(empty), "--json"])
+    assert result.exit_code == 2
+    assert f"{empty}: no labels (the file is empty)" in result.stderr
 
 
 def test_ingest_fixes_the_check_draw_with_the_configured_seed(tmp_path: Path) -> None:

@@ -244,6 +244,13 @@ def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-unt
     typed.write_text('{"request_id": "r1", "fabricated": [], "ok": "yes"}\n')
     with pytest.raises(LabelError, match=r"typed.jsonl:1: .*field 'ok' must be true or false, got str"):
         read_labels(typed)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(LabelError, match=r"empty.jsonl: no labels \(the file is empty\)"):
+        read_labels(empty)
+    typed.write_text("[1, 2]\n")
+    with pytest.raises(LabelError, match=r"typed.jsonl:1: not a label object with a request_id \(no label"):
+        read_labels(typed)
     good = tmp_path / "good.jsonl"
     good.write_text(ok + "\n")
     with pytest.raises(LabelError, match=r"good.jsonl: given twice"):

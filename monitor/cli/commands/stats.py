@@ -79,7 +79,9 @@ def evaluate_cmd(
     for name, by_threshold in result.table.items():
         missing, stale = result.missing[name], result.stale[name]
         title = f"{name}: {result.items[name]} items" + (
-            f", {len(missing)} not in the store" if missing else ""
+            f", {len(missing)} not in the store (ingest and check their logs first: rewrite-monitor run LOGS)"
+            if missing
+            else ""
         )
         if stale:
             title += (
