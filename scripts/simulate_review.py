@@ -226,6 +226,8 @@ def simulate(
                     )
                     .table[day_labels.name]["medium"]
                     .get("fabricated")
+                    if day_items  # an empty label file is an error to evaluate
+                    else None
                 )
                 if fab is not None:
                     stats.fabricated = fab.tp + fab.fn
