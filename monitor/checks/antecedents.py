@@ -1104,7 +1104,11 @@ third-position repair of Schegloff ("Repair after next turn", *American Journal 
 1992): the user sees from the answer that an earlier turn was understood as being about something else,
 and says what it was about. Not the filler "I mean, ...", nor "I meant to thank you" (an intention).
 Not fitted to any data file."""
-_REJECTED_RE = re.compile(r",?\s+(?:not|rather\s+than|instead\s+of)\b.*$|,?\s+(?:rather|instead)\s*$", re.I)
+_REJECTED_RE = re.compile(
+    r",?\s+(?:not|rather\s+than|instead\s+of)\b(?P<other>.*)$|,?\s+(?:rather|instead)\s*$", re.I
+)
+"""The half of a correction the user rejects ("..., not the programming language"), as ``other``; or a
+closing "rather" / "instead", which rejects nothing named."""
 MOVES_ON_RE = re.compile(r"^\W*(?:but|anyway|also|besides)\b", re.IGNORECASE)
 _DESCRIPTION_RE = re.compile(r"^(?:the|a|an|this|that|these|those|my|your|his|her|its|our|their)\b", re.I)
 _DEICTIC_RE = re.compile(
@@ -1125,16 +1129,7 @@ def _repair(latest: str) -> tuple[str, int, str, str] | None:
             rejected = _REJECTED_RE.search(rest)
             meant = (rest[: rejected.start()] if rejected else rest).strip().rstrip(".!?;,")
             if meant and not re.match(r"to\b", meant, re.I):  # "I meant to thank you": an intention
-                other = (
-                    re.sub(
-                        r"^,?\s+(?:not|rather\s+than|instead\s+of|rather|instead)\b",
-                        "",
-                        rejected.group(0),
-                        flags=re.I,
-                    )
-                    if rejected
-                    else ""
-                )
+                other = (rejected.group("other") or "") if rejected else ""
                 found = (meant, sent.start + m.end(), other.strip().rstrip(".!?;,"), latest[sent.end :])
     return found
 

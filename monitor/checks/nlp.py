@@ -541,18 +541,23 @@ def _remember(memo: dict[str, _V], key: str, value: _V) -> None:
     memo[key] = value
 
 
+def _unit_spans(text: str) -> list[tuple[int, int]]:
+    """The character spans of the ``_UNIT_RE`` matches of ``text``; none without a joining character
+    before a word character (:data:`_UNIT_HINT_RE`), which most texts lack."""
+    if _UNIT_HINT_RE.search(text) is None:
+        return []
+    return [m.span() for m in _UNIT_RE.finditer(text)]
+
+
 def _joined_units(text: str, offsets: list[list[int]]) -> list[tuple[int, int]]:
     """Character spans of the units of two or more tokens (the tokens inside one ``_UNIT_RE`` match),
     in order, from the tokenizer's ``offsets`` (start, length, trailing space): what :func:`_unit_index`
     joins, without a step per token."""
     out: list[tuple[int, int]] = []
-    if _UNIT_HINT_RE.search(text) is None:
-        return out
     starts: list[int] | None = None
-    for m in _UNIT_RE.finditer(text):
+    for lo, hi in _unit_spans(text):
         if starts is None:
             starts = [o[0] for o in offsets]
-        lo, hi = m.span()
         first = bisect.bisect_left(starts, lo)
         last = first
         # tokens are contiguous and in order: those inside the match follow the first one at or after it
@@ -566,7 +571,7 @@ def _joined_units(text: str, offsets: list[list[int]]) -> list[tuple[int, int]]:
 def _unit_index(text: str, spans: list[tuple[int, int]]) -> list[int]:
     """Map each token (by char span) to a unit number; tokens inside one ``_UNIT_RE`` match share it."""
     out: list[int] = []
-    joined = [(m.start(), m.end()) for m in _UNIT_RE.finditer(text)] if _UNIT_HINT_RE.search(text) else []
+    joined = _unit_spans(text)
     j = 0
     n_units = 0
     current: tuple[int, int] | None = None
