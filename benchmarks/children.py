@@ -165,7 +165,17 @@ def prior(prior: int, conversations: int, seed: int, texts: str) -> dict[str, An
     }
 
 
+def budget(url: str) -> dict[str, Any]:
+    """The check job on the ingested, never checked store ``url``, timed by stage
+    (``benchmarks.budget``): seconds by stage, then ``gc_s``, ``job_s`` and ``rewrites``, one flat
+    mapping."""
+    from benchmarks.budget import check_phase_budget
+
+    got = check_phase_budget(url)
+    return {**got["seconds"], "gc_s": got["gc_s"], "job_s": got["job_s"], "rewrites": got["rewrites"]}
+
+
 def run_child(phase: str, args: dict[str, Any]) -> None:
     """Run ``phase`` with keyword ``args`` and print its result as one JSON line."""
-    fn = {"floor": floor, "checks": checks, "startup": startup, "prior": prior}[phase]
+    fn = {"floor": floor, "checks": checks, "startup": startup, "prior": prior, "budget": budget}[phase]
     print(json.dumps(fn(**args)))
