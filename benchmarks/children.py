@@ -177,5 +177,8 @@ def budget(url: str) -> dict[str, Any]:
 
 def run_child(phase: str, args: dict[str, Any]) -> None:
     """Run ``phase`` with keyword ``args`` and print its result as one JSON line."""
-    fn = {"floor": floor, "checks": checks, "startup": startup, "prior": prior, "budget": budget}[phase]
+    phases = {"floor": floor, "checks": checks, "startup": startup, "prior": prior, "budget": budget}
+    if phase not in phases:
+        raise SystemExit(f"unknown phase {phase!r}: one of {', '.join(phases)}")
+    fn = phases[phase]
     print(json.dumps(fn(**args)))

@@ -36,7 +36,7 @@ Figures:
 - the check phase's budget: the check job as ``run`` runs it, on a fresh copy of the ingested real logs
   in a fresh process, its time split by stage (``benchmarks.budget``: spaCy, tokenizer, analysis,
   tokens, word tables, checks, load, store, other; the collector's share apart), and the check phase
-  the 0.35 target allows at the measured floor;
+  the 0.35 target allows at the measured floor, with what that leaves for the product's own work;
 - with ``--backfill N``: ``rewrite-monitor run`` on N events whose texts differ between copies, on
   SQLite, with the peak RSS of that process.
 """
@@ -60,7 +60,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import FLOOR_STAGES
+from benchmarks.budget import FLOOR_STAGES, STAGES
 from benchmarks.corpus import (
     REPLICATE_SEED,
     REPO,
@@ -77,6 +77,8 @@ CLI = Path(sys.executable).parent / "rewrite-monitor"
 PRIOR_TURNS = (2, 8, 32, 128)
 PRIOR_CONVERSATIONS = 12
 """Conversations per prior-messages size: the figure is their mean, so one slow request cannot decide it."""
+CHECK_RATIO_TARGET = 0.35
+"""Issue 18: the tokenizer floor over the check phase (and over the checks in memory), at least this."""
 CHECK_LINE = re.compile(r"check: (\d+) rewrites checked in ([\d.]+) s")
 
 
@@ -255,8 +257,8 @@ def bench_prior_turns(texts: Path, repeat: int) -> dict[str, Any]:
 
 def bench_budget(db_file: Path, repeat: int) -> dict[str, Any]:
     """The check phase by stage (``benchmarks.budget``), each repetition in a fresh process on its own
-    copy of the ingested store ``db_file``; the median of each stage apart, so the stages need not add up
-    to the median ``job_s`` exactly."""
+    copy of the ingested store ``db_file``; with ``repeat`` > 1 the median of each stage apart, so the
+    stages need not add up to the median ``job_s`` exactly."""
     import sqlite3
 
     def once() -> dict[str, Any]:
@@ -299,6 +301,21 @@ def ratios(r: dict[str, Any]) -> dict[str, float | None]:
         # Throughput ratio: SQLite's time over PostgreSQL's.
         out["postgresql_to_sqlite_end_to_end"] = e2e["sqlite"]["seconds"] / e2e["postgresql"]["seconds"]
     return out
+
+
+def allowance(r: dict[str, Any]) -> dict[str, float]:
+    """What the check phase may take to meet :data:`CHECK_RATIO_TARGET` at the measured floor:
+    ``allowed_s`` (floor import + build + tokenize over the target), ``own_allowed_s`` (that less the
+    floor itself: what is left for the product's own work) and ``own_s`` (the budget's job time less its
+    floor stages, :data:`benchmarks.budget.FLOOR_STAGES`: that work as measured)."""
+    f, b = r["tokenizer_floor"], r["check_phase_budget"]
+    floor_s = f["import_s"] + f["build_s"] + f["tokenize_s"]
+    allowed = floor_s / CHECK_RATIO_TARGET
+    return {
+        "allowed_s": allowed,
+        "own_allowed_s": allowed - floor_s,
+        "own_s": b["job_s"] - sum(b[s] for s in FLOOR_STAGES),
+    }
 
 
 def _require_pg(url: str) -> None:
@@ -420,6 +437,7 @@ def main() -> None:
     if args.backfill:
         results["backfill"] = bench_backfill(lines, args.backfill)
     results["ratios"] = ratios(results)
+    results["check_phase_budget"].update(allowance(results))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print_table(results)
@@ -486,29 +504,31 @@ def print_table(r: dict[str, Any]) -> None:
             )
         )
     b = r["check_phase_budget"]
-    stages = [k for k in b if k not in ("gc_s", "job_s", "rewrites")]
-    for stage in sorted(stages, key=lambda k: -b[k]):
+    for stage in sorted(STAGES, key=lambda k: -b[k]):
         rows.append(
             (
                 f"check phase budget: {stage}",
                 f"{b[stage]:.2f} s",
-                f"{b[stage] / b['job_s']:.0%} of {b['job_s']:.2f} s (instrumented)"
-                + ("; the floor pays it too" if stage in FLOOR_STAGES else ""),
+                f"{b[stage] / b['job_s']:.0%} of the job's {b['job_s']:.2f} s under the stopwatch"
+                + ("; the floor's own kind of work" if stage in FLOOR_STAGES else ""),
                 "",
             )
         )
-    rows.append(("check phase budget: gc", f"{b['gc_s']:.2f} s", "inside the stages above", ""))
-    floor_s = (
-        r["tokenizer_floor"]["import_s"]
-        + r["tokenizer_floor"]["build_s"]
-        + r["tokenizer_floor"]["tokenize_s"]
-    )
+    rows.append(("check phase budget: gc", f"{b['gc_s']:.2f} s", "a share of the stages above", ""))
     check_s = r["end_to_end"]["sqlite"]["check_s"]
     rows.append(
         (
-            "check phase the 0.35 target allows",
-            f"{floor_s / 0.35:.2f} s",
-            f"floor {floor_s:.2f} s / 0.35; the run's check phase: {check_s:.2f} s",
+            f"check phase the {CHECK_RATIO_TARGET:g} target allows",
+            f"{b['allowed_s']:.2f} s",
+            f"floor / {CHECK_RATIO_TARGET:g}; `run`'s check phase took {check_s:.2f} s",
+            "",
+        )
+    )
+    rows.append(
+        (
+            "  of which the product's own work",
+            f"{b['own_allowed_s']:.2f} s",
+            f"the allowance less the floor; measured: {b['own_s']:.2f} s (the job less spacy and tokenizer)",
             "",
         )
     )
@@ -517,7 +537,7 @@ def print_table(r: dict[str, Any]) -> None:
             "floor / check all in memory",
             f"{ratio['floor_to_check_in_memory']:.3f}",
             "build + tokenize vs build + checks",
-            target(ratio["floor_to_check_in_memory"], 0.35, True),
+            target(ratio["floor_to_check_in_memory"], CHECK_RATIO_TARGET, True),
         )
     )
     rows.append(
@@ -525,7 +545,7 @@ def print_table(r: dict[str, Any]) -> None:
             "floor / check phase of run (SQLite)",
             f"{ratio['floor_to_check_phase_sqlite']:.3f}",
             "import + build + tokenize vs the run's check line",
-            target(ratio["floor_to_check_phase_sqlite"], 0.35, True),
+            target(ratio["floor_to_check_phase_sqlite"], CHECK_RATIO_TARGET, True),
         )
     )
     rows.append(

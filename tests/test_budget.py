@@ -3,12 +3,19 @@ that reach every module holding a function and are taken away afterwards."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import types
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from benchmarks import budget
 from monitor.checks import antecedents, intent, nlp
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _clock(*ticks: float) -> Iterator[float]:
@@ -46,6 +53,7 @@ def test_a_stage_that_raises_is_still_charged(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ValueError):
         watch.wrap("boom", boom)()
     assert watch.seconds == {"boom": 4.0}
+    assert watch._inner == []  # the next call starts from a balanced stack
 
 
 def test_patched_reaches_every_importer_and_restores_them() -> None:
@@ -68,3 +76,94 @@ def test_patched_replaces_a_method_on_its_class_and_restores_it() -> None:
     with budget.patched([(nlp.Analyzer, "lemma", "lemmas")], watch):
         assert nlp.Analyzer.lemma is not original
     assert nlp.Analyzer.lemma is original
+
+
+def test_patched_restores_when_the_body_raises() -> None:
+    original = nlp.one_edit
+    with pytest.raises(RuntimeError), budget.patched([(nlp, "one_edit", "edits")], budget.Stopwatch()):
+        raise RuntimeError("job failed")
+    assert nlp.one_edit is original and intent.one_edit is original
+
+
+def test_a_module_imported_while_patched_gets_the_original_back() -> None:
+    original = nlp.one_edit
+    late = types.ModuleType("monitor._budget_probe")
+    sys.modules[late.__name__] = late
+    try:
+        with budget.patched([(nlp, "one_edit", "edits")], budget.Stopwatch()):
+            late.one_edit = nlp.one_edit  # what `from monitor.checks.nlp import one_edit` binds now
+            assert late.one_edit is not original
+        assert late.one_edit is original
+    finally:
+        del sys.modules[late.__name__]
+
+
+class _Base:
+    def inherited(self) -> int:
+        return 1
+
+
+class _Owner(_Base):
+    @staticmethod
+    def static() -> int:
+        return 2
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "says"),
+    [
+        (_Owner, "static", "no plain function defined in that class"),
+        (_Owner, "inherited", "no plain function defined in that class"),
+        (json, "dumps", "neither a class nor a loaded monitor module"),
+    ],
+)
+def test_patched_refuses_what_it_cannot_restore(owner: object, name: str, says: str) -> None:
+    with pytest.raises(TypeError, match=says), budget.patched([(owner, name, "x")], budget.Stopwatch()):
+        pass
+    assert _Owner.__dict__["static"].__class__ is staticmethod and "inherited" not in _Owner.__dict__
+
+
+def _budget_child(url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--child", "budget", json.dumps({"url": url})],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_the_budget_of_five_rewrites_adds_up_and_a_checked_store_is_refused(cli_db: str) -> None:
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.store.engine import make_engine, session_factory
+
+    # the example's first ten lines: the ctx_input and rewrite of requests cast2020-81_2 .. _6
+    lines = (REPO / "examples" / "cast2020.jsonl").read_bytes().splitlines(keepends=True)[:10]
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        assert ingest_bytes(s, b"".join(lines)).stored == 10
+    engine.dispose()
+
+    done = _budget_child(cli_db)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["rewrites"] == 5
+    stages = {k: got[k] for k in budget.STAGES}
+    assert sum(stages.values()) == pytest.approx(got["job_s"], abs=1e-9)
+    # each of these ran: spaCy built, the five transcripts tokenised and analysed, the checks run,
+    # the records loaded and the results stored
+    assert all(stages[k] > 0 for k in ("spacy", "tokenizer", "analysis", "checks", "load", "store"))
+    assert min(stages.values()) >= 0
+
+    again = _budget_child(cli_db)
+    assert again.returncode == 1
+    assert "no unchecked rewrites" in again.stderr
+
+
+@pytest.mark.slow
+def test_the_budget_refuses_a_missing_store(tmp_path: Path) -> None:
+    done = _budget_child(f"sqlite:///{tmp_path / 'nothing.db'}")
+    assert done.returncode == 1
+    assert "no such SQLite file" in done.stderr
+    assert not (tmp_path / "nothing.db").exists()
