@@ -36,9 +36,10 @@ import sys
 import time
 import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 STAGES = ("spacy", "tokenizer", "analysis", "tokens", "word_tables", "checks", "load", "store", "other")
 """Every stage, in the order of the module docstring; each is in every budget, 0.0 when not called."""
@@ -196,18 +197,17 @@ def check_phase_budget(url: str) -> dict[str, Any]:
             raise SystemExit(
                 f"{url}: no rewrite-monitor schema (run `rewrite-monitor db upgrade`, then ingest)"
             )
-        nlp.Analyzer.__init__ = init_watched  # type: ignore[method-assign]
-        nlp.Analyzer._renew_tokenizer = renew_watched  # type: ignore[method-assign]
-        jobs.coverage = coverage_unwatched
-        gc.callbacks.append(on_gc)
-        with patched(targets, watch), session_factory(engine)() as session:
+        with ExitStack() as stack:
+            # the watched constructor and renewal go in first: `patched` times what it finds there
+            stack.enter_context(mock.patch.object(nlp.Analyzer, "__init__", init_watched))
+            stack.enter_context(mock.patch.object(nlp.Analyzer, "_renew_tokenizer", renew_watched))
+            stack.enter_context(mock.patch.object(jobs, "coverage", coverage_unwatched))
+            stack.enter_context(patched(targets, watch))
+            session = stack.enter_context(session_factory(engine)())
+            gc.callbacks.append(on_gc)
+            stack.callback(gc.callbacks.remove, on_gc)
             summary = jobs.check_job(session=session, rules=rules, claim=True)
     finally:
-        if on_gc in gc.callbacks:
-            gc.callbacks.remove(on_gc)
-        nlp.Analyzer.__init__ = init  # type: ignore[method-assign]
-        nlp.Analyzer._renew_tokenizer = renew  # type: ignore[method-assign]
-        jobs.coverage = coverage
         for analyzer in nlp._DEFAULT.values():
             analyzer._tokenizer = getattr(analyzer._tokenizer, "__wrapped__", analyzer._tokenizer)
         engine.dispose()
