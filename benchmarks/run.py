@@ -309,14 +309,17 @@ def ratios(r: dict[str, Any]) -> dict[str, float | None]:
 
 def allowance(r: dict[str, Any]) -> dict[str, float]:
     """What the check phase may take to meet :data:`CHECK_RATIO_TARGET` at the measured floor:
-    ``allowed_s`` (floor import + build + tokenize over the target), ``own_allowed_s`` (that less the
-    floor itself: what is left for the product's own work) and ``own_s`` (the budget's job time less its
-    floor stages, :data:`benchmarks.budget.FLOOR_STAGES`: that work as measured)."""
+    ``allowed_s`` (the floor's import + build + tokenize over the target), ``over_s`` (how much longer
+    `run`'s check phase took: what must go), ``own_allowed_s`` (the allowance less the floor: what it
+    leaves beyond the floor's own kind of work) and ``own_s`` (that work as the budget measured it: its
+    job less its floor stages, :data:`benchmarks.budget.FLOOR_STAGES`). ``over_s`` compares like with
+    like; the last two are read side by side, each from its own process."""
     b = r["check_phase_budget"]
     floor_s = floor_total(r["tokenizer_floor"])
     allowed = floor_s / CHECK_RATIO_TARGET
     return {
         "allowed_s": allowed,
+        "over_s": r["end_to_end"]["sqlite"]["check_s"] - allowed,
         "own_allowed_s": allowed - floor_s,
         "own_s": b["job_s"] - sum(b[s] for s in FLOOR_STAGES),
     }
@@ -524,15 +527,15 @@ def print_table(r: dict[str, Any]) -> None:
         (
             f"check phase the {CHECK_RATIO_TARGET:g} target allows",
             f"{b['allowed_s']:.2f} s",
-            f"floor / {CHECK_RATIO_TARGET:g}; `run`'s check phase took {check_s:.2f} s",
+            f"floor / {CHECK_RATIO_TARGET:g}; `run`'s check phase {check_s:.2f} s, {b['over_s']:.2f} s over",
             "",
         )
     )
     rows.append(
         (
-            "  of which the product's own work",
+            "  beyond the floor's own kind of work",
             f"{b['own_allowed_s']:.2f} s",
-            f"the allowance less the floor; measured: {b['own_s']:.2f} s (the job less spacy and tokenizer)",
+            f"the allowance less the floor; the budget's job less spacy and tokenizer: {b['own_s']:.2f} s",
             "",
         )
     )

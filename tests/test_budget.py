@@ -167,3 +167,19 @@ def test_the_budget_refuses_a_missing_store(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "no such SQLite file" in done.stderr
     assert not (tmp_path / "nothing.db").exists()
+
+
+def test_the_allowance_at_a_floor_of_1_44_s() -> None:
+    from benchmarks.run import allowance
+
+    got = allowance(
+        {
+            "tokenizer_floor": {"import_s": 0.47, "build_s": 0.10, "tokenize_s": 0.87},
+            "check_phase_budget": {"job_s": 5.41, "spacy": 0.45, "tokenizer": 1.03},
+            "end_to_end": {"sqlite": {"check_s": 5.64}},
+        }
+    )
+    # 1.44 / 0.35 = 4.1143; 5.64 - 4.1143 = 1.5257; 4.1143 - 1.44 = 2.6743; 5.41 - 0.45 - 1.03 = 3.93
+    assert got == pytest.approx(
+        {"allowed_s": 4.1143, "over_s": 1.5257, "own_allowed_s": 2.6743, "own_s": 3.93}, abs=1e-4
+    )

@@ -47,7 +47,8 @@ def corpus(logs: Path) -> list[dict[str, Any]]:
     for src in discover([logs]):
         assert src.path is not None
         data = src.path.read_bytes()
-        name = src.path.relative_to(logs).as_posix()
+        # discover resolves links: a shared folder reached through a symlink is named from its target
+        name = src.path.resolve().relative_to(logs.resolve()).as_posix()
         out.append({"file": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
     return out
 
