@@ -48,6 +48,7 @@ FILES = {
         "versions/0009_alert_deliveries.py",
         "versions/0010_learned_overrides.py",
         "versions/0011_double_review.py",
+        "versions/0012_finding_steps.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

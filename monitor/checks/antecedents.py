@@ -61,11 +61,26 @@ from monitor.checks.references import PRONOUN_RE, TIME_SPAN_RE, not_a_reference
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import sentence_around, split_sentences
+from monitor.checks.steps import Step
 from monitor.record import Resolution, RewriteRecord
 from monitor.text import match_key
 
 # v2: the rewriter's own resolved entries are read against the list their turn names.
 VERSION = 2
+LIST_STEPS = (
+    Step(
+        "query_names_other_item",
+        "high",
+        "Quirk et al. 1985, 5.33 (ordinal reference into a list); the rewrite rules (seeds 003)",
+        "a list reference of the latest message resolved to another item than the nearest list puts there",
+    ),
+    Step(
+        "resolved_entry_other_item",
+        "high",
+        "the structured rewrite record (seeds 003): resolved[].antecedent against the list its turn names",
+        "the rewriter's logged resolution of a list reference names another item of that list",
+    ),
+)
 
 ORDINALS = {
     "first": 1,
@@ -176,7 +191,7 @@ def _target(m: re.Match[str], items: tuple[str, ...]) -> int | None:
     return holding[0] if len(holding) == 1 else None
 
 
-@register("list_reference", version=VERSION, kinds=("wrong_antecedent",))
+@register("list_reference", version=VERSION, kinds=("wrong_antecedent",), steps=LIST_STEPS)
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (high) when a list reference of the latest message is resolved to another item
     than the one the nearest earlier enumeration puts at that place.
@@ -278,6 +293,7 @@ def _resolved_finding(
         ),
         check_id=f.check_id,
         check_version=f.check_version,
+        step="resolved_entry_other_item",
     )
 
 
@@ -310,6 +326,7 @@ def _finding(
         ),
         check_id="list_reference",
         check_version=VERSION,
+        step="query_names_other_item",
     )
 
 
@@ -337,9 +354,23 @@ def _content_keys(an: Any, text: str) -> set[str]:
 # v2: besides an announced shift in the latest message, a topic an earlier user turn set ("What about
 # for a food truck?") with an older name attached to it in the query ("Lamborghini food truck").
 TOPIC_SHIFT_VERSION = 2
+TOPIC_STEPS = (
+    Step(
+        "announced_shift",
+        "medium",
+        "Fraser 1999 (discourse markers of topic change)",
+        "the latest message announces a new topic and the query carries words only the old topic holds",
+    ),
+    Step(
+        "set_topic_attached",
+        "medium",
+        "Fraser 1999; Halliday and Hasan 1976 (a 'what about X' turn sets X as the topic)",
+        "a name last mentioned before a user turn set a new topic is attached to that topic in the query",
+    ),
+)
 
 
-@register("topic_shift", version=TOPIC_SHIFT_VERSION, kinds=("wrong_antecedent",))
+@register("topic_shift", version=TOPIC_SHIFT_VERSION, kinds=("wrong_antecedent",), steps=TOPIC_STEPS)
 def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when the latest message announces a new topic
     (:data:`TOPIC_SHIFT_RE`: "By the way, what is a secret?") and the query attaches words that only
@@ -394,6 +425,7 @@ def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
             ),
             check_id="topic_shift",
             check_version=TOPIC_SHIFT_VERSION,
+            step="announced_shift",
         )
     ]
 
@@ -461,6 +493,7 @@ def check_set_topic(record: RewriteRecord, texts: list[str]) -> list[Finding]:
                     ),
                     check_id="topic_shift",
                     check_version=TOPIC_SHIFT_VERSION,
+                    step="set_topic_attached",
                 )
             ]
     return []
@@ -473,6 +506,20 @@ def check_set_topic(record: RewriteRecord, texts: list[str]) -> list[Finding]:
 # v2: a topic the user set with "what about"/"tell me about" competes too (about_topic); "it" points at
 # no person (is_person); a name that only modifies a noun ("US approaches") is no competitor (premodifier).
 RECENCY_VERSION = 4
+RECENCY_STEPS = (
+    Step(
+        "later_rival",
+        "medium",
+        "recency in pronoun resolution (Hobbs 1978; Lappin and Leass 1994)",
+        "a pronoun replaced by a name when a later user turn named another candidate of its number",
+    ),
+    Step(
+        "answer_opening",
+        "medium",
+        "centering: the answer's opening entity is the preferred centre (Grosz, Joshi and Weinstein 1995)",
+        "'it'/'they' replaced by a name the answer just before does not open on",
+    ),
+)
 SINGULAR = frozenset({"it", "its", "this", "that"})
 PLURAL = frozenset({"they", "them", "their", "theirs", "these", "those"})
 """The references judged for recency, by number. Not "he"/"she": without a model nothing tells a person's
@@ -809,7 +856,7 @@ def _asked_who(name: str, turn: str) -> bool:
     return re.search(pattern, text_key(turn)) is not None
 
 
-@register("antecedent_recency", version=RECENCY_VERSION, kinds=("wrong_antecedent",))
+@register("antecedent_recency", version=RECENCY_VERSION, kinds=("wrong_antecedent",), steps=RECENCY_STEPS)
 def check_recency(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium, "check the antecedent") when the query puts in place of an "it",
     "they" or demonstrative of the latest message (:func:`replacement`) a name (:func:`_substituted`)
@@ -921,11 +968,20 @@ def _recency_finding(
         ),
         check_id="antecedent_recency",
         check_version=RECENCY_VERSION,
+        step="answer_opening" if answer else "later_rival",
     )
 
 
 # -- a name the user wrote, swapped for another of the transcript (issue 14) -------------------------
 SWAPPED_NAME_VERSION = 1
+SWAPPED_STEPS = (
+    Step(
+        "name_swapped",
+        "medium",
+        "the rewrite rules (seeds 003): a name the user wrote is kept",
+        "a name of several words the user wrote is replaced by another name of the transcript sharing a word",
+    ),
+)
 TITLES = frozenset(
     {
         *(
@@ -1030,7 +1086,7 @@ def _swap(user: str, named: str, query: str) -> tuple[list[str], list[str]] | No
     return u_only, q_only
 
 
-@register("swapped_name", version=SWAPPED_NAME_VERSION, kinds=("wrong_antecedent",))
+@register("swapped_name", version=SWAPPED_NAME_VERSION, kinds=("wrong_antecedent",), steps=SWAPPED_STEPS)
 def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when a name of several words the latest message writes is missing
     from the query, and in its place the query writes another name of the transcript that shares a word
@@ -1084,6 +1140,7 @@ def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     ),
                     check_id="swapped_name",
                     check_version=SWAPPED_NAME_VERSION,
+                    step="name_swapped",
                 )
             )
             break
@@ -1092,6 +1149,14 @@ def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 # -- a correction the query does not carry (issue 14) -----------------------------------------------
 CORRECTION_VERSION = 1
+CORRECTION_STEPS = (
+    Step(
+        "correction_lost",
+        "medium",
+        "Schegloff, Jefferson and Sacks 1977 (self-repair)",
+        "the latest message corrects what the user meant and the query does not carry the correction",
+    ),
+)
 REPAIR_RE = re.compile(
     r"\bI\s+(?:actually\s+|really\s+)?meant\s+(?:to\s+(?:ask|say|talk|write)\s+(?:about\s+)?)?"
     r"|\bwhat\s+I\s+(?:meant|mean)\s+(?:was|is)\s+"
@@ -1173,7 +1238,9 @@ def _carries(meant: str, query: str) -> bool | None:
     )
 
 
-@register("ignored_correction", version=CORRECTION_VERSION, kinds=("wrong_antecedent",))
+@register(
+    "ignored_correction", version=CORRECTION_VERSION, kinds=("wrong_antecedent",), steps=CORRECTION_STEPS
+)
 def check_ignored_correction(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when the latest message corrects what the user meant
     (:data:`REPAIR_RE`, the last repair of the message) and the query does not carry the correction:
@@ -1234,5 +1301,6 @@ def check_ignored_correction(record: RewriteRecord, rules: Rules) -> list[Findin
             ),
             check_id="ignored_correction",
             check_version=CORRECTION_VERSION,
+            step="correction_lost",
         )
     ]

@@ -38,6 +38,8 @@ class Finding:
       latest user message); plus counts, turn numbers and request ids.
     - ``reason``: one human line naming the word or signal and why it fired.
     - ``check_id`` / ``check_version``: the registered check that produced it.
+    - ``step``: the id of the grading step that set ``severity``, one of the check's step table
+      (``monitor.checks.steps``; ``run_checks`` refuses another).
     """
 
     kind: str
@@ -46,6 +48,7 @@ class Finding:
     reason: str
     check_id: str
     check_version: int
+    step: str
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITY_RANK:
@@ -77,6 +80,7 @@ class Finding:
             "reason": self.reason,
             "check_id": self.check_id,
             "check_version": self.check_version,
+            "step": self.step,
             "words": self.words,
         }
 

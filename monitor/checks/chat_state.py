@@ -23,10 +23,47 @@ from monitor.checks.base import Finding, SkipCheck
 from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
+from monitor.checks.steps import Step
 from monitor.record import ContextInput, Message, RewriteRecord, transcript_digest
 
 VERSION = 1
 CHAT_STATE_HINT = "chat_state"
+# The source of every chat-state step: the background chapter on chat-state faults (../shared/seeds,
+# 001: a truncated window, missing assistant turns, another session's state, the ctx_input signals).
+SEEDS = "background chapter on chat-state faults (seeds 001): the ctx_input signals"
+WINDOW_STEPS = (
+    Step("unseen_turns", "medium", SEEDS, "the rewriter received fewer turns than the client rendered"),
+)
+ASSISTANT_STEPS = (
+    Step("assistant_turns_missing", "medium", SEEDS, "fewer assistant turns than user turns in the input"),
+    Step(
+        "user_only_by_design",
+        "low",
+        "the producer's own transcript_kind: user_only (a property of the source, not a fault)",
+        "fewer assistant turns, but the producer declares a user-only transcript",
+    ),
+)
+MONOTONIC_STEPS = (
+    Step(
+        "out_of_order", "medium", SEEDS, "message times out of order, or the producer logged monotonic=false"
+    ),
+)
+DIGEST_STEPS = (
+    Step("digest_differs", "high", SEEDS, "the logged digest is not the digest of the logged messages"),
+)
+ROLES_STEPS = (
+    Step("counts_differ", "medium", SEEDS, "n_messages or the roles histogram disagree with the messages"),
+)
+SESSION_STEPS = (
+    Step("turns_never_shown", "high", SEEDS, "the rewriter received more turns than the client rendered"),
+    Step("digest_changed", "high", SEEDS, "the digest changed with no user turn in between"),
+    Step(
+        "history_not_continued",
+        "high",
+        SEEDS,
+        "the messages do not continue the conversation's previous request (a sliding window allowed)",
+    ),
+)
 
 
 def _ctx(record: RewriteRecord) -> ContextInput:
@@ -41,13 +78,19 @@ def _messages(ctx: ContextInput) -> tuple[Message, ...]:
     return ctx.messages
 
 
-def _f(kind: str, severity: str, evidence: dict[str, Any], reason: str) -> Finding:
+def _f(kind: str, severity: str, evidence: dict[str, Any], reason: str, step: str) -> Finding:
     return Finding(
-        kind=kind, severity=severity, evidence=evidence, reason=reason, check_id=kind, check_version=VERSION
+        kind=kind,
+        severity=severity,
+        evidence=evidence,
+        reason=reason,
+        check_id=kind,
+        check_version=VERSION,
+        step=step,
     )
 
 
-@register("window_truncated", version=VERSION, kinds=("window_truncated",))
+@register("window_truncated", version=VERSION, kinds=("window_truncated",), steps=WINDOW_STEPS)
 def check_window(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``n_messages < client_turn_count``: the rewriter never saw turns the user saw.
 
@@ -81,10 +124,12 @@ def check_window(record: RewriteRecord, rules: Rules) -> list[Finding]:
         )
         ev["latest_has_reference"] = refers
         reason += "; resolved is empty, verdict hint: chat state"
-    return [_f("window_truncated", "medium", ev, reason)]
+    return [_f("window_truncated", "medium", ev, reason, "unseen_turns")]
 
 
-@register("missing_assistant_turns", version=VERSION, kinds=("missing_assistant_turns",))
+@register(
+    "missing_assistant_turns", version=VERSION, kinds=("missing_assistant_turns",), steps=ASSISTANT_STEPS
+)
 def check_missing_assistant(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The roles histogram has fewer assistant turns than user turns: in an alternating chat every
     earlier user turn was answered. Fires when ``assistant < user``. Severity low when the producer
@@ -107,10 +152,11 @@ def check_missing_assistant(record: RewriteRecord, rules: Rules) -> list[Finding
     reason = f"{users} user turns but {assistants} assistant turns in the rewriter's input"
     if by_design:
         reason += " (source declares user_only transcripts)"
-    return [_f("missing_assistant_turns", "low" if by_design else "medium", ev, reason)]
+    step = "user_only_by_design" if by_design else "assistant_turns_missing"
+    return [_f("missing_assistant_turns", "low" if by_design else "medium", ev, reason, step)]
 
 
-@register("non_monotonic", version=VERSION, kinds=("non_monotonic",))
+@register("non_monotonic", version=VERSION, kinds=("non_monotonic",), steps=MONOTONIC_STEPS)
 def check_monotonic(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """Message timestamps out of order, ``first_ts > last_ts``, or the producer logged ``monotonic: false``.
     Skips when neither the flag nor two timestamped messages are available."""
@@ -134,10 +180,11 @@ def check_monotonic(record: RewriteRecord, rules: Rules) -> list[Finding]:
         parts.append(f"{len(out_of_order)} message(s) earlier than the one before")
     if bad_bounds:
         parts.append("first_ts is after last_ts")
-    return [_f("non_monotonic", "medium", ev, "timestamps out of order: " + "; ".join(parts))]
+    why = "timestamps out of order: " + "; ".join(parts)
+    return [_f("non_monotonic", "medium", ev, why, "out_of_order")]
 
 
-@register("digest_mismatch", version=VERSION, kinds=("digest_mismatch",))
+@register("digest_mismatch", version=VERSION, kinds=("digest_mismatch",), steps=DIGEST_STEPS)
 def check_digest(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The logged digest differs from :func:`monitor.record.transcript_digest` over the logged messages.
     Skips when no digest or no message list was logged."""
@@ -154,11 +201,12 @@ def check_digest(record: RewriteRecord, rules: Rules) -> list[Finding]:
             "high",
             {"logged": ctx.digest, "recomputed": got, "n_messages": len(msgs)},
             f"logged digest {ctx.digest} != {got} recomputed over the {len(msgs)} logged messages",
+            "digest_differs",
         )
     ]
 
 
-@register("roles_mismatch", version=VERSION, kinds=("roles_mismatch",))
+@register("roles_mismatch", version=VERSION, kinds=("roles_mismatch",), steps=ROLES_STEPS)
 def check_roles(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``n_messages`` or the roles histogram disagree with the logged messages. Skips without messages."""
     ctx = _ctx(record)
@@ -183,6 +231,7 @@ def check_roles(record: RewriteRecord, rules: Rules) -> list[Finding]:
                 "roles_counted": dict(counted),
             },
             "; ".join(problems),
+            "counts_differ",
         )
     ]
 
@@ -202,7 +251,7 @@ def _continues(earlier: tuple[Message, ...], later: tuple[Message, ...], turn_ga
     return False
 
 
-@register("session_mismatch", version=VERSION, kinds=("session_mismatch",))
+@register("session_mismatch", version=VERSION, kinds=("session_mismatch",), steps=SESSION_STEPS)
 def check_session(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """Another session's state: ``n_messages > client_turn_count`` (the rewriter saw turns the user never
     saw), or the message list does not continue the previous request of the conversation (window
@@ -229,6 +278,7 @@ def check_session(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     },
                     f"the rewriter saw {extra} turn(s) the user never saw "
                     f"({ctx.n_messages} messages, client rendered {ctx.client_turn_count})",
+                    "turns_never_shown",
                 )
             )
     earlier = [
@@ -254,6 +304,7 @@ def check_session(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     },
                     f"digest changed between {prev.request_id} and {record.request_id} "
                     f"with no user turn in between",
+                    "digest_changed",
                 )
             )
         elif gap > 0 and not _continues(prev.context.messages, ctx.messages, gap):
@@ -271,6 +322,7 @@ def check_session(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     },
                     f"messages of {record.request_id} do not continue those of {prev.request_id} "
                     f"(turn {prev.turn} -> {record.turn})",
+                    "history_not_continued",
                 )
             )
     if not ran:

@@ -55,6 +55,7 @@ from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import ABBREVIATIONS, AUXILIARIES, BARE_VERB_AUXILIARIES, split_sentences
+from monitor.checks.steps import Step
 from monitor.record import RewriteRecord
 
 # v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
@@ -427,9 +428,37 @@ def _verb_forms(tokens: Sequence[Tok], i: int) -> tuple[str, ...]:
 
 
 CHECK_ID = "intent_dropped"
+INTENT_SEED = "background chapter on the rewrite rules (seeds 003): a rewrite keeps what the user asks for"
+STEPS = (
+    Step(
+        "question_changed",
+        "high",
+        INTENT_SEED,
+        "at least two of the request's words and at least half of them are missing: the question changed",
+    ),
+    Step("words_missing", "medium", INTENT_SEED, "a word of the request clauses is missing from the query"),
+    Step(
+        "framing_or_pointer",
+        "low",
+        "Halliday and Hasan 1976, ch. 2 (reference); rules/neutral.yaml framing",
+        "every missing word is a framing word or a pointer the query replaced by a name",
+    ),
+    Step(
+        "reworded",
+        "low",
+        "WordNet 3.0 word classes: the request's nouns all survived",
+        "the one word lost from a longer request is a verb, adjective or adverb (a rewording)",
+    ),
+    Step(
+        "confirmed_by_reviewers",
+        "medium",
+        "the reviewers' verdicts on this rewriter (monitor.checks.learned)",
+        "a low finding kept at medium: the reviewers confirmed this rewriter drops the word",
+    ),
+)
 
 
-@register(CHECK_ID, version=VERSION, kinds=(CHECK_ID,))
+@register(CHECK_ID, version=VERSION, kinds=(CHECK_ID,), steps=STEPS)
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """One finding listing the latest message's intent words missing from the query.
 
@@ -501,17 +530,17 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     lost = [w for w in missing if not w["pointer"]]
     n_asked = n - (m - len(lost))
     if len(lost) >= 2 and 2 * len(lost) >= n_asked:
-        sev = "high"
+        sev, step = "high", "question_changed"
     elif all(w["framing"] or w["pointer"] for w in missing):
-        sev = "low"
+        sev, step = "low", "framing_or_pointer"
     elif len(lost) == 1 and n_asked >= 2 and _reworded(latest, lost[0]):
         # One verb, adjective or adverb lost while every noun of the request survived: the question's
         # object is intact and the wording changed ("protect my account" -> "safeguard my account").
-        sev = "low"
+        sev, step = "low", "reworded"
     else:
-        sev = "medium"
+        sev, step = "medium", "words_missing"
     if sev == "low" and any(w.get("learned", {}).get("steps", 0) > 0 for w in missing):
-        sev = "medium"
+        sev, step = "medium", "confirmed_by_reviewers"
     words = ", ".join(f"'{w['text']}'" for w in missing)
     reason = f"the query lacks {m} of the {n} words the user asked with: {words}"
     for w in missing:
@@ -531,6 +560,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             reason=reason,
             check_id="intent_dropped",
             check_version=VERSION,
+            step=step,
         )
     ]
 
@@ -540,6 +570,14 @@ REPLACED_ID = "replaced_term"
 # v2: medium, and a compound after a definite article or a demonstrative is left alone ("the premium
 # option" made "the premium plan": the answer's name for what the user points at).
 REPLACED_VERSION = 2
+REPLACED_STEPS = (
+    Step(
+        "answer_head",
+        "medium",
+        "co-hyponym substitution (Cruse, Lexical Semantics, 1986, ch. 6); the answer's term may be a synonym",
+        "the query keeps the modifier of the user's compound and swaps its head for one only an answer said",
+    ),
+)
 
 
 def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, Tok]]:
@@ -573,7 +611,7 @@ def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, To
     return out
 
 
-@register(REPLACED_ID, version=REPLACED_VERSION, kinds=(REPLACED_ID,))
+@register(REPLACED_ID, version=REPLACED_VERSION, kinds=(REPLACED_ID,), steps=REPLACED_STEPS)
 def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``replaced_term``: the query keeps the modifier of a compound the user asked about and swaps its
     head for a noun only an assistant turn said ("How many passing yards did he throw?" made "What was
@@ -619,6 +657,7 @@ def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
                 "they name the same thing",
                 check_id=REPLACED_ID,
                 check_version=REPLACED_VERSION,
+                step="answer_head",
             )
         )
     return out

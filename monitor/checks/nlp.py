@@ -119,7 +119,9 @@ class _AnalysisMemo:
     possible: dict[int, frozenset[int]] = field(default_factory=dict)
     """:func:`_possible_groups` by ``id`` of the :class:`AliasIndex`."""
     synsets: dict[str, str] | None = None
-    """WordNet synset id -> the first content key in it (:func:`synonym_in`)."""
+    """WordNet synset id -> the first form in it (:func:`synonym_in`)."""
+    multiword: dict[str, str] | None = None
+    """WordNet synset id -> the first multi-word expression in it (:func:`synonym_in`)."""
     capitals: dict[str, str] | None = None
     """Lower-cased form -> the first all-capitals token written so (:func:`capitalised_token`)."""
 
@@ -369,9 +371,10 @@ class Analyzer:
     def _contributions(
         self, lower: str, key: str, is_content: bool
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
-        """What one token adds to its text's ``vocab``, ``stems`` and ``content_keys`` (its key, or ""
-        for a token that is no content token): a pure function of its lower-cased surface, key and
-        whether it is a content token."""
+        """What one token adds to its text's ``vocab`` (key, surface, glued parts, regular base forms),
+        ``stems`` (every alphabetic form) and ``content_keys`` (its key, or "" for a token that is no
+        content token): a pure function of its lower-cased surface, key and whether it is a content
+        token."""
         words = [key, lower]
         if not lower.isalnum() and len(lower) > 1:
             # Tokenizer artefacts glue words to punctuation ("(IDC)Infiltrating", "y."): the
@@ -380,11 +383,15 @@ class Analyzer:
                 if part:
                     words.append(part)
                     words.append(self.lemma(part, part).lower() if self._nlp_full is None else part)
+        # A regular base form of the surface ("taxes" -> "tax"): the lookup lemma may be another word's
+        # ("taxi"), and a reader sees the surface.
+        words.extend(base_forms(lower))
         pairs: list[tuple[str, str]] = []
-        if is_content:
-            for form in (key, lower):
-                if len(form) >= STEM_PREFIX and form.isalpha():
-                    pairs.append((form[:STEM_PREFIX], form))
+        # Every alphabetic token, stop words included ("became" derives "becoming"): the stem test is
+        # a lookup of what the reader saw, not of what the content test keeps.
+        for form in (key, lower):
+            if len(form) >= STEM_PREFIX and form.isalpha():
+                pairs.append((form[:STEM_PREFIX], form))
         return tuple(words), tuple(pairs), key if is_content else ""
 
     def _contribute(self, surface: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
@@ -685,6 +692,63 @@ def is_verb(key: str) -> bool:
     return key in word_classes()["verb"]
 
 
+def only_pos(key: str, pos: str) -> bool:
+    """Whether ``key`` is a WordNet lemma of part of speech ``pos`` (``noun``, ``verb``, ``adj``, ``adv``)
+    and of no other (:func:`word_classes`)."""
+    wc = word_classes()
+    return key in wc[pos] and not any(key in wc[p] for p in wc if p != pos)
+
+
+# Regular inflectional endings of English and the base each leaves (Quirk et al. 1985, App. I.2-I.7 and
+# 3.5: -s/-es plurals and third persons, -ies, -ed and -ing with a dropped e or a doubled consonant).
+_ENDINGS = (
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ied", "y"),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+)
+
+
+@functools.lru_cache(maxsize=200_000)
+def base_forms(lower: str) -> tuple[str, ...]:
+    """The regular base forms of a lower-cased surface that WordNet knows as a noun or verb: "taxes" ->
+    ("tax",), "stopped" -> ("stop",), "studies" -> ("study",); empty for a word that is itself a lemma
+    of that class or has no regular ending. The lookup lemmatizer's table maps some surfaces to another
+    word ("taxes" -> "taxi", "better" -> "well"), so the surface's own base is tried too."""
+    if len(lower) < 4 or not lower.isalpha():
+        return ()
+    wc = word_classes()
+    nouns, verbs = wc["noun"], wc["verb"]
+    out: list[str] = []
+    for ending, repl in _ENDINGS:
+        if not lower.endswith(ending):
+            continue
+        stem = lower[: -len(ending)]
+        candidates = [stem + repl]
+        if ending in ("ed", "ing") and len(stem) >= 3 and stem[-1] == stem[-2]:
+            candidates.append(stem[:-1])  # "stopped" -> "stop"
+        for base in candidates:
+            if len(base) >= 3 and base != lower and (base in nouns or base in verbs) and base not in out:
+                out.append(base)
+    return tuple(out)
+
+
+def lemma_forms(lower: str, key: str) -> tuple[str, ...]:
+    """The forms to look a token up by, surface first: the lower-cased surface when WordNet knows it, then
+    its regular base forms (:func:`base_forms`), then the lookup lemma ``key``. The lemma comes last
+    because the lookup table maps some surfaces to another word ("taxes" -> "taxi", "better" -> "well")."""
+    wc = word_classes()
+    known = any(lower in wc[pos] for pos in wc)
+    forms = [lower] if known else []
+    forms.extend(base_forms(lower))
+    forms.extend((key, lower))
+    return tuple(dict.fromkeys(forms))
+
+
 @functools.cache
 def _wordnet() -> dict[str, Any]:
     """``monitor/data/wordnet/synsets.json.gz`` decoded, once for all of its tables (``synsets``,
@@ -737,13 +801,51 @@ def synsets(key: str) -> frozenset[str]:
 
 
 def _synset_index(a: Analysis) -> dict[str, str]:
+    """WordNet synset id -> the first form of ``a`` in it: content keys in text order, then the other forms
+    of its vocabulary (surfaces, base forms) in sorted order, so the form named does not depend on string
+    hashing. Not a stop word alone: "is" shares a synset with "cost" and "represent" (WordNet's senses of
+    "be"); stop words count inside multi-word expressions (:func:`_multiword_index`). Memoised on the
+    analysis."""
     got = a._memo.synsets
     if got is None:
         got = {}
-        for key in a.content_keys:
+        stop = _stop_words()
+        for key in (*a.content_keys, *sorted(a.vocab - stop)):
             for sid in synsets(key):
                 got.setdefault(sid, key)
         a._memo.synsets = got
+    return got
+
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+MULTIWORD_MAX = 3
+"""The longest WordNet multi-word lemma looked for in a text, in words ("give up", "get rid of")."""
+
+
+def _multiword_index(a: Analysis) -> dict[str, str]:
+    """WordNet synset id -> the first multi-word expression of ``a`` in it ("gave up" as ``give_up``: the
+    first word by key or surface, the rest by surface), for expressions of 2 to :data:`MULTIWORD_MAX`
+    words. Built (with the tokens) only when a single-word lookup failed; memoised on the analysis."""
+    got = a._memo.multiword
+    if got is None:
+        got = {}
+        words = [t for t in a.tokens if not t.is_punct and not t.text.isspace()]
+        for i, first in enumerate(words):
+            for n in range(2, MULTIWORD_MAX + 1):
+                if i + n > len(words):
+                    break
+                rest = "_".join(t.lower for t in words[i + 1 : i + n])
+                for head in dict.fromkeys((first.key, first.lower)):
+                    lemma = f"{head}_{rest}"
+                    for sid in synsets(lemma):
+                        got.setdefault(sid, " ".join(t.text for t in words[i : i + n]))
+        a._memo.multiword = got
     return got
 
 
@@ -778,8 +880,10 @@ def capitalised_token(a: Analysis, lower: str) -> str | None:
 
 
 def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
-    """``(index of the analysis, its key)`` of the first content token of ``analyses`` that shares a
-    WordNet synonym set with one of ``forms`` (a word's key and lower-cased surface), else None.
+    """``(index of the analysis, its form)`` of the first form of ``analyses`` that shares a WordNet
+    synonym set with one of ``forms`` (a word's forms: :func:`lemma_forms`), else None: a single token
+    (a content key first, then the text's other forms, :func:`_synset_index`), else a multi-word
+    expression of a text, stop words included ("gave up" for "quit": WordNet's ``give_up``).
 
     Synonymy only (a shared synset): never a hypernym or a co-hyponym, so "solar" is no synonym of
     "lunar" and "animal" none of "dog". Each analysis's synsets are indexed once (memoised on it)."""
@@ -787,12 +891,18 @@ def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int,
     if not mine:
         return None
     own = set(forms)
-    for ai, a in enumerate(analyses):
+    texts = list(analyses)
+    for ai, a in enumerate(texts):
         index = _synset_index(a)
         for sid in mine:
             other = index.get(sid)
             if other is not None and other not in own:
                 return ai, other
+    for ai, a in enumerate(texts):
+        index = _multiword_index(a)
+        for sid in mine:
+            if sid in index:
+                return ai, index[sid]
     return None
 
 

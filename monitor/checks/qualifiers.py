@@ -58,12 +58,42 @@ from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE, SAME_
 from monitor.checks.registry import register
 from monitor.checks.rules import CompiledKind, Rules
 from monitor.checks.sentences import AUXILIARIES, sentence_around
+from monitor.checks.steps import Step
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
 # v10: the swapped-in modifier must be a content word ("that support" points back, it swaps nothing).
 VERSION = 10
 _NON_WORD = re.compile(r"[^\w]+")
+QUALIFIER_SEED = (
+    "background chapter on selecting vs constraining qualifiers (seeds 003); rules/qualifiers.yaml"
+)
+STEPS = (
+    Step(
+        "live_value_missing",
+        "medium",
+        QUALIFIER_SEED,
+        "a constraining value the user stated is still live and the query lacks it",
+    ),
+    Step(
+        "admitted_drop",
+        "high",
+        "the structured rewrite record (seeds 003): the rewriter's own dropped list",
+        "a live constraining value missing from the query that the rewriter's dropped list names",
+    ),
+    Step(
+        "other_value",
+        "high",
+        QUALIFIER_SEED,
+        "the query names a value of a live kind the user never stated, in place of the live one",
+    ),
+    Step(
+        "reverted_value",
+        "low",
+        QUALIFIER_SEED + " (a stale value is a wrong antecedent, and the drop is reported)",
+        "the query names a value the user stated earlier and has since replaced",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,7 +417,7 @@ def _nested(a: str, b: str) -> bool:
     return f" {a} " in f" {b} " or f" {b} " in f" {a} "
 
 
-@register("qualifiers", version=VERSION, kinds=("dropped_qualifier", "qualifier_conflict"))
+@register("qualifiers", version=VERSION, kinds=("dropped_qualifier", "qualifier_conflict"), steps=STEPS)
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``dropped_qualifier``: a live constraining value (or a spelling/alias of it) is absent from the
     query and the kind applies to the question (severity high when ``record.dropped`` admits it, medium
@@ -460,6 +490,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     reason=why,
                     check_id="qualifiers",
                     check_version=VERSION,
+                    step="reverted_value" if source == "user_replaced" else "other_value",
                 )
             )
         applies = _applies(ck, [record.latest, record.query])
@@ -491,6 +522,7 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     f"the query" + (" and the rewriter admits dropping it" if admitted_it else ""),
                     check_id="qualifiers",
                     check_version=VERSION,
+                    step="admitted_drop" if admitted_it else "live_value_missing",
                 )
             )
     return out

@@ -17,6 +17,7 @@ from monitor.checks.nlp import find_stem_relative, is_noun, is_verb, only_verb, 
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
+from monitor.checks.steps import Step
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 
@@ -34,6 +35,7 @@ UNRESOLVED_VERSION = 4
 # sentences only when the latest message has fewer (a two-part question kept as two parts is a query).
 # v6: a question to the assistant about what it meant (:data:`CLARIFICATION_RE`).
 NOT_A_QUERY_VERSION = 6
+
 
 # Personal/possessive pronouns and demonstratives that point back into the conversation.
 # Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).
@@ -294,7 +296,102 @@ def dependent_fragment(record: RewriteRecord, rules: Rules) -> tuple[str, list[s
     return ("fragment", held) if held else None
 
 
-@register("unresolved_reference", version=UNRESOLVED_VERSION, kinds=("unresolved_reference",))
+RULES_SEED = (
+    "background chapter on the rewrite rules (seeds 003): a standalone query resolves every reference"
+)
+UNRESOLVED_STEPS = (
+    Step(
+        "query_unchanged",
+        "high",
+        RULES_SEED,
+        "the latest message has a referring expression and the query is that message unchanged",
+    ),
+    Step(
+        "ordinal_kept",
+        "high",
+        "Quirk et al. 1985, 5.33 and 6.55 (ordinals and substitute 'one'); " + RULES_SEED,
+        "the query keeps an ordinal or bare definite of the latest message ('the second one', 'the latter')",
+    ),
+    Step(
+        "pronoun_kept",
+        "medium",
+        "Quirk et al. 1985, 6.1-6.17 (personal and demonstrative pronouns); " + RULES_SEED,
+        "the query keeps a pronoun or demonstrative of the latest message and adds nothing in its place",
+    ),
+    Step(
+        "ellipsis_kept",
+        "medium",
+        "Halliday and Hasan 1976, ch. 4 (ellipsis); " + RULES_SEED,
+        "an elliptical follow-up ('what about ...?', 'why not?') whose query adds nothing",
+    ),
+    Step(
+        "dependent_fragment",
+        "medium",
+        "Halliday and Hasan 1976, ch. 4; Schegloff 1982 (continuers); Schegloff et al. 1977 (repair)",
+        "a correction, continuer or fragment repeating an earlier word, passed through unchanged",
+    ),
+)
+ANTECEDENT_STEPS = (
+    Step(
+        "antecedent_unreceived",
+        "high",
+        "the structured rewrite record (seeds 003): a resolved antecedent comes from the input",
+        "a logged resolved antecedent is in no message the rewriter received",
+    ),
+    Step(
+        "antecedent_elsewhere",
+        "medium",
+        "the structured rewrite record (seeds 003): resolved[].turn names where the antecedent is",
+        "a logged resolved antecedent is not in the turn its entry names",
+    ),
+)
+NOT_A_QUERY_STEPS = (
+    Step(
+        "empty",
+        "high",
+        "the structured rewrite record (seeds 003): a rewrite is a query",
+        "the query is empty",
+    ),
+    Step(
+        "meta_text",
+        "high",
+        "refusal and chatter forms of LLM rewriters (shared/data/README.md, caveat 4)",
+        "a refusal, chatter or meta note instead of a query",
+    ),
+    Step(
+        "extra_sentences",
+        "medium",
+        "a search query is one request (seeds 003)",
+        "more sentences of three or more words than the latest message, and at least two",
+    ),
+    Step("too_long", "medium", "about 3x the longest CAsT manual rewrite", f"longer than {MAX_WORDS} words"),
+    Step(
+        "clarification_request",
+        "medium",
+        "Purver 2004 (clarification requests)",
+        "a question to the assistant about what it meant ('what do you mean by ...?')",
+    ),
+    Step(
+        "closing_rewritten",
+        "medium",
+        "Biber et al. 1999, 14.3 (inserts)",
+        "words the latest message lacks, when that message asks nothing (thanks, a farewell)",
+    ),
+    Step(
+        "declarative_answer",
+        "medium",
+        "Quirk et al. 1985, 11.1 (declarative vs interrogative)",
+        "a declarative sentence of 8+ words ending in a full stop, where the user asked a question",
+    ),
+)
+
+
+@register(
+    "unresolved_reference",
+    version=UNRESOLVED_VERSION,
+    kinds=("unresolved_reference",),
+    steps=UNRESOLVED_STEPS,
+)
 def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """A referring expression of the latest message that the query still needs the conversation for.
 
@@ -333,18 +430,18 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     adds = None if unchanged else _adds_content(record)
     words: list[dict[str, Any]] = []
     latest_spans: list[dict[str, Any]] = []
-    severity = "medium"
+    severity, step = "medium", ""
     for cls, text, s, e in exprs:
         if cls == "fragment":
-            fired, sev = True, "medium"
+            fired, sev, how = True, "medium", "dependent_fragment"
         elif unchanged:
-            fired, sev = True, "high"
+            fired, sev, how = True, "high", "query_unchanged"
         elif cls == "ordinal_or_definite":
-            fired, sev = _find_in_query(text, query) is not None, "high"
+            fired, sev, how = _find_in_query(text, query) is not None, "high", "ordinal_kept"
         elif cls == "ellipsis":
-            fired, sev = not adds, "medium"
+            fired, sev, how = not adds, "medium", "ellipsis_kept"
         else:
-            fired, sev = (not adds) and _find_in_query(text, query) is not None, "medium"
+            fired, sev, how = (not adds) and _find_in_query(text, query) is not None, "medium", "pronoun_kept"
         if not fired:
             continue
         whole = (len(query) - len(query.lstrip()), len(query.rstrip()))
@@ -355,8 +452,8 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue
         words.append({"text": query[span[0] : span[1]], "start": span[0], "end": span[1], "class": cls})
         latest_spans.append({"message_index": "latest", "start": s, "end": e, "text": text})
-        if sev == "high":
-            severity = "high"
+        if not step or (sev == "high" and severity != "high"):
+            severity, step = sev, how
     if not words:
         return []
     what = ", ".join(f"'{w['text']}'" for w in words)
@@ -385,6 +482,7 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
             reason=reason,
             check_id="unresolved_reference",
             check_version=UNRESOLVED_VERSION,
+            step=step,
         )
     ]
 
@@ -398,7 +496,9 @@ def _earlier_user_turn(record: RewriteRecord) -> bool:
     return record.turn > 1
 
 
-@register("antecedent_not_in_input", version=VERSION, kinds=("antecedent_not_in_input",))
+@register(
+    "antecedent_not_in_input", version=VERSION, kinds=("antecedent_not_in_input",), steps=ANTECEDENT_STEPS
+)
 def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """Each ``resolved[].antecedent`` must occur (case-insensitive) in some received message (high when
     in none), and in the message its ``turn`` names when it names one (medium). ``turn`` is read as the
@@ -431,6 +531,7 @@ def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     "the rewriter received",
                     check_id="antecedent_not_in_input",
                     check_version=VERSION,
+                    step="antecedent_unreceived",
                 )
             )
         elif r.turn is not None and 1 <= r.turn <= len(texts) and (r.turn - 1) not in where:
@@ -456,6 +557,7 @@ def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
                     reason=f"antecedent '{r.antecedent}' is not in turn {r.turn} that the resolution names",
                     check_id="antecedent_not_in_input",
                     check_version=VERSION,
+                    step="antecedent_elsewhere",
                 )
             )
     return out
@@ -467,7 +569,7 @@ def _long_sentences(text: str) -> list[str]:
     return [s.text for s in split_sentences(text) if len(s.text.split()) >= 3]
 
 
-@register("not_a_query", version=NOT_A_QUERY_VERSION, kinds=("not_a_query",))
+@register("not_a_query", version=NOT_A_QUERY_VERSION, kinds=("not_a_query",), steps=NOT_A_QUERY_STEPS)
 def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The query is empty (high), meta text/chatter (high), more sentences than the latest message (and
     at least two) or longer than :data:`MAX_WORDS` words (medium), a question to the assistant about
@@ -477,15 +579,18 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
     user asked a question (medium: it reads as an answer)."""
     q = record.query
     signals: list[str] = []
+    steps: list[str] = []  # the step of each signal, in the same order
     sev = "medium"
     ev: dict[str, Any] = {"n_words": len(q.split())}
     if not q.strip():
         signals.append("empty query")
+        steps.append("empty")
         sev = "high"
     else:
         m = META_RE.search(q)
         if m:
             signals.append(f"meta text or chatter ('{m.group(0).strip()}')")
+            steps.append("meta_text")
             ev["words"] = [{"text": m.group(0), "start": m.start(), "end": m.end()}]
             sev = "high"
         sentences = _long_sentences(q)
@@ -496,14 +601,18 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
         # kept as they are, ../shared/data/README.md, MTRAG conventions).
         if len(sentences) >= 2 and len(sentences) > len(_long_sentences(record.latest)):
             signals.append(f"{len(sentences)} sentences")
+            steps.append("extra_sentences")
         if len(q.split()) > MAX_WORDS:
             signals.append(f"{len(q.split())} words (> {MAX_WORDS})")
+            steps.append("too_long")
         clarification = CLARIFICATION_RE.search(q)
         if clarification and not CLARIFICATION_RE.search(record.latest):
             # the user's own "what do you mean by ...?" kept is the user's question, not the rewriter's
             signals.append(f"a question to the assistant about its own words ('{clarification.group(0)}')")
+            steps.append("clarification_request")
         if is_closing(record.latest) and _adds_content(record):
             signals.append("the user's message asks nothing (thanks, a greeting or a farewell)")
+            steps.append("closing_rewritten")
         if (
             not signals
             and q.rstrip().endswith(".")
@@ -512,9 +621,11 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
             and "?" in record.latest
         ):
             signals.append("a declarative sentence where the user asked a question")
+            steps.append("declarative_answer")
     if not signals:
         return []
     ev["signals"] = signals
+    step = steps[0]  # the high signals (empty, meta text) are looked for first: the first set the grade
     return [
         Finding(
             kind="not_a_query",
@@ -523,6 +634,7 @@ def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
             reason="the rewrite is not a search query: " + "; ".join(signals),
             check_id="not_a_query",
             check_version=NOT_A_QUERY_VERSION,
+            step=step,
         )
     ]
 

@@ -23,6 +23,7 @@ from monitor.checks.base import (
     SkipCheck,
 )
 from monitor.checks.rules import Rules
+from monitor.checks.steps import Step, step_ids
 from monitor.record import RewriteRecord
 
 CheckFn = Callable[[RewriteRecord, Rules], list[Finding]]
@@ -31,13 +32,15 @@ CheckFn = Callable[[RewriteRecord, Rules], list[Finding]]
 @dataclass(frozen=True, slots=True)
 class CheckSpec:
     """A registered check: ``id`` (e.g. ``"added_content_word"``), ``version``, the finding ``kinds`` it
-    can emit, the module ``family`` and the function."""
+    can emit, the module ``family``, the function and its grading ``steps`` (``monitor.checks.steps``)."""
 
     id: str
     version: int
     kinds: tuple[str, ...]
     family: str
     fn: CheckFn
+    steps: tuple[Step, ...]
+    step_ids: frozenset[str]
 
     @property
     def versioned_id(self) -> str:
@@ -47,17 +50,26 @@ class CheckSpec:
 REGISTRY: dict[str, CheckSpec] = {}
 
 
-def register(check_id: str, *, version: int, kinds: Iterable[str]) -> Callable[[CheckFn], CheckFn]:
-    """Decorator: register ``fn`` as check ``check_id`` at ``version`` emitting ``kinds``.
+def register(
+    check_id: str, *, version: int, kinds: Iterable[str], steps: Iterable[Step]
+) -> Callable[[CheckFn], CheckFn]:
+    """Decorator: register ``fn`` as check ``check_id`` at ``version`` emitting ``kinds``, grading by
+    ``steps`` (its step table: every finding it returns names one of them).
 
-    Raises ``ValueError`` when the id is already registered by another function.
+    Raises ``ValueError`` when the id is already registered by another function, when ``steps`` is
+    empty or declares a step id twice.
     """
+    table = tuple(steps)
+    if not table:
+        raise ValueError(f"check {check_id!r} declares no grading step")
+    ids = step_ids(table)
 
     def deco(fn: CheckFn) -> CheckFn:
         old = REGISTRY.get(check_id)
         if old is not None and old.fn is not fn:
             raise ValueError(f"check {check_id!r} is already registered by {old.fn.__module__}")
-        REGISTRY[check_id] = CheckSpec(check_id, version, tuple(kinds), fn.__module__.rsplit(".", 1)[-1], fn)
+        family = fn.__module__.rsplit(".", 1)[-1]
+        REGISTRY[check_id] = CheckSpec(check_id, version, tuple(kinds), family, fn, table, ids)
         return fn
 
     return deco
@@ -83,6 +95,14 @@ def checks_by_kind() -> dict[str, tuple[str, ...]]:
     return out
 
 
+def step_of(check_id: str, step_id: str) -> Step:
+    """The declared :class:`Step` ``step_id`` of check ``check_id``; ``KeyError`` when either is unknown."""
+    for step in REGISTRY[check_id].steps:
+        if step.id == step_id:
+            return step
+    raise KeyError(f"check {check_id!r} declares no step {step_id!r}")
+
+
 def run_family(record: RewriteRecord, rules: Rules, family: str) -> list[Finding]:
     """Findings of every check of one family module that ran (skips are dropped; use run_checks for them)."""
     out: list[Finding] = []
@@ -100,7 +120,8 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
 
     Returns a :class:`CheckOutcome`: the findings in registry order and one status per check
     (``"ran"`` or ``"skipped"`` with the reason). Exceptions other than ``SkipCheck`` propagate: a
-    crashing check is a bug, not a skip. Raises ``KeyError`` for an unknown id in ``only``.
+    crashing check is a bug, not a skip. Raises ``KeyError`` for an unknown id in ``only`` and
+    ``ValueError`` for a finding whose step its check's table does not declare (a bug too).
     """
     specs = list(REGISTRY.values()) if only is None else [REGISTRY[i] for i in only]
     findings: list[Finding] = []
@@ -111,6 +132,9 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
         except SkipCheck as skip:
             statuses.append(CheckStatus(spec.id, spec.version, "skipped", skip.reason))
             continue
+        for f in got:
+            if f.step not in spec.step_ids:
+                raise ValueError(f"check {spec.id!r} returned a finding of undeclared step {f.step!r}")
         findings.extend(got)
         statuses.append(CheckStatus(spec.id, spec.version, "ran", None, len(got)))
     return CheckOutcome(record.request_id, rules.hash, tuple(findings), tuple(statuses))

@@ -34,12 +34,16 @@ class FindingRow:
     check_id: str
     check_version: int
     rules_hash: str = ""
+    step: str | None = None
+    """The grading step that set the severity (None for a finding stored before steps were recorded)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "request_id": self.request_id,
             "kind": self.kind,
             "severity": self.severity,
+            "check_id": self.check_id,
+            "step": self.step,
             "words": self.words,
             "reason": self.reason,
         }
@@ -244,6 +248,7 @@ def store_outcomes(
                     "evidence": f.evidence,
                     "check_id": f.check_id,
                     "check_version": f.check_version,
+                    "step": f.step,
                     "rules_hash": outcome.rules_hash,
                     "created_at": now,
                 }
@@ -321,12 +326,14 @@ def restyle_findings(*, session: Session, days: Iterable[date], check_rate: floa
                 conversations=counted[key],
             )
             for f, pv, _ in rows:
-                stored = Found(f.kind, f.severity, f.evidence, f.reason, f.check_id, f.check_version)
+                stored = Found(
+                    f.kind, f.severity, f.evidence, f.reason, f.check_id, f.check_version, f.step or ""
+                )
                 new = added_words.restyle(stored, profile, pv)
                 if new is None:
                     continue
                 f.severity, f.severity_rank = new.severity, SEVERITY_RANK[new.severity]
-                f.reason, f.evidence, f.words = new.reason, new.evidence, new.words
+                f.reason, f.evidence, f.words, f.step = new.reason, new.evidence, new.words, new.step
                 changed += 1
             session.flush()
             if len(rows) < RESTYLE_PAGE:
@@ -415,6 +422,9 @@ class StoredRewrite:
     prompt_version: str | None
     statuses: dict[str, tuple[str, str]] = field(default_factory=dict)
     findings: list[FindingRow] = field(default_factory=list)
+    selection: str | None = None
+    """The rewrite event's ``source.selection`` (how the item was sampled: ``natural``, ``traffic``...),
+    when it logged one."""
 
 
 def stored_rewrites(
@@ -429,12 +439,20 @@ def stored_rewrites(
     ids = list(set(request_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        for req, conv_id, model, prompt_version in session.execute(
-            select(Record.request_id, Record.conv_id, Record.model, Record.prompt_version).where(
-                Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
-            )
+        for req, conv_id, model, prompt_version, raw in session.execute(
+            select(Record.request_id, Record.conv_id, Record.model, Record.prompt_version, Event.raw)
+            .join(Event, Event.id == Record.rewrite_event_id)
+            .where(Record.request_id.in_(chunk))
         ):
-            out[req] = StoredRewrite(req, conv_id, model, prompt_version)
+            source = raw.get("source") if isinstance(raw, dict) else None
+            selection = source.get("selection") if isinstance(source, dict) else None
+            out[req] = StoredRewrite(
+                req,
+                conv_id,
+                model,
+                prompt_version,
+                selection=selection if isinstance(selection, str) else None,
+            )
         for f, conv_id in session.execute(
             select(Finding, Record.conv_id)
             .join(Record, Record.id == Finding.record_id)

@@ -25,7 +25,17 @@ Figures, side by side:
 - weighted: each item weighs its stratum's pool size over its sample size (:func:`item_weight`), so the
   rates are those of the natural traffic, not of the enriched sample;
 - queue precision: of the items with a rewrite finding at the queue threshold, the share that carry any
-  error label, and of the items with an error label, the share that would reach the queue.
+  error label, and of the items with an error label, the share that would reach the queue; **lift** is
+  queue precision over the group's error rate (1.0: the queue is no better than a random draw; its
+  ceiling is 1 / error rate);
+- per stratum (the label's ``selection`` or ``stratum``, else the rewrite event's ``source.selection``):
+  the queue figures and the fabrication false alarms of each sampling stratum on its own;
+- per grading step (``monitor.checks.steps``): how many items each step's findings fire on and the share
+  whose label is the error the finding's kind predicts (right-word where the row is).
+
+An ``escaped_fabrication`` (a constraint changed with logged words, so no word is labelled) is credited
+only to a conflict-type finding (:data:`CONFLICT_KINDS`): an added-word finding on such an item names no
+labelled word and counts as a wrong word.
 """
 
 from __future__ import annotations
@@ -59,6 +69,10 @@ class Row:
     truth_from: tuple[str, ...]
 
 
+CONFLICT_KINDS = ("qualifier_conflict", "replaced_term")
+"""The fabrication kinds that name a changed constraint rather than an added word: what an
+``escaped_fabrication`` label (no labelled word) is credited to."""
+
 ROWS: tuple[Row, ...] = (
     # qualifier_conflict is the fabrication the added-word check misses (a logged value put in place of
     # the asked one); escaped_fabrication labels are that pattern, so they count as fabricated.
@@ -84,6 +98,8 @@ LABEL_KINDS = (
 """The label kinds a label file can carry (``../shared/data/README.md``)."""
 
 PREDICTORS: dict[str, tuple[str, ...]] = {row.name: row.predictors for row in ROWS}
+KIND_ROW: dict[str, str] = {kind: row.name for row in ROWS for kind in row.predictors}
+"""The row each finding kind predicts (its per-step precision is counted against that row's label)."""
 """Finding kinds whose presence predicts each row."""
 REWRITE_KINDS: tuple[str, ...] = tuple(dict.fromkeys(k for row in ROWS for k in row.predictors))
 """The finding kinds the labels judge (chat-state kinds judge the logging, which no label speaks to)."""
@@ -116,6 +132,8 @@ class LabelItem:
     truth: dict[str, bool]
     stratum: str | None = None
     words: dict[str, list[str]] = field(default_factory=dict)
+    escaped: bool = False
+    """The item is labelled ``escaped_fabrication``: a changed constraint no word of which is labelled."""
 
 
 def _tags(note: str) -> set[str]:
@@ -179,7 +197,9 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
         truth["unresolved"] = "unresolved" in tags
         truth["wrong_antecedent"] = "wrong_antecedent" in tags
         truth["intent_drift"] = "drift" in tags
-        return LabelItem(obj["request_id"], truth, obj.get("stratum"), words)
+        return LabelItem(
+            obj["request_id"], truth, obj.get("stratum"), words, bool(obj.get("escaped_fabrication"))
+        )
     truth["fabricated"] = bool(obj.get("fabricated"))
     words["fabricated"] = list(obj.get("fabricated") or [])
     truth["dropped_constraint"] = bool(obj.get("dropped_constraint"))
@@ -315,6 +335,32 @@ class Confusion:
         """Whether any item was scored (a row whose checks never ran is not measured, not zero)."""
         return self.tp + self.fp + self.fn + self.tn > 0
 
+    def count(self, truth: bool, fired: bool, right: bool, weight: float) -> str | None:
+        """Count one scored item: whether it carries the label (``truth``), whether a predicting finding
+        ``fired``, whether one of them names it ``right``; returns the outcome a detail records (``miss``,
+        ``false_alarm``, ``wrong_word``) or None for a right hit or a true negative."""
+        if truth:
+            self.w_pos += weight
+            if not fired:
+                self.fn += 1
+                return "miss"
+            self.tp += 1
+            self.w_fired += weight
+            if right:
+                self.tp_right += 1
+                self.w_tp += weight
+                return None
+            self.fp_wrong_word += 1
+            return "wrong_word"
+        self.w_neg += weight
+        if fired:
+            self.fp += 1
+            self.w_fp += weight
+            self.w_fired += weight
+            return "false_alarm"
+        self.tn += 1
+        return None
+
     def metrics(self) -> dict[str, Any]:
         """Counts and rates as plain data (the ``--json`` shape); rates are ``None`` without a base."""
         fired, pos, neg = self.tp + self.fp, self.tp + self.fn, self.fp + self.tn
@@ -364,18 +410,76 @@ class QueueFigures:
     w_errors: float = 0.0
     w_both: float = 0.0
 
+    def add(self, queued: bool, error: bool, weight: float) -> None:
+        """Count one scored item: whether it is ``queued``, whether it carries an ``error`` label."""
+        self.scored += 1
+        self.queued += queued
+        self.errors += error
+        self.both += queued and error
+        self.w_queued += weight * queued
+        self.w_errors += weight * error
+        self.w_both += weight * (queued and error)
+
+    @property
+    def lift(self) -> float | None:
+        """Queue precision over the error rate of the scored items (None without a base)."""
+        precision, rate = _ratio(self.both, self.queued), _ratio(self.errors, self.scored)
+        return None if precision is None or not rate else precision / rate
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "scored": self.scored,
             "queued": self.queued,
             "with_error_label": self.errors,
             "queued_with_error_label": self.both,
+            "error_rate": _ratio(self.errors, self.scored),
             "queue_precision": _ratio(self.both, self.queued),
+            "queue_lift": self.lift,
             "queue_precision_ci": wilson(self.both, self.queued),
             "errors_reaching_queue": _ratio(self.both, self.errors),
             "weighted_queue_precision": _ratio(self.w_both, self.w_queued),
             "weighted_errors_reaching_queue": _ratio(self.w_both, self.w_errors),
         }
+
+
+@dataclass
+class StepFigures:
+    """One grading step's record in one group: ``fired`` items with a finding of the step (any
+    severity), ``queued`` those where it is at :data:`QUEUE_THRESHOLD` or above, and how many of each
+    carry the label the finding's kind predicts (``right``, ``right_queued``: right-word where the row
+    is)."""
+
+    kind: str
+    fired: int = 0
+    right: int = 0
+    queued: int = 0
+    right_queued: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "fired": self.fired,
+            "right": self.right,
+            "precision": _ratio(self.right, self.fired),
+            "precision_ci": wilson(self.right, self.fired),
+            "queued": self.queued,
+            "right_queued": self.right_queued,
+            "queued_precision": _ratio(self.right_queued, self.queued),
+        }
+
+
+@dataclass
+class StratumFigures:
+    """One sampling stratum of a group: its queue figures and the fabrication row at each threshold."""
+
+    queue: QueueFigures = field(default_factory=QueueFigures)
+    fabricated: dict[str, Confusion] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"queue": self.queue.as_dict()}
+        for threshold, conf in self.fabricated.items():
+            out[f"fabricated_{threshold}"] = conf.metrics() | conf.intervals()
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +510,10 @@ class Evaluation:
     coverage: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
     """``coverage[group][check_id]``: how many scored items the check ``ran`` on, ``skipped`` (with the
     reason stored in the store), or has no run for (``none``), for every check emitting a scored kind."""
+    strata: dict[str, dict[str, StratumFigures]] = field(default_factory=dict)
+    """``strata[group][stratum]``: the figures of each sampling stratum (:class:`StratumFigures`)."""
+    steps: dict[str, dict[str, StepFigures]] = field(default_factory=dict)
+    """``steps[group]["check_id/step"]``: each grading step's record (:class:`StepFigures`)."""
 
     def open_group(self, name: str) -> None:
         """Start the counts of group ``name`` (a file, or a file's rewriter); a no-op when started."""
@@ -414,6 +522,8 @@ class Evaluation:
             self.queue[name] = QueueFigures()
             self.missing[name] = []
             self.coverage[name] = {}
+            self.strata[name] = {}
+            self.steps[name] = {}
 
     def as_json(self, *, details: bool = False) -> dict[str, Any]:
         """The ``evaluate --json`` object: per group, the default threshold's metrics per row (with their
@@ -445,6 +555,8 @@ class Evaluation:
             kinds["missing"] = len(self.missing.get(name, []))
             kinds["stale"] = self.stale[name]
             kinds["coverage"] = {c: dict(n) for c, n in sorted(self.coverage.get(name, {}).items())}
+            kinds["strata"] = {k: v.as_dict() for k, v in sorted(self.strata.get(name, {}).items())}
+            kinds["steps"] = {k: v.as_dict() for k, v in sorted(self.steps.get(name, {}).items())}
             files[name] = kinds
         out: dict[str, Any] = {"files": files}
         if details:
@@ -536,14 +648,11 @@ def _score(
     for c in dict.fromkeys(c for row in ROWS for p in row.predictors for c in _emitters(kind_to_check, p)):
         status = rec.statuses.get(c)
         coverage.setdefault(c, Counter())[status[0] if status is not None else "none"] += 1
-    q = result.queue[group]
-    q.scored += 1
-    q.queued += queued
-    q.errors += has_error
-    q.both += queued and has_error
-    q.w_queued += weight * queued
-    q.w_errors += weight * has_error
-    q.w_both += weight * (queued and has_error)
+    result.queue[group].add(queued, has_error, weight)
+    strata = result.strata.setdefault(group, {})
+    stratum = strata.setdefault(item.stratum or rec.selection or "unknown", StratumFigures())
+    stratum.queue.add(queued, has_error, weight)
+    right_of_row: dict[str, Callable[[FindingRow], bool]] = {}
     for row in ROWS:
         if not any(k in item.truth for k in row.truth_from):
             continue  # this file does not label it
@@ -555,42 +664,36 @@ def _score(
             for c in _emitters(kind_to_check, p)
         )
         relevant = [f for f in rec.findings if f.kind in row.predictors]
+
+        def names_it(
+            f: FindingRow, row: Row = row, truth: bool = truth, labelled: list[str] = labelled
+        ) -> bool:
+            """Whether finding ``f`` is right about this item for ``row``: the item carries the label and,
+            on a word row, ``f`` names a labelled word; an escaped fabrication (no labelled word) is
+            named only by a conflict-type finding."""
+            if not truth:
+                return False
+            if row.name == "fabricated" and not labelled and item.escaped:
+                return f.kind in CONFLICT_KINDS
+            return not row.right_word or not labelled or words_overlap(f.words, labelled, same_alias)
+
+        right_of_row[row.name] = names_it
         for threshold in THRESHOLDS:
             conf = result.table[group][threshold].setdefault(row.name, Confusion())
+            strat = (
+                stratum.fabricated.setdefault(threshold, Confusion()) if row.name == "fabricated" else None
+            )
             if not ran:
                 conf.skipped += 1
                 conf.pos_skipped += truth
+                if strat is not None:
+                    strat.skipped += 1
                 continue
             fired = [f for f in relevant if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[threshold]]
-            right = bool(fired) and (
-                not row.right_word
-                or not labelled
-                or words_overlap([w for f in fired for w in f.words], labelled, same_alias)
-            )
-            outcome = None
-            if truth:
-                conf.w_pos += weight
-                if fired:
-                    conf.tp += 1
-                    conf.w_fired += weight
-                    if right:
-                        conf.tp_right += 1
-                        conf.w_tp += weight
-                    else:
-                        conf.fp_wrong_word += 1
-                        outcome = "wrong_word"
-                else:
-                    conf.fn += 1
-                    outcome = "miss"
-            else:
-                conf.w_neg += weight
-                if fired:
-                    conf.fp += 1
-                    conf.w_fp += weight
-                    conf.w_fired += weight
-                    outcome = "false_alarm"
-                else:
-                    conf.tn += 1
+            right = any(names_it(f) for f in fired)
+            outcome = conf.count(truth, bool(fired), right, weight)
+            if strat is not None:
+                strat.count(truth, bool(fired), right, weight)
             if outcome is not None:
                 result.details.append(
                     Detail(
@@ -603,3 +706,30 @@ def _score(
                         [_finding_dict(f) for f in (fired or relevant)],
                     )
                 )
+    _score_steps(result.steps.setdefault(group, {}), rec, right_of_row)
+
+
+def _score_steps(
+    steps: dict[str, StepFigures],
+    rec: StoredRewrite,
+    right_of_row: Mapping[str, Callable[[FindingRow], bool]],
+) -> None:
+    """Count each grading step of ``rec``'s findings once for the item: fired, queued, and right (a
+    finding of the step names the item's label for its kind's row, :data:`KIND_ROW`). Findings of rows
+    the label file does not speak to, and findings stored before steps were recorded, are not counted."""
+    seen: dict[str, tuple[bool, bool]] = {}
+    for f in rec.findings:
+        names_it = right_of_row.get(KIND_ROW.get(f.kind, ""))
+        if names_it is None or not f.step:
+            continue
+        key = f"{f.check_id}/{f.step}"
+        queued = SEVERITY_RANK[f.severity] >= SEVERITY_RANK[QUEUE_THRESHOLD]
+        was_right, was_queued = seen.get(key, (False, False))
+        seen[key] = (was_right or names_it(f), was_queued or queued)
+        steps.setdefault(key, StepFigures(f.kind))
+    for key, (right, queued) in seen.items():
+        fig = steps[key]
+        fig.fired += 1
+        fig.right += right
+        fig.queued += queued
+        fig.right_queued += right and queued

@@ -187,12 +187,16 @@ class Finding(Base):
     evidence: Mapped[dict[str, Any]] = mapped_column(Json)
     check_id: Mapped[str] = mapped_column(String(64))
     check_version: Mapped[int] = mapped_column(Integer)
+    step: Mapped[str | None] = mapped_column(String(64))
+    """The grading step that set the severity (``monitor.checks.steps``); None for a finding stored
+    before steps were recorded (migration 0012)."""
     rules_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         UniqueConstraint("check_run_id", "ordinal", name="uq_findings_run_ordinal"),
         Index("ix_findings_kind_severity", "kind", "severity_rank"),
+        Index("ix_findings_check_step", "check_id", "step"),
     )
 
 

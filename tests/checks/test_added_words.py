@@ -52,8 +52,28 @@ def words(rec, rules):
             [("seasonal", "low", "acronym"), ("affective", "low", "acronym"), ("disorder", "low", "acronym")],
         ),
         ("What is Peters' birthplace?", [("birthplace", "medium", "content_word")]),
-        # WordNet files "stroke" under noun.state and noun.event too (the illness): a thing, high
-        ("Did Peters have a stroke?", [("stroke", "high", "rare_term")]),
+        # rare (zipf 4.27), but the head of its phrase: rarity alone grades nothing high (v18), medium
+        ("Did Peters have a stroke?", [("stroke", "medium", "rare_term")]),
+        # a rare noun restricting the noun after it or the noun its phrase is attached to: high
+        (
+            "Did Peters give stroke advice?",
+            [("stroke", "high", "restricting_noun"), ("advice", "low", "aspect_noun")],
+        ),
+        (
+            "Did Peters give advice on strokes?",
+            [("advice", "low", "aspect_noun"), ("strokes", "high", "restricting_noun")],
+        ),
+        # a rare word WordNet knows only as an adverb: a viewpoint or manner, low
+        (
+            "Traditionally, was Peters popular?",
+            [("Traditionally", "low", "adverb"), ("popular", "low", "framing")],
+        ),
+        # a number word is a number (spaCy files it under stop words); one written otherwise is restated
+        (
+            "Did three people sing in the 1990s?",
+            [("three", "high", "number"), ("people", "low", "framing"), ("sing", "medium", "content_word")],
+        ),
+        ("Was it in the nineteen-nineties?", [("nineteen-nineties", "high", "number")]),
         # every sense of "biography" is noun.communication: what about Peters is asked, medium
         ("Was there a Peters biography?", [("biography", "medium", "aspect_noun")]),
         # a common aspect noun ("career": noun.act only) is one step lower still: low
@@ -92,7 +112,7 @@ def words(rec, rules):
         ),
         (
             "What are the cons of Peters' career?",
-            [("cons", "high", "rare_term"), ("career", "low", "aspect_noun")],
+            [("cons", "medium", "rare_term"), ("career", "low", "aspect_noun")],
         ),
         (
             "Was her career an advantage or a disadvantage?",
@@ -130,9 +150,14 @@ def test_meta_text_words_are_low(rules):
     assert {f.severity for f in check(rec, rules)} == {"low"}
 
 
-def test_typo_of_function_word_is_low(rules):
+def test_a_misspelling_is_low_and_names_the_word(rules):
+    """A word WordNet does not know, one edit from a received word or a contraction, is a typing slip
+    (Damerau 1964): "did't", and "Broadwy" for the logged "broadway"."""
     rec = make_record(HISTORY, "Why?", "Why did't Peters sing?")
-    assert words(rec, rules) == [("did't", "low", "typo"), ("sing", "medium", "content_word")]
+    assert words(rec, rules) == [("did't", "low", "misspelling"), ("sing", "medium", "content_word")]
+    rec = make_record(HISTORY, "Why?", "Why did Peters leave Broadwy?")
+    got = [(w["text"], w["signal"], w.get("related")) for f in check(rec, rules) for w in f.evidence["words"]]
+    assert got == [("leave", "content_word", None), ("Broadwy", "misspelling", "broadway")]
 
 
 def test_neutral_words_are_never_reported(rules):
@@ -196,9 +221,9 @@ def test_a_rare_aspect_noun_is_medium_and_names_its_wordnet_classes(rules):
             [("clarify", "low", "rare_verb", True), ("role", "low", "framing", None)],
         ),
         # a subject that is no speech-act participant: the verb is what is asked about, not a frame
-        ("What else?", "How did the stroke affect Peters?", [("stroke", "high", "rare_term", None)]),
+        ("What else?", "How did the stroke affect Peters?", [("stroke", "medium", "rare_term", None)]),
         # a rare term, a name or a number in the frame keeps its grade
-        ("What else?", "What are the cons of Peters?", [("cons", "high", "rare_term", None)]),
+        ("What else?", "What are the cons of Peters?", [("cons", "medium", "rare_term", None)]),
         (
             "What else?",
             "What Tony did Peters win?",
@@ -216,21 +241,19 @@ def test_question_frame_words_are_one_step_lower(rules, latest, query, expected)
     assert got == expected
 
 
-def test_a_frame_noun_answering_another_question_word_is_high(rules):
-    """ "When was he born?" asked as "What is the birthplace of ...?": the focus is a location (WordNet
-    noun.location), which answers "where", not "when" (qrecc-4955_2 in llm_word_labels.jsonl is one)."""
+def test_a_frame_noun_is_one_step_lower_whatever_the_question_word(rules):
+    """ "When was he born?" asked as "What is the birthplace of ...?": v13-v17 graded a frame noun that
+    answers another question word high; the step fired on one of the 4,543 shared rewrites and was
+    retired in v18 (docs/checks.md). "birthplace" is a frame word like any other, one step lower."""
     hist = [("user", "Where was Kurt Gödel born?"), ("assistant", "Kurt Gödel was born in Brünn.")]
     rec = make_record(hist, "When was he born?", "What is the birthplace of Kurt Gödel?")
     (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
-    assert (w["text"], w["severity"], w["answer_type"]) == (
+    assert (w["text"], w["severity"], w["step"], w.get("answer_type")) == (
         "birthplace",
-        "high",
-        {"asked": "when", "classes": ["location"]},
+        "low",
+        "question_frame",
+        None,
     )
-    # asked "where", a location is the answer asked for: a frame word like any other, one step lower
-    rec = make_record(hist, "Where exactly?", "What is the birthplace of Kurt Gödel?")
-    (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
-    assert (w["severity"], w.get("answer_type"), w["question_frame"]) == ("low", None, True)
 
 
 def test_a_synonym_of_a_received_word_is_low_and_names_it(rules):
@@ -262,18 +285,18 @@ def test_words_of_a_trailing_note_or_leaked_turn_are_low(rules):
 
 def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
     # v7: no question mark and a run of three or more content words, two or more of them added (v8): a
-    # list of added facets. "habitat" (a rare
-    # term, high) and "biography", "birthplace" (medium) are facets, one step lower; the year, the name
-    # and the nouns with a person sense in WordNet ("beginners"; "stroke" is also the oarsman) keep theirs.
+    # list of added facets. "habitat" (a rare noun before a noun, high) and "biography", "birthplace"
+    # (medium) are facets, one step lower; the year, the name and the nouns with a person sense in
+    # WordNet ("beginners"; "stroke" is also the oarsman) keep theirs (rare terms, medium since v18).
     rec = make_record(HISTORY, "What else?", "Peters habitat biography birthplace 2003 Tony beginners stroke")
     assert words(rec, rules) == [
-        ("habitat", "medium", "rare_term"),
+        ("habitat", "medium", "restricting_noun"),
         ("biography", "low", "aspect_noun"),
         ("birthplace", "low", "content_word"),
         ("2003", "high", "qualifier_value"),
         ("Tony", "high", "proper_name"),
-        ("beginners", "high", "rare_term"),
-        ("stroke", "high", "rare_term"),
+        ("beginners", "medium", "rare_term"),
+        ("stroke", "medium", "rare_term"),
     ]
     listed = {w["text"]: w.get("keyword_list", False) for f in check(rec, rules) for w in f.evidence["words"]}
     assert listed == {
@@ -298,15 +321,17 @@ def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
     ],
 )
 def test_no_keyword_list_no_step(rules, query):
-    got = dict((t, s) for t, s, _ in words(make_record(HISTORY, "What else?", query), rules))
-    assert got == {"habitat": "high", "biography": "medium", "birthplace": "medium"}
+    got = [w for f in check(make_record(HISTORY, "What else?", query), rules) for w in f.evidence["words"]]
+    assert [w["text"] for w in got] == ["habitat", "biography", "birthplace"]
+    assert [w.get("keyword_list") for w in got] == [None, None, None]
+    assert [w["severity"] for w in got[1:]] == ["medium", "medium"]
 
 
 def test_one_word_added_to_a_keyword_query_is_no_list(rules):
     # v8: "Peters Broadway musicals" are the user's words; one added word beside them is as likely a
     # constraint as a facet, so it keeps its grade (v7 lowered it)
     rec = make_record(HISTORY, "What else?", "Peters Broadway musicals habitat")
-    assert words(rec, rules) == [("habitat", "high", "rare_term")]
+    assert words(rec, rules) == [("habitat", "medium", "rare_term")]
 
 
 def test_keyword_list_tokens_join_hyphenated_units_and_ignore_markup():
@@ -338,27 +363,14 @@ def test_words_of_a_rewrite_of_a_message_that_asks_nothing_are_meta(rules):
     ]
 
 
-def test_a_new_sibling_in_a_coordination_is_medium(rules):
-    """ "music career" coordinated with the received "motocross career": a member added to the user's set
-    of like things (a co-hyponym), medium although "music" alone is a common aspect noun (low)."""
+def test_a_coordinated_sibling_keeps_its_own_grade(rules):
+    """ "music career" beside the received "motocross career": v14-v17 raised such a sibling to medium;
+    the step fired on one of the 4,543 shared rewrites and was retired in v18. "music", a common aspect
+    noun, is low there as anywhere."""
     hist = [("user", "Tell me about Vanilla Ice's motocross career."), ("assistant", "He raced motocross.")]
     rec = make_record(hist, "Anything else?", "What about his motocross career, music career and family?")
-    got = [
-        (w["text"], w["severity"], w["signal"], w.get("sibling_of"))
-        for f in check(rec, rules)
-        for w in f.evidence["words"]
-    ]
-    assert got == [
-        ("music", "medium", "aspect_noun", "motocross career"),
-        ("family", "medium", "content_word", None),
-    ]
-    rec = make_record(hist, "Anything else?", "What about his music career?")
-    got = [
-        (w["text"], w["severity"], w.get("sibling_of"))
-        for f in check(rec, rules)
-        for w in f.evidence["words"]
-    ]
-    assert got == [("music", "low", None)]
+    got = [(w["text"], w["severity"], w["step"]) for f in check(rec, rules) for w in f.evidence["words"]]
+    assert got == [("music", "low", "aspect_noun"), ("family", "medium", "content_word")]
 
 
 def test_a_bound_prefix_is_graded_with_its_word(rules):
@@ -373,33 +385,15 @@ def test_a_bound_prefix_is_graded_with_its_word(rules):
     assert check(rec, rules) == []
 
 
-def test_a_cause_the_user_did_not_state_is_high(rules):
-    """ "due to climate change" asserts a cause the user never gave: its nouns and their modifiers are
-    high, though each alone is a common content word (medium). A cause the user asked about ("why") is
-    not added, and a participle after the cause ("filed") opens a clause about it, so it keeps its grade."""
+def test_a_cause_the_user_did_not_state_is_graded_by_its_words(rules):
+    """ "due to climate change": v16-v17 raised the words of an added cause to high; the step fired on 3
+    of the 4,543 shared rewrites and gave no word a grade its own step would not: retired in v18. Each
+    word is a common content word, medium, so the finding still reaches the queue."""
     hist = [("user", "What drives atmospheric pressure?"), ("assistant", "Air density and temperature.")]
     latest = "Speaking about sea level, is it true that it is rising?"
     rec = make_record(hist, latest, "Is sea level rising due to climate change?")
-    got = [
-        (w["text"], w["severity"], w.get("added_cause"))
-        for f in check(rec, rules)
-        for w in f.evidence["words"]
-    ]
-    assert got == [("climate", "high", "due to"), ("change", "high", "due to")]
-    (f,) = check(rec, rules)
-    assert (f.severity, f.evidence["span"]["text"]) == ("high", "climate change")
-    rec = make_record(hist, "Why is sea level rising?", "Why is sea level rising due to climate change?")
-    assert {w["severity"] for f in check(rec, rules) for w in f.evidence["words"]} == {"medium"}
-    from monitor.checks.added_words import added_cause_spans
-
-    q = "Did he serve jail time as a result of the lawsuit filed against him?"
-    ((start, end, marker),) = added_cause_spans(q, "Did he serve jail time?")
-    assert (q[start:end], marker) == ("the lawsuit filed against him", "as a result of")
-    q = "What was he called due to the fear that he instills, and why?"
-    assert [q[s:e] for s, e, _ in added_cause_spans(q, "What was he called?")] == ["the fear "]
-    # "due to" before a verb is "expected to", before a person "owed to": no cause
-    assert added_cause_spans("Is the phone due to be released in May?", "Is the phone out?") == []
-    assert added_cause_spans("Is the rent due to the landlord in Boston?", "When is rent due?") == []
+    got = [(w["text"], w["severity"], w["step"]) for f in check(rec, rules) for w in f.evidence["words"]]
+    assert got == [("climate", "medium", "content_word"), ("change", "medium", "content_word")]
 
 
 def test_a_general_noun_after_a_received_modifier_is_low(rules):

@@ -133,8 +133,10 @@ def test_a_learned_step_moves_the_word_and_says_why(rules) -> None:  # type: ign
     assert album["graded"] == {
         "severity": "medium",
         "signal": "content_word",
+        "step": "content_word",
         "why": "content word that narrows the topic",
     }
+    assert album["step"] == "learned"
     assert album["learned"]["steps"] == -1 and album["learned"]["dismissed"] == 4
     assert album["why"] == (
         "content word that narrows the topic; reviewers: dismissed 4 of 4 times for 'v1' by 1 reviewer"

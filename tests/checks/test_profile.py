@@ -66,8 +66,10 @@ def test_a_style_word_is_one_step_lower_and_says_why(rules) -> None:  # type: ig
     assert styled["album"]["graded"] == {
         "severity": "medium",
         "signal": "content_word",
+        "step": "content_word",
         "why": "content word that narrows the topic",
     }
+    assert styled["album"]["step"] == "rewriter_style"
     assert styled["album"]["style"] == {"prompt_version": "v1", "others": 5, "of": 99}
     # a year is a constraint whoever adds it, however often
     assert (styled["1975"]["severity"], styled["1975"]["signal"]) == plain["1975"]

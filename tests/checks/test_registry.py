@@ -13,7 +13,7 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v17", "added_words", ("added_content_word",)),
+        ("added_content_word.v18", "added_words", ("added_content_word",)),
         ("qualifiers.v10", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
@@ -64,7 +64,9 @@ def test_outcome_statuses_and_json(rules):
 
 def test_finding_rejects_unknown_severity():
     with pytest.raises(ValueError, match="severity must be one of"):
-        Finding(kind="x", severity="critical", evidence={}, reason="r", check_id="x", check_version=1)
+        Finding(
+            kind="x", severity="critical", evidence={}, reason="r", check_id="x", check_version=1, step="s"
+        )
 
 
 def test_module_level_check_functions(rules):
@@ -73,3 +75,41 @@ def test_module_level_check_functions(rules):
     rec = make_record([("user", "a b c"), ("user", "d e f")], "Why not?", "Why not?")
     assert [f.kind for f in chat_state.check(rec, rules)] == ["missing_assistant_turns"]
     assert [f.kind for f in references.check(rec, rules)] == ["unresolved_reference"]
+
+
+def test_every_check_declares_a_step_table_with_sources():
+    """Each registered check grades by a declared table; every step names a source and a grade."""
+    for spec in REGISTRY.values():
+        assert spec.steps, spec.id
+        assert {s.id for s in spec.steps} == spec.step_ids
+        for step in spec.steps:
+            assert step.source.strip() and step.grade.strip() and step.description.strip(), (spec.id, step)
+
+
+def test_a_finding_of_an_undeclared_step_is_refused(rules):
+    """``run_checks`` refuses a finding whose step its check does not declare: a bug, not a skip."""
+    from monitor.checks.registry import register
+    from monitor.checks.steps import Step
+
+    table = (Step("declared", "low", "a test", "the only step"),)
+
+    @register("test_undeclared_step", version=1, kinds=("x",), steps=table)
+    def bad(record, rules):
+        return [Finding("x", "low", {}, "r", "test_undeclared_step", 1, step="other")]
+
+    try:
+        with pytest.raises(ValueError, match="undeclared step 'other'"):
+            run_checks(make_record([("user", "a")], "b", "c"), rules, only=["test_undeclared_step"])
+    finally:
+        REGISTRY.pop("test_undeclared_step")
+
+
+def test_a_step_id_must_be_lower_case_words_and_unique():
+    from monitor.checks.steps import Step, step_ids
+
+    with pytest.raises(ValueError, match="lower-case words"):
+        Step("Proper-Name", "high", "s", "d")
+    with pytest.raises(ValueError, match="source is empty"):
+        Step("proper_name", "high", " ", "d")
+    with pytest.raises(ValueError, match="declared twice"):
+        step_ids([Step("a", "low", "s", "d"), Step("a", "low", "s", "d")])

@@ -172,7 +172,7 @@ def test_check_findings_and_evaluate_from_the_command_line(cli_db: str, tmp_path
     assert [(r["request_id"], r["kind"], r["severity"], r["words"]) for r in rows] == [
         ("cmk_2", "added_content_word", "high", ["eu-west-9"])
     ]
-    assert set(rows[0]) == {"request_id", "kind", "severity", "words", "reason"}
+    assert set(rows[0]) == {"request_id", "kind", "severity", "check_id", "step", "words", "reason"}
     bad = runner.invoke(app, ["--database-url", cli_db, "findings", "--min-severity", "urgent"])
     assert bad.exit_code == 2
     labels = tmp_path / "l.jsonl"

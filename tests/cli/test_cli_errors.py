@@ -35,9 +35,9 @@ TABLES_AFTER_0003 = [
     "regression_cases",
     "source_cursors",
 ]
-# Columns they add to older tables (0007, 0011), as the refusal names them after the tables.
+# Columns they add to older tables (0007, 0011, 0012), as the refusal names them after the tables.
 COLUMNS_AFTER_0003 = (
-    "; columns quarantine.resolution, quarantine.resolved_at, "
+    "; columns findings.step, quarantine.resolution, quarantine.resolved_at, "
     "queue_items.reviews_needed, verdicts.adjudication"
 )
 
@@ -342,7 +342,12 @@ def test_downgrade_plan_lists_dropped_tables_and_columns(tmp_path: Path) -> None
     plan = downgrade_plan(url, "0002")
     assert plan.current == head_revision() and plan.target == "0002"
     assert {"queue_items", "queue_days", "verdicts", *TABLES_AFTER_0003} == set(plan.tables)
-    assert plan.columns == ["quarantine.resolution", "quarantine.resolved_at", "records.check_draw"]
+    assert plan.columns == [
+        "findings.step",
+        "quarantine.resolution",
+        "quarantine.resolved_at",
+        "records.check_draw",
+    ]
     assert plan.drops_data
 
 

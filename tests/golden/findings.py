@@ -3,9 +3,9 @@
 ``tests/golden/findings_shared_logs.jsonl`` holds one header line (the corpus: each log file's name, size
 and sha256; the check versions; the rules hash) and then one line per finding, sorted: request id, check
 id (its version is in the header, so a version bump changes only the lines whose finding changed), kind,
-severity, words and reason. ``tests/checks/test_golden_findings.py`` computes the
-same lines the way ``rewrite-monitor run`` does (ingest into a fresh store, then the check job, rewriter
-profile included) and asserts they are identical, so an optimisation that changes any finding fails.
+severity, the grading step that set it, words and reason. ``tests/checks/test_golden_findings.py``
+computes the same lines the way ``rewrite-monitor run`` does (ingest into a fresh store, then the check
+job, rewriter profile included) and asserts they are identical, so an optimisation that changes any finding fails.
 
 The header also counts each check's runs by status and skip reason (its coverage), and each line carries
 a digest of the finding's evidence (spans, each word's grade and signal, what the alert reads).
@@ -90,6 +90,7 @@ def finding_lines(session: Session) -> list[str]:
             Finding.ordinal,
             Finding.kind,
             Finding.severity,
+            Finding.step,
             Finding.words,
             Finding.reason,
             Finding.evidence,
@@ -105,6 +106,7 @@ def finding_lines(session: Session) -> list[str]:
                 "check": r.check_id,
                 "kind": r.kind,
                 "severity": r.severity,
+                "step": r.step,
                 "words": list(r.words),
                 "reason": r.reason,
                 # the evidence (spans, each word's grade and signal, what the alert reads) by digest:

@@ -5,19 +5,24 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from monitor.cli.app import current_checks, lazy_choice, open_engine, out
 
+if TYPE_CHECKING:
+    from monitor.stats.evaluate import StepFigures, StratumFigures
 
-class RewriterField(StrEnum):
-    """The record field that names the rewriter, for ``evaluate --by``."""
+
+class EvaluateBy(StrEnum):
+    """What ``evaluate --by`` splits the figures by: the record field that names the rewriter, or the
+    grading step (a table of each step's precision)."""
 
     MODEL = "model"
     PROMPT_VERSION = "prompt_version"
+    STEP = "step"
 
 
 def evaluate_cmd(
@@ -30,20 +35,26 @@ def evaluate_cmd(
         bool, typer.Option("--json", help="Print every figure as JSON (with --details: the details too).")
     ] = False,
     by: Annotated[
-        RewriterField | None,
-        typer.Option("--by", help="Split every figure by the rewriter: model or prompt_version."),
+        list[EvaluateBy] | None,
+        typer.Option(
+            "--by",
+            help="Split every figure by the rewriter (model or prompt_version), and/or print each grading "
+            "step's precision (step); repeatable.",
+        ),
     ] = None,
 ) -> None:
     """Measure the stored findings against hand labels: precision, recall, false alarms, Wilson 95% CIs.
 
-    Per file (and with --by, per rewriter): item-level and right-word figures (a hit must name a
-    labelled word), stratum-weighted figures, and queue precision (the share of queued items that carry
-    an error label). Recall counts the items a check could test; where labelled items had none, a line
-    gives recall over every labelled item, and another how many items each check ran on. Only findings
-    of the current check versions and rules count: items checked with other rules are reported as
-    stale. Ingest and check the labelled logs first (one --labels per file).
+    Per file (and with --by model or prompt_version, per rewriter): item-level and right-word figures (a
+    hit must name a labelled word), stratum-weighted figures, queue precision (the share of queued items
+    that carry an error label) and lift (queue precision over the error rate), each sampling stratum's
+    queue and fabrication figures, and with --by step each grading step's precision. Recall counts the
+    items a check could test; where labelled items had none, a line gives recall over every labelled
+    item, and another how many items each check ran on. Only findings of the current check versions and
+    rules count: items checked with other rules are reported as stale. Ingest and check the labelled logs
+    first (one --labels per file).
 
-    Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --details
+    Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --by step
     """
     from monitor.checks import checks_by_kind
     from monitor.checks.rules import load_rules
@@ -70,7 +81,7 @@ def evaluate_cmd(
             checks=current_checks(),
             kind_to_check=kind_to_check,
             rules_hash=rules.hash,
-            by=by.value if by is not None else None,
+            by=next((b.value for b in by or () if b is not EvaluateBy.STEP), None),
             same_alias=same_alias,
         )
     if as_json:
@@ -158,12 +169,16 @@ def evaluate_cmd(
         out.print(
             f"queue (a rewrite finding at medium+): {q['queued']} of {q['scored']} items queued; "
             f"queue precision {_pct(q['queue_precision'], q['queue_precision_ci'])} "
-            f"({q['queued_with_error_label']} carry an error label); "
+            f"({q['queued_with_error_label']} carry an error label), lift {_times(q['queue_lift'])} over the "
+            f"error rate {_pct(q['error_rate'], None)}; "
             f"{_pct(q['errors_reaching_queue'], None)} of the {q['with_error_label']} items with an error "
             "label reach the queue",
             markup=False,
             highlight=False,
         )
+        _print_strata(result.strata[name])
+        if EvaluateBy.STEP in (by or ()):
+            _print_steps(name, result.steps[name])
     if details:
         for d in result.details:
             words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
@@ -176,6 +191,63 @@ def evaluate_cmd(
                 markup=False,
                 highlight=False,
             )
+
+
+def _times(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def _print_strata(strata: dict[str, StratumFigures]) -> None:
+    """One line per sampling stratum of a group that has several (a natural sample beside an enriched
+    one, or the strata of an enriched word sample): its queue precision, lift and fabrication false
+    alarms, so an enriched stratum cannot flatter the natural one."""
+    from monitor.cli.render import safe_text
+
+    if len(strata) < 2:
+        return
+    for name, fig in sorted(strata.items()):
+        q = fig.queue.as_dict()
+        fab = {t: c.metrics() for t, c in fig.fabricated.items()}
+        out.print(
+            f"  stratum {safe_text(name)}: {q['scored']} items, error rate {_pct(q['error_rate'], None)}, "
+            f"{q['queued']} queued, queue precision {_pct(q['queue_precision'], None)}, lift "
+            f"{_times(q['queue_lift'])}; fabricated false alarms medium+ "
+            f"{_pct(fab.get('medium', {}).get('false_alarm_rate'), None)}, high "
+            f"{_pct(fab.get('high', {}).get('false_alarm_rate'), None)}",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _print_steps(group: str, steps: dict[str, StepFigures]) -> None:
+    """The per-step table of one group: items each grading step fired on, queued, and the share whose
+    label is the error its finding kind predicts."""
+    from monitor.cli.render import safe_text
+
+    table = Table(
+        "step",
+        "finding kind",
+        "fired",
+        "right",
+        "precision",
+        "queued",
+        "right",
+        "precision",
+        title=safe_text(f"{group}: grading steps"),
+    )
+    for key, fig in sorted(steps.items(), key=lambda kv: (-kv[1].fired, kv[0])):
+        m = fig.as_dict()
+        table.add_row(
+            key,
+            fig.kind,
+            str(fig.fired),
+            str(fig.right),
+            _pct(m["precision"], m["precision_ci"]),
+            str(fig.queued),
+            str(fig.right_queued),
+            _pct(m["queued_precision"], None),
+        )
+    out.print(table)
 
 
 def _groups() -> tuple[str, ...]:
