@@ -5,7 +5,8 @@ and sha256; the check versions; the rules hash) and then one line per finding, s
 id (its version is in the header, so a version bump changes only the lines whose finding changed), kind,
 severity, the grading step that set it, words and reason. ``tests/checks/test_golden_findings.py``
 computes the same lines the way ``rewrite-monitor run`` does (ingest into a fresh store, then the check
-job, rewriter profile included) and asserts they are identical, so an optimisation that changes any finding fails.
+job, rewriter profile included) and asserts they are identical, so an optimisation that changes any
+finding fails.
 
 The header also counts each check's runs by status and skip reason (its coverage), and each line carries
 a digest of the finding's evidence (spans, each word's grade and signal, what the alert reads).
