@@ -153,7 +153,8 @@ def stream_lines(
 ) -> list[bytes]:
     """``2 * n_conversations * turns`` log lines: per turn a ``ctx_input`` (the messages so far) and its
     ``rewrite``, conversations interleaved in time. About 1 rewrite in 12 adds a word the user never
-    said ("enterprise"), so the checks find something; versions ctx-v1/ctx-v2 alternate."""
+    said ("on the enterprise plan": a constraint whoever adds it, so however often a rewriter adds it the
+    checks find something); versions ctx-v1/ctx-v2 alternate."""
     rng = random.Random(seed)
     start = datetime.fromisoformat(day)
     out: list[bytes] = []
@@ -185,7 +186,7 @@ def stream_lines(
                 )
             )
             fabricated = rng.random() < 1 / 12
-            query = f"What is the {follow} for {ante}" + (" enterprise" if fabricated else "") + "?"
+            query = f"What is the {follow} for {ante}" + (" on the enterprise plan" if fabricated else "") + "?"
             out.append(
                 line(
                     rewrite(
