@@ -186,7 +186,9 @@ def stream_lines(
                 )
             )
             fabricated = rng.random() < 1 / 12
-            query = f"What is the {follow} for {ante}" + (" on the enterprise plan" if fabricated else "") + "?"
+            query = (
+                f"What is the {follow} for {ante}" + (" on the enterprise plan" if fabricated else "") + "?"
+            )
             out.append(
                 line(
                     rewrite(

@@ -191,7 +191,13 @@ def _target(m: re.Match[str], items: tuple[str, ...]) -> int | None:
     return holding[0] if len(holding) == 1 else None
 
 
-@register("list_reference", version=VERSION, kinds=("wrong_antecedent",), steps=LIST_STEPS)
+@register(
+    "list_reference",
+    version=VERSION,
+    kinds=("wrong_antecedent",),
+    steps=LIST_STEPS,
+    summary="a list reference ('the second one') resolved to another item than the nearest list puts there",
+)
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (high) when a list reference of the latest message is resolved to another item
     than the one the nearest earlier enumeration puts at that place.
@@ -370,7 +376,13 @@ TOPIC_STEPS = (
 )
 
 
-@register("topic_shift", version=TOPIC_SHIFT_VERSION, kinds=("wrong_antecedent",), steps=TOPIC_STEPS)
+@register(
+    "topic_shift",
+    version=TOPIC_SHIFT_VERSION,
+    kinds=("wrong_antecedent",),
+    steps=TOPIC_STEPS,
+    summary="the query carries the words of an earlier topic into a new one",
+)
 def check_topic_shift(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when the latest message announces a new topic
     (:data:`TOPIC_SHIFT_RE`: "By the way, what is a secret?") and the query attaches words that only
@@ -856,7 +868,13 @@ def _asked_who(name: str, turn: str) -> bool:
     return re.search(pattern, text_key(turn)) is not None
 
 
-@register("antecedent_recency", version=RECENCY_VERSION, kinds=("wrong_antecedent",), steps=RECENCY_STEPS)
+@register(
+    "antecedent_recency",
+    version=RECENCY_VERSION,
+    kinds=("wrong_antecedent",),
+    steps=RECENCY_STEPS,
+    summary="a pronoun replaced by a name when a later turn named a competitor",
+)
 def check_recency(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium, "check the antecedent") when the query puts in place of an "it",
     "they" or demonstrative of the latest message (:func:`replacement`) a name (:func:`_substituted`)
@@ -1086,7 +1104,13 @@ def _swap(user: str, named: str, query: str) -> tuple[list[str], list[str]] | No
     return u_only, q_only
 
 
-@register("swapped_name", version=SWAPPED_NAME_VERSION, kinds=("wrong_antecedent",), steps=SWAPPED_STEPS)
+@register(
+    "swapped_name",
+    version=SWAPPED_NAME_VERSION,
+    kinds=("wrong_antecedent",),
+    steps=SWAPPED_STEPS,
+    summary="a name the user wrote replaced by another name of the transcript",
+)
 def check_swapped_name(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when a name of several words the latest message writes is missing
     from the query, and in its place the query writes another name of the transcript that shares a word
@@ -1239,7 +1263,11 @@ def _carries(meant: str, query: str) -> bool | None:
 
 
 @register(
-    "ignored_correction", version=CORRECTION_VERSION, kinds=("wrong_antecedent",), steps=CORRECTION_STEPS
+    "ignored_correction",
+    version=CORRECTION_VERSION,
+    kinds=("wrong_antecedent",),
+    steps=CORRECTION_STEPS,
+    summary="the user corrected what they meant and the query does not carry the correction",
 )
 def check_ignored_correction(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``wrong_antecedent`` (medium) when the latest message corrects what the user meant

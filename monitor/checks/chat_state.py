@@ -90,7 +90,13 @@ def _f(kind: str, severity: str, evidence: dict[str, Any], reason: str, step: st
     )
 
 
-@register("window_truncated", version=VERSION, kinds=("window_truncated",), steps=WINDOW_STEPS)
+@register(
+    "window_truncated",
+    version=VERSION,
+    kinds=("window_truncated",),
+    steps=WINDOW_STEPS,
+    summary="the rewriter received fewer turns than the client rendered",
+)
 def check_window(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``n_messages < client_turn_count``: the rewriter never saw turns the user saw.
 
@@ -128,7 +134,11 @@ def check_window(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 
 @register(
-    "missing_assistant_turns", version=VERSION, kinds=("missing_assistant_turns",), steps=ASSISTANT_STEPS
+    "missing_assistant_turns",
+    version=VERSION,
+    kinds=("missing_assistant_turns",),
+    steps=ASSISTANT_STEPS,
+    summary="the rewriter's input has fewer assistant turns than user turns",
 )
 def check_missing_assistant(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The roles histogram has fewer assistant turns than user turns: in an alternating chat every
@@ -156,7 +166,13 @@ def check_missing_assistant(record: RewriteRecord, rules: Rules) -> list[Finding
     return [_f("missing_assistant_turns", "low" if by_design else "medium", ev, reason, step)]
 
 
-@register("non_monotonic", version=VERSION, kinds=("non_monotonic",), steps=MONOTONIC_STEPS)
+@register(
+    "non_monotonic",
+    version=VERSION,
+    kinds=("non_monotonic",),
+    steps=MONOTONIC_STEPS,
+    summary="the message times of the input are out of order",
+)
 def check_monotonic(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """Message timestamps out of order, ``first_ts > last_ts``, or the producer logged ``monotonic: false``.
     Skips when neither the flag nor two timestamped messages are available."""
@@ -184,7 +200,13 @@ def check_monotonic(record: RewriteRecord, rules: Rules) -> list[Finding]:
     return [_f("non_monotonic", "medium", ev, why, "out_of_order")]
 
 
-@register("digest_mismatch", version=VERSION, kinds=("digest_mismatch",), steps=DIGEST_STEPS)
+@register(
+    "digest_mismatch",
+    version=VERSION,
+    kinds=("digest_mismatch",),
+    steps=DIGEST_STEPS,
+    summary="the logged digest is not the digest of the logged messages",
+)
 def check_digest(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The logged digest differs from :func:`monitor.record.transcript_digest` over the logged messages.
     Skips when no digest or no message list was logged."""
@@ -206,7 +228,13 @@ def check_digest(record: RewriteRecord, rules: Rules) -> list[Finding]:
     ]
 
 
-@register("roles_mismatch", version=VERSION, kinds=("roles_mismatch",), steps=ROLES_STEPS)
+@register(
+    "roles_mismatch",
+    version=VERSION,
+    kinds=("roles_mismatch",),
+    steps=ROLES_STEPS,
+    summary="n_messages or the roles histogram disagree with the logged messages",
+)
 def check_roles(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``n_messages`` or the roles histogram disagree with the logged messages. Skips without messages."""
     ctx = _ctx(record)
@@ -251,7 +279,13 @@ def _continues(earlier: tuple[Message, ...], later: tuple[Message, ...], turn_ga
     return False
 
 
-@register("session_mismatch", version=VERSION, kinds=("session_mismatch",), steps=SESSION_STEPS)
+@register(
+    "session_mismatch",
+    version=VERSION,
+    kinds=("session_mismatch",),
+    steps=SESSION_STEPS,
+    summary="the input is another session's chat state",
+)
 def check_session(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """Another session's state: ``n_messages > client_turn_count`` (the rewriter saw turns the user never
     saw), or the message list does not continue the previous request of the conversation (window

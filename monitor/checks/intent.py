@@ -42,15 +42,17 @@ from monitor.checks.nlp import (
     Tok,
     alias_matches,
     attribute_in,
+    base_forms,
     is_noun,
     is_verb,
     one_edit,
     premodifier,
     shared_stem,
     synonym_in,
+    unknown_word,
     word_classes,
-    zipf,
 )
+from monitor.checks.numbers import number_values, value_at
 from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
@@ -72,8 +74,13 @@ from monitor.record import RewriteRecord
 # synonymy among lower-case WordNet lemmas only (a capitalised lemma is a name: scripts/build_wordnet.py).
 # v11: one lost word whose place the query fills with function words only was low; v12 withdraws it: the
 # function words include the main verbs "have" and "be", so "which countries ban guns" asked as "which
-# countries have guns" read as a rewording.
-VERSION = 12
+# countries have guns" read as a rewording. v13: a discourse marker or reaction that opens a clause
+# ("Changing the subject a little bit,", "In other words,", "I see,", "this sounds complicated,") is no
+# intent; a latest word is kept by a regular base form ("taxes" for the query's "tax"), by its value
+# ("3" as "three"), and by a spelling fix whose first letter differs ("talso" as "also"); the rejected half
+# of a correction ("No, not information about its acquisition.") and the noun of a metalinguistic frame
+# ("the term X") are no intent, nor is an echo question opened by an interjection beside another question.
+VERSION = 13
 
 INTERJECTIONS = frozenset(
     {
@@ -114,7 +121,8 @@ FRAME_RE = re.compile(
     r"|\bi\s*(?:am|'m|’m|was)\s+(?:just\s+)?wondering\b"
     r"|\bi\s+(?:want|would\s+like|'d\s+like|’d\s+like)\s+to\s+(?:understand|know|learn|ask)\b"
     r"|\bexcuse\s+me\b|\bspeaking\s+(?:about|of)\b|\bapart\s+from\b|\bby\s+the\s+way\b"
-    r"|\blet(?:'s|’s|\s+us)\s+talk\s+about\b|\b(?:maybe|perhaps|possibly)\b",
+    r"|\blet(?:'s|’s|\s+us)\s+talk\s+about\b|\b(?:maybe|perhaps|possibly)\b"
+    r"|\bthe\s+(?:term|word|phrase|expression|acronym|abbreviation|concept\s+of)\b",
     re.IGNORECASE,
 )
 """Words that frame a request or mark discourse rather than state what is asked; their content words are
@@ -123,8 +131,30 @@ Realization Project (Blum-Kulka, House and Kasper, *Cross-Cultural Pragmatics: R
 1989: "can you", "are you able to", "do you think", "I was wondering"); the discourse markers of topic
 shift of Fraser, "What are discourse markers?" (*Journal of Pragmatics* 31, 1999: "speaking of", "by the
 way", "apart from"); the politeness formula "excuse me" (Biber et al. 1999, 14.3); hedges of degree of
-truth ("maybe", "perhaps", "possibly": Quirk et al. 1985, ch. 8, content disjuncts). Not taken from any
-data file."""
+truth ("maybe", "perhaps", "possibly": Quirk et al. 1985, ch. 8, content disjuncts); the metalinguistic
+nouns that name the expression after them ("explain the term financial fiduciary": Quirk et al. 1985,
+17.69, appositives of naming). Not taken from any data file."""
+
+MARKER_WORDS = (
+    r"by\s+the\s+way|btw|incidentally|speaking\s+of|on\s+(?:an|another|a\s+(?:different|side|related|separate))\s+note"
+    r"|\w+ing\s+(?:the\s+)?(?:subject|topic|topics|gears)|to\s+change\s+the\s+(?:subject|topic)|moving\s+on"
+    r"|one\s+(?:more|last|other)\s+(?:thing|question)|(?:a\s+)?(?:quick|new|different|another|next|last|side)"
+    r"\s+question|another\s+thing|in\s+other\s+words|that\s+is\s+to\s+say|in\s+(?:that|any)\s+case"
+    r"|i\s+see|i\s+understand|got\s+it|i\s+get\s+it|(?:this|that|it)\s+(?:sounds|seems|looks)\b"
+)
+DISCOURSE_MARKER_RE = re.compile(
+    r"(?:^|(?<=[.?!;:])\s*|\s(?=(?:and|but|so)\s))\s*(?:(?:ok(?:ay)?|alright|well|so|and|but|also|now|oh)\W+)*"
+    rf"(?P<marker>(?:{MARKER_WORDS})(?:[^,:;.?!\n]{{0,40}}?[,:;]|\b))",
+    re.IGNORECASE,
+)
+"""A discourse marker or reaction that opens a clause, up to the comma or colon that sets it off (at
+most a few words on): a topic-change marker ("By the way,", "Changing the subject a little bit,", "One
+more thing:", "Quick question:"), a reformulation or inference marker ("In other words,", "In that
+case,"), a backchannel ("I see,", "Got it,") or an evaluative reaction ("this sounds complicated,").
+It says how the request relates to the talk, not what is asked, so its words are no intent. Sources:
+Fraser, "What are discourse markers?" (Journal of Pragmatics 31, 1999: topic-change, elaborative and
+inferential markers); Schiffrin, *Discourse Markers* (1987); Biber et al. (1999), 14.3 (inserts). Not
+taken from any data file."""
 
 POINTER_DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
 """Determiners that make the noun phrase itself point back into the conversation: the definite article
@@ -209,29 +239,23 @@ def spelled_out(word: str, query: Analysis) -> bool:
     return False
 
 
-TYPO_ZIPF = 3.0
-"""A word rarer than this (wordfreq Zipf: about one in a million words; wordfreq's docs call < 3 rare)
-that WordNet does not know may be a typing slip."""
-
-
 def misspelling_of(word: Tok, query: Analysis) -> str | None:
     """The query word that ``word`` (a latest-message token) misspells, else ``None``: ``word`` is
-    alphabetic, unknown to WordNet in every word class, rarer than :data:`TYPO_ZIPF`, and one
-    substitution, insertion or deletion from a query content word of four or more letters with the same
-    first letter ("clpud" -> "cloud"): Damerau's single-error classes (*CACM* 7, 1964), which cover most
-    typing slips. A rewrite that fixes the spelling kept the word."""
-    if not word.lower.isalpha() or len(word.lower) < 4 or zipf(word.lower) >= TYPO_ZIPF:
-        return None
-    wc = word_classes()
-    if any(word.lower in wc[pos] or word.key in wc[pos] for pos in wc):
+    alphabetic and unknown (:func:`monitor.checks.nlp.unknown_word`), and one substitution, insertion or
+    deletion from a query word of four or more letters ("clpud" -> "cloud"), of the same first
+    letter unless the slip is a fifth or later letter's worth ("talso" -> "also"): Damerau's
+    single-error classes (*CACM* 7, 1964), which cover most typing slips. A rewrite that fixes the
+    spelling kept the word."""
+    lower = word.lower
+    if not lower.isalpha() or len(lower) < 4 or not unknown_word(lower, word.key):
         return None
     for t in query.tokens:
         if (
-            t.is_content
+            t.lower.isalpha()
             and len(t.lower) >= 4
-            and t.lower[0] == word.lower[0]
-            and abs(len(t.lower) - len(word.lower)) <= 1
-            and one_edit(word.lower, t.lower)
+            and (t.lower[0] == lower[0] or len(lower) >= 5)
+            and abs(len(t.lower) - len(lower)) <= 1
+            and one_edit(lower, t.lower)
         ):
             return t.text
     return None
@@ -319,18 +343,47 @@ def request_spans(latest: str) -> list[tuple[int, int]]:
     such as "ok, the second one!" still asks).
     """
     clauses = _clauses(latest)
-    if any(asks(latest[a:b]) for a, b in clauses):
+    asking = [(a, b) for a, b in clauses if asks(latest[a:b])]
+    if asking:
+        # A question opened by an interjection beside another question is a reaction ("Oh, IP addresses
+        # are considered PII? What is the full range of personal data?"): an echo of the answer
+        # (Biber et al. 1999, 14.3.2), not what is asked.
+        plain = [(a, b) for a, b in asking if _first_word(latest[a:b]) not in INTERJECTIONS]
+        echoes = set(asking) - set(plain) if plain else set()
         return [
-            (a, b) for a, b in clauses if asks(latest[a:b]) or CONSTRAINING_STATEMENT_RE.search(latest[a:b])
+            (a, b)
+            for a, b in clauses
+            if ((a, b) in asking and (a, b) not in echoes) or CONSTRAINING_STATEMENT_RE.search(latest[a:b])
         ]
     keep = []
     for a, b in clauses:
         text = latest[a:b]
-        words = text.split()
-        first = words[0].strip(",.!?").lower() if words else ""
-        if not (text.endswith("!") or len(words) <= 3 or first in INTERJECTIONS):
+        if not (text.endswith("!") or len(text.split()) <= 3 or _first_word(text) in INTERJECTIONS):
             keep.append((a, b))
     return keep or [(0, len(latest))]
+
+
+def _first_word(text: str) -> str:
+    words = text.split()
+    return words[0].strip(",.!?").lower() if words else ""
+
+
+REJECTED_RE = re.compile(
+    r"^\W*(?:no|nope|actually)\b[\s,.!]*not\s+(?P<rejected>[^.;!?]+)|\bnot\s+(?P<rejected2>[^.;,!?]+?),?\s+but\b",
+    re.IGNORECASE,
+)
+"""The half of a correction the user rejects: "No, not information about its acquisition." or "not the
+island but the language": the repaired item that the repair replaces (Schegloff, Jefferson and Sacks
+1977), so its words are no intent. Not fitted to data."""
+
+
+def rejected_spans(latest: str) -> list[tuple[int, int]]:
+    """Character spans of the rejected halves of corrections in ``latest`` (:data:`REJECTED_RE`)."""
+    out = []
+    for m in REJECTED_RE.finditer(latest):
+        group = "rejected" if m.group("rejected") is not None else "rejected2"
+        out.append(m.span(group))
+    return out
 
 
 VERB_CONTEXT = AUXILIARIES | frozenset("i you he she it we they to".split())
@@ -458,7 +511,13 @@ STEPS = (
 )
 
 
-@register(CHECK_ID, version=VERSION, kinds=(CHECK_ID,), steps=STEPS)
+@register(
+    CHECK_ID,
+    version=VERSION,
+    kinds=(CHECK_ID,),
+    steps=STEPS,
+    summary="words of the latest message's request clauses are missing from the query",
+)
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """One finding listing the latest message's intent words missing from the query.
 
@@ -476,6 +535,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     aliased_tokens = {i for g, a, b in alias_matches(latest, index) if g in q_groups for i in range(a, b + 1)}
     referring = [m.span() for m in ORDINAL_RE.finditer(latest.text)]
     referring += [m.span() for m in FRAME_RE.finditer(latest.text)]
+    referring += [m.span("marker") for m in DISCOURSE_MARKER_RE.finditer(latest.text)]
+    referring += rejected_spans(latest.text)
     requests = request_spans(latest.text)
     heads = pointer_heads(latest.tokens)
     latest_forms = {f for t in latest.tokens for f in (t.key, t.lower)}
@@ -487,6 +548,10 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     )
     skip = rules.filler_words | rules.neutral_words
     q_forms = [f for t in query.tokens if t.is_content for f in {t.key, t.lower}]
+
+    def q_values() -> frozenset[float]:
+        return number_values(query.text)
+
     intent: list[int] = []
     missing: list[dict[str, Any]] = []
     for i, t in enumerate(latest.tokens):
@@ -499,6 +564,10 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
         intent.append(i)
         if t.key in query.vocab or t.lower in query.vocab or i in aliased_tokens:
             continue
+        if any(b in query.vocab for b in base_forms(t.lower)):
+            continue  # "taxes" (whose lookup lemma is "taxi") kept as "tax"
+        if t.has_digit and (v := value_at(latest.text, t.start, t.end)) is not None and v in q_values():
+            continue  # "option 3" kept as "the third option"
         if any(shared_stem(form, qf) for form in {t.key, t.lower} for qf in q_forms if form[:2] == qf[:2]):
             continue
         if spelled_out(t.text, query) or synonym_in(_verb_forms(latest.tokens, i), [query]) is not None:
@@ -611,7 +680,13 @@ def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, To
     return out
 
 
-@register(REPLACED_ID, version=REPLACED_VERSION, kinds=(REPLACED_ID,), steps=REPLACED_STEPS)
+@register(
+    REPLACED_ID,
+    version=REPLACED_VERSION,
+    kinds=(REPLACED_ID,),
+    steps=REPLACED_STEPS,
+    summary="the head of the user's compound swapped for one only an answer said",
+)
 def check_replaced(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``replaced_term``: the query keeps the modifier of a compound the user asked about and swaps its
     head for a noun only an assistant turn said ("How many passing yards did he throw?" made "What was

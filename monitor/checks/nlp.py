@@ -599,10 +599,12 @@ def shared_stem(word: str, other: str) -> bool:
     """True when ``word`` and ``other`` look like inflections/derivations of one stem.
 
     Rule: a common prefix of at least :data:`STEM_PREFIX` letters that covers all but at most 3 letters
-    of the shorter word (involvement/involved, popularity/popular, creation/created), or, for words of
-    7+ letters, one edit apart (a spelling fix: beginnings/beginings). Source: the derivation and
-    spelling-fix classes of the label README's "benign" rubric; the 3-letter slack is the longest
-    common English inflectional ending ("-ing") that a derivation replaces.
+    of the shorter word (involvement/involved, popularity/popular, creation/created); two words of one
+    length of 6+ letters that differ in their last two letters only, a verb and noun whose ending
+    alternates (advise/advice, devise/device: Quirk et al. 1985, App. I.31, conversion with a voicing
+    change); or, for words of 7+ letters, one edit apart (a spelling fix: beginnings/beginings). Source:
+    the derivation and spelling-fix classes of the label README's "benign" rubric; the 3-letter slack is
+    the longest common English inflectional ending ("-ing") that a derivation replaces.
     """
     if word == other:
         return True
@@ -613,6 +615,8 @@ def shared_stem(word: str, other: str) -> bool:
         n += 1
     shorter = min(len(word), len(other))
     if n >= STEM_PREFIX and n >= shorter - 3:
+        return True
+    if len(word) == len(other) >= 6 and n >= len(word) - 2:
         return True
     return shorter >= 7 and abs(len(word) - len(other)) <= 1 and one_edit(word, other)
 
@@ -640,12 +644,13 @@ def find_stem_relative(word: str, analyses: Iterable[Analysis]) -> tuple[int, st
         for form in a.stems.get(prefix, ()):
             if shared_stem(word, form):
                 return i, form
-    # One-edit spelling fixes can differ inside the prefix; only worth the scan for long words.
-    if len(word) >= 7:
+    # One-edit spelling fixes and alternating endings can differ inside the prefix; only worth the scan
+    # for longer words.
+    if len(word) >= 6:
         for i, a in enumerate(analyses):
             for forms in a.stems.values():
                 for form in forms:
-                    if abs(len(form) - len(word)) <= 1 and form[:2] == word[:2] and one_edit(word, form):
+                    if abs(len(form) - len(word)) <= 1 and form[:2] == word[:2] and shared_stem(word, form):
                         return i, form
     return None
 
@@ -690,6 +695,21 @@ def only_verb(key: str) -> bool:
 def is_verb(key: str) -> bool:
     """Whether ``key`` (a lower-case lemma) is a verb in WordNet (:func:`word_classes`)."""
     return key in word_classes()["verb"]
+
+
+TYPO_ZIPF = 3.0
+"""A word rarer than this (wordfreq Zipf: about one in a million words; wordfreq's docs call < 3 rare)
+that WordNet does not know may be a typing slip."""
+
+
+def unknown_word(lower: str, key: str) -> bool:
+    """Whether a token (lower-cased surface, lemma) is unknown: WordNet lists neither form in any word
+    class and wordfreq finds the surface rarer than :data:`TYPO_ZIPF`. What a typing slip looks like
+    (a rare real word is known to one of them)."""
+    if zipf(lower) >= TYPO_ZIPF:
+        return False
+    wc = word_classes()
+    return not any(lower in wc[pos] or key in wc[pos] for pos in wc)
 
 
 def only_pos(key: str, pos: str) -> bool:

@@ -63,7 +63,9 @@ from monitor.record import RewriteRecord
 from monitor.text import match_key
 
 # v10: the swapped-in modifier must be a content word ("that support" points back, it swaps nothing).
-VERSION = 10
+# v11: a live value is kept when the query writes it another way its kind's patterns read as the same
+# value ("v2" for "version 2", "2.x" for "version 2").
+VERSION = 11
 _NON_WORD = re.compile(r"[^\w]+")
 QUALIFIER_SEED = (
     "background chapter on selecting vs constraining qualifiers (seeds 003); rules/qualifiers.yaml"
@@ -417,7 +419,16 @@ def _nested(a: str, b: str) -> bool:
     return f" {a} " in f" {b} " or f" {b} " in f" {a} "
 
 
-@register("qualifiers", version=VERSION, kinds=("dropped_qualifier", "qualifier_conflict"), steps=STEPS)
+@register(
+    "qualifiers",
+    version=VERSION,
+    kinds=("dropped_qualifier", "qualifier_conflict"),
+    steps=STEPS,
+    summary=(
+        "a constraining qualifier the user stated is still live but missing from the "
+        "query, or replaced by another value of its kind"
+    ),
+)
 def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """``dropped_qualifier``: a live constraining value (or a spelling/alias of it) is absent from the
     query and the kind applies to the question (severity high when ``record.dropped`` admits it, medium
@@ -439,11 +450,14 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     query_groups = _groups_of(record.query, rules)
     received = record.context.messages if record.context is not None else None  # checked above
     admitted = [match_key(d) for d in record.dropped]
+    # the values the query writes, in whatever spelling its kinds' patterns read ("v2", "version 2")
+    spelled = {(q.kind, q.value) for q in query_quals}
     out: list[Finding] = []
     for kind_name, values in live.items():
         ck = kinds[kind_name]
         kept = {
-            v.value: _present(v.value, ck, query_norm, query_groups, _groups_of(v.text, rules))
+            v.value: (kind_name, v.value) in spelled
+            or _present(v.value, ck, query_norm, query_groups, _groups_of(v.text, rules))
             for v in values
         }
         live_set = set(kept)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
-from monitor.checks.nlp import find_stem_relative, is_noun, is_verb, only_verb, word_classes
+from monitor.checks.nlp import Tok, find_stem_relative, is_noun, is_verb, only_verb, word_classes
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
@@ -28,7 +28,10 @@ VERSION = 1
 # unchanged (:func:`dependent_fragment`: "Advise", "Good decisions", "No, I meant the Lotus."). v4: a
 # fragment counts only when an earlier turn holds one of its words ("Bitcoin price" after sourdough is a
 # new topic); corrections and continuers ("Tell me more", "Examples?") count whatever their words.
-UNRESOLVED_VERSION = 4
+# v5: a possessive whose antecedent the query names before it in the same clause ("How can employers
+# support their staff?"), and an elliptical follow-up the query restates as a full question ("What
+# about the cost of X?" made "What is the cost of X?"), are resolved.
+UNRESOLVED_VERSION = 5
 # not_a_query v2: sentences split without breaking on abbreviations and initials. v3: nor on a quoted
 # "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question). v4: a query
 # made of a message that asks nothing (thanks, a greeting, a farewell: :func:`is_closing`). v5: several
@@ -226,11 +229,28 @@ def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple
         return False
     if not_a_reference(query, cls, query[span[0] : span[1]], span[0]):
         return True  # the query's own "it" or "that" here is anticipatory or a conjunction
+    low = text.lower()
+    if low in POSSESSIVES:
+        # A possessive may take its antecedent from its own clause ("How can employers support their
+        # staff?"): it stands for the subject or an earlier noun there (Quirk et al. 1985, 6.28).
+        start = max((m.end() for m in re.finditer(r"[?.!;]", query[: span[0]])), default=0)
+        earlier = [t for t in analyzer().analyze(query[start : span[0]]).tokens if t.is_content]
+        if _names_antecedent(low, earlier):
+            return True
     breaks = [m.start() for m in CLAUSE_BREAK_RE.finditer(query, 0, span[0])]
     if not breaks:
         return False
-    low = text.lower()
     earlier = [t for t in analyzer().analyze(query[: breaks[-1]]).tokens if t.is_content]
+    return _names_antecedent(low, earlier)
+
+
+POSSESSIVES = frozenset({"its", "their", "his", "her"})
+"""Possessive determiners: unlike a personal pronoun, one may corefer with the subject of its own clause."""
+
+
+def _names_antecedent(low: str, earlier: list[Tok]) -> bool:
+    """Whether ``earlier`` (content tokens before the pronoun ``low``) holds a candidate antecedent: a name
+    for "he"/"she", a plural noun for "they", a noun or a name for "it"."""
     if low in PERSONAL:
         return any(t.mid_cap for t in earlier)
     if low in PLURAL:
@@ -391,6 +411,10 @@ NOT_A_QUERY_STEPS = (
     version=UNRESOLVED_VERSION,
     kinds=("unresolved_reference",),
     steps=UNRESOLVED_STEPS,
+    summary=(
+        "a pronoun, ordinal or ellipsis survived into the query, or a follow-up only the "
+        "conversation completes passed through unchanged"
+    ),
 )
 def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """A referring expression of the latest message that the query still needs the conversation for.
@@ -439,7 +463,8 @@ def check_unresolved(record: RewriteRecord, rules: Rules) -> list[Finding]:
         elif cls == "ordinal_or_definite":
             fired, sev, how = _find_in_query(text, query) is not None, "high", "ordinal_kept"
         elif cls == "ellipsis":
-            fired, sev, how = not adds, "medium", "ellipsis_kept"
+            # restated as a full question, the follow-up stands alone even when it adds no word
+            fired, sev, how = not adds and ELLIPSIS_RE.search(query) is not None, "medium", "ellipsis_kept"
         else:
             fired, sev, how = (not adds) and _find_in_query(text, query) is not None, "medium", "pronoun_kept"
         if not fired:
@@ -497,7 +522,11 @@ def _earlier_user_turn(record: RewriteRecord) -> bool:
 
 
 @register(
-    "antecedent_not_in_input", version=VERSION, kinds=("antecedent_not_in_input",), steps=ANTECEDENT_STEPS
+    "antecedent_not_in_input",
+    version=VERSION,
+    kinds=("antecedent_not_in_input",),
+    steps=ANTECEDENT_STEPS,
+    summary="a logged resolved antecedent is in no message the rewriter received",
 )
 def check_antecedent(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """Each ``resolved[].antecedent`` must occur (case-insensitive) in some received message (high when
@@ -569,7 +598,13 @@ def _long_sentences(text: str) -> list[str]:
     return [s.text for s in split_sentences(text) if len(s.text.split()) >= 3]
 
 
-@register("not_a_query", version=NOT_A_QUERY_VERSION, kinds=("not_a_query",), steps=NOT_A_QUERY_STEPS)
+@register(
+    "not_a_query",
+    version=NOT_A_QUERY_VERSION,
+    kinds=("not_a_query",),
+    steps=NOT_A_QUERY_STEPS,
+    summary="the query is empty, meta text, chatter or an answer instead of a search query",
+)
 def check_not_a_query(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """The query is empty (high), meta text/chatter (high), more sentences than the latest message (and
     at least two) or longer than :data:`MAX_WORDS` words (medium), a question to the assistant about

@@ -41,6 +41,8 @@ class CheckSpec:
     fn: CheckFn
     steps: tuple[Step, ...]
     step_ids: frozenset[str]
+    summary: str
+    """One line: what the check fires on (the README's table of the checks shows it)."""
 
     @property
     def versioned_id(self) -> str:
@@ -51,17 +53,20 @@ REGISTRY: dict[str, CheckSpec] = {}
 
 
 def register(
-    check_id: str, *, version: int, kinds: Iterable[str], steps: Iterable[Step]
+    check_id: str, *, version: int, kinds: Iterable[str], steps: Iterable[Step], summary: str
 ) -> Callable[[CheckFn], CheckFn]:
     """Decorator: register ``fn`` as check ``check_id`` at ``version`` emitting ``kinds``, grading by
-    ``steps`` (its step table: every finding it returns names one of them).
+    ``steps`` (its step table: every finding it returns names one of them); ``summary`` is one line on
+    what it fires on.
 
     Raises ``ValueError`` when the id is already registered by another function, when ``steps`` is
-    empty or declares a step id twice.
+    empty or declares a step id twice, or when ``summary`` is empty.
     """
     table = tuple(steps)
     if not table:
         raise ValueError(f"check {check_id!r} declares no grading step")
+    if not summary.strip():
+        raise ValueError(f"check {check_id!r} has no summary")
     ids = step_ids(table)
 
     def deco(fn: CheckFn) -> CheckFn:
@@ -69,7 +74,7 @@ def register(
         if old is not None and old.fn is not fn:
             raise ValueError(f"check {check_id!r} is already registered by {old.fn.__module__}")
         family = fn.__module__.rsplit(".", 1)[-1]
-        REGISTRY[check_id] = CheckSpec(check_id, version, tuple(kinds), family, fn, table, ids)
+        REGISTRY[check_id] = CheckSpec(check_id, version, tuple(kinds), family, fn, table, ids, summary)
         return fn
 
     return deco

@@ -14,14 +14,14 @@ from tests.factories import make_record
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
         ("added_content_word.v18", "added_words", ("added_content_word",)),
-        ("qualifiers.v10", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
+        ("qualifiers.v11", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
         ("non_monotonic.v1", "chat_state", ("non_monotonic",)),
         ("digest_mismatch.v1", "chat_state", ("digest_mismatch",)),
         ("roles_mismatch.v1", "chat_state", ("roles_mismatch",)),
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
-        ("unresolved_reference.v4", "references", ("unresolved_reference",)),
+        ("unresolved_reference.v5", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v6", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
@@ -29,7 +29,7 @@ def test_registry_listing():
         ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
         ("swapped_name.v1", "antecedents", ("wrong_antecedent",)),
         ("ignored_correction.v1", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v12", "intent", ("intent_dropped",)),
+        ("intent_dropped.v13", "intent", ("intent_dropped",)),
         ("replaced_term.v2", "intent", ("replaced_term",)),
     ]
 
@@ -53,12 +53,13 @@ def test_outcome_statuses_and_json(rules):
     assert len(out.statuses) == len(REGISTRY)
     (f,) = out.findings
     d = json.loads(f.to_json())
-    assert (d["kind"], d["severity"], d["words"], d["check_id"], d["check_version"]) == (
+    assert (d["kind"], d["severity"], d["words"], d["check_id"], d["check_version"], d["step"]) == (
         "unresolved_reference",
         "high",
         ["the free one"],
         "unresolved_reference",
-        4,
+        5,
+        "ordinal_kept",
     )
 
 
@@ -93,7 +94,7 @@ def test_a_finding_of_an_undeclared_step_is_refused(rules):
 
     table = (Step("declared", "low", "a test", "the only step"),)
 
-    @register("test_undeclared_step", version=1, kinds=("x",), steps=table)
+    @register("test_undeclared_step", version=1, kinds=("x",), steps=table, summary="a test check")
     def bad(record, rules):
         return [Finding("x", "low", {}, "r", "test_undeclared_step", 1, step="other")]
 
