@@ -1,8 +1,9 @@
 """Print the README's accuracy table (Markdown) from ``rewrite-monitor evaluate --by prompt_version --json``.
 
 One row per label file and rewriter (prompt version): the fabrication figures at medium+ and at high
-(right-word recall, false alarms among items without a fabrication), ``intent_dropped``'s false alarms,
-and queue precision. Usage, from a store that ran and checked the shared logs::
+(right-word recall, false alarms among items without a fabrication), ``unresolved_reference``'s and
+``intent_dropped``'s false alarms, queue precision and its lift over the file's error rate. Usage,
+from a store that ran and checked the shared logs::
 
     rewrite-monitor evaluate --by prompt_version --json $(for f in ../shared/data/labels/*.jsonl; do
         echo --labels $f; done) | python scripts/accuracy_table.py
@@ -30,21 +31,28 @@ def _fab(m: dict[str, Any]) -> str:
     return f"{caught}, FA {m['fp']} ({_pct(m['false_alarm_rate'])})"
 
 
+def _lift(q: dict[str, Any]) -> str:
+    lift = q.get("queue_lift")
+    return "-" if lift is None else f"{lift:.2f}"
+
+
 def table(result: dict[str, Any]) -> str:
     """The Markdown table of one ``evaluate --json`` object (``{"files": {group: figures}}``)."""
     lines = [
         "| label file [rewriter] | items | fabricated, medium+: caught (right word), false alarms "
-        "| fabricated, high | intent_dropped FA | queue precision |",
-        "| --- | ---: | --- | --- | ---: | ---: |",
+        "| fabricated, high | unresolved FA | intent_dropped FA | queue precision | lift |",
+        "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for group, v in result["files"].items():
         if "fabricated" not in v:  # an empty label file, or one whose logs are not in the store
-            lines.append(f"| `{group}` | {v.get('items', 0)} | not measured | not measured | - | - |")
+            lines.append(f"| `{group}` | {v.get('items', 0)} | not measured | not measured | - | - | - | - |")
             continue
         intent = v.get("intent_dropped", {})
+        unresolved = v.get("unresolved", {})
         lines.append(
             f"| `{group}` | {v['items']} | {_fab(v['fabricated'])} | {_fab(v['fabricated_high'])} "
-            f"| {_pct(intent.get('false_alarm_rate'))} | {_pct(v['queue']['queue_precision'])} |"
+            f"| {_pct(unresolved.get('false_alarm_rate'))} | {_pct(intent.get('false_alarm_rate'))} "
+            f"| {_pct(v['queue']['queue_precision'])} | {_lift(v['queue'])} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -14,10 +14,9 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
-from monitor.store.models import Finding
+from monitor.stats.store import finding_steps
 
 FEW = 2
 """A step that fires on at most this many rewrites of the shared logs and traffic must say why its source
@@ -59,12 +58,7 @@ def step_firings(
     of ``checks`` (``(check_id, version)`` pairs), and those of them in ``labelled``; in declared order,
     steps that never fired included (with nothing)."""
     fired: dict[tuple[str, str], set[str]] = {key: set() for key in declared}
-    rows = session.execute(
-        select(Finding.request_id, Finding.check_id, Finding.step, Finding.evidence).where(
-            tuple_(Finding.check_id, Finding.check_version).in_(checks)
-        )
-    )
-    for request_id, check_id, step, evidence in rows:
+    for request_id, check_id, step, evidence in finding_steps(session=session, checks=checks):
         steps = {step} if step else set()
         if check_id == "added_content_word":
             steps.update(_word_steps(evidence))

@@ -148,6 +148,19 @@ def finding_rates_by(
     return out
 
 
+def finding_steps(
+    *, session: Session, checks: Sequence[tuple[str, int]]
+) -> list[tuple[str, str, str | None, dict[str, Any]]]:
+    """``(request_id, check_id, step, evidence)`` of every stored finding of ``checks`` (``(check_id,
+    version)`` pairs), in no set order; ``step`` is ``None`` on findings stored before migration 0012."""
+    rows = session.execute(
+        select(Finding.request_id, Finding.check_id, Finding.step, Finding.evidence).where(
+            tuple_(Finding.check_id, Finding.check_version).in_(checks)
+        )
+    )
+    return list(rows.tuples())
+
+
 def latest_verdicts(*, session: Session, since: date | None = None) -> list[tuple[QueueItem, Verdict]]:
     """Each reviewed queue item with its standing verdict (``monitor.cases.store.standing_ids``: the
     newest, or on a doubly reviewed item the agreed or adjudicated one); an item that awaits a second
