@@ -9,8 +9,9 @@ hyponyms or sister terms: a co-hyponym swap (solar for lunar) is what a fabricat
 must not count as support. Beside them, for each noun lemma, the lexicographer files (``lexnames(5)``:
 ``noun.person``, ``noun.act`` ...) its senses are filed in: the checks read them to tell a word naming
 an aspect of a topic from one naming a new thing. The *attribute* links between adjectives and the
-nouns of the qualities they value ("big" / "size"), which :func:`attributes` describes. And the
-*antonym* links between two words ("advantage" / "disadvantage", :func:`antonyms`).
+nouns of the qualities they value ("big" / "size"), which :func:`attributes` describes. The
+*antonym* links between two words ("advantage" / "disadvantage", :func:`antonyms`), and the
+*derivationally related form* links ("die" / "death", "found" / "founder": :func:`derivations`).
 
 Usage: ``python scripts/build_wordnet.py [WORDNET_DIR]`` (default ``/usr/share/wordnet``). Deterministic:
 the same input gives the same bytes (sorted keys, gzip without a timestamp). Exits 2 when the folder has
@@ -122,19 +123,17 @@ def attributes(folder: Path) -> dict[str, list[str]]:
     return {w: sorted(v) for w, v in sorted(out.items())}
 
 
-def antonyms(folder: Path) -> dict[str, list[str]]:
-    """Lemma -> the lemmas WordNet links to it by the *antonym* pointer (``!``, a lexical pointer from one
-    word of a synset to one word of another): "advantage" / "disadvantage", "pro" / "con", "strength" /
-    "weakness". Lower-case single words only (a capitalised lemma is a name), both directions. The
-    pointer's source/target field gives the two words' numbers in their synsets (``wndb(5)``). The
-    checks read it for coordinated antonyms ("advantages and disadvantages"), which ask about a whole
-    scale."""
+def _lexical_links(folder: Path, symbol: str) -> dict[str, list[str]]:
+    """Lemma -> the lemmas WordNet links to it by the lexical pointer ``symbol`` (a pointer from one word of
+    a synset to one word of another, whose source/target field gives the two words' numbers in their
+    synsets: ``wndb(5)``). Lower-case single words only (a capitalised lemma is a name), both
+    directions."""
     words: dict[str, list[str]] = {}
     links: list[tuple[str, int, str, int]] = []
     for pos in POS:
         for sid, lemmas, ptrs in _lemmas_and_pointers(folder, pos):
             words[sid] = lemmas
-            links += [(sid, int(f[:2], 16), target, int(f[2:], 16)) for sym, target, f in ptrs if sym == "!"]
+            links += [(sid, int(f[:2], 16), t, int(f[2:], 16)) for sym, t, f in ptrs if sym == symbol]
     out: dict[str, set[str]] = defaultdict(set)
     for a, src, b, dst in links:
         b = b.replace("s", "a", 1) if b.startswith("s") else b  # a satellite lives in data.adj
@@ -145,6 +144,20 @@ def antonyms(folder: Path) -> dict[str, list[str]]:
             out[x].add(y)
             out[y].add(x)
     return {w: sorted(v) for w, v in sorted(out.items())}
+
+
+def antonyms(folder: Path) -> dict[str, list[str]]:
+    """Lemma -> the lemmas WordNet links to it by the *antonym* pointer (``!``): "advantage" /
+    "disadvantage", "pro" / "con", "strength" / "weakness". The checks read it for coordinated antonyms
+    ("advantages and disadvantages"), which ask about a whole scale."""
+    return _lexical_links(folder, "!")
+
+
+def derivations(folder: Path) -> dict[str, list[str]]:
+    """Lemma -> the lemmas WordNet links to it by the *derivationally related form* pointer (``+``): "die"
+    / "death", "found" / "founder", "marry" / "marriage", "win" / "winner". The checks read it for words
+    derived from a received word that share no spelled stem with it."""
+    return _lexical_links(folder, "+")
 
 
 def main(argv: list[str]) -> int:
@@ -167,6 +180,7 @@ def main(argv: list[str]) -> int:
         "noun_classes": noun_classes(folder),
         "attributes": attributes(folder),
         "antonyms": antonyms(folder),
+        "derivations": derivations(folder),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

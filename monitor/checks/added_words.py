@@ -19,7 +19,8 @@ checks is generated from it):
    qualifier kind, or a rare noun that restricts the noun it modifies or is attached to. Rarity alone
    makes a word medium, never high.
 2. **where it stands** (:data:`PLACE_STEPS`): a facet in a keyword list and a word of the question's
-   frame are one step lower; a general noun after a received modifier is low.
+   frame are one step lower; a general noun after a received modifier is low; a noun naming an aspect
+   in answer to an open request for more ("What else did he do?") is one step lower.
 3. **the rewriter** (:func:`_adjusted`): one step lower for a word the same prompt version adds in many
    conversations (``monitor.checks.profile``), and what the reviewers' verdicts learned
    (``monitor.checks.learned``).
@@ -48,6 +49,7 @@ from monitor.checks.nlp import (
     attribute_in,
     base_forms,
     capitalised_token,
+    derivation_in,
     find_stem_relative,
     is_noun,
     is_verb,
@@ -75,8 +77,10 @@ from monitor.severity import SEVERITY_RANK
 # head is high, another rare word medium); numbers written otherwise and number words; acronyms whose
 # initials skip function words; lookups over every transcript token and multi-word WordNet lemmas; the
 # surface form before a doubtful lookup lemma; the answer-type, sibling, cause and typo steps retired.
-# Earlier versions: docs/checks.md.
-VERSION = 18
+# v19: WordNet's derivational links ("death" for "died"); a noun naming an aspect in answer to an open
+# request for more is one step lower; an aspect noun is medium as a modifier, low as a head, whatever
+# its rarity. Earlier versions: docs/checks.md.
+VERSION = 19
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -175,8 +179,9 @@ STEPS = (
     Step(
         "derivation",
         "low",
-        f"{_QUIRK}, App. I (derivation); monitor.checks.nlp.shared_stem",
-        "an inflection, derivation or spelling fix of any received word, stop words included",
+        f"{_QUIRK}, App. I (derivation); monitor.checks.nlp.shared_stem; {_WN} (derivational links)",
+        "an inflection, derivation or spelling fix of any received word, stop words included; a "
+        "derivation WordNet links ('death' for 'died')",
     ),
     Step(
         "synonym",
@@ -223,7 +228,7 @@ STEPS = (
     ),
     Step(
         "aspect_noun",
-        "medium if rare, else low",
+        "low (medium as a modifier)",
         f"{_WN} noun classes (lexnames)",
         "a noun every sense of which is an act, attribute, communication ...: what about the topic is asked",
     ),
@@ -263,6 +268,13 @@ STEPS = (
         "low",
         "Halliday and Hasan, Cohesion in English (1976), 6.4 (general nouns)",
         "a very common noun after a received modifier ('freelance work')",
+    ),
+    Step(
+        "open_request",
+        "one step lower",
+        "Searle, Indirect speech acts (1975); Quirk et al. 1985, 6.62 ('else')",
+        "a noun heading its own phrase, added to an open request for more ('What else did he do?', "
+        "'Tell me more about X')",
     ),
     # the rewriter
     Step(
@@ -403,6 +415,8 @@ def _derivation(w: Word) -> Grade | None:
         rel = find_stem_relative(form, w.tr.analyses)
         if rel is not None:
             return _related(rel, w.tr, "inflection/derivation of '{}' ({})")
+    if not w.capitalised and (rel := derivation_in(lemma_forms(w.tok.lower, w.tok.key), w.tr.analyses)):
+        return _related(rel, w.tr, "derivation of '{}' ({}; a WordNet derivational link)")
     return None
 
 
@@ -469,16 +483,21 @@ def _aspect_noun(w: Word) -> Grade | None:
     classes = noun_classes(w.tok.lower, w.tok.key)
     if not classes or not classes <= ASPECT_CLASSES or only_verb(w.tok.key):
         return None
-    # Every sense an act, attribute, communication...: the word names an aspect of the topic
-    # ("biography", "etymology", "career"), what about it is asked, not a new thing that narrows it:
-    # one step below another noun as rare (rare medium, common low).
+    # Every sense an act, attribute, communication...: as the head of its phrase the word names an aspect
+    # of the topic ("biography", "etymology", "career"), what about it is asked, not a new thing that
+    # narrows it: low, however rare. As a modifier ("his *music* career", "*misconduct* investigations")
+    # it restricts what its head refers to (Quirk et al. 1985, 17.2-17.4): medium, however common.
     z = w.zipf
-    rare = z < RARE_ZIPF
+    restricts = restricted_head(w.q, w.index)
+    named = f"aspect noun (zipf {z:.2f}; WordNet: {', '.join(sorted(classes))})"
+    if restricts is None:
+        return {"severity": "low", "zipf": z, "classes": sorted(classes), "why": named}
     return {
-        "severity": "medium" if rare else "low",
+        "severity": "medium",
         "zipf": z,
         "classes": sorted(classes),
-        "why": f"{'rare ' if rare else ''}aspect noun (zipf {z:.2f}; WordNet: {', '.join(sorted(classes))})",
+        "restricts": restricts.text,
+        "why": f"{named} restricting '{restricts.text}'",
     }
 
 
@@ -867,13 +886,44 @@ def generic_head_of(q: Analysis, i: int, tr: Transcript) -> Tok | None:
     return prev if premodifier(prev) and tr.holds(prev.key, prev.lower) else None
 
 
+# An open request for more: the user asks what else there is about a topic and leaves the aspect to the
+# answerer ("What else did he do?", "Anything else interesting?", "Tell me more about X.", "Are there any
+# other interesting aspects about this article?"). Such a question is what Searle ("Indirect speech acts",
+# 1975) calls a request whose content the hearer completes: a rewrite that names aspects ("his upbringing,
+# education and rise to fame") enumerates what was asked for rather than narrowing it. The forms are the
+# grammar of "else" (Quirk et al. 1985, 6.62: "else" after an indefinite or wh-pronoun) and of "more" as
+# the object of a telling or asking verb; ``scripts/derive_from_traffic.py`` counts them in every rewriter's
+# traffic (part 3).
+OPEN_REQUEST_RE = re.compile(
+    r"\b(?:what|who|where|how|anything|something|anyone|anybody)\s+else\b"
+    r"|\bany\s+other\s+(?:[\w-]+\s+){0,2}?(?:aspects?|facts?|information|details?|things?|points?)\b"
+    r"|\b(?:tell|show|give)\s+(?:me|us)\s+(?:some\s+|a\s+(?:bit|little)\s+)?more\b"
+    r"|\b(?:more|further|additional|other)\s+(?:details?|information|facts)\b",
+    re.IGNORECASE,
+)
+
+
+def open_request(latest: str) -> bool:
+    """Whether ``latest`` (the user's message) is an open request for more about its topic
+    (:data:`OPEN_REQUEST_RE`)."""
+    return OPEN_REQUEST_RE.search(latest) is not None
+
+
+# Signals an open request lowers one step: a common or rare noun, or an aspect noun, heading its own
+# phrase. A modifier restricts its head ("his *music* career"), a name, number or qualifier value is a
+# constraint, and an adjective or verb says something of the topic the user did not: none is an aspect.
+OPEN_SIGNALS = frozenset({"content_word", "rare_term", "aspect_noun"})
+
+
 @dataclass(frozen=True, slots=True)
 class Place:
     """What the place steps read about the query as a whole: the starts of its tokens in a keyword list
-    (:func:`keyword_list_tokens`) and in a question frame (:func:`question_frame_tokens`)."""
+    (:func:`keyword_list_tokens`) and in a question frame (:func:`question_frame_tokens`), and whether
+    the latest message is an open request for more (:func:`open_request`)."""
 
     listed: frozenset[int]
     frame: frozenset[int]
+    open_request: bool = False
 
 
 def _keyword_list(info: dict[str, Any], w: Word, place: Place) -> dict[str, Any] | None:
@@ -905,10 +955,26 @@ def _generic_head(info: dict[str, Any], w: Word, place: Place) -> dict[str, Any]
     return {**info, "severity": "low", "head_of": modifier.text, "why": f"{info['why']}; {why}"}
 
 
+def _open_aspect(info: dict[str, Any], w: Word, place: Place) -> dict[str, Any] | None:
+    """One step lower for a noun heading its own phrase (:data:`OPEN_SIGNALS`, no noun it restricts)
+    when the latest message is an open request for more (:func:`open_request`)."""
+    if not place.open_request or info["signal"] not in OPEN_SIGNALS or w.capitalised:
+        return None
+    t, toks = w.tok, w.q.tokens
+    if not is_noun(t.key) or only_verb(t.key) or restricted_head(w.q, w.index) is not None:
+        return None
+    if w.index + 1 < len(toks) and _noun_head(toks, w.index + 1):
+        return None  # a noun before a noun modifies it
+    if is_verb(t.key) and not (w.index > 0 and toks[w.index - 1].lower in DETERMINERS):
+        return None  # a noun-verb without a determiner before it reads as the verb ("did he *win* a Tony")
+    return _one_step_lower(info, "open_request", "an aspect named for an open request for more")
+
+
 PLACE_STEPS: tuple[tuple[str, Callable[[dict[str, Any], Word, Place], dict[str, Any] | None]], ...] = (
     ("keyword_list", _keyword_list),
     ("question_frame", _question_frame),
     ("generic_head", _generic_head),
+    ("open_request", _open_aspect),
 )
 """The steps of a word's place in the query, in order: each may move the grade its predecessors left
 (returning the new grade, or None to leave it); the last that moved it is the word's ``step``."""
@@ -993,7 +1059,11 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
     # unit index -> graded word (one per unsupported unit; the unit's first unsupported token decides)
     graded: dict[int, dict[str, Any]] = {}
     unsupported = list(_unsupported_units(q, tr, rules))
-    place = Place(keyword_list_tokens(q, {ui for ui, _, _ in unsupported}), question_frame_tokens(q))
+    place = Place(
+        keyword_list_tokens(q, {ui for ui, _, _ in unsupported}),
+        question_frame_tokens(q),
+        open_request(record.latest),
+    )
     positions = {t.start: i for i, t in enumerate(q.tokens)}
     for ui, unit, bad in unsupported:
         words: list[dict[str, Any]] = []

@@ -10,7 +10,8 @@ reaction ("Sounds yummy!", "Oh wow.", "Thanks") is left out when another clause 
 is *kept* when the query has it by key or surface, by an alias group both texts hit, as an
 inflection/derivation (:func:`monitor.checks.nlp.shared_stem`), as a synonym (a shared WordNet synset,
 :func:`monitor.checks.nlp.synonym_in`: "famous" kept as "notable"; a verb with its particle, "looking
-at" kept as "consider", :func:`_verb_forms`), as an abbreviation the query spells
+at" kept as "consider", :func:`_verb_forms`), as a derivation WordNet links ("die" as "death",
+:func:`monitor.checks.nlp.derivation_in`), as an abbreviation the query spells
 out (:func:`spelled_out`: "SAD", "NY", "msg", "vs"), or as a typing slip the query spells right
 (:func:`misspelling_of`: "clpud" for "cloud").
 
@@ -43,6 +44,7 @@ from monitor.checks.nlp import (
     alias_matches,
     attribute_in,
     base_forms,
+    derivation_in,
     is_noun,
     is_verb,
     one_edit,
@@ -80,7 +82,8 @@ from monitor.record import RewriteRecord
 # ("3" as "three"), and by a spelling fix whose first letter differs ("talso" as "also"); the rejected half
 # of a correction ("No, not information about its acquisition.") and the noun of a metalinguistic frame
 # ("the term X") are no intent, nor is an echo question opened by an interjection beside another question.
-VERSION = 13
+# v14: a latest word is kept by a WordNet derivational link ("die" as "death").
+VERSION = 14
 
 INTERJECTIONS = frozenset(
     {
@@ -574,6 +577,8 @@ def check(record: RewriteRecord, rules: Rules) -> list[Finding]:
             continue
         if attribute_in((t.key, t.lower), [query]) is not None:
             continue  # "how big" asked as "what size": the adjective and the noun of its scale
+        if derivation_in((t.key, t.lower), [query]) is not None:
+            continue  # "when did he die" kept as "date of his death"
         if misspelling_of(t, query) is not None:
             continue
         word: dict[str, Any] = {

@@ -994,6 +994,34 @@ def attribute_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[in
     return None
 
 
+@functools.lru_cache(maxsize=65536)
+def derivations(key: str) -> frozenset[str]:
+    """The lemmas WordNet 3.0 links to ``key`` by its *derivationally related form* pointer, both ways
+    ("die" -> {"death", "dying"}, "found" -> {"foundation", "founder", "founding"}); empty for most words.
+    What :func:`shared_stem` cannot see: a derivation that changes the stem's spelling ("die" / "death",
+    "marry" / "marriage"). Source: ``monitor/data/wordnet`` (built by ``scripts/build_wordnet.py``)."""
+    table: dict[str, list[str]] = _wordnet().get("derivations", {})
+    return frozenset(table.get(key, ()))
+
+
+def derivation_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:
+    """``(index of the analysis, its form)`` of the first token of ``analyses``, stop words included,
+    whose key or surface WordNet links to one of ``forms`` as a derivationally related form ("death"
+    for "died"), else None."""
+    linked = frozenset().union(*(derivations(f) for f in forms))
+    if not linked:
+        return None
+    for ai, a in enumerate(analyses):
+        if linked.isdisjoint(a.vocab):
+            continue  # ``vocab`` holds every token's key and surface: no token can match
+        for t in a.tokens:
+            if t.key in linked:
+                return ai, t.key
+            if t.lower in linked:
+                return ai, t.lower
+    return None
+
+
 _DEFAULT: dict[str | None, Analyzer] = {}
 _SELECTED: list[str | None] = [None]
 

@@ -158,7 +158,7 @@ def finding_steps(
             tuple_(Finding.check_id, Finding.check_version).in_(checks)
         )
     )
-    return list(rows.tuples())
+    return [(request_id, check_id, step, evidence) for request_id, check_id, step, evidence in rows]
 
 
 def latest_verdicts(*, session: Session, since: date | None = None) -> list[tuple[QueueItem, Verdict]]:

@@ -74,10 +74,15 @@ def words(rec, rules):
             [("three", "high", "number"), ("people", "low", "framing"), ("sing", "medium", "content_word")],
         ),
         ("Was it in the nineteen-nineties?", [("nineteen-nineties", "high", "number")]),
-        # every sense of "biography" is noun.communication: what about Peters is asked, medium
-        ("Was there a Peters biography?", [("biography", "medium", "aspect_noun")]),
-        # a common aspect noun ("career": noun.act only) is one step lower still: low
+        # every sense of "biography" is noun.communication: what about Peters is asked, low however rare
+        # (zipf ~3.9) as the head of its phrase (v19)
+        ("Was there a Peters biography?", [("biography", "low", "aspect_noun")]),
         ("What was the career of Peters?", [("career", "low", "aspect_noun")]),
+        # as a modifier an aspect noun restricts its head, however common ("comedy": zipf ~4.5): medium
+        (
+            "Did Peters have a comedy career?",
+            [("comedy", "medium", "aspect_noun"), ("career", "low", "aspect_noun")],
+        ),
         # a preposition spaCy's stop list lacks (rules/neutral.yaml, Quirk et al. 9.7)
         ("Peters versus Broadway Barks", []),
         # "later" as an adverb orders two events (framing, low); after a determiner or preposition it
@@ -125,12 +130,12 @@ def words(rec, rules):
     ],
 )
 def test_grading_signals(rules, query, expected):
-    rec = make_record(HISTORY, "What else?", query)
+    rec = make_record(HISTORY, "And then?", query)
     assert words(rec, rules) == expected
 
 
 def test_derivation_evidence_names_the_related_word(rules):
-    rec = make_record(HISTORY, "What else?", "Was Peters depressive?")
+    rec = make_record(HISTORY, "And then?", "Was Peters depressive?")
     got = [w for f in check(rec, rules) for w in f.evidence["words"]]
     assert [
         (w["text"], w["signal"], w["related"], w["related_at"]) for w in got if w["signal"] == "derivation"
@@ -138,7 +143,7 @@ def test_derivation_evidence_names_the_related_word(rules):
 
 
 def test_adjacent_unsupported_words_form_one_span(rules):
-    rec = make_record(HISTORY, "What else?", "Did Peters tour Norwegian fjord towns, Swedish ones too?")
+    rec = make_record(HISTORY, "And then?", "Did Peters tour Norwegian fjord towns, Swedish ones too?")
     spans = [(f.evidence["span"]["text"], f.severity) for f in check(rec, rules)]
     assert spans == [("tour Norwegian fjord towns", "high"), ("Swedish", "high")]
 
@@ -171,7 +176,7 @@ def test_latest_message_supports_words(rules):
 
 
 def test_reason_names_the_word_and_why(rules):
-    rec = make_record(HISTORY, "What else?", "Did Peters have a stroke?")
+    rec = make_record(HISTORY, "And then?", "Did Peters have a stroke?")
     (f,) = check(rec, rules)
     assert f.reason == "'stroke' (rare term (zipf 4.27 < 4.4)): in no received turn and no alias group"
     assert f.evidence["words"][0]["zipf"] == 4.27
@@ -186,18 +191,28 @@ def test_skipped_without_messages(rules):
     ]
 
 
-def test_a_rare_aspect_noun_is_medium_and_names_its_wordnet_classes(rules):
-    rec = make_record(HISTORY, "What else?", "Tell me the etymology of Peters.")
+def test_an_aspect_noun_is_graded_by_its_place_and_names_its_wordnet_classes(rules):
+    # the head of its phrase: low, rare as it is (zipf 2.94)
+    rec = make_record(HISTORY, "And then?", "Tell me the etymology of Peters.")
     (w,) = [w for f in check(rec, rules) for w in f.evidence["words"]]
-    assert (w["severity"], w["classes"]) == ("medium", ["cognition", "communication"])
-    assert w["why"] == "rare aspect noun (zipf 2.94; WordNet: cognition, communication)"
+    assert (w["severity"], w["classes"]) == ("low", ["cognition", "communication"])
+    assert w["why"] == "aspect noun (zipf 2.94; WordNet: cognition, communication)"
+    # a modifier of the noun after it: medium, and the evidence names the noun it restricts
+    rec = make_record(HISTORY, "And then?", "Tell me about Peters' etymology research.")
+    (w, _) = [w for f in check(rec, rules) for w in f.evidence["words"]]
+    assert (w["text"], w["severity"], w["restricts"]) == ("etymology", "medium", "research")
+    assert w["why"] == "aspect noun (zipf 2.94; WordNet: cognition, communication) restricting 'research'"
 
 
 @pytest.mark.parametrize(
     ("latest", "query", "expected"),
     [
         # the focus of a wh-phrase: one step lower than the same word elsewhere (medium above)
-        ("What else?", "What is the etymology of Peters?", [("etymology", "low", "aspect_noun", True)]),
+        (
+            "And then?",
+            "What is the etymology research of Peters?",
+            [("etymology", "low", "aspect_noun", True), ("research", "low", "aspect_noun", None)],
+        ),
         ("Is it free?", "Is there a cost to seeing Peters?", [("cost", "low", "content_word", True)]),
         (
             "Was it written anywhere?",
@@ -216,16 +231,16 @@ def test_a_rare_aspect_noun_is_medium_and_names_its_wordnet_classes(rules):
             [("reach", "low", "content_word", True)],
         ),
         (
-            "What else?",
+            "And then?",
             "Could you clarify Peters' role?",
             [("clarify", "low", "rare_verb", True), ("role", "low", "framing", None)],
         ),
         # a subject that is no speech-act participant: the verb is what is asked about, not a frame
-        ("What else?", "How did the stroke affect Peters?", [("stroke", "medium", "rare_term", None)]),
+        ("And then?", "How did the stroke affect Peters?", [("stroke", "medium", "rare_term", None)]),
         # a rare term, a name or a number in the frame keeps its grade
-        ("What else?", "What are the cons of Peters?", [("cons", "medium", "rare_term", None)]),
+        ("And then?", "What are the cons of Peters?", [("cons", "medium", "rare_term", None)]),
         (
-            "What else?",
+            "And then?",
             "What Tony did Peters win?",
             [("Tony", "high", "proper_name", None), ("win", "medium", "content_word", None)],
         ),
@@ -260,7 +275,7 @@ def test_a_synonym_of_a_received_word_is_low_and_names_it(rules):
     """A shared WordNet synset supports a word ("work" and "employment" share one); a co-hyponym never
     does ("solar" for the logged "lunar")."""
     hist = [("user", "Tell me about her employment and the lunar eclipse she filmed.")]
-    rec = make_record(hist, "What else?", "Did her work include a solar eclipse?")
+    rec = make_record(hist, "And then?", "Did her work include a solar eclipse?")
     got = {w["text"]: w for f in check(rec, rules) for w in f.evidence["words"]}
     assert (got["work"]["severity"], got["work"]["signal"], got["work"]["related"]) == (
         "low",
@@ -274,12 +289,12 @@ def test_a_synonym_of_a_received_word_is_low_and_names_it(rules):
 def test_words_of_a_trailing_note_or_leaked_turn_are_low(rules):
     rec = make_record(
         HISTORY,
-        "What else?",
-        "Was there a Peters Broadway biography?\n\nThis rewritten query:\n- Replaces the pronoun with the "
+        "And then?",
+        "Was there a Peters Broadway birthplace?\n\nThis rewritten query:\n- Replaces the pronoun with the "
         "name\nHuman: Output ONLY the rewritten query text.",
     )
     got = [(w["text"], w["severity"]) for f in check(rec, rules) for w in f.evidence["words"]]
-    assert got[0] == ("biography", "medium")  # the query part is graded as ever (an aspect noun)
+    assert got[0] == ("birthplace", "medium")  # the query part is graded as ever (a content word)
     assert {sev for _, sev in got[1:]} == {"low"} and len(got) > 3
 
 
@@ -288,7 +303,7 @@ def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
     # list of added facets. "habitat" (a rare noun before a noun, high) and "biography", "birthplace"
     # (medium) are facets, one step lower; the year, the name and the nouns with a person sense in
     # WordNet ("beginners"; "stroke" is also the oarsman) keep theirs (rare terms, medium since v18).
-    rec = make_record(HISTORY, "What else?", "Peters habitat biography birthplace 2003 Tony beginners stroke")
+    rec = make_record(HISTORY, "And then?", "Peters habitat biography birthplace 2003 Tony beginners stroke")
     assert words(rec, rules) == [
         ("habitat", "medium", "restricting_noun"),
         ("biography", "low", "aspect_noun"),
@@ -311,26 +326,30 @@ def test_a_keyword_list_lowers_its_facets_one_step_and_keeps_constraints(rules):
 
 
 @pytest.mark.parametrize(
-    "query",
+    ("query", "grades"),
     [
-        # a question keeps every grade, however many content words stand together
-        "Was the Peters habitat biography birthplace known?",
-        "Peters habitat biography birthplace\uff1f",  # a full-width question mark (v8)
-        # two content words together are no list
-        "Peters habitat and the biography of birthplace",
+        # a question keeps every grade, however many content words stand together ("biography" restricts
+        # "birthplace" there: an aspect noun as a modifier, medium)
+        ("Was the Peters habitat biography birthplace known?", ["medium", "medium"]),
+        (
+            "Peters habitat biography birthplace\uff1f",
+            ["medium", "medium"],
+        ),  # a full-width question mark (v8)
+        # two content words together are no list; "biography" heads its phrase there: low as ever
+        ("Peters habitat and the biography of birthplace", ["low", "medium"]),
     ],
 )
-def test_no_keyword_list_no_step(rules, query):
-    got = [w for f in check(make_record(HISTORY, "What else?", query), rules) for w in f.evidence["words"]]
+def test_no_keyword_list_no_step(rules, query, grades):
+    got = [w for f in check(make_record(HISTORY, "And then?", query), rules) for w in f.evidence["words"]]
     assert [w["text"] for w in got] == ["habitat", "biography", "birthplace"]
     assert [w.get("keyword_list") for w in got] == [None, None, None]
-    assert [w["severity"] for w in got[1:]] == ["medium", "medium"]
+    assert [w["severity"] for w in got[1:]] == grades
 
 
 def test_one_word_added_to_a_keyword_query_is_no_list(rules):
     # v8: "Peters Broadway musicals" are the user's words; one added word beside them is as likely a
     # constraint as a facet, so it keeps its grade (v7 lowered it)
-    rec = make_record(HISTORY, "What else?", "Peters Broadway musicals habitat")
+    rec = make_record(HISTORY, "And then?", "Peters Broadway musicals habitat")
     assert words(rec, rules) == [("habitat", "medium", "rare_term")]
 
 
@@ -365,12 +384,13 @@ def test_words_of_a_rewrite_of_a_message_that_asks_nothing_are_meta(rules):
 
 def test_a_coordinated_sibling_keeps_its_own_grade(rules):
     """ "music career" beside the received "motocross career": v14-v17 raised such a sibling to medium;
-    the step fired on one of the 4,543 shared rewrites and was retired in v18. "music", a common aspect
-    noun, is low there as anywhere."""
+    the step fired on one of the 4,543 shared rewrites and was retired in v18. Since v19 "music" is medium
+    as any aspect noun modifying another noun is (it restricts "career"), and "family", heading its own
+    phrase in answer to an open request for more ("Anything else?"), is one step lower."""
     hist = [("user", "Tell me about Vanilla Ice's motocross career."), ("assistant", "He raced motocross.")]
     rec = make_record(hist, "Anything else?", "What about his motocross career, music career and family?")
     got = [(w["text"], w["severity"], w["step"]) for f in check(rec, rules) for w in f.evidence["words"]]
-    assert got == [("music", "low", "aspect_noun"), ("family", "medium", "content_word")]
+    assert got == [("music", "medium", "aspect_noun"), ("family", "low", "open_request")]
 
 
 def test_a_bound_prefix_is_graded_with_its_word(rules):
@@ -417,3 +437,49 @@ def test_a_general_noun_after_a_received_modifier_is_low(rules):
     assert [(w["text"], w["severity"]) for f in check(rec, rules) for w in f.evidence["words"]] == [
         ("come", "medium")
     ]
+
+
+@pytest.mark.parametrize(
+    ("latest", "query", "expected"),
+    [
+        # an open request for more: a noun heading its phrase names an aspect the user left open, one
+        # step lower (medium content word -> low); the same query after a closed question stays medium
+        (
+            "What else is there?",
+            "What is Peters' birthplace?",
+            [("birthplace", "low", "content_word", "open_request")],
+        ),
+        (
+            "And then?",
+            "What is Peters' birthplace?",
+            [("birthplace", "medium", "content_word", "content_word")],
+        ),
+        # a modifier restricts its head and a name or qualifier value is a constraint: neither moves
+        (
+            "Tell me more about her.",
+            "Tell me more about Peters' singing career in Vienna.",
+            [
+                ("singing", "medium", "content_word", "content_word"),
+                ("career", "low", "aspect_noun", "aspect_noun"),
+                ("Vienna", "high", "qualifier_value", "qualifier_value"),
+            ],
+        ),
+        # a noun-verb with no determiner before it reads as the verb: no aspect
+        (
+            "Anything else?",
+            "Did Peters win a Tony?",
+            [
+                ("win", "medium", "content_word", "content_word"),
+                ("Tony", "high", "proper_name", "proper_name"),
+            ],
+        ),
+    ],
+)
+def test_open_request_lowers_only_an_aspect_heading_its_phrase(rules, latest, query, expected):
+    rec = make_record(HISTORY, latest, query)
+    got = [
+        (w["text"], w["severity"], w["signal"], w["step"])
+        for f in check(rec, rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == expected

@@ -31,7 +31,7 @@ def _convs(names: range, query: str = "the singer album") -> bytes:
     return b"".join(
         log(
             ctx_input(conv=f"c{i}", req=f"c{i}_2", messages=MSG_LIST, n_messages=1, client_turn_count=1),
-            rewrite(conv=f"c{i}", req=f"c{i}_2", latest="What else?", query=query, prompt_version="v1"),
+            rewrite(conv=f"c{i}", req=f"c{i}_2", latest="And then?", query=query, prompt_version="v1"),
         )
         for i in names
     )
@@ -80,7 +80,7 @@ def test_check_job_learns_the_profile_before_grading(session: Session) -> None:
     # v1 adds "album" in 7 conversations: 6 others for each; v2 in one
     events = _convs(range(7)) + log(
         ctx_input(conv="d", req="d_2", messages=MSG_LIST, n_messages=1, client_turn_count=1),
-        rewrite(conv="d", req="d_2", latest="What else?", query="the singer album", prompt_version="v2"),
+        rewrite(conv="d", req="d_2", latest="And then?", query="the singer album", prompt_version="v2"),
     )
     ingest_bytes(session, events)
     check_job(session=session, rules=rules, batch_size=2)  # batches smaller than the profile: same grades
@@ -198,7 +198,7 @@ def test_restyle_grades_the_days_given_and_only_those(session: Session) -> None:
             rewrite(
                 conv=f"c{i}",
                 req=f"c{i}_2",
-                latest="What else?",
+                latest="And then?",
                 query="the singer album",
                 prompt_version="v1",
                 ts=ts,

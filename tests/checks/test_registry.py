@@ -13,7 +13,7 @@ from tests.factories import make_record
 
 def test_registry_listing():
     assert [(s.versioned_id, s.family, s.kinds) for s in REGISTRY.values()] == [
-        ("added_content_word.v18", "added_words", ("added_content_word",)),
+        ("added_content_word.v19", "added_words", ("added_content_word",)),
         ("qualifiers.v11", "qualifiers", ("dropped_qualifier", "qualifier_conflict")),
         ("window_truncated.v1", "chat_state", ("window_truncated",)),
         ("missing_assistant_turns.v1", "chat_state", ("missing_assistant_turns",)),
@@ -29,7 +29,7 @@ def test_registry_listing():
         ("antecedent_recency.v4", "antecedents", ("wrong_antecedent",)),
         ("swapped_name.v1", "antecedents", ("wrong_antecedent",)),
         ("ignored_correction.v1", "antecedents", ("wrong_antecedent",)),
-        ("intent_dropped.v13", "intent", ("intent_dropped",)),
+        ("intent_dropped.v14", "intent", ("intent_dropped",)),
         ("replaced_term.v2", "intent", ("replaced_term",)),
     ]
 
