@@ -57,6 +57,7 @@ from monitor.checks.names import (
     text_key,
 )
 from monitor.checks.nlp import find_stem_relative, is_verb, noun_classes, one_edit, synonym_in
+from monitor.checks.numbers import ORDINALS as NUMBER_ORDINALS
 from monitor.checks.references import PRONOUN_RE, TIME_SPAN_RE, not_a_reference
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
@@ -83,16 +84,13 @@ LIST_STEPS = (
 )
 
 ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
+    **{word: n for word, n in NUMBER_ORDINALS.items() if n <= 5},
     "former": 1,
     "last": -1,
     "latter": -1,
 }
-"""Ordinal words and the item they pick (``-1``: the last); "former"/"latter" pick of two."""
+"""Ordinal words and the item they pick (``-1``: the last): "first" to "fifth" (:data:`LIST_REF_RE` reads
+no further), and "former"/"latter", which pick of two."""
 GENERIC_HEADS = frozenset({"one", "ones", "option", "options", "choice", "item", "alternative"})
 """Heads of an ordinal that point into any list ("the second one"); another head ("the second region")
 points into a list only where the list's message uses that word ("two regions: ..."), so "the last
