@@ -10,6 +10,7 @@ unchanged), never merely because ``resolved`` is empty.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
@@ -30,8 +31,11 @@ VERSION = 1
 # new topic); corrections and continuers ("Tell me more", "Examples?") count whatever their words.
 # v5: a possessive whose antecedent the query names before it in the same clause ("How can employers
 # support their staff?"), and an elliptical follow-up the query restates as a full question ("What
-# about the cost of X?" made "What is the cost of X?"), are resolved.
-UNRESOLVED_VERSION = 5
+# about the cost of X?" made "What is the cost of X?"), are resolved. v6: an ordinal or definite is
+# completed by any postmodifier after its head, not only an "of" phrase right after it ("the first episode
+# of the 4th season", "the first fighter to hold the record", "the first colony established by England"),
+# and "the same as X" is a comparison, no reference.
+UNRESOLVED_VERSION = 6
 # not_a_query v2: sentences split without breaking on abbreviations and initials. v3: nor on a quoted
 # "!" or "?" inside a sentence (the quote "A horse, my kingdom for a horse!" in a question). v4: a query
 # made of a message that asks nothing (thanks, a greeting, a farewell: :func:`is_closing`). v5: several
@@ -68,7 +72,16 @@ TIME_SPAN_RE = re.compile(
     r"(?:years?|months?|weeks?|days?|decades?|centur(?:y|ies))\b",
     re.IGNORECASE,
 )
-COMPLETED_RE = re.compile(r"\s+(?:of|as)\b", re.IGNORECASE)
+# What completes an ordinal or definite in the query: after up to two words of its head ("the first
+# *episode*", "the first three *canonical gospels*"), a postmodifier (Quirk et al. 1985, 17.9-17.37): a
+# prepositional phrase, a to-infinitive ("the first fighter *to hold* ..."), a participle ("the first
+# colony *established by* ...") or a relative clause.
+SAME_AS_RE = re.compile(r"\s+as\b", re.IGNORECASE)
+COMPLETED_RE = re.compile(
+    r"(?:\s+(?!(?:of|as|in|on|at|for|from|among|by|to|with|during|between|that|who|which|whose)\b)[\w'-]+){0,2}?"
+    r"\s+(?:of|as|in|on|at|for|from|among|by|to|with|during|between|that|who|which|whose|[a-z]+ed)\b",
+    re.IGNORECASE,
+)
 SAME_PAIR_RE = re.compile(r"\b(?:and|between)\b[^?.!]*\bthe\s+same\b", re.IGNORECASE)
 CLAUSE_BREAK_RE = re.compile(r"[,;?.!]|\b(?:and|or|but)\b", re.IGNORECASE)
 # Third-person pronouns and the words that can be their antecedent inside the query itself.
@@ -184,8 +197,12 @@ def _find_in_query(phrase: str, query: str) -> tuple[int, int] | None:
 def not_a_reference(latest: str, cls: str, text: str, start: int) -> bool:
     """Whether a match of the regexes above in ``latest`` at ``start`` is no reference at all: the
     acronym "IT", an anticipatory "it", a "that" after a noun or adjective (a relative or conjunction),
-    a time adverbial ("the last couple of years")."""
+    a time adverbial ("the last couple of years"), "the same" in a comparison with "as" ("Is it the same
+    as X?": what is unresolved there is "it")."""
     if cls == "ordinal_or_definite":
+        low = " ".join(text.lower().split())
+        if low == "the same as" or (low == "the same" and SAME_AS_RE.match(latest, start + len(text))):
+            return True  # "the same as X": a comparison whose standard is the "as" phrase, no reference
         return any(m.start() <= start < m.end() for m in TIME_SPAN_RE.finditer(latest))
     if cls != "pronoun":
         return False
@@ -208,19 +225,22 @@ def not_a_reference(latest: str, cls: str, text: str, start: int) -> bool:
 
 def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple[int, int]) -> bool:
     """Whether the query itself supplies what the expression at ``span`` points to: an ordinal or
-    definite completed by an "of"/"as" phrase or a "same" comparing two things the query names ("A and
+    definite completed by a postmodifier after its head (:data:`COMPLETED_RE`) or a "same" comparing two
+    things the query names ("A and
     B the same"), or a pronoun whose antecedent the query states in an earlier clause ("How do I become
     an agent, and does it pay?": a noun for "it", a plural noun for "they", a name for "he"/"she")."""
     if cls == "ordinal_or_definite":
         done = COMPLETED_RE.match(query, span[1])
         if done is not None:
-            # "of"/"as" and up to the clause's end: it must name something the latest message did not
+            # the postmodifier to the clause's end: it must name something the latest message did not
             # ("the first stage of IdC"; not "the second type of disease" for "the second type").
             tail = re.split(r"[,;?.!]", query[done.end() :], maxsplit=1)[0]
             an = analyzer()
             said = an.analyze(latest).vocab
+            toks = an.analyze(tail).tokens
             if any(
-                t.is_content and t.key not in said and t.lower not in said for t in an.analyze(tail).tokens
+                t.is_content and t.key not in said and t.lower not in said and _names_new(toks, i)
+                for i, t in enumerate(toks)
             ):
                 return True
         sentence_start = max((m.end() for m in re.finditer(r"[?.!]", query[: span[0]])), default=0)
@@ -242,6 +262,20 @@ def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple
         return False
     earlier = [t for t in analyzer().analyze(query[: breaks[-1]]).tokens if t.is_content]
     return _names_antecedent(low, earlier)
+
+
+DEFINITES = frozenset({"the", "this", "that", "these", "those"})
+
+
+def _names_new(toks: Sequence[Tok], i: int) -> bool:
+    """Whether ``toks[i]`` (a content token the latest message lacks) names something of its own: a name or
+    a number, or a common word outside a definite noun phrase. A lower-case word after "the" or a
+    demonstrative ("in *the list*", "of *that table*") points back into the conversation like the ordinal it
+    completes (Halliday and Hasan 1976, 2.4: the definite article is anaphoric), so it completes nothing."""
+    t = toks[i]
+    if t.mid_cap or t.has_digit or t.text[:1].isupper():
+        return True
+    return not any(x.lower in DEFINITES for x in toks[max(0, i - 2) : i])
 
 
 POSSESSIVES = frozenset({"its", "their", "his", "her"})

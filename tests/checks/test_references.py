@@ -121,10 +121,12 @@ def test_a_message_that_asks_nothing(rules):
 
 
 def test_what_is_no_reference_is_not_unresolved(rules):
-    """The acronym "IT", an anticipatory "it" (Quirk et al. 18.33), "that" after an adjective, and a
-    time adverbial counted back from now are no references."""
+    """The acronym "IT", an anticipatory "it" (Quirk et al. 18.33), "that" after an adjective, a time
+    adverbial counted back from now and "the same" compared "as" something are no references."""
     for latest, query in [
         ("Is Cohasset a legal or IT consulting firm?", "Is Cohasset a legal or IT consulting firm?"),
+        # v6: "the same as X" compares with X; the "it" the query replaced was the reference
+        ("Is it the same as esophageal cancer?", "Is throat cancer the same as esophageal cancer?"),
         ("Speaking about sea level, is it true that it is rising?", "Is it true that sea level is rising?"),
         (
             "Who performed in the last couple years?",
@@ -140,6 +142,11 @@ def test_a_reference_the_query_resolves_itself(rules):
         ("Are Frankfurt and Dublin the same thing?", "Are Frankfurt and Dublin the same thing?"),
         ("Is that the same?", "Is a FICO score the same as the credit score on Credit Karma?"),
         ("How to become an agent and does it pay?", "How to become an agent and does it pay?"),
+        # v6: a postmodifier after the ordinal's head completes it: a prepositional phrase, a
+        # to-infinitive, a participle
+        ("Who wrote the first", "Who wrote the first episode of the 4th season of The 100?"),
+        ("Who is the first fighter", "Who was the first fighter to hold the UFC record?"),
+        ("What was the first", "What was the first colony established by the Kingdom of England?"),
     ]
     for latest, query in cases:
         assert found(make_record(EU, latest, query), rules, "unresolved_reference")[0] == [], latest
@@ -148,6 +155,11 @@ def test_a_reference_the_query_resolves_itself(rules):
         EU, "You missed the second type of key, what was it?", "What was the second type of key you missed?"
     )
     assert found(rec, rules, "unresolved_reference")[0] == [("high", ("the second type",))]
+    # a head and a postmodifier that name nothing the latest message did not: still unresolved
+    rec = make_record(EU, "What was the first key for?", "What was the first key for?")
+    assert found(rec, rules, "unresolved_reference")[0] == [("high", ("the first key",))]
+    rec = make_record(EU, "Which was the first?", "Which was the first key in the list?")
+    assert found(rec, rules, "unresolved_reference")[0] == [("high", ("the first",))]
     rec = make_record(EU, "What is the price of it?", "What is the price of it?")
     assert found(rec, rules, "unresolved_reference")[0] == [("high", ("it",))]
 

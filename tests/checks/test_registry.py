@@ -21,7 +21,7 @@ def test_registry_listing():
         ("digest_mismatch.v1", "chat_state", ("digest_mismatch",)),
         ("roles_mismatch.v1", "chat_state", ("roles_mismatch",)),
         ("session_mismatch.v1", "chat_state", ("session_mismatch",)),
-        ("unresolved_reference.v5", "references", ("unresolved_reference",)),
+        ("unresolved_reference.v6", "references", ("unresolved_reference",)),
         ("antecedent_not_in_input.v1", "references", ("antecedent_not_in_input",)),
         ("not_a_query.v6", "references", ("not_a_query",)),
         ("list_reference.v2", "antecedents", ("wrong_antecedent",)),
@@ -58,7 +58,7 @@ def test_outcome_statuses_and_json(rules):
         "high",
         ["the free one"],
         "unresolved_reference",
-        5,
+        6,
         "ordinal_kept",
     )
 
