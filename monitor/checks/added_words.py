@@ -63,7 +63,7 @@ from monitor.checks.nlp import (
     unknown_word,
     zipf,
 )
-from monitor.checks.numbers import FRACTIONS, QUERY_NUMBER_WORDS, number_values, value_at
+from monitor.checks.numbers import FRACTIONS, ORDINALS, QUERY_NUMBER_WORDS, number_values, value_at
 from monitor.checks.profile import RewriterProfile
 from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
 from monitor.checks.references import is_closing, is_meta_text, meta_tail_start
@@ -79,8 +79,10 @@ from monitor.severity import SEVERITY_RANK
 # surface form before a doubtful lookup lemma; the answer-type, sibling, cause and typo steps retired.
 # v19: WordNet's derivational links ("death" for "died"); a noun naming an aspect in answer to an open
 # request for more is one step lower; an aspect noun is medium as a modifier, low as a head, whatever
-# its rarity. Earlier versions: docs/checks.md.
-VERSION = 19
+# its rarity. v20: an open request lowers no person or condition ("his wife", "the cancer"); an ordinal
+# after "a" ("a second opinion") means "another", a content word rather than a number; "v2" for a received
+# "version 2" is restated, low. Earlier versions: docs/checks.md.
+VERSION = 20
 
 # Output markup a rewriter leaves in its answer: a tag pair with a short content
 # ("<budget:token_budget>199700</budget:token_budget>"), a lone tag, or a code fence. A search engine
@@ -345,6 +347,15 @@ def _qualifier_value(w: Word) -> Grade | None:
     t = w.tok
     for qm in w.quals:
         if qm.constrains and qm.start < t.end and t.start < qm.end:
+            if any(c.isdigit() for c in qm.text) and _received_value(w, qm):
+                # "v2" for a received "version 2": the kind's patterns read both as one value
+                return {
+                    "severity": "low",
+                    "step": "number_restated",
+                    "qualifier_kind": qm.kind,
+                    "value": qm.value,
+                    "why": f"the {qm.kind} value {qm.value!r}, which a received turn writes otherwise",
+                }
             return {
                 "severity": "high",
                 "qualifier_kind": qm.kind,
@@ -352,6 +363,12 @@ def _qualifier_value(w: Word) -> Grade | None:
                 "why": f"{qm.kind} value",
             }
     return None
+
+
+def _received_value(w: Word, qm: QualifierMatch) -> bool:
+    """Whether a received text holds a value of ``qm``'s kind that its patterns read as ``qm.value``."""
+    want = (qm.kind, qm.value)
+    return any((m.kind, m.value) == want for a in w.tr.analyses for m in qualifiers_in(a.text, w.rules))
 
 
 def is_number(t: Tok) -> bool:
@@ -362,6 +379,10 @@ def is_number(t: Tok) -> bool:
 
 def _number(w: Word) -> Grade | None:
     if not is_number(w.tok):
+        return None
+    if w.tok.lower in ORDINALS and w.index and w.q.tokens[w.index - 1].lower in ("a", "an"):
+        # "a second opinion", "a third cat": after the indefinite article an ordinal means "another"
+        # (an ordinal is a postdeterminer: Quirk et al. 1985, ch. 5), no position or count: a content word
         return None
     value = _restated_value(w)
     if value is not None:
@@ -913,6 +934,10 @@ def open_request(latest: str) -> bool:
 # phrase. A modifier restricts its head ("his *music* career"), a name, number or qualifier value is a
 # constraint, and an adjective or verb says something of the topic the user did not: none is an aspect.
 OPEN_SIGNALS = frozenset({"content_word", "rare_term", "aspect_noun"})
+OPEN_KEEPS = frozenset({"person", "state"})
+"""WordNet noun classes an open request never lowers: a person ("his *wife*": an audience or a role, as in
+the keyword list) or a state ("the *cancer*": a disease or condition, which :data:`ASPECT_CLASSES` leaves
+out for the same reason)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -963,6 +988,8 @@ def _open_aspect(info: dict[str, Any], w: Word, place: Place) -> dict[str, Any] 
     t, toks = w.tok, w.q.tokens
     if not is_noun(t.key) or only_verb(t.key) or restricted_head(w.q, w.index) is not None:
         return None
+    if noun_classes(t.lower, t.key) & OPEN_KEEPS:
+        return None  # a person or a condition is what the documents must be about, not an aspect
     if w.index + 1 < len(toks) and _noun_head(toks, w.index + 1):
         return None  # a noun before a noun modifies it
     if is_verb(t.key) and not (w.index > 0 and toks[w.index - 1].lower in DETERMINERS):

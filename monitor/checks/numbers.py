@@ -14,6 +14,7 @@ vulgar fraction characters (U+00BC-U+00BE, U+2150-U+215E); the version spellings
 
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 from typing import NamedTuple
@@ -172,25 +173,40 @@ def _word_spans(text: str) -> list[NumberSpan]:
     return out
 
 
-def number_spans(text: str) -> list[NumberSpan]:
-    """Every number of ``text`` with its value, in text order: digits ("1,250", "7.5", "2nd", "1990s",
-    "v2", "2.x"), a digit with a fraction ("7 ½", "7 1/2"), a fraction alone ("½", "3/4"), a digit before
-    a scale word ("3 million"), and runs of number words ("twenty-five", "two hundred and ten", "third").
-    A date written with slashes ("3/4/2020") is no fraction."""
+_SCALE_AFTER_RE = re.compile(r"\s+(hundred|thousand|million|billion|trillion)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=65536)
+def _spans(text: str) -> tuple[NumberSpan, ...]:
     out: list[NumberSpan] = []
     for m in _DIGITS_RE.finditer(text):
         value = _digits(m)
         if value is None:
             continue
         end = m.end()
-        scale = re.match(r"\s+(hundred|thousand|million|billion|trillion)\b", text[end:], re.IGNORECASE)
+        scale = _SCALE_AFTER_RE.match(text, end)
         if scale:
             value *= SCALES[scale[1].lower()]
-            end += scale.end()
+            end = scale.end()
         out.append(NumberSpan(m.start(), end, value))
-    taken = [(s.start, s.end) for s in out]
-    out.extend(s for s in _word_spans(text) if not any(a < s.end and s.start < b for a, b in taken))
-    return sorted(out)
+    # the digit spans are in text order and do not overlap: one bisect finds the one a word span might
+    starts = [s.start for s in out]
+    digits = list(out)
+    for w in _word_spans(text):
+        k = bisect.bisect_left(starts, w.end)
+        if k and digits[k - 1].end > w.start:
+            continue  # overlaps the digit span that starts before the word span ends
+        out.append(w)
+    return tuple(sorted(out))
+
+
+def number_spans(text: str) -> list[NumberSpan]:
+    """Every number of ``text`` with its value, in text order: digits ("1,250", "7.5", "2nd", "1990s",
+    "v2", "2.x"), a digit with a fraction ("7 ½", "7 1/2"), a fraction alone ("½", "3/4"), a digit before
+    a scale word ("3 million"), and runs of number words ("twenty-five", "two hundred and ten", "third").
+    A date written with slashes ("3/4/2020") is no fraction. Linear in the text's length but for the sort;
+    memoised per text."""
+    return list(_spans(text))
 
 
 def _key(value: float) -> float:
@@ -205,8 +221,11 @@ def number_values(text: str) -> frozenset[float]:
 
 
 def value_at(text: str, start: int, end: int) -> float | None:
-    """The value of the number of ``text`` that the span ``[start, end)`` lies in, else None."""
-    for s in number_spans(text):
+    """The value of the number of ``text`` that the span ``[start, end)`` lies in, else None (one bisect
+    over the memoised spans of ``text``)."""
+    spans = _spans(text)
+    k = bisect.bisect_right(spans, (start, float("inf"), float("inf")))
+    for s in spans[max(0, k - 2) : k]:
         if s.start <= start and end <= s.end:
             return _key(s.value)
     return None

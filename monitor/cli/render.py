@@ -200,11 +200,12 @@ def _findings(findings: Sequence[FindingRow], compact: bool = False) -> Renderab
     if not findings:
         return Panel("no findings", title="findings")
     shown = [f for f in findings if not compact or f.severity in ("medium", "high")]
-    table = Table("severity", "kind", "words", "reason")
+    table = Table("severity", "kind", "step", "words", "reason")
     for f in shown:
         table.add_row(
             safe_text(f.severity),
             safe_text(f.kind),
+            safe_text(f.step or "-"),
             safe_text(", ".join(f.words) or "-"),
             safe_text(plain_reason(f.reason)),
         )

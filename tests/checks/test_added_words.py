@@ -74,6 +74,19 @@ def words(rec, rules):
             [("three", "high", "number"), ("people", "low", "framing"), ("sing", "medium", "content_word")],
         ),
         ("Was it in the nineteen-nineties?", [("nineteen-nineties", "high", "number")]),
+        # an ordinal after "a" means "another": no position or count, a content word (medium, not high)
+        (
+            "Did Peters get a second agent?",
+            [("second", "medium", "content_word"), ("agent", "medium", "content_word")],
+        ),
+        (
+            "Did Peters sign the second agent?",
+            [
+                ("sign", "medium", "content_word"),
+                ("second", "high", "number"),
+                ("agent", "medium", "content_word"),
+            ],
+        ),
         # every sense of "biography" is noun.communication: what about Peters is asked, low however rare
         # (zipf ~3.9) as the head of its phrase (v19)
         ("Was there a Peters biography?", [("biography", "low", "aspect_noun")]),
@@ -385,12 +398,13 @@ def test_words_of_a_rewrite_of_a_message_that_asks_nothing_are_meta(rules):
 def test_a_coordinated_sibling_keeps_its_own_grade(rules):
     """ "music career" beside the received "motocross career": v14-v17 raised such a sibling to medium;
     the step fired on one of the 4,543 shared rewrites and was retired in v18. Since v19 "music" is medium
-    as any aspect noun modifying another noun is (it restricts "career"), and "family", heading its own
-    phrase in answer to an open request for more ("Anything else?"), is one step lower."""
+    as any aspect noun modifying another noun is (it restricts "career"); "family" heads its own phrase
+    in answer to an open request for more ("Anything else?"), but WordNet files a sense of it under
+    noun.person, so the request does not lower it."""
     hist = [("user", "Tell me about Vanilla Ice's motocross career."), ("assistant", "He raced motocross.")]
     rec = make_record(hist, "Anything else?", "What about his motocross career, music career and family?")
     got = [(w["text"], w["severity"], w["step"]) for f in check(rec, rules) for w in f.evidence["words"]]
-    assert got == [("music", "medium", "aspect_noun"), ("family", "low", "open_request")]
+    assert got == [("music", "medium", "aspect_noun"), ("family", "medium", "content_word")]
 
 
 def test_a_bound_prefix_is_graded_with_its_word(rules):
@@ -464,6 +478,15 @@ def test_a_general_noun_after_a_received_modifier_is_low(rules):
                 ("Vienna", "high", "qualifier_value", "qualifier_value"),
             ],
         ),
+        # a person or a condition (WordNet noun.person, noun.state) is what the documents are about
+        (
+            "Tell me more about her.",
+            "Tell me more about Peters' wife and her cancer.",
+            [
+                ("wife", "medium", "content_word", "content_word"),
+                ("cancer", "medium", "content_word", "content_word"),
+            ],
+        ),
         # a noun-verb with no determiner before it reads as the verb: no aspect
         (
             "Anything else?",
@@ -483,3 +506,21 @@ def test_open_request_lowers_only_an_aspect_heading_its_phrase(rules, latest, qu
         for w in f.evidence["words"]
     ]
     assert got == expected
+
+
+def test_a_qualifier_value_written_otherwise_is_restated(rules):
+    """ "v2" for a received "version 2" (and the other way): the product_version patterns read both as the
+    value '2', so the query restates it: low, by the number_restated step. Another version is high."""
+    hist = [("user", "I use version 2 of the app."), ("assistant", "OK.")]
+    got = [
+        (w["text"], w["severity"], w["step"])
+        for f in check(make_record(hist, "Any bugs?", "Bugs in the app v2?"), rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == [("v2", "low", "number_restated")]
+    got = [
+        (w["text"], w["severity"], w["step"])
+        for f in check(make_record(hist, "Any bugs?", "Bugs in the app v3?"), rules)
+        for w in f.evidence["words"]
+    ]
+    assert got == [("v3", "high", "qualifier_value")]

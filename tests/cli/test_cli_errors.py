@@ -628,6 +628,13 @@ def test_evaluate_shows_a_prompt_version_that_looks_like_markup(cli_db: str, tmp
     result = runner.invoke(app, [*args, "--labels", str(empty), "--json"])
     assert result.exit_code == 2
     assert f"{empty}: no labels (the file is empty)" in result.stderr
+    # One rewriter split at a time: the second was silently dropped before; step combines with either.
+    result = runner.invoke(app, [*args, "--by", "model", "--by", "prompt_version"])
+    assert result.exit_code == 2
+    assert "one rewriter split at a time (got model and prompt_version)" in result.stderr
+    result = runner.invoke(app, [*args, "--by", "step", "--by", "prompt_version"])
+    assert result.exit_code == 0, result.output
+    assert "l.jsonl [[bold]v1[/bold]]: 1 items" in result.stdout
 
 
 def test_ingest_fixes_the_check_draw_with_the_configured_seed(tmp_path: Path) -> None:

@@ -242,14 +242,35 @@ def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-unt
     with pytest.raises(LabelError, match=r"typed.jsonl:1: .*field 'fabricated' must be a list of words"):
         read_labels(typed)
     typed.write_text('{"request_id": "r1", "fabricated": [], "ok": "yes"}\n')
-    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*field 'ok' must be true or false, got str"):
+    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*field 'ok' must be true or false, got a string"):
         read_labels(typed)
+    # the fields the strata and the word-level format read are typed too: each would crash the scoring
+    for line, why in [
+        (
+            '{"request_id": "r1", "ok": true, "selection": 7}',
+            "field 'selection' must be a string, got a number",
+        ),
+        (
+            '{"request_id": "r1", "ok": true, "stratum": ["a"]}',
+            "field 'stratum' must be a string, got a list",
+        ),
+        ('{"request_id": "r1", "candidates": [{"span": 5}]}', r"candidates\[0\]\.span must be a string"),
+        ('{"request_id": "r1", "candidates": ["x"]}', r"candidates\[0\] must be an object, got a string"),
+        (
+            '{"request_id": "r1", "fabricated": [1]}',
+            "field 'fabricated' must be a list of words .*item 0 is a number",
+        ),
+        ('{"request_id": 5}', "field 'request_id' must be a string, got a number"),
+    ]:
+        typed.write_text(line + "\n")
+        with pytest.raises(LabelError, match=r"typed.jsonl:1: .*" + why):
+            read_labels(typed)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     with pytest.raises(LabelError, match=r"empty.jsonl: no labels \(the file is empty\)"):
         read_labels(empty)
     typed.write_text("[1, 2]\n")
-    with pytest.raises(LabelError, match=r"typed.jsonl:1: not a label object with a request_id \(no label"):
+    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*a label line must be a JSON object, got a list"):
         read_labels(typed)
     good = tmp_path / "good.jsonl"
     good.write_text(ok + "\n")

@@ -38,8 +38,8 @@ def evaluate_cmd(
         list[EvaluateBy] | None,
         typer.Option(
             "--by",
-            help="Split every figure by the rewriter (model or prompt_version), and/or print each grading "
-            "step's precision (step); repeatable.",
+            help="Split every figure by the rewriter (model or prompt_version: one of them), and/or print "
+            "each grading step's precision (step); repeatable.",
         ),
     ] = None,
 ) -> None:
@@ -56,6 +56,13 @@ def evaluate_cmd(
 
     Example: rewrite-monitor evaluate --labels labels/cast_audit_labels.jsonl --by prompt_version --by step
     """
+    splits = sorted({b.value for b in by or () if b is not EvaluateBy.STEP})
+    if len(splits) > 1:
+        # a rewriter is one split: model and prompt_version nest differently per source, so no cross
+        raise typer.BadParameter(
+            f"one rewriter split at a time (got {' and '.join(splits)}); --by step combines with either",
+            param_hint="--by",
+        )
     from monitor.checks import checks_by_kind
     from monitor.checks.rules import load_rules
     from monitor.cli.render import safe_text
@@ -81,7 +88,7 @@ def evaluate_cmd(
             checks=current_checks(),
             kind_to_check=kind_to_check,
             rules_hash=rules.hash,
-            by=next((b.value for b in by or () if b is not EvaluateBy.STEP), None),
+            by=splits[0] if splits else None,
             same_alias=same_alias,
         )
     if as_json:
