@@ -274,7 +274,7 @@ STEPS = (
     Step(
         "open_request",
         "one step lower",
-        "Searle, Indirect speech acts (1975); Quirk et al. 1985, 6.62 ('else')",
+        "Searle, Indirect speech acts (1975); Quirk et al. 1985, ch. 6 ('else' after a wh- or indefinite)",
         "a noun heading its own phrase, added to an open request for more ('What else did he do?', "
         "'Tell me more about X')",
     ),
@@ -912,7 +912,7 @@ def generic_head_of(q: Analysis, i: int, tr: Transcript) -> Tok | None:
 # other interesting aspects about this article?"). Such a question is what Searle ("Indirect speech acts",
 # 1975) calls a request whose content the hearer completes: a rewrite that names aspects ("his upbringing,
 # education and rise to fame") enumerates what was asked for rather than narrowing it. The forms are the
-# grammar of "else" (Quirk et al. 1985, 6.62: "else" after an indefinite or wh-pronoun) and of "more" as
+# grammar of "else" (Quirk et al. 1985, ch. 6: "else" after an indefinite or wh-pronoun) and of "more" as
 # the object of a telling or asking verb; ``scripts/derive_from_traffic.py`` counts them in every rewriter's
 # traffic (part 3).
 OPEN_REQUEST_RE = re.compile(

@@ -73,7 +73,7 @@ TIME_SPAN_RE = re.compile(
     re.IGNORECASE,
 )
 # What completes an ordinal or definite in the query: after up to two words of its head ("the first
-# *episode*", "the first three *canonical gospels*"), a postmodifier (Quirk et al. 1985, 17.9-17.37): a
+# *episode*", "the first three *canonical gospels*"), a postmodifier (Quirk et al. 1985, ch. 17): a
 # prepositional phrase, a to-infinitive ("the first fighter *to hold* ..."), a participle ("the first
 # colony *established by* ...") or a relative clause.
 SAME_AS_RE = re.compile(r"\s+as\b", re.IGNORECASE)
@@ -271,7 +271,7 @@ def _names_new(toks: Sequence[Tok], i: int) -> bool:
     """Whether ``toks[i]`` (a content token the latest message lacks) names something of its own: a name or
     a number, or a common word outside a definite noun phrase. A lower-case word after "the" or a
     demonstrative ("in *the list*", "of *that table*") points back into the conversation like the ordinal it
-    completes (Halliday and Hasan 1976, 2.4: the definite article is anaphoric), so it completes nothing."""
+    completes (Halliday and Hasan 1976, ch. 2: the definite article refers back), so it completes nothing."""
     t = toks[i]
     if t.mid_cap or t.has_digit or t.text[:1].isupper():
         return True

@@ -192,7 +192,7 @@ def _check_types(obj: dict[str, Any]) -> None:
 
 
 def _json_type(v: Any) -> str:
-    """The JSON name of ``v``'s type, for an error message ("number", not Python's "int")."""
+    """The JSON name of ``v``'s type, for an error message ("a number", not Python's "int")."""
     if isinstance(v, bool):
         return "true/false"
     if isinstance(v, int | float):
