@@ -53,6 +53,7 @@ from sqlalchemy.orm import Session
 from monitor.checks.base import FABRICATION_KINDS
 from monitor.checks.store import FindingRow, StoredRewrite, stored_rewrites
 from monitor.errors import LabelError, utf8_fault
+from monitor.ingest.events import json_type
 from monitor.severity import SEVERITY_RANK
 from monitor.stats.intervals import wilson
 
@@ -160,50 +161,35 @@ def _check_types(obj: dict[str, Any]) -> None:
     """Raise ``TypeError`` naming the field whose value has the wrong JSON type: a string where a list of
     words belongs (``"fabricated": "Boeing"``) would otherwise be scored as a label."""
     if not isinstance(obj.get("request_id"), str):
-        got = "missing" if "request_id" not in obj else f"got {_json_type(obj['request_id'])}"
+        got = "missing" if "request_id" not in obj else f"got {json_type(obj['request_id'])}"
         raise TypeError(f"field 'request_id' must be a string ({got})")
     for f in WORD_FIELDS:
         v = obj.get(f)
         if v is None:
             continue
         if not isinstance(v, list):
-            raise TypeError(f"field {f!r} must be a list of words (strings), got {_json_type(v)}")
+            raise TypeError(f"field {f!r} must be a list of words (strings), got {json_type(v)}")
         for i, w in enumerate(v):
             if not isinstance(w, str):
-                raise TypeError(f"field {f!r} must be a list of words (strings): item {i} is {_json_type(w)}")
+                raise TypeError(f"field {f!r} must be a list of words (strings): item {i} is {json_type(w)}")
     for f in FLAG_FIELDS:
         v = obj.get(f)
         if v is not None and not isinstance(v, bool):
-            raise TypeError(f"field {f!r} must be true or false, got {_json_type(v)}")
+            raise TypeError(f"field {f!r} must be true or false, got {json_type(v)}")
     for f in ("selection", "stratum"):
         v = obj.get(f)
         if v is not None and not isinstance(v, str):
-            raise TypeError(f"field {f!r} must be a string, got {_json_type(v)}")
+            raise TypeError(f"field {f!r} must be a string, got {json_type(v)}")
     if "candidates" in obj:
         cands = obj["candidates"]
         if not isinstance(cands, list):
             raise TypeError("field 'candidates' must be a list")
         for i, c in enumerate(cands):
             if not isinstance(c, dict):
-                raise TypeError(f"candidates[{i}] must be an object, got {_json_type(c)}")
+                raise TypeError(f"candidates[{i}] must be an object, got {json_type(c)}")
             for f in ("span", "label"):
                 if f in c and not isinstance(c[f], str):
-                    raise TypeError(f"candidates[{i}].{f} must be a string, got {_json_type(c[f])}")
-
-
-def _json_type(v: Any) -> str:
-    """The JSON name of ``v``'s type, for an error message ("a number", not Python's "int")."""
-    if isinstance(v, bool):
-        return "true/false"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "an object"
-    return "null"
+                    raise TypeError(f"candidates[{i}].{f} must be a string, got {json_type(c[f])}")
 
 
 def parse_label_line(obj: dict[str, Any]) -> LabelItem:
@@ -217,9 +203,9 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
     the field when a value has the wrong JSON type, or when ``obj`` is no object.
     """
     if not isinstance(obj, dict):
-        raise TypeError(f"a label line must be a JSON object, got {_json_type(obj)}")
+        raise TypeError(f"a label line must be a JSON object, got {json_type(obj)}")
     if "request_id" in obj and not isinstance(obj["request_id"], str):
-        raise TypeError(f"field 'request_id' must be a string, got {_json_type(obj['request_id'])}")
+        raise TypeError(f"field 'request_id' must be a string, got {json_type(obj['request_id'])}")
     if "candidates" not in obj and not any(f in obj for f in ITEM_LABEL_FIELDS):
         raise KeyError(f"no label fields ({', '.join(ITEM_LABEL_FIELDS)} or candidates)")
     _check_types(obj)

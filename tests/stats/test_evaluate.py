@@ -248,19 +248,19 @@ def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-unt
     for line, why in [
         (
             '{"request_id": "r1", "ok": true, "selection": 7}',
-            "field 'selection' must be a string, got a number",
+            "field 'selection' must be a string, got an integer",
         ),
         (
             '{"request_id": "r1", "ok": true, "stratum": ["a"]}',
-            "field 'stratum' must be a string, got a list",
+            "field 'stratum' must be a string, got an array",
         ),
         ('{"request_id": "r1", "candidates": [{"span": 5}]}', r"candidates\[0\]\.span must be a string"),
         ('{"request_id": "r1", "candidates": ["x"]}', r"candidates\[0\] must be an object, got a string"),
         (
             '{"request_id": "r1", "fabricated": [1]}',
-            "field 'fabricated' must be a list of words .*item 0 is a number",
+            "field 'fabricated' must be a list of words .*item 0 is an integer",
         ),
-        ('{"request_id": 5}', "field 'request_id' must be a string, got a number"),
+        ('{"request_id": 5}', "field 'request_id' must be a string, got an integer"),
     ]:
         typed.write_text(line + "\n")
         with pytest.raises(LabelError, match=r"typed.jsonl:1: .*" + why):
@@ -270,7 +270,7 @@ def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-unt
     with pytest.raises(LabelError, match=r"empty.jsonl: no labels \(the file is empty\)"):
         read_labels(empty)
     typed.write_text("[1, 2]\n")
-    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*a label line must be a JSON object, got a list"):
+    with pytest.raises(LabelError, match=r"typed.jsonl:1: .*a label line must be a JSON object, got an arr"):
         read_labels(typed)
     good = tmp_path / "good.jsonl"
     good.write_text(ok + "\n")
