@@ -918,12 +918,30 @@ def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int,
             other = index.get(sid)
             if other is not None and other not in own:
                 return ai, other
+    lemmas = {lemma for sid in mine for lemma in _multiword_lemmas().get(sid, ())}
+    if not lemmas:
+        return None
     for ai, a in enumerate(texts):
+        # A text can hold a multi-word lemma only if its vocabulary (every token's key and surface) has
+        # each of the lemma's words: tested first, so a text's tokens are built only when one might match.
+        if not any(all(part in a.vocab for part in lemma.split("_")) for lemma in lemmas):
+            continue
         index = _multiword_index(a)
         for sid in mine:
             if sid in index:
                 return ai, index[sid]
     return None
+
+
+@functools.cache
+def _multiword_lemmas() -> dict[str, tuple[str, ...]]:
+    """Synset id -> its lower-case multi-word lemmas of 2 to :data:`MULTIWORD_MAX` words ("give_up")."""
+    out: dict[str, list[str]] = {}
+    for lemma, sids in _synset_table().items():
+        if "_" in lemma and lemma.count("_") < MULTIWORD_MAX:
+            for sid in sids:
+                out.setdefault(sid, []).append(lemma)
+    return {sid: tuple(sorted(ls)) for sid, ls in out.items()}
 
 
 @functools.lru_cache(maxsize=65536)
