@@ -990,8 +990,6 @@ def _open_aspect(info: dict[str, Any], w: Word, place: Place) -> dict[str, Any] 
         return None
     if noun_classes(t.lower, t.key) & OPEN_KEEPS:
         return None  # a person or a condition is what the documents must be about, not an aspect
-    if w.index + 1 < len(toks) and _noun_head(toks, w.index + 1):
-        return None  # a noun before a noun modifies it
     if is_verb(t.key) and not (w.index > 0 and toks[w.index - 1].lower in DETERMINERS):
         return None  # a noun-verb without a determiner before it reads as the verb ("did he *win* a Tony")
     return _one_step_lower(info, "open_request", "an aspect named for an open request for more")

@@ -55,7 +55,7 @@ from monitor.checks.nlp import (
     word_classes,
 )
 from monitor.checks.numbers import number_values, value_at
-from monitor.checks.references import ORDINAL_RE, QUESTION_START_RE
+from monitor.checks.references import ORDINAL_RE, POINTER_DETERMINERS, QUESTION_START_RE
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import ABBREVIATIONS, AUXILIARIES, BARE_VERB_AUXILIARIES, split_sentences
@@ -158,12 +158,6 @@ It says how the request relates to the talk, not what is asked, so its words are
 Fraser, "What are discourse markers?" (Journal of Pragmatics 31, 1999: topic-change, elaborative and
 inferential markers); Schiffrin, *Discourse Markers* (1987); Biber et al. (1999), 14.3 (inserts). Not
 taken from any data file."""
-
-POINTER_DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
-"""Determiners that make the noun phrase itself point back into the conversation: the definite article
-and the demonstratives (Halliday and Hasan, *Cohesion in English*, 1976, ch. 2: reference). A
-possessive ("its uptime", "his religion") points with the pronoun, not with the noun after it, so the
-noun is asked about and stays intent."""
 
 
 def pointer_heads(tokens: Sequence[Tok]) -> set[int]:

@@ -190,11 +190,11 @@ def _spans(text: str) -> tuple[NumberSpan, ...]:
             end = scale.end()
         out.append(NumberSpan(m.start(), end, value))
     # the digit spans are in text order and do not overlap: one bisect finds the one a word span might
+    # overlap (word spans go after them in ``out``, so ``out[k - 1]`` is still a digit span)
     starts = [s.start for s in out]
-    digits = list(out)
     for w in _word_spans(text):
         k = bisect.bisect_left(starts, w.end)
-        if k and digits[k - 1].end > w.start:
+        if k and out[k - 1].end > w.start:
             continue  # overlaps the digit span that starts before the word span ends
         out.append(w)
     return tuple(sorted(out))
@@ -224,8 +224,8 @@ def value_at(text: str, start: int, end: int) -> float | None:
     """The value of the number of ``text`` that the span ``[start, end)`` lies in, else None (one bisect
     over the memoised spans of ``text``)."""
     spans = _spans(text)
+    # the spans do not overlap: only the last one starting at or before ``start`` can hold the span
     k = bisect.bisect_right(spans, (start, float("inf"), float("inf")))
-    for s in spans[max(0, k - 2) : k]:
-        if s.start <= start and end <= s.end:
-            return _key(s.value)
+    if k and end <= spans[k - 1].end:
+        return _key(spans[k - 1].value)
     return None

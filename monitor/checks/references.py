@@ -264,7 +264,11 @@ def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple
     return _names_antecedent(low, earlier)
 
 
-DEFINITES = frozenset({"the", "this", "that", "these", "those"})
+POINTER_DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
+"""Determiners that make the noun phrase itself point back into the conversation: the definite article
+and the demonstratives (Halliday and Hasan, *Cohesion in English*, 1976, ch. 2: reference). A
+possessive ("its uptime", "his religion") points with the pronoun, not with the noun after it, so the
+noun is asked about (``intent_dropped`` keeps it as intent)."""
 
 
 def _names_new(toks: Sequence[Tok], i: int) -> bool:
@@ -275,7 +279,7 @@ def _names_new(toks: Sequence[Tok], i: int) -> bool:
     t = toks[i]
     if t.mid_cap or t.has_digit or t.text[:1].isupper():
         return True
-    return not any(x.lower in DEFINITES for x in toks[max(0, i - 2) : i])
+    return not any(x.lower in POINTER_DETERMINERS for x in toks[max(0, i - 2) : i])
 
 
 POSSESSIVES = frozenset({"its", "their", "his", "her"})

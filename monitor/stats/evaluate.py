@@ -160,9 +160,6 @@ FLAG_FIELDS = ("wrong_antecedent", "unresolved", "intent_drift", "ok", "not_a_qu
 def _check_types(obj: dict[str, Any]) -> None:
     """Raise ``TypeError`` naming the field whose value has the wrong JSON type: a string where a list of
     words belongs (``"fabricated": "Boeing"``) would otherwise be scored as a label."""
-    if not isinstance(obj.get("request_id"), str):
-        got = "missing" if "request_id" not in obj else f"got {json_type(obj['request_id'])}"
-        raise TypeError(f"field 'request_id' must be a string ({got})")
     for f in WORD_FIELDS:
         v = obj.get(f)
         if v is None:
@@ -208,6 +205,8 @@ def parse_label_line(obj: dict[str, Any]) -> LabelItem:
         raise TypeError(f"field 'request_id' must be a string, got {json_type(obj['request_id'])}")
     if "candidates" not in obj and not any(f in obj for f in ITEM_LABEL_FIELDS):
         raise KeyError(f"no label fields ({', '.join(ITEM_LABEL_FIELDS)} or candidates)")
+    if "request_id" not in obj:
+        raise KeyError("no 'request_id'")
     _check_types(obj)
     truth: dict[str, bool] = {}
     words: dict[str, list[str]] = {}

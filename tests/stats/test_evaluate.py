@@ -261,6 +261,7 @@ def test_label_files_are_read_strictly(tmp_path) -> None:  # type: ignore[no-unt
             "field 'fabricated' must be a list of words .*item 0 is an integer",
         ),
         ('{"request_id": 5}', "field 'request_id' must be a string, got an integer"),
+        ('{"ok": true}', "no 'request_id'"),
     ]:
         typed.write_text(line + "\n")
         with pytest.raises(LabelError, match=r"typed.jsonl:1: .*" + why):
