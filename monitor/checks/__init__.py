@@ -9,7 +9,7 @@ and wordfreq: never sqlalchemy, streamlit, anthropic, sentry_sdk or apscheduler
 
 from __future__ import annotations
 
-from monitor.checks import added_words, antecedents, chat_state, intent, qualifiers, references  # noqa: F401
+from monitor.checks import added_words, antecedents, chat_state, intent, qualifiers, references, scope  # noqa: F401
 from monitor.checks.base import (
     FABRICATION_KINDS,
     CheckOutcome,

@@ -62,6 +62,7 @@ from monitor.checks.references import PRONOUN_RE, TIME_SPAN_RE, not_a_reference
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import sentence_around, split_sentences
+from monitor.checks.state import TOPIC_SHIFT_RE
 from monitor.checks.steps import Step
 from monitor.record import Resolution, RewriteRecord
 from monitor.text import match_key
@@ -335,17 +336,6 @@ def _finding(
 
 
 # -- stale context on a topic shift (issue 14, part 3) ---------------------------------------------
-TOPIC_SHIFT_RE = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|so|and|well|hmm+)[,.!]?\s+)?"
-    r"(?:by\s+the\s+way|btw|on\s+(?:an)?other\s+note|on\s+a\s+different\s+note|changing\s+the\s+subject"
-    r"|unrelated(?:\s+question)?|(?:a|one)\s+(?:different|new|separate|unrelated)\s+question"
-    r"|another\s+(?:question|topic)|switching\s+(?:gears|topics?)|moving\s+on|new\s+topic|different\s+topic)\b",
-    re.IGNORECASE,
-)
-"""A latest message that announces a new topic: the digression and topic-change markers of Fraser, "What
-are discourse markers?" (*Journal of Pragmatics* 31, 1999: "by the way", "on another note", "changing
-the subject") and their chat forms ("btw", "new question", "switching gears"). Not "speaking of",
-which ties the new question to the old topic. Not fitted to any data file."""
 STALE_MIN_WORDS = 2
 """Carried content words that make a stale context: one shared word is often the domain itself
 ("cloud"); two are a scope ("IBM Cloud Internet Services")."""

@@ -146,7 +146,7 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
 
 
 # Report order: by family as the issue lists them, then registration order within a family.
-FAMILIES = ("added_words", "qualifiers", "chat_state", "references", "antecedents", "intent")
+FAMILIES = ("added_words", "qualifiers", "chat_state", "references", "antecedents", "intent", "scope")
 
 
 def order_registry() -> None:

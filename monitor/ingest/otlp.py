@@ -125,12 +125,17 @@ def is_traces(obj: Mapping[str, Any]) -> bool:
     return TRACES_KEY in obj
 
 
+MAX_UNIX_NANO = 253_402_300_799_999_999_999
+"""The last nanosecond of year 9999 UTC: a later time has no ``datetime`` (year 10000 is out of its range),
+so a span time past it is refused as a malformed field, as log format v1 refuses such a ``ts``."""
+
+
 def _nanos(value: object) -> int | None:
     try:
         n = int(value)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return None
-    return n if n > 0 else None
+    return n if 0 < n <= MAX_UNIX_NANO else None
 
 
 def _hex_id(value: object, length: int) -> str | None:
@@ -189,9 +194,14 @@ def _span(sp: object, where: str, resource: dict[str, Any], scope: Mapping[str, 
     parent = sp.get("parentSpanId") or None
     if parent is not None and _hex_id(parent, 16) is None:
         raise ValueError(f"{where}.parentSpanId: expected 16 hex digits")
+    if isinstance(parent, str) and parent.lower() == span_id:
+        raise ValueError(f"{where}.parentSpanId: the span's own spanId (a span cannot be its own parent)")
     start = _nanos(sp.get("startTimeUnixNano"))
     if start is None:
-        raise ValueError(f"{where}.startTimeUnixNano: expected a positive integer")
+        raise ValueError(f"{where}.startTimeUnixNano: expected a positive integer of year 9999 or before")
+    end = sp.get("endTimeUnixNano")
+    if end not in (None, "", 0, "0") and _nanos(end) is None:
+        raise ValueError(f"{where}.endTimeUnixNano: expected a positive integer of year 9999 or before")
     return {
         "event": SPAN,
         "trace_id": trace_id,
@@ -361,13 +371,18 @@ def _history(value: object) -> list[tuple[str, str]]:
 
 
 def _children(spans: Sequence[Mapping[str, Any]], span_id: str) -> list[Mapping[str, Any]]:
-    """Every descendant of ``span_id``, in start order."""
+    """Every descendant of ``span_id``, in start order, each once: a span is visited at most once, so a
+    cycle of parent links (A's parent B, B's parent A: a malformed trace) ends the walk instead of
+    growing it without bound."""
     by_parent: dict[str | None, list[Mapping[str, Any]]] = {}
     for s in spans:
         by_parent.setdefault(s["parent_span_id"], []).append(s)
-    out, todo = [], [span_id]
+    out, todo, seen = [], [span_id], {span_id}
     while todo:
         for child in by_parent.get(todo.pop(), []):
+            if child["span_id"] in seen:
+                continue
+            seen.add(child["span_id"])
             out.append(child)
             todo.append(child["span_id"])
     return sorted(out, key=lambda s: s["start_unix_nano"])

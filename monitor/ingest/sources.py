@@ -9,7 +9,9 @@ touches the store.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import gzip
+import os
 import re
 import stat
 import sys
@@ -183,6 +185,69 @@ def _expand(
     if stat.S_ISREG(mode):
         return [Source(str(p.resolve()), p.resolve())]
     raise _not_a_file(p, mode)
+
+
+MAX_PATTERN_PATHS = 100_000
+"""Paths one shell pattern may name before :func:`expand_pattern` refuses it: a ``**`` over the wrong
+folder (``/``, a home directory) is a configuration mistake to report, not a walk to finish."""
+
+
+class PatternError(IngestError):
+    """A configured source pattern that cannot be expanded safely (it names too many paths)."""
+
+
+def _matches(parts: Sequence[str], pats: Sequence[str]) -> bool:
+    """Whether the path components ``parts`` match the pattern components ``pats`` (``**``: any number of
+    components, none included; other components as :func:`fnmatch.fnmatchcase`)."""
+    if not pats:
+        return not parts
+    if pats[0] == "**":
+        return _matches(parts, pats[1:]) or (bool(parts) and _matches(parts[1:], pats))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], pats[0]) and _matches(parts[1:], pats[1:])
+
+
+def expand_pattern(pattern: str, *, max_paths: int = MAX_PATTERN_PATHS) -> list[str]:
+    """The existing paths a shell pattern names, sorted: ``glob.glob(pattern, recursive=True)``'s
+    matches (hidden entries skipped, as glob skips them), but a ``**`` walk enters each directory once by
+    its real path, so a symbolic link back to a directory already walked (``self -> .``, ``up -> ..``) is
+    not followed again: the standard library's glob follows such a loop until the paths grow too long,
+    which kept a worker cycle busy without end (issue 38). A pattern without ``**`` is the standard glob
+    (each of its components lists one directory level, which cannot loop); one without wildcards names
+    itself when it exists.
+
+    Raises :class:`PatternError` naming the pattern when it names more than ``max_paths`` paths.
+    """
+    if not glob.has_magic(pattern):
+        return [pattern] if os.path.lexists(pattern) else []
+    parts = Path(pattern).parts
+    if "**" not in parts:
+        found = glob.glob(pattern)
+    else:
+        k = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+        base = str(Path(*parts[:k])) if k else "."
+        pats = parts[k:]
+        found, seen = [], set()
+        for root, dirs, files in os.walk(base, followlinks=True):
+            real = os.path.realpath(root)
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if real in seen:
+                dirs[:] = []  # reached again through a link: its entries were listed the first time
+                continue
+            seen.add(real)
+            rel = Path(root).relative_to(base).parts if root != base else ()
+            for name in dirs + sorted(f for f in files if not f.startswith(".")):
+                if _matches((*rel, name), pats):
+                    found.append(os.path.join(root, name) if k else os.path.relpath(os.path.join(root, name)))
+                    if len(found) > max_paths:
+                        break
+            if len(found) > max_paths:
+                break
+    if len(found) > max_paths:
+        raise PatternError(
+            f"source pattern {pattern!r} names more than {max_paths:,} paths: narrow it (a ** over a large "
+            "folder?)"
+        )
+    return sorted(found)
 
 
 def read_lines(

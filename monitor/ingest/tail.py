@@ -39,7 +39,6 @@ Event origins are the files' absolute paths and line numbers are those of the wh
 from __future__ import annotations
 
 import dataclasses
-import glob
 import gzip
 import hashlib
 import logging
@@ -56,7 +55,15 @@ from typing import IO
 from sqlalchemy.orm import Session
 
 from monitor.ingest.otlp import REWRITE_SPAN_NAMES
-from monitor.ingest.sources import BACKUP_STAMP, GENERATION, LIVE_SUFFIXES, RawLine, read_failure, read_lines
+from monitor.ingest.sources import (
+    BACKUP_STAMP,
+    GENERATION,
+    LIVE_SUFFIXES,
+    RawLine,
+    expand_pattern,
+    read_failure,
+    read_lines,
+)
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
 from monitor.store.engine import refresh_planner_statistics
@@ -94,7 +101,7 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
     waiting: list[str] = []
     for pattern in patterns:
         named: list[Path] = []
-        for match in sorted(glob.glob(pattern, recursive=True)) or [pattern]:
+        for match in expand_pattern(pattern) or [pattern]:
             p = Path(match)
             if p.is_dir():
                 named.extend(

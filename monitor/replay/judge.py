@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from monitor.record import RewriteRecord
 
 
-REWRITE_FAMILIES = ("added_words", "qualifiers", "references", "antecedents", "intent")
+REWRITE_FAMILIES = ("added_words", "qualifiers", "references", "antecedents", "intent", "scope")
 
 
 MIN_SEVERITY = "medium"

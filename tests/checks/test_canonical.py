@@ -38,11 +38,15 @@ def test_case1_dublin_resolution_drops_spent_selecting_qualifier(rules):
     # every check ran (the antecedent check verified Dublin in turn 2) but topic_shift (no new topic)
     # and antecedent_recency (no "it", "they" or demonstrative: "the second one" is list_reference's)
     # and swapped_name (the user wrote no name) and ignored_correction (the user corrected nothing)
+    # and frame_not_carried (no "what about" or "instead": nothing of an earlier question substituted)
+    # and topic_not_carried (a full question, no ellipsis, fragment or continuer)
     assert {s.check_id for s in out.statuses if s.status == "skipped"} == {
         "topic_shift",
         "antecedent_recency",
         "swapped_name",
         "ignored_correction",
+        "frame_not_carried",
+        "topic_not_carried",
     }
 
 
@@ -158,7 +162,11 @@ def test_case7_why_not_unchanged_is_unresolved(rules):
         ("assistant", "No, Dublin does not support cross-region read replicas."),
     ]
     out = run(make_record(msgs, "Why not?", "Why not?", turn=2), rules)
-    assert summary(out) == [("unresolved_reference", "high", ("Why not?",))]
+    # the ellipsis is unresolved, and the topic the first turn set (Dublin, the replicas) is dropped with it
+    assert summary(out) == [
+        ("unresolved_reference", "high", ("Why not?",)),
+        ("dropped_qualifier", "medium", ("Dublin", "cross-region read replicas")),
+    ]
 
 
 def test_case7_why_not_restated_as_proposition_is_clean(rules):

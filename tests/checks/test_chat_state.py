@@ -132,6 +132,8 @@ def test_every_context_check_skips_without_ctx_input(rules):
             "antecedent_recency",
             "swapped_name",
             "replaced_term",
+            "frame_not_carried",
+            "topic_not_carried",
         )
     } | {
         "antecedent_not_in_input": "no resolved entries logged",

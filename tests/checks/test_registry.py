@@ -31,6 +31,8 @@ def test_registry_listing():
         ("ignored_correction.v1", "antecedents", ("wrong_antecedent",)),
         ("intent_dropped.v14", "intent", ("intent_dropped",)),
         ("replaced_term.v2", "intent", ("replaced_term",)),
+        ("frame_not_carried.v1", "scope", ("dropped_qualifier",)),
+        ("topic_not_carried.v1", "scope", ("dropped_qualifier",)),
     ]
 
 
@@ -49,6 +51,8 @@ def test_outcome_statuses_and_json(rules):
         ("antecedent_recency", "no 'it', 'they' or demonstrative in the latest message"),
         ("swapped_name", "the latest message writes no name of several words"),
         ("ignored_correction", "the latest message corrects nothing"),
+        ("frame_not_carried", "the latest message substitutes nothing of an earlier question"),
+        ("topic_not_carried", "the latest message does not depend on the conversation by its form"),
     ]
     assert len(out.statuses) == len(REGISTRY)
     (f,) = out.findings

@@ -386,3 +386,52 @@ def test_examples_otel_shapes_are_the_three_named() -> None:
         "openinference_langchain",
         "openinference_llamaindex",
     ]
+
+
+def test_a_span_that_is_its_own_parent_is_refused_and_the_trace_still_maps(session: Session) -> None:
+    """Issue 38: a rewrite span whose parentSpanId is its own spanId, its root in a later line, made the
+    descendant walk grow without bound. The span is refused naming the field; the rest of the line is kept."""
+    chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}
+    own = _span(T1, CHILD, CHILD, "chat", chat)
+    got = parse_line(_line(own).decode())
+    assert [(e.reason, e.detail) for e in got.errors] == [  # type: ignore[union-attr]
+        (
+            "wrong_type",
+            "resourceSpans[0].scopeSpans[0].spans[0].parentSpanId: the span's own spanId (a span cannot be "
+            "its own parent)",
+        )
+    ]
+    summary = ingest_bytes(
+        session, _line(own) + _line(_span(T1, ROOT, None, "POST /chat", {})), origin="t.jsonl"
+    )
+    assert summary.rejected == {"wrong_type": 1, "no_rewrite_span": 1}
+    assert summary.stored_by_kind == {"span": 1}
+
+
+def test_a_cycle_of_parent_links_ends_the_descendant_walk() -> None:
+    """Two spans each the other's parent: the walk ends, each descendant once, the span itself not among
+    them."""
+    a = otlp.spans_of(json.loads(_line(_span(T1, CHILD, OTHER, "a", {}, start=2))))[0]
+    b = otlp.spans_of(json.loads(_line(_span(T1, OTHER, CHILD, "b", {}, start=3))))[0]
+    assert [s["name"] for s in otlp._children([a, b], CHILD)] == ["b"]
+
+
+@pytest.mark.parametrize("field", ["startTimeUnixNano", "endTimeUnixNano"])
+def test_a_span_time_after_year_9999_is_quarantined_not_a_crash(field: str, session: Session) -> None:
+    """Issue 38: a span time at or after year 10000 crashed ``ingest`` (``datetime`` has no such year);
+    it is a malformed field now, quarantined like a JSONL ``ts`` out of range, and the next line is read."""
+    bad = _span(T1, ROOT, None, "POST /chat", {})
+    bad[field] = str(253_402_300_800 * 10**9)  # 10000-01-01T00:00:00Z
+    assert otlp._nanos(str(otlp.MAX_UNIX_NANO)) == otlp.MAX_UNIX_NANO
+    assert otlp._nanos(str(otlp.MAX_UNIX_NANO + 1)) is None
+    chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}
+    good = _line(_span(T2, CHILD, ROOT, "chat", chat), _span(T2, ROOT, None, "POST /chat", {}))
+    summary = ingest_bytes(session, _line(bad) + good, origin="far.jsonl")
+    assert summary.rejected == {"wrong_type": 1}
+    assert summary.stored_by_kind == {"span": 2, "ctx_input": 1, "rewrite": 1}
+    row = session.scalars(select(Quarantine)).one()
+    assert (row.line_no, row.detail) == (
+        1,
+        f"resourceSpans[0].scopeSpans[0].spans[0].{field}: expected a positive integer of year 9999 or "
+        "before",
+    )

@@ -91,3 +91,30 @@ def test_a_cycle_that_reads_a_thousand_events_analyses_their_tables_on_postgresq
             engine.dispose()
         # reltuples is -1 until a table is analysed: the cycle's ingest analysed both
         assert got == {"events": 1200, "records": 600}
+
+
+def test_a_recursive_glob_over_symlink_loops_and_a_fifo_ends_with_the_real_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: `ln -s . self` and `ln -s .. sub/up` under a `**` source kept the standard library's glob
+    walking ever longer paths (a worker cycle killed at 60 s). Each directory is walked once by its real
+    path now, a FIFO is no file to read, and a real file is found once, however many links lead to it."""
+    import os
+
+    from monitor.ingest.sources import PatternError, expand_pattern
+
+    (tmp_path / "logs" / "sub").mkdir(parents=True)
+    good = tmp_path / "logs" / "sub" / "a.jsonl"
+    good.write_text("")
+    (tmp_path / "logs" / "self").symlink_to(".")
+    (tmp_path / "logs" / "sub" / "up").symlink_to("..")
+    os.mkfifo(tmp_path / "logs" / "pipe.jsonl")
+    pattern = str(tmp_path / "logs" / "**" / "*.jsonl")
+    assert expand_pattern(pattern) == [str(tmp_path / "logs" / "pipe.jsonl"), str(good)]
+    files, waiting = resolve_sources([pattern])
+    assert (files, waiting) == ([good.resolve()], [])
+    with pytest.raises(PatternError, match=r"names more than 1 paths: narrow it"):
+        expand_pattern(pattern, max_paths=1)
+    # relative to the working folder, as glob names them
+    monkeypatch.chdir(tmp_path / "logs")
+    assert expand_pattern("**/*.jsonl") == ["pipe.jsonl", "sub/a.jsonl"]

@@ -16,10 +16,9 @@ from monitor.settings import Settings
 # -- main job, queue, show, stats ---------------------------------------------------------------
 def _sources(paths: list[str] | None, settings: Settings, errors: list[tuple[str, str]]) -> list[Any]:
     """The sources to read; a path that cannot be read goes to ``errors`` (the others are still read)."""
-    import glob
 
     from monitor.errors import ConfigError
-    from monitor.ingest.sources import discover
+    from monitor.ingest.sources import discover, expand_pattern
 
     if paths:
         return discover(paths, errors=errors)
@@ -30,7 +29,7 @@ def _sources(paths: list[str] | None, settings: Settings, errors: list[tuple[str
         )
     expanded: list[str] = []
     for pattern in settings.sources:
-        matches = sorted(glob.glob(pattern, recursive=True))
+        matches = expand_pattern(pattern)
         expanded.extend(matches or [pattern])  # a pattern matching nothing is reported by discover
     return discover(expanded, errors=errors)
 
