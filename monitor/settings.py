@@ -29,6 +29,7 @@ from pydantic_settings import (
 from monitor.errors import ConfigError
 from monitor.ingest.otlp import REWRITE_SPAN_NAMES
 from monitor.setting_groups import AlertSettings, QueueSettings, ReplaySettings, WorkerSettings
+from monitor.text import ambiguous_userinfo, mask_url
 
 DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
 ENV_PREFIX = "REWRITE_MONITOR_"
@@ -410,6 +411,12 @@ class Settings(BaseSettings):
         # settings stays light for commands that never open the store. Messages never quote the URL.
         from urllib.parse import urlsplit
 
+        if ambiguous_userinfo(url):
+            # libpq would take the part after the raw character for the host and name it in its error
+            raise ValueError(
+                "the user or password holds a raw '@', '/', '?' or '#': percent-encode it "
+                "(%40, %2F, %3F, %23)"
+            )
         try:
             parts = urlsplit(url)
             parts.port  # noqa: B018 - reading the port raises for a non-number
@@ -539,10 +546,7 @@ def check_env_names(environ: Mapping[str, str] | None = None) -> None:
 def _shown_input(field: str | None, value: Any) -> str:
     """How an invalid value appears in an error message: secrets never in clear."""
     if field == "database_url" and isinstance(value, str):
-        try:
-            return f" (got {masked_url(value)!r})"
-        except Exception:  # not even parsable as a URL: it may still hold a password
-            return ""
+        return f" (got {masked_url(value)!r})"
     if field in SECRET_SETTINGS:
         return ""
     if field in ("alert_pagerduty_url", "langfuse_host") and isinstance(value, str):
@@ -605,10 +609,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
 
 
 def masked_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for display and logs)."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
+    """``url`` with its password replaced by ``***`` (for display and logs): :func:`monitor.text.mask_url`."""
+    return mask_url(url)
 
 
 def _check_http(url: str) -> None:

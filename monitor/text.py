@@ -101,3 +101,44 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun`` in agreement: ``counted(1, "case")`` is "1 case", ``counted(2, "case")`` "2
     cases" (``plural`` when the plural is not ``noun + "s"``)."""
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+_SCHEME_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>.*)$", re.DOTALL)
+_QUERY_PASSWORD_RE = re.compile(r"(?i)([?&]password=)[^&#]*")
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, whatever its syntax: the one masking of every
+    message, log line and page that names a database URL.
+
+    The user information is everything before the *last* ``@`` (a raw ``@``, ``/``, ``?`` or ``#`` in a
+    password makes a URL parser split it elsewhere and show the rest as a host: ``monitor:s3cr@tpw@db``
+    must not show ``tpw``); what follows its first ``:`` is the password. A ``password=`` query
+    parameter (libpq takes one) is masked too, and a text with an ``@`` but no ``scheme://`` shows only
+    what follows its last ``@``. Examples: ``postgresql://monitor:s3cr@t/pw@db:5432/rm`` ->
+    ``postgresql://monitor:***@db:5432/rm``; ``postgresql://db/rm?password=x`` ->
+    ``postgresql://db/rm?password=***``.
+    """
+    m = _SCHEME_RE.match(url)
+    scheme, rest = (m.group("scheme"), m.group("rest")) if m else ("", url)
+    at = rest.rfind("@")
+    if at >= 0:
+        userinfo, host = rest[:at], rest[at + 1 :]
+        if not m:
+            rest = "***@" + host
+        elif ":" in userinfo:
+            rest = userinfo.split(":", 1)[0] + ":***@" + host
+    return _QUERY_PASSWORD_RE.sub(r"\1***", scheme + rest)
+
+
+def ambiguous_userinfo(url: str) -> bool:
+    """Whether the user information of ``url`` (before its last ``@``) holds a raw ``@``, ``/``, ``?`` or
+    ``#``: a URL parser (urllib, SQLAlchemy, libpq) reads such a URL with part of the password as its
+    host or path, so it must be percent-encoded (``%40``, ``%2F``, ``%3F``, ``%23``) to mean what was
+    written. RFC 3986, 3.2.1: the user information may not hold these characters unencoded."""
+    m = _SCHEME_RE.match(url)
+    if m is None:
+        return False
+    rest = m.group("rest")
+    at = rest.rfind("@")
+    return at >= 0 and any(c in rest[:at] for c in "@/?#")

@@ -347,7 +347,8 @@ def test_a_misspelt_secret_in_the_config_file_never_shows_its_value(tmp_path: Pa
     [
         (
             "postgresql://u:S3cr3t@127.0.0.1:abc/x",
-            "not a database URL (scheme://user:password@host:port/database)",
+            "not a database URL (scheme://user:password@host:port/database) "
+            "(got 'postgresql://u:***@127.0.0.1:abc/x')",
         ),
         (
             "postgresql+asyncpg://u:S3cr3t@h/x",
@@ -373,3 +374,60 @@ def test_credentials_in_the_pagerduty_url_are_masked_in_show_and_in_errors() -> 
     with pytest.raises(ConfigError) as err:
         load_settings(alert_pagerduty_url="https://u:PDPASS@/v2")
     assert "PDPASS" not in str(err.value) and "https://***@/v2" in str(err.value)
+
+
+# Issue 38: a raw '@' in the password showed the part after it as a host ("tpw@127.0.0.1"), in our line and
+# in libpq's. Every shape below holds the password "S3cr@tpw" or a piece of it; none may show a piece.
+REFUSED_SHAPES = [
+    "postgresql://monitor:S3cr@tpw@127.0.0.1:5432/test",  # a raw '@'
+    "postgresql://monitor:S3cr@t/pw@127.0.0.1:5432/test",  # a raw '@' and '/'
+    "postgresql://monitor:S3cr#tpw@127.0.0.1:5432/test",  # a raw '#'
+    "postgresql://monitor:S3cr?tpw@127.0.0.1:5432/test",  # a raw '?'
+    "postgresql://monitor:S3cr@t@pw@127.0.0.1/test",  # two raw '@'s
+]
+ACCEPTED_SHAPES = [
+    "postgresql://monitor:S3cr%40tpw@127.0.0.1:1/test",  # percent-encoded: what libpq accepts
+    "postgresql://monitor:S3cr:tpw@127.0.0.1:1/test",  # a ':' in the password is allowed raw
+    "postgresql://127.0.0.1:1/test?user=monitor&password=S3cr%40tpw",  # libpq's query parameter
+    "postgresql+psycopg://monitor:S3crtpw@127.0.0.1:1/test",
+]
+
+
+@pytest.mark.parametrize("url", REFUSED_SHAPES)
+def test_a_url_whose_password_holds_a_raw_delimiter_is_refused_without_a_piece_of_it(url: str) -> None:
+    result = runner.invoke(app, ["--database-url", url, "db", "current"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(
+        "error: invalid configuration: database_url: Value error, the user or password holds a raw '@', "
+        "'/', '?' or '#': percent-encode it (%40, %2F, %3F, %23) (got 'postgresql://monitor"
+    )
+    for piece in ("S3cr", "tpw", "t/pw", "pw@"):
+        assert piece not in result.output
+
+
+@pytest.mark.parametrize("url", ACCEPTED_SHAPES)
+def test_a_url_libpq_accepts_is_named_masked_when_the_server_is_unreachable(url: str) -> None:
+    result = runner.invoke(app, ["--database-url", url, "db", "current"])
+    assert result.exit_code == 4, result.output  # nothing listens on port 1
+    assert result.stderr.startswith("error: cannot reach the database postgresql://")
+    assert "S3cr" not in result.output and "tpw" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://monitor:S3cr@t/pw@db:5432/rm", "postgresql://monitor:***@db:5432/rm"),
+        ("postgresql://monitor:S3cr:tpw@db/rm", "postgresql://monitor:***@db/rm"),
+        ("postgresql://monitor@db/rm", "postgresql://monitor@db/rm"),  # no password: nothing to hide
+        (
+            "postgresql://db/rm?user=m&PASSWORD=S3cr&sslmode=require",
+            "postgresql://db/rm?user=m&PASSWORD=***&sslmode=require",
+        ),
+        ("monitor:S3cr@db/rm", "***@db/rm"),  # no scheme: only what follows the last '@'
+        ("sqlite:///tmp/rm.db", "sqlite:///tmp/rm.db"),
+    ],
+)
+def test_mask_url_hides_the_password_whatever_the_syntax(url: str, shown: str) -> None:
+    from monitor.text import mask_url
+
+    assert mask_url(url) == shown

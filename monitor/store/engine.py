@@ -31,6 +31,7 @@ from sqlalchemy.types import TypeDecorator
 
 from monitor.bundled import bundled_dir
 from monitor.errors import ConfigError, StorageError
+from monitor.text import mask_url
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 """How long a SQLite connection waits for another process's write lock before "database is locked".
@@ -113,17 +114,10 @@ def alembic_config(url: str) -> Any:
 
 
 def display_url(url: str | URL) -> str:
-    """``url`` as the operator wrote it, password hidden (``postgresql://monitor:***@db/rm``): the
-    driver :func:`make_engine` adds is left out. A malformed URL is shown as ``<invalid URL>``."""
-    try:
-        parsed = make_url(url)
-    except Exception:  # an unparsable URL may still hold a password: never echo it
-        return "<invalid URL>"
-    if parsed.drivername == "postgresql+psycopg":
-        parsed = parsed.set(drivername="postgresql")
-    if "password" in parsed.query:  # libpq also takes the password as a query parameter
-        parsed = parsed.update_query_dict({"password": "***"})
-    return parsed.render_as_string(hide_password=True)
+    """``url`` as the operator wrote it, password hidden (``postgresql://monitor:***@db/rm``) by
+    :func:`monitor.text.mask_url`, whatever its syntax; the driver :func:`make_engine` adds is left out."""
+    text = url.render_as_string(hide_password=True) if isinstance(url, URL) else url
+    return mask_url(re.sub(r"^postgresql\+psycopg://", "postgresql://", text))
 
 
 _QUOTED_RE = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'')

@@ -118,7 +118,7 @@ def test_an_unreachable_postgresql_is_one_line_exit_4_without_the_password(comma
         ),
         (
             "postgresql://postgres@127.0.0.1:1/x?password=s3cret",
-            "postgresql://postgres@127.0.0.1:1/x?password=%2A%2A%2A",
+            "postgresql://postgres@127.0.0.1:1/x?password=***",
             "connection failed: ",
         ),
     ],
