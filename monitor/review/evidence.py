@@ -106,6 +106,9 @@ def _dropped(findings: Iterable[FindingLike], t: _Terms) -> None:
         ev = f.evidence
         if f.kind == "dropped_qualifier":
             t.include_((ev.get("stated_at") or {}).get("text") or ev.get("value"))
+            for w in ev.get("missing", []):  # the live items a conversation-state check found missing
+                if isinstance(w, Mapping):
+                    t.include_(w.get("text"))
         elif f.kind == "intent_dropped":
             for w in ev.get("missing", []):
                 if not (isinstance(w, Mapping) and w.get("pointer")):  # a replaced pointer is no loss

@@ -82,3 +82,15 @@ def test_an_untouched_corrected_query_is_no_correction() -> None:
         corrected_query(" What is the uptime SLA for Frankfurt? ", logged)
         == "What is the uptime SLA for Frankfurt?"
     )
+
+
+def test_the_live_topic_and_measure_a_follow_up_lost_are_must_includes(rules) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: the conversation-state checks name the live item, and the prefill takes it."""
+    gmo = [("user", "I would like to learn about GMO Food labeling."), ("assistant", "Labels are required.")]
+    latest = "Tell me more about traceability tools."
+    assert prefill("dropped_constraint", findings(gmo, latest, latest, rules)) == Prefill(("GMO Food",), ())
+    garage = [("user", "How much does it cost to repair a garage door opener?"), ("assistant", "About $200.")]
+    got = findings(
+        garage, "How about replacing it instead?", "How about replacing a garage door opener?", rules
+    )
+    assert prefill("dropped_constraint", got) == Prefill(("cost",), ())
