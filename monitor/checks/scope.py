@@ -192,13 +192,6 @@ TOPIC_STEPS = (
         "(ellipsis); Schegloff 1982 (continuers)",
         "a follow-up that depends on the conversation by its form, passed through without the topic's terms",
     ),
-    Step(
-        "admitted_live_drop",
-        "high",
-        "the structured rewrite record (seeds 003): dropped[] lists what the rewriter left out on purpose, "
-        "and a constraining qualifier is not to be left out while it is live",
-        "the rewriter's logged dropped[] names a live term of the topic, and the query lacks it",
-    ),
 )
 ABOUT_RE = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|and|great|thanks?|interesting|cool|wow)\W+)*(?:(?:can|could|would)\s+you\s+)?"
@@ -252,34 +245,6 @@ def _carried_context(record: RewriteRecord, texts: list[str]) -> bool:
     )
 
 
-def _admitted_drop(record: RewriteRecord, topic: str, at: int) -> Finding | None:
-    """``dropped_qualifier`` (high) when an entry of the rewriter's logged ``dropped`` names a term of the
-    topic-setting turn (``topic``, message ``at``) that the query lacks: the rewriter says it left out on
-    purpose what the conversation still holds live; None otherwise."""
-    query = analyzer().analyze(record.query).vocab
-    for entry in record.dropped:
-        said = analyzer().analyze(entry).vocab
-        for t in terms_of(topic):
-            if t.head in said and t.head not in query:
-                return Finding(
-                    kind="dropped_qualifier",
-                    severity="high",
-                    evidence={
-                        "missing": [{"text": t.text, "message_index": at}],
-                        "live_since": at,
-                        "dropped_entry": entry,
-                    },
-                    reason=(
-                        f"live since message {at}: '{t.text}' (the topic the user set); the rewriter logged "
-                        f"'{entry}' as dropped, and the query does not carry it"
-                    ),
-                    check_id="topic_not_carried",
-                    check_version=TOPIC_VERSION,
-                    step="admitted_live_drop",
-                )
-    return None
-
-
 @register(
     "topic_not_carried",
     version=TOPIC_VERSION,
@@ -295,13 +260,13 @@ def check_topic(record: RewriteRecord, rules: Rules) -> list[Finding]:
     (:func:`monitor.checks.state.terms_of`, less those headed by a neutral, framing or filler word of
     ``rules/neutral.yaml``).
 
-    Before that, whatever the latest message's form: high when the rewriter's own ``dropped`` entries name
-    a topic term the query lacks (:func:`_admitted_drop`; issue 32, part 4).
-
     Evidence: ``missing`` [{text, message_index}] (the topic terms, at most :data:`MAX_LIVE_WORDS`),
-    ``live_since`` (the topic turn's index), ``dependency`` (or ``dropped_entry``). Skips without a message
-    list or an earlier user turn, or when the latest message does not depend on the conversation by its
-    form.
+    ``live_since`` (the topic turn's index), ``dependency``. Skips without a message list or an earlier
+    user turn, or when the latest message does not depend on the conversation by its form.
+
+    The rewriter's own ``dropped`` entries are not read: a topic term it dropped may be a spent selecting
+    qualifier (seeds 003: "Which EU regions support customer-managed keys?" selected Dublin, and a query
+    about "the second one" rightly drops the keys), which the state does not yet tell from a live one.
     """
     texts = message_texts(record)
     assert record.context is not None and record.context.messages is not None  # message_texts checked
@@ -309,9 +274,6 @@ def check_topic(record: RewriteRecord, rules: Rules) -> list[Finding]:
     at = topic_turn(roles, texts)
     if at is None:
         raise SkipCheck("no earlier user turn")
-    admitted = _admitted_drop(record, texts[at], at)
-    if admitted is not None:
-        return [admitted]
     how = dependency(record, rules)
     if how is None:
         raise SkipCheck("the latest message does not depend on the conversation by its form")

@@ -201,15 +201,3 @@ def test_a_full_question_is_not_judged(rules) -> None:  # type: ignore[no-untype
     assert topic(GMO, latest, latest, rules)[1].reason == (
         "the latest message does not depend on the conversation by its form"
     )
-
-
-def test_a_live_topic_term_the_rewriter_logged_as_dropped_is_high_whatever_the_form(rules) -> None:  # type: ignore[no-untyped-def]
-    latest = "What is the role of Co-Extra?"  # a full question: the form alone would not be judged
-    rec = make_record(GMO, latest, latest, dropped=("GMO food labeling",))
-    out = run_checks(rec, rules, only=["topic_not_carried"])
-    assert [(f.severity, f.step, f.words, f.evidence["dropped_entry"]) for f in out.findings] == [
-        ("high", "admitted_live_drop", ["GMO Food"], "GMO food labeling")
-    ]
-    # a dropped entry the conversation no longer needs (not a topic term) is no finding
-    rec = make_record(GMO, latest, latest, dropped=("EU rules",))
-    assert run_checks(rec, rules, only=["topic_not_carried"]).findings == ()

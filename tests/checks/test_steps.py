@@ -32,7 +32,6 @@ FEW_BUT_GROUNDED = {
     "session_mismatch/history_not_continued": "another session's state; no public source has one",
     "antecedent_not_in_input/antecedent_unreceived": "reads resolved[], which no public source logged",
     "antecedent_not_in_input/antecedent_elsewhere": "reads resolved[], which no public source logged",
-    "topic_not_carried/admitted_live_drop": "reads dropped[], which no public source logged",
     "list_reference/query_names_other_item": "a list reference needs a list in the transcript; the seeds' "
     "canonical case (the second of two regions), rare in open-domain chat",
     "list_reference/resolved_entry_other_item": "reads resolved[], which no public source logged",
