@@ -414,8 +414,8 @@ class Settings(BaseSettings):
         if ambiguous_userinfo(url):
             # libpq would take the part after the raw character for the host and name it in its error
             raise ValueError(
-                "the user or password holds a raw '@', '/', '?' or '#': percent-encode it "
-                "(%40, %2F, %3F, %23)"
+                "the user, password or query holds a raw '@' (or the password a raw '/'): percent-encode "
+                "it (%40, %2F)"
             )
         try:
             parts = urlsplit(url)

@@ -104,41 +104,72 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 _SCHEME_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>.*)$", re.DOTALL)
-_QUERY_PASSWORD_RE = re.compile(r"(?i)([?&]password=)[^&#]*")
+_QUERY_PARAM_RE = re.compile(r"(?P<sep>[?&])(?P<key>[^=&]*)=(?P<value>[^&]*)")
+
+
+def _mask_query_password(text: str) -> str:
+    """``text`` with the value of every ``password`` query parameter masked, its key percent-decoded as a
+    URL parser decodes it (``pass%77ord``) and its value to the next ``&`` (a ``#`` inside it too: the
+    parsers read it as part of the value)."""
+    from urllib.parse import unquote
+
+    def one(m: re.Match[str]) -> str:
+        if unquote(m.group("key")).strip().lower() != "password":
+            return m.group(0)
+        return f"{m.group('sep')}{m.group('key')}=***"
+
+    return _QUERY_PARAM_RE.sub(one, text)
 
 
 def mask_url(url: str) -> str:
     """``url`` with its password replaced by ``***``, whatever its syntax: the one masking of every
     message, log line and page that names a database URL.
 
-    The user information is everything before the *last* ``@`` (a raw ``@``, ``/``, ``?`` or ``#`` in a
-    password makes a URL parser split it elsewhere and show the rest as a host: ``monitor:s3cr@tpw@db``
-    must not show ``tpw``); what follows its first ``:`` is the password. A ``password=`` query
-    parameter (libpq takes one) is masked too, and a text with an ``@`` but no ``scheme://`` shows only
-    what follows its last ``@``. Examples: ``postgresql://monitor:s3cr@t/pw@db:5432/rm`` ->
+    The user information is everything before the last ``@`` before the query when only that part holds
+    one, else before the last ``@`` of all (a raw ``@``, ``/``, ``?`` or ``#`` in a password makes a URL
+    parser split it elsewhere and show the rest as a host: ``monitor:s3cr@tpw@db`` must not show
+    ``tpw``); what follows its first ``:`` is the password. Without an ``@``, what follows a
+    ``:`` in the authority is masked unless it is a port number (``postgresql://u:s3cret/db`` is a user
+    and password without a host). A ``password`` query parameter (libpq takes one; its key may be
+    percent-encoded) is masked too, and a text with an ``@`` but no ``scheme://`` shows only what follows
+    its last ``@``. Examples: ``postgresql://monitor:s3cr@t/pw@db:5432/rm`` ->
     ``postgresql://monitor:***@db:5432/rm``; ``postgresql://db/rm?password=x`` ->
     ``postgresql://db/rm?password=***``.
     """
     m = _SCHEME_RE.match(url)
     scheme, rest = (m.group("scheme"), m.group("rest")) if m else ("", url)
-    at = rest.rfind("@")
+    # the last '@' before the query when there is one ("?application_name=a@b" is no user information),
+    # else the last of all (a raw '?' or '#' in the password: "s3cr?t@db")
+    before_query = re.split(r"[?#]", rest, maxsplit=1)[0]
+    after_query = rest[len(before_query) :]
+    clear = "@" in before_query and "@" not in after_query
+    at = before_query.rfind("@") if clear else rest.rfind("@")  # '@' on both sides: hide the most
     if at >= 0:
         userinfo, host = rest[:at], rest[at + 1 :]
         if not m:
             rest = "***@" + host
         elif ":" in userinfo:
             rest = userinfo.split(":", 1)[0] + ":***@" + host
-    return _QUERY_PASSWORD_RE.sub(r"\1***", scheme + rest)
+    elif m:
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+        if ":" in authority and not re.fullmatch(r"[^:]*:\d*|\[[^\]]*\](?::\d*)?", authority):
+            rest = authority.split(":", 1)[0] + ":***" + rest[len(authority) :]
+    return _mask_query_password(scheme + rest)
 
 
 def ambiguous_userinfo(url: str) -> bool:
-    """Whether the user information of ``url`` (before its last ``@``) holds a raw ``@``, ``/``, ``?`` or
-    ``#``: a URL parser (urllib, SQLAlchemy, libpq) reads such a URL with part of the password as its
-    host or path, so it must be percent-encoded (``%40``, ``%2F``, ``%3F``, ``%23``) to mean what was
-    written. RFC 3986, 3.2.1: the user information may not hold these characters unencoded."""
+    """Whether a server URL cannot be split into user information and host without guessing: its user
+    information (before the last ``@`` before the query) holds a raw ``@`` or ``/``, or an ``@`` stands
+    both before and after the first ``?`` or ``#`` (``u:a@b?c@db``: the password may be ``a@b?c``). A
+    URL parser (urllib, SQLAlchemy, libpq) would read part of the password as the host, the path or the
+    query, so the ``@`` or ``/`` must be percent-encoded (``%40``, ``%2F``) to mean what was written
+    (RFC 3986, 3.2.1). A ``sqlite`` URL has no user information."""
     m = _SCHEME_RE.match(url)
-    if m is None:
+    if m is None or m.group("scheme").lower().startswith("sqlite"):
         return False
     rest = m.group("rest")
-    at = rest.rfind("@")
-    return at >= 0 and any(c in rest[:at] for c in "@/?#")
+    before_query = re.split(r"[?#]", rest, maxsplit=1)[0]
+    at = before_query.rfind("@")
+    if at < 0:
+        return False
+    return any(c in before_query[:at] for c in "@/") or "@" in rest[len(before_query) :]

@@ -379,27 +379,36 @@ def test_credentials_in_the_pagerduty_url_are_masked_in_show_and_in_errors() -> 
 # Issue 38: a raw '@' in the password showed the part after it as a host ("tpw@127.0.0.1"), in our line and
 # in libpq's. Every shape below holds the password "S3cr@tpw" or a piece of it; none may show a piece.
 REFUSED_SHAPES = [
-    "postgresql://monitor:S3cr@tpw@127.0.0.1:5432/test",  # a raw '@'
-    "postgresql://monitor:S3cr@t/pw@127.0.0.1:5432/test",  # a raw '@' and '/'
-    "postgresql://monitor:S3cr#tpw@127.0.0.1:5432/test",  # a raw '#'
-    "postgresql://monitor:S3cr?tpw@127.0.0.1:5432/test",  # a raw '?'
-    "postgresql://monitor:S3cr@t@pw@127.0.0.1/test",  # two raw '@'s
+    ("postgresql://monitor:S3cr@tpw@127.0.0.1:5432/test", "raw"),  # a raw '@'
+    ("postgresql://monitor:S3cr@t/pw@127.0.0.1:5432/test", "raw"),  # a raw '@' and '/'
+    ("postgresql://monitor:S3cr@t@pw@127.0.0.1/test", "raw"),  # two raw '@'s
+    ("postgresql://monitor:S3cr@t?pw@127.0.0.1/test", "raw"),  # '@' before and after a raw '?'
+    ("postgresql://monitor:S3cr#tpw@127.0.0.1:5432/test", "port"),  # a raw '#': urllib reads a port "S3cr"
+    ("postgresql://monitor:S3cr?tpw@127.0.0.1:5432/test", "port"),  # a raw '?'
+    ("postgresql://monitor:S3crtpw/test", "port"),  # no host at all
 ]
+REASONS = {
+    "raw": "the user, password or query holds a raw '@' (or the password a raw '/'): percent-encode it "
+    "(%40, %2F)",
+    "port": "not a database URL (scheme://user:password@host:port/database)",
+}
 ACCEPTED_SHAPES = [
     "postgresql://monitor:S3cr%40tpw@127.0.0.1:1/test",  # percent-encoded: what libpq accepts
     "postgresql://monitor:S3cr:tpw@127.0.0.1:1/test",  # a ':' in the password is allowed raw
     "postgresql://127.0.0.1:1/test?user=monitor&password=S3cr%40tpw",  # libpq's query parameter
+    "postgresql://127.0.0.1:1/test?user=monitor&pass%77ord=S3cr#tpw",  # an encoded key, a '#' in the value
     "postgresql+psycopg://monitor:S3crtpw@127.0.0.1:1/test",
 ]
 
 
-@pytest.mark.parametrize("url", REFUSED_SHAPES)
-def test_a_url_whose_password_holds_a_raw_delimiter_is_refused_without_a_piece_of_it(url: str) -> None:
+@pytest.mark.parametrize(("url", "why"), REFUSED_SHAPES)
+def test_a_url_whose_password_holds_a_raw_delimiter_is_refused_without_a_piece_of_it(
+    url: str, why: str
+) -> None:
     result = runner.invoke(app, ["--database-url", url, "db", "current"])
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(
-        "error: invalid configuration: database_url: Value error, the user or password holds a raw '@', "
-        "'/', '?' or '#': percent-encode it (%40, %2F, %3F, %23) (got 'postgresql://monitor"
+        f"error: invalid configuration: database_url: Value error, {REASONS[why]} (got 'postgresql://monitor"
     )
     for piece in ("S3cr", "tpw", "t/pw", "pw@"):
         assert piece not in result.output
@@ -423,6 +432,17 @@ def test_a_url_libpq_accepts_is_named_masked_when_the_server_is_unreachable(url:
             "postgresql://db/rm?user=m&PASSWORD=S3cr&sslmode=require",
             "postgresql://db/rm?user=m&PASSWORD=***&sslmode=require",
         ),
+        (
+            "postgresql://db/rm?sslmode=require&password=Tr0ub#4dor",
+            "postgresql://db/rm?sslmode=require&password=***",
+        ),
+        (
+            "postgresql://db/rm?pass%77ord=S3cr",
+            "postgresql://db/rm?pass%77ord=***",
+        ),  # the key as parsers read it
+        ("postgresql://monitor:S3cr/rm", "postgresql://monitor:***/rm"),  # no '@': not a port, so hidden
+        ("postgresql://db:5432/rm", "postgresql://db:5432/rm"),  # a port is shown
+        ("postgresql://u:pw@db/rm?application_name=ab", "postgresql://u:***@db/rm?application_name=ab"),
         ("monitor:S3cr@db/rm", "***@db/rm"),  # no scheme: only what follows the last '@'
         ("sqlite:///tmp/rm.db", "sqlite:///tmp/rm.db"),
     ],

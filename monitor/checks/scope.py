@@ -35,6 +35,7 @@ from monitor.checks.references import (
     ELLIPSIS_RE,
     INSERT_RE,
     POINTER_DETERMINERS,
+    QUESTION_START_RE,
     dependent_fragment,
 )
 from monitor.checks.registry import register
@@ -60,25 +61,38 @@ SUBSTITUTION_RE = re.compile(
     re.IGNORECASE,
 )
 """An elliptical follow-up that substitutes one constituent of the previous question: "what about X",
-"how about X" (X the substitute) or a replacive "instead" (Quirk et al. 1985, 8.121). Not fitted to any
-data file."""
+"how about X" (X the substitute) or a replacive "instead" (Quirk et al. 1985, 8.121) in a message that is
+no full question of its own ("Can I use a microwave instead?" asks whether, not how long: see
+:func:`check_frame`). Not fitted to any data file."""
 
+TIME_UNITS = frozenset(
+    {"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month"}
+    | {"months", "year", "years", "decade", "decades"}
+)
+LENGTH_UNITS = frozenset(
+    {"metre", "metres", "meter", "meters", "kilometre", "kilometres", "kilometer", "kilometers", "km"}
+    | {"mile", "miles", "foot", "feet", "inch", "inches", "yard", "yards", "light"}
+)
 MEASURE_WORDS: dict[str, frozenset[str]] = {
-    "cost": PRICE_WORDS | {"much", "price", "prices", "fee", "fees", "worth", "expense", "expenses"},
+    "cost": PRICE_WORDS
+    | {"much", "fee", "fees", "worth", "expense", "expenses", "spend", "msrp", "dollars", "usd", "eur"},
     "amount": frozenset({"much", "amount", "quantity"}),
-    "number": frozenset({"many", "number", "count"}),
-    "duration": frozenset({"long", "duration", "time"}),
-    "age": frozenset({"old", "age"}),
-    "size": frozenset({"big", "large", "size"}),
-    "distance": frozenset({"far", "distance"}),
-    "frequency": frozenset({"often", "frequency"}),
-    "speed": frozenset({"fast", "speed"}),
-    "height": frozenset({"tall", "height"}),
-    "weight": frozenset({"heavy", "weight"}),
+    "number": frozenset({"many", "number", "count", "total", "population"}),
+    "duration": frozenset({"long", "duration", "time", "take", "takes"}) | TIME_UNITS,
+    "age": frozenset({"old", "age"}) | TIME_UNITS,
+    "size": frozenset({"big", "large", "size", "area", "dimensions", "square", "acres", "hectares"}),
+    "distance": frozenset({"far", "distance"}) | LENGTH_UNITS,
+    "frequency": frozenset({"often", "frequency", "frequently"}),
+    "speed": frozenset({"fast", "speed", "mph", "kph"}),
+    "height": frozenset({"tall", "height", "high"}) | LENGTH_UNITS,
+    "weight": frozenset({"heavy", "weight", "weigh", "kg", "kilograms", "pounds", "lbs", "tons"}),
 }
 """The words that ask each measure in a query: the degree adverb of its question ("how much"), the
-attribute noun (WordNet's attribute of the adjective: long -> duration) and, for a price, the price
-words of :data:`monitor.checks.state.PRICE_WORDS`."""
+attribute noun (WordNet's attribute of the adjective: long -> duration), the verbs and nouns that ask it
+("take" a time, "spend" a price, "population" a count of people) and the units it is given in (the SI
+and customary units of time, length, area, mass and speed); for a price, the price words of
+:data:`monitor.checks.state.PRICE_WORDS`. A query that says "How many weeks does it take to heal?" for a
+"how long" question asks the same thing."""
 
 
 def counted_noun(question: str) -> str:
@@ -102,13 +116,22 @@ def _previous_user_turn(record: RewriteRecord, texts: list[str]) -> int | None:
     return users[-1] if users else None
 
 
+POSSESSED_RE = re.compile(r"^\s*(?:its|their|his|her|your|my|our)\b|\w'?s\s+\w", re.IGNORECASE)
+"""A substitute with a possessive determiner or genitive ("its safety rating", "the region's
+topography"): an attribute of the thing asked about, so it replaces what was asked (Quirk et al. 1985,
+5.115: the genitive names the possessor of what the head denotes)."""
+
+
 def _substitutes_attribute(x: str) -> bool:
-    """Whether the substitute ``x`` of "what about X" is itself an attribute ("the region's topography",
-    "the price"): its last word is a noun of WordNet's ``noun.attribute`` class, so it replaces what was
-    asked rather than what it was asked of."""
+    """Whether the substitute ``x`` of "what about X" is itself an attribute of what was asked about: it
+    is possessed (:data:`POSSESSED_RE`: "its safety rating") or its last word is a noun of WordNet's
+    ``noun.attribute`` class ("the price"), so it replaces what was asked rather than what it was asked
+    of."""
     words = re.findall(r"[A-Za-z][\w-]*", x)
     if not words or words[-1][:1].isupper():
         return False
+    if POSSESSED_RE.search(x):
+        return True
     low = words[-1].lower()
     return "attribute" in noun_classes(low, analyzer().lemma(words[-1], low).lower())
 
@@ -148,6 +171,8 @@ def check_frame(record: RewriteRecord, rules: Rules) -> list[Finding]:
     """
     texts = message_texts(record)
     sub = SUBSTITUTION_RE.search(record.latest)
+    if sub is not None and not sub.group("x") and QUESTION_START_RE.search(record.latest):
+        sub = None  # "instead" in a question of its own ("Can I use a microwave instead?")
     if sub is None:
         raise SkipCheck("the latest message substitutes nothing of an earlier question")
     at = _previous_user_turn(record, texts)
@@ -218,10 +243,12 @@ def dependency(record: RewriteRecord, rules: Rules) -> str | None:
 
 
 def _anchor(latest: str, said: frozenset[str]) -> str | None:
-    """What makes the latest message stand on its own topic, or None: a name it writes, or a content word
+    """What makes the latest message stand on its own topic, or None: a name it writes (none in a message
+    written all in capitals or with every word capitalised: "WHAT ABOUT FEES?"), or a content word
     the user said before (``said``: keys of the earlier user turns' terms) that no pointing determiner
     ("the", "this": Halliday and Hasan 1976, ch. 2) marks as given."""
-    for n in names(latest):
+    shouted = latest.upper() == latest or latest.title() == latest  # every word capitalised: no names
+    for n in () if shouted else names(latest):
         if not INSERT_RE.fullmatch(n.text):
             return n.text
     last = ""

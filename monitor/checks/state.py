@@ -30,15 +30,18 @@ from monitor.checks.nlp import Tok, is_noun, is_verb, noun_classes, only_verb, w
 from monitor.checks.references import INSERT_RE
 from monitor.checks.sentences import BARE_VERB_AUXILIARIES
 
+CLAUSE_OPENING = r"(?:^|[.?!;:,]\s*|\b(?:and|but|so|then|ok(?:ay)?|well)\s+)"
 ASKED_ATTRIBUTE_RE = re.compile(
-    r"\bhow\s+(?P<how>much|many|long|old|big|far|often|fast|large|tall|heavy)\b"
+    rf"{CLAUSE_OPENING}how\s+(?P<how>much|many|long|old|big|far|often|fast|large|tall|heavy)\b"
     r"|\bwhat\s+(?:is|are|was|were|'s)\s+(?:the\s+)?(?P<noun>[a-z]+)\s+(?:of|for|to|in)\b"
-    r"|\b(?P<verb>cost|costs|price|pay|charge)\b",
+    r"|\b(?P<verb>costs?|cost|prices?|priced)\b",
     re.IGNORECASE,
 )
-"""The attribute a question asks for, when it is a degree or a measure: "how much/many/long ..." (the
-degree question of Quirk et al. 1985, 11.15), "what is the X of ..." (X an attribute noun, WordNet's
-``noun.attribute``: "the size of", not "the ways to"), or a price verb. Not fitted to any data file."""
+"""The attribute a question asks for, when it is a degree or a measure: "how much/many/long ..." opening
+a clause (the degree question of Quirk et al. 1985, 11.15; not the concessive "no matter how much I
+water it", 15.23), "what is the X of ..." (X an attribute noun, WordNet's ``noun.attribute``: "the size
+of", not "the ways to"), or the price noun or verb ("cost", "price"; not "pay" or "charge", which ask
+how rather than how much: "Should I pay with a credit card?"). Not fitted to any data file."""
 HOW_ATTRIBUTE = {
     "much": "cost",
     "many": "number",
@@ -55,7 +58,7 @@ HOW_ATTRIBUTE = {
 """The attribute each degree adverb asks for: the noun WordNet's attribute relation links to the
 adjective ("long" -> "duration"). "How much" asks a price when its question has a price word
 (:data:`PRICE_WORDS`), else an amount."""
-PRICE_WORDS = frozenset({"cost", "costs", "price", "pay", "charge", "afford", "expensive", "cheap"})
+PRICE_WORDS = frozenset({"cost", "costs", "price", "prices", "priced", "afford", "expensive", "cheap"})
 """Words that make a "how much" question one about a price."""
 
 
@@ -107,7 +110,11 @@ subject") and their chat forms ("btw", "new question", "switching gears"). Not "
 the new question to the old topic. Not fitted to any data file. ``topic_shift`` reads the same markers."""
 
 MAX_TERM_WORDS = 4
-"""Words of a noun phrase term at most: a longer run of content words is a list or a keyword string."""
+"""Words of a noun phrase term at most (a hyphenated word counts once): a longer run of content words is
+a list or a keyword string."""
+MAX_TERM_CHARS = 2_000
+"""Characters of a user turn read for its terms: a topic is stated in a turn's first sentences, and the
+name finder's cost grows faster than the text (a 140 KB turn took seconds)."""
 
 VERB_OPENERS = frozenset(
     {"to", "i", "you", "we", "they", "please", "can", "could", "would", "will", "do", "does", "did"}
@@ -136,7 +143,8 @@ def _base_verb(t: Tok) -> bool:
 def _head_noun(t: Tok) -> bool:
     """Whether ``t`` can head a noun phrase: a number, or a WordNet noun written as its lemma or a regular
     plural ("tools"), not an inflected verb form ("knew", "addressed"), a verb only, nor a response form
-    or interjection (:data:`monitor.checks.references.INSERT_RE`: "OK", "Hmm")."""
+    or interjection (:data:`monitor.checks.references.INSERT_RE`: "OK", "Hmm"). A noun form WordNet lists
+    ("pricing") heads a phrase only after another word of it (:func:`_terms`)."""
     if t.has_digit:
         return True
     if INSERT_RE.fullmatch(t.lower):
@@ -156,14 +164,36 @@ def _hyphen_joined(toks: Sequence[Tok], i: int) -> bool:
     )
 
 
+def _ends_phrase(run: Sequence[Tok]) -> bool:
+    """Whether the last token of ``run`` can end a noun phrase: a head noun (:func:`_head_noun`), the end of a
+    hyphenated word ("wi-fi", "x-ray": compounds are nominal), or, after another word of the phrase, a noun
+    form WordNet lists ("eu-west-1 *pricing*", not "been *feeling*")."""
+    last = run[-1]
+    if _head_noun(last):
+        return True
+    return len(run) > 1 and (run[-2].unit == last.unit or last.lower in word_classes()["noun"])
+
+
+def _name_term(text: str, toks: Sequence[Tok], start: int, end: int) -> Term | None:
+    """The term of a name found at ``[start, end)``, or None: a lone verb or interjection ("Tell",
+    "Hello"), a single letter or a name that is the first part of a hyphenated word ("T" of "T-shirt")."""
+    inside = [t for t in toks if start <= t.start < end and t.is_content]
+    if not inside or INSERT_RE.fullmatch(text[start:end]) or (len(inside) == 1 and _base_verb(inside[0])):
+        return None
+    if end - start < 2 or text[end : end + 1] == "-":
+        return None
+    return Term(text[start:end], frozenset(t.key for t in inside), inside[-1].key, True)
+
+
 def _terms(text: str) -> tuple[Term, ...]:
+    text = text[:MAX_TERM_CHARS]
     toks = analyzer().analyze(text).tokens
-    out: list[Term] = []
+    found: list[tuple[int, Term]] = []
     spans: list[tuple[int, int]] = []
     for n in names(text):
-        inside = [t for t in toks if n.start <= t.start < n.end and t.is_content]
-        if inside and not INSERT_RE.fullmatch(n.text) and not (len(inside) == 1 and _base_verb(inside[0])):
-            out.append(Term(n.text, frozenset(t.key for t in inside), inside[-1].key, True))
+        term = _name_term(text, toks, n.start, n.end)
+        if term is not None:
+            found.append((n.start, term))
             spans.append((n.start, n.end))
     i, consumed = 0, -1
     while i < len(toks):
@@ -191,15 +221,26 @@ def _terms(text: str) -> tuple[Term, ...]:
         if run and _base_verb(run[0]) and (len(run) == 1 or not _head_noun(run[1])):
             if not before or before in VERB_OPENERS:
                 run = run[1:]  # an imperative or a verb after its subject ("Tell me", "I know")
-        while len(run) > 1 and _base_verb(run[-1]) and _head_noun(run[-2]):
-            run = run[:-1]  # "shoulder braces | help"
-        while run and not _head_noun(run[-1]):
+        # a hyphenated word ends the phrase as a noun ("wi-fi", "x-ray"), whatever its last part is
+        while run and not _ends_phrase(run):
             run = run[:-1]
-        if not run or len(run) > MAX_TERM_WORDS or (len(run) == 1 and run[0].lower in word_classes()["adj"]):
+        if not run or len({t.unit for t in run}) > MAX_TERM_WORDS:
+            continue
+        if len(run) == 1 and run[0].lower in word_classes()["adj"]:
             continue  # a lone adjective is a predicate ("is going bad"), not a term
         start, end = run[0].start, run[-1].end
         if not any(s <= start and end <= e for s, e in spans):
-            out.append(Term(text[start:end], frozenset(t.key for t in run), run[-1].key, False))
+            found.append((start, Term(text[start:end], frozenset(t.key for t in run), run[-1].key, False)))
+    # one term per text, and no name that a longer term of the turn holds ("Roman" of "Roman army")
+    out: list[Term] = []
+    seen: set[str] = set()
+    phrases = [t.text.lower() for _, t in found if not t.name]
+    for _, term in sorted(found, key=lambda x: x[0]):
+        low = term.text.lower()
+        if low in seen or (term.name and any(low != p and low in p.split() for p in phrases)):
+            continue
+        seen.add(low)
+        out.append(term)
     return tuple(out)
 
 
@@ -210,17 +251,19 @@ _terms_of = TextMemo(_terms, TERMS_MEMO_CHARS)
 
 
 def terms_of(text: str) -> tuple[Term, ...]:
-    """The terms of ``text``, in order: its names (:func:`monitor.checks.names.names`, less a lone verb or
-    interjection), then each maximal run of content tokens on one line ending in a noun (at most
-    :data:`MAX_TERM_WORDS` words) that no name holds, less a leading verb ("Tell me more about
-    traceability tools" -> "traceability tools") and a verb after its subject ("Do shoulder braces help"
-    -> "shoulder braces"). Memoised by text."""
+    """The terms of the first :data:`MAX_TERM_CHARS` characters of ``text``, in text order, each once: its
+    names (:func:`monitor.checks.names.names`, less a lone verb, interjection or letter, and less a name a
+    longer term holds), and each maximal run of content tokens on one line ending in a noun (hyphenated
+    words kept whole, at most :data:`MAX_TERM_WORDS` words) that no name holds, less a leading verb ("Tell
+    me more about traceability tools" -> "traceability tools") and the verb after a subject an auxiliary
+    opens ("Do shoulder braces help" -> "shoulder braces"). Memoised by text."""
     return _terms_of(text)
 
 
 def topic_turn(roles: Sequence[str], texts: Sequence[str]) -> int | None:
     """The message index of the user turn that set the current topic: the last user turn with a topic-change
-    marker (:data:`TOPIC_SHIFT_RE`), else the first user turn; None when there is no user turn.
+    marker (:data:`TOPIC_SHIFT_RE`), else the first user turn that does more than open the conversation
+    (:func:`_opening_only`); None when there is no user turn.
 
     A turn that is complete on its own and names new things is not read as a new topic: nearly every
     follow-up does that within its topic ("What was the importance of the millet?" in a conversation about
@@ -229,4 +272,13 @@ def topic_turn(roles: Sequence[str], texts: Sequence[str]) -> int | None:
     if not users:
         return None
     marked = [i for i in users if TOPIC_SHIFT_RE.search(texts[i])]
-    return marked[-1] if marked else users[0]
+    if marked:
+        return marked[-1]
+    return next((i for i in users if not _opening_only(texts[i])), users[0])
+
+
+def _opening_only(text: str) -> bool:
+    """Whether a user turn only opens the conversation ("Hello, I need some help please.", "hi, can you
+    help me"): it starts with a greeting or response form (:data:`monitor.checks.references.INSERT_RE`)
+    and asks no question of its own (no question mark), so the topic is set by the turn after it."""
+    return "?" not in text and INSERT_RE.match(text.strip()) is not None

@@ -53,7 +53,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 SPAN = "span"
@@ -235,10 +235,14 @@ def span_key(trace_id: str, span_id: str) -> str:
     return hashlib.sha256(f"{SPAN}\x1f{trace_id}\x1f{span_id}".encode()).hexdigest()
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _time(nanos: int) -> str:
-    return (
-        datetime.fromtimestamp(nanos / 1e9, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
+    """ISO-8601 UTC to the millisecond of a span time in nanoseconds, in integer arithmetic: a float
+    division rounds the last microseconds of year 9999 up into year 10000, which has no ``datetime``."""
+    at = _EPOCH + timedelta(microseconds=nanos // 1000)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # -- mapping ----------------------------------------------------------------------------------------------

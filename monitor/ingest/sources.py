@@ -190,32 +190,49 @@ def _expand(
 MAX_PATTERN_PATHS = 100_000
 """Paths one shell pattern may name before :func:`expand_pattern` refuses it: a ``**`` over the wrong
 folder (``/``, a home directory) is a configuration mistake to report, not a walk to finish."""
+MAX_PATTERN_WALK = 1_000_000
+"""Directory entries a ``**`` walk may look at before :func:`expand_pattern` refuses its pattern, whatever
+it matched: ``/**/app.jsonl`` would read the whole file system to find one file."""
 
 
 class PatternError(IngestError):
-    """A configured source pattern that cannot be expanded safely (it names too many paths)."""
+    """A configured source pattern that cannot be expanded safely (it names or walks too many paths)."""
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
 
 
 def _matches(parts: Sequence[str], pats: Sequence[str]) -> bool:
-    """Whether the path components ``parts`` match the pattern components ``pats`` (``**``: any number of
-    components, none included; other components as :func:`fnmatch.fnmatchcase`)."""
+    """Whether the path components ``parts`` match the pattern components ``pats`` as glob matches them:
+    ``**`` is any number of components (none included) but no hidden one, another component matches as
+    :func:`fnmatch.fnmatchcase`, and a hidden name only when the pattern component starts with a dot."""
     if not pats:
         return not parts
     if pats[0] == "**":
-        return _matches(parts, pats[1:]) or (bool(parts) and _matches(parts[1:], pats))
-    return bool(parts) and fnmatch.fnmatchcase(parts[0], pats[0]) and _matches(parts[1:], pats[1:])
+        if _matches(parts, pats[1:]):
+            return True
+        return bool(parts) and not _hidden(parts[0]) and _matches(parts[1:], pats)
+    if not parts or (_hidden(parts[0]) and not _hidden(pats[0])):
+        return False
+    return fnmatch.fnmatchcase(parts[0], pats[0]) and _matches(parts[1:], pats[1:])
 
 
-def expand_pattern(pattern: str, *, max_paths: int = MAX_PATTERN_PATHS) -> list[str]:
-    """The existing paths a shell pattern names, sorted: ``glob.glob(pattern, recursive=True)``'s
-    matches (hidden entries skipped, as glob skips them), but a ``**`` walk enters each directory once by
-    its real path, so a symbolic link back to a directory already walked (``self -> .``, ``up -> ..``) is
-    not followed again: the standard library's glob follows such a loop until the paths grow too long,
-    which kept a worker cycle busy without end (issue 38). A pattern without ``**`` is the standard glob
-    (each of its components lists one directory level, which cannot loop); one without wildcards names
-    itself when it exists.
+def expand_pattern(
+    pattern: str, *, max_paths: int = MAX_PATTERN_PATHS, max_walk: int = MAX_PATTERN_WALK
+) -> list[str]:
+    """The existing paths a shell pattern names, sorted: what ``glob.glob(pattern, recursive=True)``
+    returns (hidden names only where the pattern writes a dot), except that a ``**`` walk never enters a
+    directory through a symbolic link to one of the directories it is already inside (``self -> .``,
+    ``up -> ..``, two links to each other): the standard library's glob follows such a loop until the
+    paths grow too long, which kept a worker cycle busy without end (issue 38). Other links are followed,
+    so a directory reached through a link and by its own name is listed under both, as glob lists it. A
+    pattern without ``**`` is the standard glob (each of its components lists one directory level, which
+    cannot loop); one without wildcards names itself when it exists. Paths keep the pattern's form
+    (relative stays relative).
 
-    Raises :class:`PatternError` naming the pattern when it names more than ``max_paths`` paths.
+    Raises :class:`PatternError` naming the pattern when it names more than ``max_paths`` paths or its
+    walk looks at more than ``max_walk`` directory entries.
     """
     if not glob.has_magic(pattern):
         return [pattern] if os.path.lexists(pattern) else []
@@ -223,31 +240,51 @@ def expand_pattern(pattern: str, *, max_paths: int = MAX_PATTERN_PATHS) -> list[
     if "**" not in parts:
         found = glob.glob(pattern)
     else:
-        k = next(i for i, part in enumerate(parts) if glob.has_magic(part))
-        base = str(Path(*parts[:k])) if k else "."
-        pats = parts[k:]
-        found, seen = [], set()
-        for root, dirs, files in os.walk(base, followlinks=True):
-            real = os.path.realpath(root)
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            if real in seen:
-                dirs[:] = []  # reached again through a link: its entries were listed the first time
-                continue
-            seen.add(real)
-            rel = Path(root).relative_to(base).parts if root != base else ()
-            for name in dirs + sorted(f for f in files if not f.startswith(".")):
-                if _matches((*rel, name), pats):
-                    found.append(os.path.join(root, name) if k else os.path.relpath(os.path.join(root, name)))
-                    if len(found) > max_paths:
-                        break
-            if len(found) > max_paths:
-                break
+        found = _walk_pattern(pattern, parts, max_paths, max_walk)
     if len(found) > max_paths:
         raise PatternError(
             f"source pattern {pattern!r} names more than {max_paths:,} paths: narrow it (a ** over a large "
             "folder?)"
         )
     return sorted(found)
+
+
+def _walk_pattern(pattern: str, parts: Sequence[str], max_paths: int, max_walk: int) -> list[str]:
+    """The matches of a ``**`` pattern (see :func:`expand_pattern`): a walk from the pattern's fixed
+    leading folder that keeps, for each directory, the real paths of the directories it lies inside."""
+    k = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    base = os.path.join(*parts[:k]) if k else os.curdir
+    pats = parts[k:]
+    dot_dirs = any(_hidden(p) for p in pats)
+    inside: dict[str, frozenset[str]] = {base: frozenset({os.path.realpath(base)})}
+    found: list[str] = []
+    seen = 0
+    for root, dirs, files in os.walk(base, followlinks=True):
+        chain = inside.pop(root, frozenset({os.path.realpath(root)}))
+        keep = []
+        for d in sorted(dirs):
+            if _hidden(d) and not dot_dirs:
+                continue
+            real = os.path.realpath(os.path.join(root, d))
+            if real in chain:
+                continue  # a link back to a directory this walk is inside: a loop
+            inside[os.path.join(root, d)] = chain | {real}
+            keep.append(d)
+        dirs[:] = keep
+        rel = () if root == base else Path(os.path.relpath(root, base)).parts
+        seen += len(keep) + len(files)
+        for name in keep + sorted(files):
+            if _matches((*rel, name), pats):
+                path = os.path.join(root, name)
+                found.append(path if k else os.path.relpath(path))
+        if len(found) > max_paths:
+            break
+        if seen > max_walk:
+            raise PatternError(
+                f"source pattern {pattern!r} walks more than {max_walk:,} directory entries: narrow it "
+                "(a ** over a large folder?)"
+            )
+    return found
 
 
 def read_lines(

@@ -59,6 +59,7 @@ from monitor.ingest.sources import (
     BACKUP_STAMP,
     GENERATION,
     LIVE_SUFFIXES,
+    PatternError,
     RawLine,
     expand_pattern,
     read_failure,
@@ -95,13 +96,24 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
 
     A directory contributes its log files (``LIVE_SUFFIXES``, recursively, hidden entries skipped); a
     path or glob that matches nothing yet is skipped (the worker waits for it to appear) and listed
-    as waiting: a typo looks exactly like a source that has not appeared, so the worker says which.
+    as waiting: a typo looks exactly like a source that has not appeared, so the worker says which. A
+    pattern :func:`monitor.ingest.sources.expand_pattern` refuses (too many paths) is listed as waiting
+    too, with a warning naming it, and the other sources are still read.
     """
     found: set[Path] = set()
     waiting: list[str] = []
     for pattern in patterns:
         named: list[Path] = []
-        for match in expand_pattern(pattern) or [pattern]:
+        try:
+            matches = expand_pattern(pattern) or [pattern]
+        except PatternError as exc:
+            # One pattern over too large a folder must not stop the cycle for the other sources.
+            log.warning(
+                "source pattern not expanded", extra={"fields": {"source": pattern, "error": str(exc)}}
+            )
+            waiting.append(pattern)
+            continue
+        for match in matches:
             p = Path(match)
             if p.is_dir():
                 named.extend(

@@ -26,7 +26,9 @@ def found(history, latest, query, rules):  # type: ignore[no-untyped-def]
     [
         ("How much does a used Lamborghini cost?", "cost"),  # "how much" with a price word
         ("How much water should I drink?", "amount"),
-        ("Do we pay the First Lady?", "cost"),  # a price verb
+        ("What does it cost to ship a parcel?", "cost"),  # the price verb
+        ("Do we pay the First Lady?", ""),  # "pay" asks how or whether, not how much
+        ("No matter how much I water it, my basil wilts. Why?", ""),  # a concessive "how much"
         ("How long does it take to heal?", "duration"),
         ("how many skills can I create?", "number"),
         ("What is the size of the area?", "size"),  # an attribute noun (WordNet noun.attribute)
@@ -131,8 +133,10 @@ GMO = [
         ),  # no adjective
         (
             "Can I have some information on the labor systems of the Ottoman Empire?",
-            ["Ottoman Empire", "information", "labor systems"],
+            ["information", "labor systems", "Ottoman Empire"],  # in text order
         ),
+        ("Tell me about the x-ray machine, the T-shirt and wi-fi.", ["x-ray machine", "T-shirt", "wi-fi"]),
+        ("Compare the Roman army and the Roman navy.", ["Roman army", "Roman navy"]),  # not "Roman" alone
     ],
 )
 def test_the_terms_of_a_user_turn(text: str, terms: list[str]) -> None:
@@ -141,6 +145,8 @@ def test_the_terms_of_a_user_turn(text: str, terms: list[str]) -> None:
 
 def test_the_topic_turn_is_the_first_user_turn_or_the_last_that_announced_a_new_topic() -> None:
     roles = ["user", "assistant", "user", "assistant", "user"]
+    greeting = ["Hello, I need some help please.", "Sure.", "Why do brake pads squeak?", "Wear.", "Fix?"]
+    assert topic_turn(roles, greeting) == 2  # a turn that only opens the conversation sets no topic
     texts = [
         "What is GDPR?",
         "A regulation.",
@@ -201,3 +207,40 @@ def test_a_full_question_is_not_judged(rules) -> None:  # type: ignore[no-untype
     assert topic(GMO, latest, latest, rules)[1].reason == (
         "the latest message does not depend on the conversation by its form"
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "latest", "query"),
+    [
+        (
+            "Should I pay with a credit card?",
+            "Can I use PayPal instead?",
+            "Can I use PayPal instead of a card?",
+        ),
+        (
+            "How long does it take to boil an egg?",
+            "Can I use a microwave instead?",
+            "Can I boil an egg in a microwave?",
+        ),
+        (
+            "How long does a broken wrist take to heal?",
+            "What about an ankle?",
+            "How many weeks does an ankle take?",
+        ),
+        ("How many people live in Paris?", "What about Berlin?", "What is the population of Berlin?"),
+        ("How big is Texas?", "What about Alaska?", "What is the area of Alaska in square miles?"),
+        ("How far is the Moon from Earth?", "What about Mars?", "How many kilometres is Mars from Earth?"),
+        (
+            "How much does a Tesla Model 3 cost?",
+            "What about the Model Y?",
+            "What is the MSRP of the Model Y?",
+        ),
+        ("What is the price of a Tesla Model 3?", "What about its safety rating?", "Model 3 safety rating"),
+    ],
+)
+def test_a_follow_up_that_asks_its_own_thing_or_a_query_that_asks_the_measure_otherwise(  # type: ignore[no-untyped-def]
+    rules, question: str, latest: str, query: str
+) -> None:
+    """From a newcomer's read: a "pay" question, an "instead" inside a full question, a measure asked in
+    its units or its noun, and a possessed substitute ("its safety rating") are no lost measure."""
+    assert found([("user", question), ("assistant", "An answer.")], latest, query, rules)[0] == []

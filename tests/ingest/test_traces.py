@@ -424,6 +424,9 @@ def test_a_span_time_after_year_9999_is_quarantined_not_a_crash(field: str, sess
     bad[field] = str(253_402_300_800 * 10**9)  # 10000-01-01T00:00:00Z
     assert otlp._nanos(str(otlp.MAX_UNIX_NANO)) == otlp.MAX_UNIX_NANO
     assert otlp._nanos(str(otlp.MAX_UNIX_NANO + 1)) is None
+    # the last nanoseconds of year 9999 are a time, not a crash (a float division rounded them up)
+    assert otlp._time(otlp.MAX_UNIX_NANO - 1000) == "9999-12-31T23:59:59.999Z"
+    assert otlp._time(1709539200_000_000_000) == "2024-03-04T08:00:00.000Z"
     chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}
     good = _line(_span(T2, CHILD, ROOT, "chat", chat), _span(T2, ROOT, None, "POST /chat", {}))
     summary = ingest_bytes(session, _line(bad) + good, origin="far.jsonl")

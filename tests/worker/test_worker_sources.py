@@ -118,3 +118,61 @@ def test_a_recursive_glob_over_symlink_loops_and_a_fifo_ends_with_the_real_files
     # relative to the working folder, as glob names them
     monkeypatch.chdir(tmp_path / "logs")
     assert expand_pattern("**/*.jsonl") == ["pipe.jsonl", "sub/a.jsonl"]
+
+
+def test_expand_pattern_agrees_with_glob_where_glob_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a tree without loops the walk names what glob names: a directory reached through a link and by
+    its own name under both, hidden names only where the pattern writes the dot."""
+    import glob
+
+    from monitor.ingest.sources import expand_pattern
+
+    monkeypatch.chdir(tmp_path)
+    for d in ("logs/z_data/deep", "logs/.cache", "logs/b"):
+        (tmp_path / d).mkdir(parents=True)
+    for f in (
+        "z_data/r.jsonl",
+        "z_data/deep/q.jsonl",
+        ".cache/c.jsonl",
+        ".dot.jsonl",
+        "b/x.txt",
+        "top.jsonl",
+    ):
+        (tmp_path / "logs" / f).write_text("")
+    (tmp_path / "logs" / "a_current").symlink_to("z_data")  # sorts before the directory it names
+    for pattern in (
+        "logs/**/*.jsonl",
+        "**/z_data/*.jsonl",
+        "logs/**/.cache/*.jsonl",
+        "logs/**/.*.jsonl",
+        "logs/*/**/*.txt",
+        "**/*.jsonl",
+        str(tmp_path / "logs" / "**" / "r.jsonl"),
+    ):
+        assert expand_pattern(pattern) == sorted(glob.glob(pattern, recursive=True)), pattern
+    assert expand_pattern("logs/**/*.jsonl") == [
+        "logs/a_current/deep/q.jsonl",
+        "logs/a_current/r.jsonl",
+        "logs/top.jsonl",
+        "logs/z_data/deep/q.jsonl",
+        "logs/z_data/r.jsonl",
+    ]
+
+
+def test_a_walk_over_too_large_a_folder_is_refused_and_the_cycle_reads_the_other_sources(
+    tmp_path: Path,
+) -> None:
+    from monitor.ingest.sources import PatternError, expand_pattern
+
+    (tmp_path / "big").mkdir()
+    for i in range(30):
+        (tmp_path / "big" / f"{i}.txt").write_text("")
+    (tmp_path / "app.jsonl").write_text("")
+    wide = str(tmp_path / "big" / "**" / "nothing.jsonl")
+    with pytest.raises(PatternError, match=r"walks more than 10 directory entries: narrow it"):
+        expand_pattern(wide, max_walk=10)
+    assert expand_pattern(wide) == []  # within the default bound
+    files, waiting = resolve_sources([str(tmp_path / "**" / "*.jsonl")])
+    assert (files, waiting) == ([(tmp_path / "app.jsonl").resolve()], [])
