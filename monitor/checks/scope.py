@@ -9,17 +9,17 @@ labeling") are live (seeds, chapter 3: a constraining qualifier persists until i
 query carries none of them.
 
 ``frame_not_carried`` (issue 32, "intent not carried"): an elliptical follow-up ("How about replacing it
-instead?", "What about Ivanka?") substitutes one constituent of the user's previous question and keeps
-the rest of it (Halliday and Hasan, *Cohesion in English*, 1976, ch. 4: the elliptical item presupposes
-the structure of the turn before). When that question asked for a measure ("How much does it cost to
-repair a garage door opener?", "How long does it take?"), the measure is what the follow-up still asks,
-and a rewrite that names the new constituent but not the measure ("How about replacing garage door
+instead?", "What about for a food truck?") substitutes one constituent of the user's previous question
+and keeps the rest of it (Halliday and Hasan, *Cohesion in English*, 1976, ch. 4: the elliptical item
+presupposes the structure of the turn before). When that question asked for a measure ("How much does it
+cost to repair a garage door opener?", "How long does it take?"), the measure is what the follow-up still
+asks, and a rewrite that names the new constituent but not the measure ("How about replacing garage door
 opener instead?") asks another question: the carried-over intent term the labelling rules count as a
 dropped constraint (``../shared/data/README.md``, ``dropped_constraint``).
 
 The substituted constituent decides what is kept: "What about the region's topography?" after "What is
-the size of the area?" replaces the attribute itself (its head is an attribute noun, WordNet's
-``noun.attribute``), so nothing of the earlier question is live. A count question ("How many film
+the size of the area?" replaces the attribute itself (it is possessed, or its head is an attribute noun,
+WordNet's ``noun.attribute``), so nothing of the earlier question is live. A count question ("How many film
 adaptations of Hamlet are there?") is carried by its counted noun ("the film adaptations of Romeo and
 Juliet"): the labelling rules accept a less specific rewrite that asks about the same thing.
 """
