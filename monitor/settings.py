@@ -546,7 +546,7 @@ def check_env_names(environ: Mapping[str, str] | None = None) -> None:
 def _shown_input(field: str | None, value: Any) -> str:
     """How an invalid value appears in an error message: secrets never in clear."""
     if field == "database_url" and isinstance(value, str):
-        return f" (got {masked_url(value)!r})"
+        return f" (got {mask_url(value)!r})"
     if field in SECRET_SETTINGS:
         return ""
     if field in ("alert_pagerduty_url", "langfuse_host") and isinstance(value, str):
@@ -608,11 +608,6 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         raise ConfigError(f"invalid configuration{where}: {'; '.join(problems)}") from cause
 
 
-def masked_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for display and logs): :func:`monitor.text.mask_url`."""
-    return mask_url(url)
-
-
 def _check_http(url: str) -> None:
     """Raise ``ValueError`` unless ``url`` is an http:// or https:// URL with a host."""
     from urllib.parse import urlsplit
@@ -640,7 +635,7 @@ def effective_config(settings: Settings) -> dict[str, Any]:
     for name in Settings.model_fields:
         value = getattr(settings, name)
         if name == "database_url":
-            value = masked_url(value.get_secret_value())
+            value = mask_url(value.get_secret_value())
         elif name in ("alert_pagerduty_url", "langfuse_host"):
             value = _web_url_masked(value)
         elif isinstance(value, SecretStr):

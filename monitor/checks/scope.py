@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
+from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts, transcript
 from monitor.checks.names import names
 from monitor.checks.nlp import derivation_in, lemma_forms, noun_classes, synonym_in
 from monitor.checks.references import (
@@ -110,7 +110,7 @@ def counted_noun(question: str) -> str:
     return ""
 
 
-def _previous_user_turn(record: RewriteRecord, texts: list[str]) -> int | None:
+def _previous_user_turn(record: RewriteRecord) -> int | None:
     assert record.context is not None and record.context.messages is not None  # message_texts checked
     users = [i for i, m in enumerate(record.context.messages) if m.role == "user"]
     return users[-1] if users else None
@@ -175,7 +175,7 @@ def check_frame(record: RewriteRecord, rules: Rules) -> list[Finding]:
         sub = None  # "instead" in a question of its own ("Can I use a microwave instead?")
     if sub is None:
         raise SkipCheck("the latest message substitutes nothing of an earlier question")
-    at = _previous_user_turn(record, texts)
+    at = _previous_user_turn(record)
     if at is None:
         raise SkipCheck("no earlier user turn")
     frame = frame_of(texts[at], at)
@@ -260,14 +260,15 @@ def _anchor(latest: str, said: frozenset[str]) -> str | None:
     return None
 
 
-def _carried_context(record: RewriteRecord, texts: list[str]) -> bool:
-    """Whether the query writes a content word the latest message lacks and a message holds: the rewriter
-    resolved something from the conversation, and which thing it chose is other checks' to judge."""
+def _carried_context(record: RewriteRecord) -> bool:
+    """Whether the query writes a content word the latest message lacks and a message holds (the
+    record's :func:`monitor.checks.base.transcript`): the rewriter resolved something from the
+    conversation, and which thing it chose is other checks' to judge."""
     an = analyzer()
     latest = an.analyze(record.latest).vocab
-    vocabs = [an.analyze(t).vocab for t in texts]
+    held = transcript(record)
     return any(
-        t.is_content and t.key not in latest and t.lower not in latest and any(t.key in v for v in vocabs)
+        t.is_content and t.key not in latest and t.lower not in latest and held.holds(t.key, t.lower)
         for t in an.analyze(record.query).tokens
     )
 
@@ -307,7 +308,7 @@ def check_topic(record: RewriteRecord, rules: Rules) -> list[Finding]:
     said = frozenset(
         k for i, r in enumerate(roles) if r == "user" for t in terms_of(texts[i]) for k in t.keys
     )
-    if _anchor(record.latest, said) is not None or _carried_context(record, texts):
+    if _anchor(record.latest, said) is not None or _carried_context(record):
         return []
     plain = rules.neutral_words | rules.framing_words | rules.filler_words
     query = analyzer().analyze(record.query).vocab

@@ -122,7 +122,7 @@ def dashboard(
 
     Example: REWRITE_MONITOR_REVIEWER_NAME=alice rewrite-monitor dashboard --port 8502
     """
-    from monitor.settings import masked_url
+    from monitor.text import mask_url
 
     state: State = ctx.obj
     settings = state.settings
@@ -136,7 +136,7 @@ def dashboard(
         environ=dict(os.environ),
     )
     out.print(
-        f"dashboard on http://{settings.dashboard_address}:{port} (database {masked_url(state.url)}); "
+        f"dashboard on http://{settings.dashboard_address}:{port} (database {mask_url(state.url)}); "
         "Ctrl+C stops it"
     )
     # exec, not a child process: SIGTERM from a service manager (or `kill`) then reaches Streamlit
