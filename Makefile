@@ -6,7 +6,7 @@ DEMO_DB ?= sqlite:///demo.db
 # The real TREC CAsT sample (examples/README.md); examples/otel holds synthetic traces, not demo data.
 DEMO_LOGS := examples/cast2019_first_topics.jsonl.gz examples/cast2020.jsonl
 
-.PHONY: demo test test-fast faults contracts wheel-smoke lint bench clean
+.PHONY: demo test test-fast faults contracts wheel-smoke lint bench clean traces
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ contracts: $(BIN)/rewrite-monitor
 wheel-smoke:
 	PYTHON=$(PYTHON) bash scripts/wheel_smoke.sh
 
+# Regenerate tests/data/traces with the real instrumentors (LangChain, LlamaIndex, OpenInference,
+# OpenTelemetry GenAI) at the versions pinned in the [traces] extra, in a virtualenv of their own.
+traces:
+	test -x .venv-traces/bin/python || $(PYTHON) -m venv .venv-traces
+	.venv-traces/bin/python -m pip install --quiet -e '.[traces]'
+	.venv-traces/bin/python scripts/generate_traces.py
+
 bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run
 
@@ -50,4 +57,4 @@ lint: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest -q tests/test_layering.py
 
 clean:
-	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache
+	rm -rf $(VENV) .venv-traces demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache

@@ -319,7 +319,7 @@ def otel_attributes(
 ) -> dict[str, str | int]:
     """The attributes to set on the span of the rewrite call when the service is traced with
     OpenTelemetry instead of logging (``span.set_attributes(otel_attributes(...))``): what ingest reads
-    from an OTLP trace (``monitor.ingest.otlp``) to build the same ``ctx_input`` and ``rewrite`` as
+    from an OTLP trace (``monitor.otel.mapping``) to build the same ``ctx_input`` and ``rewrite`` as
     :func:`ctx_input_event` and :func:`rewrite_event` would.
 
     The GenAI semantic conventions' ``gen_ai.operation.name`` ("chat"), ``gen_ai.conversation.id``,

@@ -27,7 +27,8 @@ from pydantic_settings import (
 )
 
 from monitor.errors import ConfigError
-from monitor.ingest.otlp import REWRITE_SPAN_NAMES
+from monitor.otel.mapping import REWRITE_SPAN_NAMES, MappingRules
+from monitor.otel.shapes import CONDENSE_TEMPLATES, template_pattern
 from monitor.setting_groups import AlertSettings, QueueSettings, ReplaySettings, WorkerSettings
 from monitor.text import ambiguous_userinfo, mask_url
 
@@ -130,7 +131,14 @@ class Settings(BaseSettings):
     otel_rewrite_span_names: list[str] = Field(
         default_factory=lambda: list(REWRITE_SPAN_NAMES),
         description="Shell patterns (case-insensitive) of the rewrite span's name in OpenTelemetry traces, "
-        "after a span marked rewrite_monitor.step = rewrite; default: LangChain's history-aware retriever.",
+        "after a span marked rewrite_monitor.step = rewrite; default none: the rewrite is the model call "
+        "whose output a retriever searched for, or the one holding a condense prompt.",
+    )
+    otel_condense_templates: list[str] = Field(
+        default_factory=list,
+        description="Your own condense prompts, each with {chat_history} and {question}, read in traces "
+        "that hold only the rendered text (OpenTelemetry GenAI instrumentation alone); after the built-in "
+        "LlamaIndex and LangChain ones.",
     )
     check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
     learn_from_verdicts: bool = Field(
@@ -310,6 +318,22 @@ class Settings(BaseSettings):
             return None
         assert self.redact_key is not None  # checked by _redaction_has_a_key
         return self.redact_key.get_secret_value().encode()
+
+    @property
+    def trace_rules(self) -> MappingRules:
+        """How ingest finds the rewrite in a trace: the span name patterns, then the built-in condense
+        templates followed by the user's (``monitor.otel.mapping``)."""
+        return MappingRules(
+            span_names=tuple(self.otel_rewrite_span_names),
+            condense_templates=(*CONDENSE_TEMPLATES, *self.otel_condense_templates),
+        )
+
+    @field_validator("otel_condense_templates")
+    @classmethod
+    def _condense_templates_compile(cls, v: list[str]) -> list[str]:
+        for template in v:
+            template_pattern(template)  # ValueError names the template that lacks a placeholder
+        return v
 
     @field_validator("redact_key")
     @classmethod

@@ -211,7 +211,7 @@ def traces_of(lines: list[bytes]) -> list[bytes]:
     JSON: a GenAI chat span marked ``rewrite_monitor.step = rewrite`` on one line, the trace's root
     span on the next, in the order a batch span processor exports them (children first). Ids, turn,
     client turn count, digest and prompt version travel as attributes, so the mapped events are the
-    logged ones without their message times (``monitor.ingest.otlp``)."""
+    logged ones without their message times (``monitor.otel.mapping``)."""
     import hashlib
 
     def attrs(d: dict[str, Any]) -> list[dict[str, Any]]:

@@ -475,7 +475,7 @@ def stored_rewrites(
 @dataclass(frozen=True, slots=True)
 class RewriteMeta:
     """What an export says of the rewrite a finding judges: its time (naive UTC), model, prompt version
-    and, when it came from a trace (``monitor.ingest.otlp``), the trace and span ids of its rewrite span."""
+    and, when it came from a trace (``monitor.otel.mapping``), the trace and span ids of its rewrite span."""
 
     ts: datetime | None
     model: str | None

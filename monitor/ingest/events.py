@@ -36,8 +36,8 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from monitor.ingest import otlp
 from monitor.instrument import EPOCH_MS_THRESHOLD, TS_MAX, TS_MIN
+from monitor.otel import spans as otlp
 
 EVENT_NAME_KEYS = ("event", "message", "msg")
 """Where producers put the event name: structlog (``event``), python-json-logger (``message``),
@@ -209,7 +209,7 @@ EVENT_MODELS: dict[str, type[_Event]] = {
 
 
 class SpanEvent(_Event):
-    """``span``: one span of an OpenTelemetry trace (``monitor.ingest.otlp``), stored whole; never a line
+    """``span``: one span of an OpenTelemetry trace (``monitor.otel.spans``), stored whole; never a line
     of log format v1 itself (a JSON Lines ``{"event": "span"}`` is an unknown event)."""
 
     request_id: NonEmptyStr = Field(description="the trace id")
@@ -492,6 +492,11 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | ParsedSpans
         bad = non_finite_number(obj)
         if bad is not None:
             return bad
+    if otlp.is_phoenix_span(obj):
+        try:
+            obj = otlp.phoenix_traces(obj)
+        except (ValueError, OverflowError) as exc:
+            return LineError("wrong_type", f"Phoenix span: {exc}")
     if otlp.is_traces(obj):
         return parse_spans(obj)
     name = event_name(obj)
@@ -550,7 +555,7 @@ def parse_spans(obj: dict[str, Any]) -> ParsedSpans | LineError:
 
 
 def parse_mapped(obj: dict[str, Any]) -> ParsedEvent | LineError:
-    """An event of log format v1 mapped from a trace (``monitor.ingest.otlp.map_trace``), validated as a
+    """An event of log format v1 mapped from a trace (``monitor.otel.mapping.map_trace``), validated as a
     line would be."""
     name = obj["event"]
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import gzip
+import json
 import os
 import re
 import stat
@@ -327,6 +328,100 @@ def read_lines(
         if on_bytes:
             on_bytes(size)
         yield RawLine(line_no, head, complete, too_long=True, size=size)
+
+
+MAX_DOCUMENT_BYTES = 256 << 20
+"""The largest whole-JSON document (a span export's array) read into memory: a bigger one is refused,
+naming the JSON Lines form to use instead."""
+SNIFF_BYTES = 1 << 16
+"""At most this much of the first line is read ahead to tell JSON Lines from a JSON document or a
+binary file."""
+
+
+class _Prefixed:
+    """A binary stream with bytes already read put back in front (``readline`` and ``read`` only)."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head = head
+        self._stream = stream
+
+    def readline(self, limit: int = -1) -> bytes:
+        if not self._head:
+            return self._stream.readline(limit)
+        cut = self._head.find(b"\n")
+        end = len(self._head) if cut < 0 else cut + 1
+        if limit >= 0:
+            end = min(end, limit)
+        line, self._head = self._head[:end], self._head[end:]
+        if not line.endswith(b"\n") and not self._head and (limit < 0 or len(line) < limit):
+            line += self._stream.readline(-1 if limit < 0 else limit - len(line))
+        return line
+
+    def read(self, size: int = -1) -> bytes:
+        head, self._head = self._head, b""
+        if size < 0:
+            return head + self._stream.read()
+        return head + self._stream.read(max(size - len(head), 0)) if len(head) < size else head
+
+
+def _document_elements(doc: object) -> list[object]:
+    """The records of a whole-JSON document: an array's elements; an object's ``data`` array (Phoenix's
+    REST span listing); else the object itself (a pretty-printed ``TracesData``, one event)."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and isinstance(doc.get("data"), list) and "resourceSpans" not in doc:
+        return list(doc["data"])
+    return [doc]
+
+
+def read_input(
+    stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None, *, origin: str = "-"
+) -> Iterator[RawLine]:
+    """The records of a source, whatever its form, as :class:`RawLine` items.
+
+    - JSON Lines (log format v1, OTLP JSON ``TracesData`` lines, one span export per line): as
+      :func:`read_lines` reads them.
+    - A whole JSON document, told by its first character ``[`` or a first line that is only ``{``
+      (Phoenix and Arize span exports saved as ``.spans.json``, a pretty-printed ``TracesData``): read
+      whole (at most :data:`MAX_DOCUMENT_BYTES`), each element one record numbered from 1 (its
+      ``line_no`` is the element's place, not a line of the file).
+    - The OTLP protobuf file format (the Collector ``file`` exporter's ``format: proto``: each message
+      after its length as four big-endian bytes): refused.
+
+    Raises :class:`monitor.errors.IngestError` naming ``origin`` and the format for a binary OTLP file,
+    a document over the size bound, or a document that is not valid JSON.
+    """
+    # the first line only: reading further ahead would meet a fault in a compressed stream before the
+    # lines in front of it were kept
+    head = stream.readline(SNIFF_BYTES)
+    if len(head) >= 5 and head[:1] == b"\x00" and head[4:5] == b"\x0a":
+        raise IngestError(
+            f"{origin}: an OTLP protobuf file (length-prefixed binary TracesData, the Collector file "
+            "exporter's format: proto) is not read; export OTLP JSON instead (format: json)"
+        )
+    text = head.strip()
+    if not (text.startswith(b"[") or text == b"{"):
+        yield from read_lines(_Prefixed(head, stream), max_bytes, on_bytes)  # type: ignore[arg-type]
+        return
+    data = head + stream.read(MAX_DOCUMENT_BYTES + 1 - len(head))
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise IngestError(
+            f"{origin}: a JSON document over {MAX_DOCUMENT_BYTES >> 20} MiB is not read whole; write it "
+            "as JSON Lines (one span, event or TracesData per line)"
+        )
+    if on_bytes:
+        on_bytes(len(data))
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise IngestError(
+            f"{origin}: a JSON document (it opens with {text[:1].decode()!r}), not JSON Lines, and it does "
+            f"not parse{where}: {getattr(exc, 'msg', type(exc).__name__)}"
+        ) from None
+    for i, element in enumerate(_document_elements(doc), 1):
+        body = json.dumps(element, ensure_ascii=False).encode()
+        yield RawLine(i, body[:max_bytes], True, too_long=len(body) > max_bytes, size=0)
 
 
 def _noting_last(lines: Iterator[RawLine], last: list[int]) -> Iterator[RawLine]:

@@ -45,7 +45,7 @@ import logging
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,7 +54,6 @@ from typing import IO
 
 from sqlalchemy.orm import Session
 
-from monitor.ingest.otlp import REWRITE_SPAN_NAMES
 from monitor.ingest.sources import (
     BACKUP_STAMP,
     GENERATION,
@@ -67,6 +66,7 @@ from monitor.ingest.sources import (
 )
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
+from monitor.otel.mapping import DEFAULT_RULES, MappingRules
 from monitor.store.engine import refresh_planner_statistics
 
 log = logging.getLogger("monitor.worker.tail")
@@ -259,7 +259,7 @@ class Tailer:
         unlock: Callable[[str], None] = lambda origin: None,
         stop: Callable[[], bool] = lambda: False,
         redact_key: bytes | None = None,
-        trace_names: Sequence[str] = REWRITE_SPAN_NAMES,
+        trace_rules: MappingRules = DEFAULT_RULES,
     ):
         self.session = session
         self.max_line_bytes = max_line_bytes
@@ -274,7 +274,7 @@ class Tailer:
             batch_size=batch_size,
             sample_seed=sample_seed,
             redact_key=redact_key,
-            trace_names=trace_names,
+            trace_rules=trace_rules,
         )
 
     def run(self, paths: list[Path], *, order_key: str = "") -> TailReport:

@@ -181,8 +181,8 @@ def findings(
         from datetime import UTC, datetime
 
         from monitor import __version__
-        from monitor.checks.otlp import EVENT_NAME, evaluation_lines
         from monitor.checks.store import rewrite_meta
+        from monitor.otel.evaluations import EVENT_NAME, evaluation_lines
 
         with session_factory(engine)() as session:
             meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
@@ -192,7 +192,7 @@ def findings(
         return
     if langfuse:
         from monitor.checks.store import rewrite_meta
-        from monitor.observability.langfuse import STOP_AFTER, post_scores
+        from monitor.otel.langfuse import STOP_AFTER, post_scores
 
         with session_factory(engine)() as session:
             meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])

@@ -87,7 +87,7 @@ def ingest(
             max_line_bytes=settings.max_line_bytes,
             sample_seed=settings.sample_seed,  # the check draw is fixed here, as by `run` and the worker
             redact_key=settings.ingest_redact_key,
-            trace_names=settings.otel_rewrite_span_names,
+            trace_rules=settings.trace_rules,
             # a file name is not markup: "[x]" in it would break the progress line
             on_source=lambda s: progress.update(task, description=escape(visible(Path(s.origin).name))),
             on_bytes=lambda n: progress.advance(task, n),
@@ -265,6 +265,8 @@ def _print_ingest_summary(s: dict[str, Any]) -> None:
     table.add_row("rejected", str(s["rejected_total"]))
     for reason, n in s["rejected"].items():
         table.add_row(f"  {reason}", str(n))
+    for reason, n in s.get("skipped", {}).items():
+        table.add_row(f"traces skipped: {reason}", str(n))
     table.add_row(
         "unjoined in store", f"ctx_input {s['unjoined_ctx_input']}, rewrite {s['unjoined_rewrite']}"
     )

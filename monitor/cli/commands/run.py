@@ -99,6 +99,7 @@ def _print_run_summary(r: dict[str, Any]) -> None:
         out.print(
             f"ingest: {ing['lines_read']} lines, {ing['stored']} new events, "
             f"{ing['already_stored']} already stored, {ing['joined']} joined; rejected: {rejected}"
+            + "".join(f"; traces skipped ({k}): {v}" for k, v in ing.get("skipped", {}).items())
         )
         if ing["rejected_total"]:
             err.print("see them with: rewrite-monitor quarantine (file, line, reason, detail)")

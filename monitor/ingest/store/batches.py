@@ -25,7 +25,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -35,11 +35,12 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from monitor.errors import IngestError
-from monitor.ingest import otlp
 from monitor.ingest.events import LineError, ParsedEvent, ParsedSpans, canonical_sha, parse_line
-from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_lines
+from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_input
 from monitor.ingest.store import traces as otlp_store
 from monitor.ingest.store.quarantine import resolve_stored
+from monitor.otel.mapping import DEFAULT_RULES, NOT_A_REWRITE, MappingRules
+from monitor.otel.spans import SPAN
 from monitor.queue.sampling import DEFAULT_SEED, draw
 from monitor.store.engine import dialect_insert, insert_ignore, refresh_planner_statistics
 from monitor.store.models import CheckRun, Event, Quarantine, Record
@@ -52,8 +53,9 @@ JOINABLE = {"ctx_input": "ctx_event_id", "rewrite": "rewrite_event_id"}
 class IngestSummary:
     """What one ingest did. Counts are of lines, except ``joined`` (records completed this run).
 
-    ``rejected`` maps a quarantine reason to its count; ``source_errors`` lists ``(origin, message)``
-    for sources that could not be read (fully or from some point on).
+    ``rejected`` maps a quarantine reason to its count; ``skipped`` maps a reason to the traces counted
+    and not stored as a rewrite (``not_a_rewrite_trace``: its spans are stored); ``source_errors``
+    lists ``(origin, message)`` for sources that could not be read (fully or from some point on).
     """
 
     lines_read: int = 0
@@ -63,6 +65,7 @@ class IngestSummary:
     joined: int = 0
     stored_by_kind: Counter[str] = field(default_factory=Counter)
     rejected: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
     sources: list[str] = field(default_factory=list)
     source_errors: list[tuple[str, str]] = field(default_factory=list)
     unjoined_ctx: int = 0
@@ -91,6 +94,7 @@ class IngestSummary:
             "joined": self.joined,
             "rejected": dict(sorted(self.rejected.items())),
             "rejected_total": self.rejected_total,
+            "skipped": {k: v for k, v in sorted(self.skipped.items()) if v},
             "unjoined_ctx_input": self.unjoined_ctx,
             "unjoined_rewrite": self.unjoined_rewrites,
             "source_errors": [{"source": o, "error": m} for o, m in self.source_errors],
@@ -126,11 +130,12 @@ class Ingestor:
         sample_seed: str = DEFAULT_SEED,
         batch_bytes: int | None = None,
         redact_key: bytes | None = None,
-        trace_names: Sequence[str] = otlp.REWRITE_SPAN_NAMES,
+        trace_rules: MappingRules = DEFAULT_RULES,
     ):
         self.session = session
-        # name patterns of a trace's rewrite span (setting otel_rewrite_span_names; monitor.ingest.otlp)
-        self.trace_names = tuple(trace_names)
+        # how a trace's rewrite span is found (settings otel_rewrite_span_names, otel_condense_templates;
+        # monitor.otel.mapping)
+        self.trace_rules = trace_rules
         self.sample_seed = sample_seed
         # redact_at_ingest: events and quarantine excerpts are stored with personal details replaced
         # (monitor.cases.redact.redact_event); the raw line never reaches the store.
@@ -334,10 +339,11 @@ class Ingestor:
         now = datetime.now(UTC)
         inserted = self._insert_events(origin, stored_rows, now)
         # A trace whose root span arrived in this batch is mapped to log format v1 events, stored and
-        # joined with the rest (monitor.ingest.otlp); one that cannot be mapped is quarantined by trace.
-        mapped, unmapped, completed = otlp_store.map_new_traces(
-            self.session, stored_rows, inserted, self.trace_names
-        )
+        # joined with the rest (monitor.otel.mapping); one that cannot be mapped is quarantined by trace.
+        traced = otlp_store.map_new_traces(self.session, stored_rows, inserted, self.trace_rules)
+        mapped, unmapped, completed = traced.mapped, traced.failed, traced.completed
+        if traced.skipped:
+            self.summary.skipped[NOT_A_REWRITE] += len(traced.skipped)
         inserted.update(self._insert_events(origin, mapped, now))
         otlp_store.resolve_completed(session=self.session, trace_ids=completed, now=now)
         self._join(inserted)
@@ -525,7 +531,7 @@ class Ingestor:
 
 def _named(ev: ParsedEvent) -> str:
     """How a duplicate's detail names an event: its kind and request id, a span by trace and span id."""
-    if ev.kind == otlp.SPAN:
+    if ev.kind == SPAN:
         return f"span {ev.raw['trace_id']}/{ev.raw['span_id']}"
     return f"{ev.kind} {ev.data.request_id!r}"
 
@@ -577,7 +583,7 @@ def ingest_sources(
     on_bytes: ProgressFn | None = None,
     sample_seed: str = DEFAULT_SEED,
     redact_key: bytes | None = None,
-    trace_names: Sequence[str] = otlp.REWRITE_SPAN_NAMES,
+    trace_rules: MappingRules = DEFAULT_RULES,
 ) -> IngestSummary:
     """Ingest every source in order and return the summary.
 
@@ -593,7 +599,7 @@ def ingest_sources(
         batch_size=batch_size,
         sample_seed=sample_seed,
         redact_key=redact_key,
-        trace_names=trace_names,
+        trace_rules=trace_rules,
     )
     for src in sources:
         summary.sources.append(src.origin)
@@ -606,8 +612,11 @@ def ingest_sources(
             continue
         last = [0]
         try:
-            lines = _noting_last(read_lines(stream, max_line_bytes, on_bytes), last)
+            lines = _noting_last(read_input(stream, max_line_bytes, on_bytes, origin=src.origin), last)
             ingestor.run(src.origin, lines, max_line_bytes)
+        except IngestError as exc:  # a form refused whole (a binary OTLP file, a broken JSON document)
+            session.rollback()
+            summary.source_errors.append((src.origin, str(exc)))
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             session.rollback()
             where = f"part-way, after line {last[0]:,}" if last[0] else "before the first line"
@@ -631,10 +640,14 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
         sample_seed=kwargs.get("sample_seed", DEFAULT_SEED),
         batch_bytes=kwargs.get("batch_bytes"),
         redact_key=kwargs.get("redact_key"),
-        trace_names=kwargs.get("trace_names", otlp.REWRITE_SPAN_NAMES),
+        trace_rules=kwargs.get("trace_rules", DEFAULT_RULES),
     )
     max_bytes = kwargs.get("max_line_bytes", 1 << 20)
-    ingestor.run(origin, read_lines(io.BytesIO(data), max_bytes), max_bytes)
+    try:
+        ingestor.run(origin, read_input(io.BytesIO(data), max_bytes, origin=origin), max_bytes)
+    except IngestError as exc:
+        session.rollback()
+        summary.source_errors.append((origin, str(exc)))
     summary.unjoined_ctx, summary.unjoined_rewrites = unjoined_counts(session)
     return summary
 

@@ -6,7 +6,7 @@ What is removed (chosen so every stored finding, rate, queue item and verdict ke
   event keeps its signals (``n_messages``, ``roles``, ``digest``, timestamps, counts), so the chat
   state stays auditable; a later re-check finds no message list and records the transcript checks as
   skipped, never as passed. The event's ``raw`` gets ``"retention": {"messages_removed_at": ...}``.
-- the text attributes of each old ``span`` event (``monitor.ingest.otlp``: a trace's messages, prompt
+- the text attributes of each old ``span`` event (``monitor.otel.spans``: a trace's messages, prompt
   variables, retrieved passages; counted with the transcripts), of any trace: the ``ctx_input`` and
   ``rewrite`` mapped from it hold what a review needs. Ids stay, so a re-ingest stores nothing twice.
 - the ``raw_excerpt`` of ``quarantine`` rows created before the cutoff (the first 2,000 characters

@@ -1,5 +1,5 @@
 """Traces in the store: a trace's spans read back once its root span is stored, mapped to log format v1
-events (``monitor.ingest.otlp.map_trace``), and spans redacted under ``redact_at_ingest``.
+events (``monitor.otel.mapping.map_trace``), and spans redacted under ``redact_at_ingest``.
 
 The ingest batch (``monitor.ingest.store.batches``) stores every span as a ``span`` event, then calls
 :func:`map_new_traces` inside the same transaction: the mapped events are stored and joined in it too,
@@ -10,14 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from monitor.ingest import otlp
 from monitor.ingest.events import LineError, ParsedEvent, canonical_sha, parse_mapped
+from monitor.otel.mapping import (
+    DEFAULT_RULES,
+    NOT_A_REWRITE,
+    STEP_ATTRIBUTE,
+    MappingRules,
+    TraceError,
+    map_trace,
+)
+from monitor.otel.shapes import span_history
+from monitor.otel.spans import SPAN, is_root
 from monitor.store.engine import rowcount
 from monitor.store.models import Event, Quarantine
 
@@ -33,16 +43,29 @@ P = TypeVar("P")
 from."""
 
 
+@dataclass(frozen=True, slots=True)
+class TraceOutcome(Generic[P]):
+    """:func:`map_new_traces`'s result: ``mapped`` (pending line, event), ``failed`` (pending line,
+    error), ``completed`` and ``skipped`` trace ids."""
+
+    mapped: list[tuple[P, ParsedEvent]]
+    failed: list[tuple[P, LineError]]
+    completed: list[str]
+    skipped: list[str]
+
+
 def map_new_traces(
     session: Session,
     stored: Sequence[tuple[P, ParsedEvent]],
     inserted: Mapping[int, tuple[int, ParsedEvent]],
-    names: Sequence[str] = otlp.REWRITE_SPAN_NAMES,
-) -> tuple[list[tuple[P, ParsedEvent]], list[tuple[P, LineError]], list[str]]:
-    """What the spans just ``inserted`` make of their traces: the events mapped from each trace whose
-    root span is stored (each with the pending line of that root, or of the span that completed the
-    trace), the traces whose root arrived now and that cannot be mapped (with their error), and the ids
-    of traces mapped now after an earlier failure (their quarantine rows are to be resolved).
+    rules: MappingRules = DEFAULT_RULES,
+) -> TraceOutcome[P]:
+    """What the spans just ``inserted`` make of their traces (:class:`TraceOutcome`): the events mapped
+    from each trace whose root span is stored (each with the pending line of that root, or of the span
+    that completed the trace), the traces whose root arrived now and that cannot be mapped (with their
+    error), the ids of traces mapped now after an earlier failure (their quarantine rows are to be
+    resolved), and the ids of traces whose root arrived now that hold no rewrite (a first turn, an answer
+    call: counted, not quarantined; a later span that brings the rewrite still maps the trace).
 
     ``stored``: the batch's (pending line, event) pairs it tried to insert; ``inserted``: what was
     actually inserted (event id -> (line, event)). A trace's other spans are read from the store (they
@@ -52,39 +75,41 @@ def map_new_traces(
     then. A mapped event that does not validate as log format v1 (an over-long id, say) is reported with
     the validation error.
     """
-    new_keys = {ev.event_key for _line, ev in inserted.values() if ev.kind == otlp.SPAN}
+    new_keys = {ev.event_key for _line, ev in inserted.values() if ev.kind == SPAN}
     roots: dict[str, P] = {}
     touched: dict[str, P] = {}
-    new_spans = [(p, ev) for p, ev in stored if ev.kind == otlp.SPAN and ev.event_key in new_keys]
+    new_spans = [(p, ev) for p, ev in stored if ev.kind == SPAN and ev.event_key in new_keys]
     for pending, ev in new_spans:
         touched.setdefault(ev.raw["trace_id"], pending)
     mapped: list[tuple[P, ParsedEvent]] = []
     failed: list[tuple[P, LineError]] = []
     completed: list[str] = []
+    skipped: list[str] = []
     if not touched:
-        return mapped, failed, completed
+        return TraceOutcome(mapped, failed, completed, skipped)
     spans: dict[str, list[dict[str, Any]]] = {}
     rows = session.execute(
-        select(Event.request_id, Event.raw).where(
-            Event.kind == otlp.SPAN, Event.request_id.in_(list(touched))
-        )
+        select(Event.request_id, Event.raw).where(Event.kind == SPAN, Event.request_id.in_(list(touched)))
     )
     for trace_id, raw in rows:
         spans.setdefault(trace_id, []).append(raw)
     for pending, ev in new_spans:
         trace_id = ev.raw["trace_id"]
-        if otlp.is_root(ev.raw, {s["span_id"] for s in spans.get(trace_id, [])}):
+        if is_root(ev.raw, {s["span_id"] for s in spans.get(trace_id, [])}):
             roots.setdefault(trace_id, pending)
     for trace_id, pending in touched.items():
         got_spans = spans.get(trace_id, [])
         ids = {s["span_id"] for s in got_spans}
-        if not any(otlp.is_root(s, ids) for s in got_spans):
+        if not any(is_root(s, ids) for s in got_spans):
             continue  # the root has not arrived: the trace may still grow
         try:
-            got = otlp.map_trace(got_spans, names)
-        except otlp.TraceError as exc:
+            got = map_trace(got_spans, rules)
+        except TraceError as exc:
             if trace_id in roots:  # reported once, at its root's line; a later span may still complete it
-                failed.append((roots[trace_id], LineError(exc.reason, exc.detail)))
+                if exc.reason == NOT_A_REWRITE:
+                    skipped.append(trace_id)
+                else:
+                    failed.append((roots[trace_id], LineError(exc.reason, exc.detail)))
             continue
         events: list[ParsedEvent] = []
         for raw in (got.ctx_input, got.rewrite, got.retrieve):
@@ -134,7 +159,7 @@ def map_new_traces(
         mapped.extend((roots.get(trace_id, pending), e) for e in fresh)
         if trace_id not in roots:
             completed.append(trace_id)
-    return mapped, failed, completed
+    return TraceOutcome(mapped, failed, completed, skipped)
 
 
 def resolve_completed(*, session: Session, trace_ids: Sequence[str], now: datetime) -> int:
@@ -158,7 +183,7 @@ def resolve_completed(*, session: Session, trace_ids: Sequence[str], now: dateti
 
 ID_ATTRIBUTES = frozenset(
     {
-        otlp.STEP_ATTRIBUTE,
+        STEP_ATTRIBUTE,
         "rewrite_monitor.request_id",
         "rewrite_monitor.conv_id",
         "rewrite_monitor.turn",
@@ -192,7 +217,7 @@ def redacted_span(ev: ParsedEvent, key: bytes, finder: NameFinder | None) -> Par
     red = {**attrs, **redact_event(text, key, finder)}
     logged = attrs.get("rewrite_monitor.digest")
     if isinstance(logged, str):
-        before, after = otlp.span_history(attrs), otlp.span_history(red)
+        before, after = span_history(attrs), span_history(red)
         if before is not None and after is not None and digest(before) == logged:
             red["rewrite_monitor.digest"] = digest(after)
     raw = {**ev.raw, "attributes": red}

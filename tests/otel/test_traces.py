@@ -14,10 +14,11 @@ from sqlalchemy.orm import Session
 from monitor.checks import current_versions
 from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
-from monitor.ingest import otlp
 from monitor.ingest.events import parse_line
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.instrument import ctx_input_event, rewrite_event
+from monitor.otel import mapping as otel_mapping
+from monitor.otel import spans as otel_spans
 from monitor.store.models import AddedLemma, CheckRun, Event, Finding, Quarantine, Record
 from monitor.worker.jobs import check_job
 from tests.helpers import REPO
@@ -151,9 +152,12 @@ def test_a_trace_maps_to_events_with_its_ids_and_the_retrieval(session: Session)
         "claude-sonnet-4-5",
     )
     rewrite = session.scalars(select(Event).where(Event.kind == "rewrite")).one()
+    # the rewrite span is the model call the retriever's query came from; the conversation was read from
+    # the template variables the chain passed down
     assert rewrite.raw["otel"] == {
         "trace_id": "6df92f3577b34da6a3ce929d0e0e4738",
-        "span_id": "10f067aa0ba90202",
+        "span_id": "10f067aa0ba90204",
+        "read_from": "variables",
     }
     assert (rewrite.raw["latest"], rewrite.raw["query"]) == (LATEST, QUERY)
     assert rewrite.line_no == 2  # the root span's line: the trace was mapped when its root arrived
@@ -203,8 +207,10 @@ GENAI_CHAT = {
 
 
 def test_traces_that_cannot_be_mapped_are_quarantined_by_trace(session: Session) -> None:
+    """A trace that holds no rewrite is counted as skipped, not quarantined (issue 33, part 3); one with
+    two marked rewrites, or a rewrite without its text, is quarantined naming the trace."""
     data = (
-        # nothing marks or shows a rewrite
+        # nothing marks or shows a rewrite: skipped
         _line(_span(T1, ROOT, None, "GET /health", {}))
         # two spans marked as the rewrite
         + _line(
@@ -224,29 +230,29 @@ def test_traces_that_cannot_be_mapped_are_quarantined_by_trace(session: Session)
     session.commit()
     assert summary.stored_by_kind == {"span": 6}
     rows = {r.reason: (r.line_no, r.detail) for r in session.scalars(select(Quarantine))}
-    assert rows["no_rewrite_span"][0] == 1 and T1 in rows["no_rewrite_span"][1]
     assert rows["ambiguous_rewrite_span"] == (
         2,
         f"trace {T2}: 2 spans match rewrite_monitor.step = rewrite ('a', 'b')",
     )
     assert rows["content_not_captured"][0] == 3
     assert rows["content_not_captured"][1].startswith(f"trace {T3}: the rewrite span 'chat' carries no text")
-    assert summary.rejected == {"no_rewrite_span": 1, "ambiguous_rewrite_span": 1, "content_not_captured": 1}
+    assert summary.rejected == {"ambiguous_rewrite_span": 1, "content_not_captured": 1}
+    assert summary.skipped == {"not_a_rewrite_trace": 1}
+    assert summary.as_dict()["skipped"] == {"not_a_rewrite_trace": 1}
 
 
 def test_a_rewrite_span_after_its_root_maps_the_trace_then(session: Session) -> None:
-    """Across a rotation a trace's root can be read before its last child: the root alone is
-    quarantined (``no_rewrite_span``), and the child completes the trace when it arrives: mapped then,
-    the row resolved. A span after that changes nothing."""
+    """Across a rotation a trace's root can be read before its last child: the root alone is counted as
+    not a rewrite, and the child completes the trace when it arrives: mapped then. A span after that
+    changes nothing."""
     chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite", "gen_ai.conversation.id": "conv-late"}
     first = ingest_bytes(session, _line(_span(T1, ROOT, None, "POST /chat", {})), origin="traces.jsonl.1")
-    assert first.rejected == {"no_rewrite_span": 1}
+    assert (first.rejected, first.skipped) == ({}, {"not_a_rewrite_trace": 1})
     later = ingest_bytes(session, _line(_span(T1, CHILD, ROOT, "chat", chat)), origin="traces.jsonl")
     session.commit()
     assert later.stored_by_kind == {"span": 1, "ctx_input": 1, "rewrite": 1}
     assert later.joined == 1
-    row = session.scalars(select(Quarantine)).one()
-    assert (row.reason, row.resolution) == ("no_rewrite_span", "stored")
+    assert session.scalars(select(Quarantine)).all() == []
     late = ingest_bytes(
         session, _line(_span(T1, OTHER, ROOT, "other", {})), origin="traces.jsonl", batch_size=5
     )
@@ -312,36 +318,40 @@ def test_a_request_id_another_trace_holds_is_a_duplicate(session: Session) -> No
 
 def test_the_rewrite_span_rules_in_order() -> None:
     def spans(*raw: dict[str, Any]) -> list[dict[str, Any]]:
-        return otlp.spans_of(json.loads(_line(*raw)))
+        return otel_spans.spans_of(json.loads(_line(*raw)))
 
     llm = {**GENAI_CHAT}
     retriever = {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.query.text": QUERY}
     # the LLM span whose output the next retriever span searched for
-    got = otlp.rewrite_span(
+    got, how = otel_mapping.rewrite_span(
         spans(
             _span(T1, ROOT, None, "root", {}),
             _span(T1, CHILD, ROOT, "llm", llm, start=5),
             _span(T1, OTHER, ROOT, "search", retriever, start=9),
         )
     )
-    assert got["name"] == "llm"
+    assert (got["name"], how) == ("llm", "retriever_input")
     # a name pattern wins over that; a configured pattern replaces the defaults
     named = spans(_span(T1, ROOT, None, "condense", {}), _span(T1, CHILD, ROOT, "llm", llm, start=5))
-    assert otlp.rewrite_span(named, ["cond*"])["name"] == "condense"
-    with pytest.raises(otlp.TraceError, match="no span marked"):
-        otlp.rewrite_span(spans(_span(T1, ROOT, None, "root", {})))
+    rules = otel_mapping.MappingRules(span_names=("cond*",))
+    assert otel_mapping.rewrite_span(named, rules)[0]["name"] == "condense"
+    with pytest.raises(otel_mapping.TraceError, match="no span marked"):
+        otel_mapping.rewrite_span(spans(_span(T1, ROOT, None, "root", {})))
 
 
 def test_any_value_decodes_every_otlp_json_type() -> None:
-    assert otlp.any_value({"intValue": "42"}) == 42
-    assert otlp.any_value({"doubleValue": 0.5}) == 0.5
-    assert otlp.any_value({"boolValue": True}) is True
-    assert otlp.any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": 1}]}}) == ["a", 1]
-    assert otlp.any_value({"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}}) == {
-        "k": "v"
-    }
-    assert otlp.any_value({"bytesValue": "AQI="}) == "0102"
-    assert otlp.any_value({}) is None
+    assert otel_spans.any_value({"intValue": "42"}) == 42
+    assert otel_spans.any_value({"doubleValue": 0.5}) == 0.5
+    assert otel_spans.any_value({"boolValue": True}) is True
+    assert otel_spans.any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": 1}]}}) == [
+        "a",
+        1,
+    ]
+    assert otel_spans.any_value(
+        {"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}}
+    ) == {"k": "v"}
+    assert otel_spans.any_value({"bytesValue": "AQI="}) == "0102"
+    assert otel_spans.any_value({}) is None
 
 
 def test_redact_at_ingest_redacts_span_text_and_keeps_the_digest_true(session: Session) -> None:
@@ -377,7 +387,7 @@ def test_a_fixture_file_is_one_traces_data_per_line() -> None:
     for path in sorted(FIXTURES.glob("*.jsonl")):
         for line in path.read_text().splitlines():
             obj = json.loads(line)
-            assert otlp.is_traces(obj) and otlp.spans_of(obj), path.name
+            assert otel_spans.is_traces(obj) and otel_spans.spans_of(obj), path.name
 
 
 def test_examples_otel_shapes_are_the_three_named() -> None:
@@ -404,16 +414,16 @@ def test_a_span_that_is_its_own_parent_is_refused_and_the_trace_still_maps(sessi
     summary = ingest_bytes(
         session, _line(own) + _line(_span(T1, ROOT, None, "POST /chat", {})), origin="t.jsonl"
     )
-    assert summary.rejected == {"wrong_type": 1, "no_rewrite_span": 1}
+    assert (summary.rejected, summary.skipped) == ({"wrong_type": 1}, {"not_a_rewrite_trace": 1})
     assert summary.stored_by_kind == {"span": 1}
 
 
 def test_a_cycle_of_parent_links_ends_the_descendant_walk() -> None:
     """Two spans each the other's parent: the walk ends, each descendant once, the span itself not among
     them."""
-    a = otlp.spans_of(json.loads(_line(_span(T1, CHILD, OTHER, "a", {}, start=2))))[0]
-    b = otlp.spans_of(json.loads(_line(_span(T1, OTHER, CHILD, "b", {}, start=3))))[0]
-    assert [s["name"] for s in otlp._children([a, b], CHILD)] == ["b"]
+    a = otel_spans.spans_of(json.loads(_line(_span(T1, CHILD, OTHER, "a", {}, start=2))))[0]
+    b = otel_spans.spans_of(json.loads(_line(_span(T1, OTHER, CHILD, "b", {}, start=3))))[0]
+    assert [s["name"] for s in otel_mapping._children([a, b], CHILD)] == ["b"]
 
 
 @pytest.mark.parametrize("field", ["startTimeUnixNano", "endTimeUnixNano"])
@@ -422,11 +432,11 @@ def test_a_span_time_after_year_9999_is_quarantined_not_a_crash(field: str, sess
     it is a malformed field now, quarantined like a JSONL ``ts`` out of range, and the next line is read."""
     bad = _span(T1, ROOT, None, "POST /chat", {})
     bad[field] = str(253_402_300_800 * 10**9)  # 10000-01-01T00:00:00Z
-    assert otlp._nanos(str(otlp.MAX_UNIX_NANO)) == otlp.MAX_UNIX_NANO
-    assert otlp._nanos(str(otlp.MAX_UNIX_NANO + 1)) is None
+    assert otel_spans._nanos(str(otel_spans.MAX_UNIX_NANO)) == otel_spans.MAX_UNIX_NANO
+    assert otel_spans._nanos(str(otel_spans.MAX_UNIX_NANO + 1)) is None
     # the last nanoseconds of year 9999 are a time, not a crash (a float division rounded them up)
-    assert otlp._time(otlp.MAX_UNIX_NANO - 1000) == "9999-12-31T23:59:59.999Z"
-    assert otlp._time(1709539200_000_000_000) == "2024-03-04T08:00:00.000Z"
+    assert otel_spans.span_time(otel_spans.MAX_UNIX_NANO - 1000) == "9999-12-31T23:59:59.999Z"
+    assert otel_spans.span_time(1709539200_000_000_000) == "2024-03-04T08:00:00.000Z"
     chat = {**GENAI_CHAT, "rewrite_monitor.step": "rewrite"}
     good = _line(_span(T2, CHILD, ROOT, "chat", chat), _span(T2, ROOT, None, "POST /chat", {}))
     summary = ingest_bytes(session, _line(bad) + good, origin="far.jsonl")

@@ -4,12 +4,12 @@ A team that reads its traces in Langfuse sees each finding on the rewrite it jud
 finding, ``POST {host}/api/public/scores`` with HTTP Basic auth (the project's public key as user name,
 its secret key as password; Langfuse's API reference, "Scores"). The score's ``traceId`` and
 ``observationId`` are the OpenTelemetry trace id and rewrite span id of the rewrite
-(``monitor.ingest.otlp``: Langfuse keeps both as they come from an OTLP exporter), so only findings on
+(``monitor.otel.mapping``: Langfuse keeps both as they come from an OTLP exporter), so only findings on
 rewrites that came from a trace can be posted; the others are counted as skipped.
 
 Body: ``name`` ``rewrite_monitor.<kind>``, ``value`` the severity rank (0 low, 1 medium, 2 high,
 ``dataType`` NUMERIC), ``comment`` the text-free explanation of the OTLP export
-(``monitor.checks.otlp.explanation``: the kind, severity and signals, never a word of the query or the
+(``monitor.otel.evaluations.explanation``: the kind, severity and signals, never a word of the query or the
 transcript), and an ``id`` derived from the trace, span, kind, check version and the finding's place, so
 posting again updates the same score instead of adding one (Langfuse upserts a score by id).
 """
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from monitor.checks.otlp import ExportedFinding, RewriteMetaLike, explanation
+from monitor.otel.evaluations import ExportedFinding, RewriteMetaLike, explanation
 from monitor.severity import SEVERITY_RANK
 
 SCORES_PATH = "/api/public/scores"

@@ -12,8 +12,8 @@ from google.protobuf import json_format
 from opentelemetry.proto.logs.v1.logs_pb2 import LogsData
 from typer.testing import CliRunner
 
-from monitor.checks.otlp import explanation
 from monitor.cli.main import app
+from monitor.otel.evaluations import explanation
 from tests.factories import canonical_case_2_without_alias
 
 runner = CliRunner()
@@ -73,7 +73,8 @@ def test_json_and_otlp_are_exclusive(cli_db: str) -> None:
 
 def test_a_finding_on_a_traced_rewrite_is_parented_to_its_rewrite_span(cli_db: str) -> None:
     """A rewrite mapped from a trace (examples/otel) gives its evaluation record the trace's id and the
-    rewrite span's id, hex as OTLP JSON writes them; a logged one (above) carries neither."""
+    rewrite span's id, hex as OTLP JSON writes them; a logged one (above) carries neither. The rewrite
+    span is the model call whose output the retriever searched for (...0204), not the chain around it."""
     from tests.helpers import REPO
 
     traces = REPO / "examples" / "otel" / "openinference_langchain.jsonl"
@@ -85,7 +86,7 @@ def test_a_finding_on_a_traced_rewrite_is_parented_to_its_rewrite_span(cli_db: s
     (line,) = done.stdout.splitlines()
     json_format.Parse(line, LogsData())
     (record,) = json.loads(line)["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
-    assert (record["traceId"], record["spanId"]) == ("6df92f3577b34da6a3ce929d0e0e4738", "10f067aa0ba90202")
+    assert (record["traceId"], record["spanId"]) == ("6df92f3577b34da6a3ce929d0e0e4738", "10f067aa0ba90204")
     assert "enterprise" not in line and "Dublin" not in line
 
 
@@ -121,7 +122,7 @@ def test_findings_on_traced_rewrites_post_as_langfuse_scores(cli_db: str, monkey
         score = json.loads(body)
         assert {k: score[k] for k in ("traceId", "observationId", "name", "value", "dataType")} == {
             "traceId": "6df92f3577b34da6a3ce929d0e0e4738",
-            "observationId": "10f067aa0ba90202",
+            "observationId": "10f067aa0ba90204",
             "name": "rewrite_monitor.added_content_word",
             "value": 2.0,
             "dataType": "NUMERIC",
@@ -148,7 +149,7 @@ def test_the_langfuse_export_stops_after_three_failures_in_a_row() -> None:
     from types import SimpleNamespace
 
     from monitor.checks.store import RewriteMeta
-    from monitor.observability.langfuse import post_scores
+    from monitor.otel.langfuse import post_scores
     from tests.helpers import Receiver
 
     def finding(i: int) -> SimpleNamespace:

@@ -1,0 +1,143 @@
+"""Span exports that are not Collector JSON Lines (issue 33, part 4): Arize Phoenix span JSON, as an
+array document (``.spans.json``), as JSON Lines, or as its REST listing, is read into the same records as
+the OTLP file of the same trace; the OTLP protobuf file format and a broken document are refused whole,
+naming the form, with nothing quarantined line by line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.otel.spans import is_phoenix_span, phoenix_traces, span_time, spans_of
+from monitor.store.models import Event, Quarantine, Record
+from tests.helpers import REPO
+
+TRACE_FILE = REPO / "tests" / "data" / "traces" / "openinference_langchain_history_aware.otlp.jsonl"
+
+
+def _nested(flat: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys nested as Phoenix stores and exports them (numbered parts become list items)."""
+    root: dict[str, Any] = {}
+    for key, value in flat.items():
+        node: Any = root
+        parts = key.split(".")
+        for part, after in zip(parts, parts[1:], strict=False):
+            nxt: Any = [] if after.isdigit() else {}
+            if isinstance(node, list):
+                i = int(part)
+                while len(node) <= i:
+                    node.append(nxt)
+                node = node[i]
+            else:
+                node = node.setdefault(part, nxt)
+        if isinstance(node, list):
+            node.append(value)
+        else:
+            node[parts[-1]] = value
+    return root
+
+
+def phoenix_spans() -> list[dict[str, Any]]:
+    """The spans of TRACE_FILE in Phoenix's span JSON (``phoenix.trace.span_json_encoder``: name,
+    context, span_kind, parent_id, ISO times, status, nested attributes, events)."""
+    out = []
+    for line in TRACE_FILE.read_text(encoding="utf-8").splitlines():
+        for s in spans_of(json.loads(line)):
+            attrs = dict(s["attributes"])
+            kind = attrs.pop("openinference.span.kind", "UNKNOWN")
+            out.append(
+                {
+                    "name": s["name"],
+                    "context": {"trace_id": s["trace_id"], "span_id": s["span_id"]},
+                    "span_kind": kind,
+                    "parent_id": s["parent_span_id"],
+                    "start_time": span_time(s["start_unix_nano"]).replace("Z", "+00:00"),
+                    "end_time": span_time(s["end_unix_nano"]).replace("Z", "+00:00"),
+                    "status_code": "OK",
+                    "status_message": "",
+                    "attributes": _nested(attrs),
+                    "events": [],
+                    "conversation": None,
+                }
+            )
+    return out
+
+
+def _rewrites(session: Session) -> list[tuple[str, int, str, str, int]]:
+    rows = []
+    for rec in session.scalars(select(Record).order_by(Record.conv_id, Record.turn)):
+        rw = session.get(Event, rec.rewrite_event_id)
+        ctx = session.get(Event, rec.ctx_event_id)
+        assert rw is not None and ctx is not None
+        rows.append((rec.conv_id, rec.turn, rw.raw["latest"], rw.raw["query"], len(ctx.raw["messages"])))
+    return rows
+
+
+@pytest.fixture
+def from_otlp(session: Session) -> list[tuple[str, int, str, str, int]]:
+    ingest_bytes(session, TRACE_FILE.read_bytes(), origin="traces.otlp.jsonl")
+    got = _rewrites(session)
+    session.rollback()
+    for model in (Record, Event):
+        session.execute(model.__table__.delete())
+    session.commit()
+    return got
+
+
+@pytest.mark.parametrize("form", ["array", "jsonl", "rest"])
+def test_a_phoenix_export_gives_the_records_of_the_same_otlp_trace(
+    form: str, from_otlp: list[tuple[str, int, str, str, int]], session: Session
+) -> None:
+    spans = phoenix_spans()
+    assert all(is_phoenix_span(s) for s in spans)
+    data = {
+        "array": json.dumps(spans, indent=2),  # one span over many lines, as a .spans.json file holds it
+        "jsonl": "\n".join(json.dumps(s) for s in spans) + "\n",
+        "rest": json.dumps({"data": spans, "next_cursor": None}, indent=2),
+    }[form].encode()
+    summary = ingest_bytes(session, data, origin=f"export.{form}")
+    session.commit()
+    assert (summary.rejected_total, summary.source_errors) == (0, [])
+    assert summary.stored_by_kind["span"] == len(spans)
+    assert len(from_otlp) == 3
+    assert _rewrites(session) == from_otlp
+
+
+def test_a_phoenix_span_with_a_bad_time_is_quarantined_naming_the_field(session: Session) -> None:
+    (span, *_rest) = phoenix_spans()
+    bad = {**span, "start_time": "yesterday"}
+    with pytest.raises(ValueError, match="start_time: expected an ISO-8601 time"):
+        phoenix_traces(bad)
+    summary = ingest_bytes(session, (json.dumps(bad) + "\n").encode(), origin="bad.jsonl")
+    assert summary.rejected == {"wrong_type": 1}
+    row = session.scalars(select(Quarantine)).one()
+    assert row.detail == "Phoenix span: start_time: expected an ISO-8601 time"
+
+
+def test_the_otlp_protobuf_file_format_is_refused_whole_naming_it(session: Session) -> None:
+    from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
+    msg = TracesData()
+    span = msg.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = bytes(range(1, 17)), bytes(range(1, 9)), "chat"
+    body = msg.SerializeToString()
+    data = len(body).to_bytes(4, "big") + body  # the Collector file exporter's format: proto
+    summary = ingest_bytes(session, data * 3, origin="traces.pb")
+    assert summary.lines_read == 0 and summary.rejected_total == 0
+    ((origin, error),) = summary.source_errors
+    assert origin == "traces.pb"
+    assert "an OTLP protobuf file" in error and "format: proto" in error and "format: json" in error
+    assert session.scalars(select(Quarantine)).all() == []
+
+
+def test_a_broken_json_document_is_refused_whole_with_where_it_breaks(session: Session) -> None:
+    summary = ingest_bytes(session, b'[\n  {"name": "a",\n  oops\n]\n', origin="export.spans.json")
+    ((_origin, error),) = summary.source_errors
+    assert error.startswith("export.spans.json: a JSON document (it opens with '['), not JSON Lines")
+    assert "at line 3, column 3" in error
+    assert summary.rejected_total == 0
