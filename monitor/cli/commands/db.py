@@ -153,18 +153,20 @@ def config_show(
 
 @schema_app.command("export")
 def schema_export(
-    directory: Annotated[Path, typer.Argument(help="Folder to write <event>.schema.json into.")] = Path(
+    directory: Annotated[Path, typer.Argument(help="Folder to write <name>.schema.json into.")] = Path(
         "schemas"
     ),
 ) -> None:
-    """Write the JSON Schema of each event, generated from the definitions ingest validates with.
+    """Write the JSON Schema of each event, generated from the definitions ingest validates with, and of
+    the documents `show --json` and `queue --json` print.
 
     Example: rewrite-monitor schema export schemas/
     """
     from monitor.ingest.events import json_schemas
+    from monitor.review.views import read_schemas
 
     directory.mkdir(parents=True, exist_ok=True)
-    for name, schema in json_schemas().items():
+    for name, schema in {**json_schemas(), **read_schemas()}.items():
         (directory / f"{name}.schema.json").write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
         err.print(f"wrote {directory / f'{name}.schema.json'}")
 

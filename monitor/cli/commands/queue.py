@@ -33,13 +33,21 @@ def queue_cmd(
         typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only items with this finding kind."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most N items.")] = 50,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="One JSON document (schemas/queue.schema.json) instead of the table."),
+    ] = False,
 ) -> None:
     """The review queue in review order (severity, then age), with the flagged words.
 
     The last line (stderr) counts what is shown, what matches, and the queue depth:
     "showing 20 of 64 pending items; queue depth: 64 open (pending or claimed), 64 overdue".
+    With --json, stdout holds one JSON object: the items, the filters, "matching", "depth" and
+    "overdue" (the shape is schemas/queue.schema.json).
 
-    Example: rewrite-monitor queue --state pending --kind added_content_word --limit 20
+    Examples:
+      rewrite-monitor queue --state pending --kind added_content_word --limit 20
+      rewrite-monitor queue --json --limit 500 | jq '.items[] | select(.overdue) | .request_id'
     """
     from datetime import UTC, datetime
 
@@ -60,6 +68,14 @@ def queue_cmd(
         )
         depth, overdue = queue_depth(session=session, now=now)
     rows = matching[:limit]
+    if as_json:
+        from monitor.review.views import dump, queue_out
+
+        doc = queue_out(
+            rows, matching=len(matching), depth=depth, overdue=overdue, state=state.value, kind=kind
+        )
+        typer.echo(dump(doc))
+        return
     table = Table("id", "request", "stratum", "kinds", "words", "state", "due", "π")
     for r in rows:
         due = r.due_at.strftime("%Y-%m-%d %H:%M") + (" OVERDUE" if r.overdue else "")
@@ -93,11 +109,20 @@ def show(
         str | None,
         typer.Option("--conv", help="The conversation, when the request id was logged in several."),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="One JSON document (schemas/record_view.schema.json) instead of the page."
+        ),
+    ] = False,
 ) -> None:
     """The four artifacts of one request in review order: state, transcript and rewrite, retrieval,
-    answer; then the findings.
+    answer; then the findings. With --json, stdout holds the same as one JSON object (its shape is
+    schemas/record_view.schema.json); an unknown request exits 1 either way.
 
-    Example: rewrite-monitor show cast2020-90_3
+    Examples:
+      rewrite-monitor show cast2020-90_3
+      rewrite-monitor show cast2020-90_3 --json | jq '.rewrite.query, [.findings[].kind]'
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import render_record
@@ -114,6 +139,11 @@ def show(
         found = list_findings(
             session=session, checks=current_checks(), request_id=request_id, conv_id=view.conv_id
         )
+    if as_json:
+        from monitor.review.views import dump, record_view_out
+
+        typer.echo(dump(record_view_out(view, found)))
+        return
     for block in render_record(view, found):
         out.print(block)
 
