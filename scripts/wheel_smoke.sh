@@ -114,14 +114,62 @@ install_wheel() {
     "$PYTHON" -m venv "$VENV"
     # Offline from the wheelhouse when it holds every dependency; else fill it from the package index
     # first (the first run, or a requirement the kept wheels no longer meet).
-    if ! "$VENV/bin/python" -m pip install --quiet --no-index --find-links "$WHEELHOUSE" "$wheel"; then
+    # [all]: the server and every optional part (the base install is the client alone: see client_only).
+    if ! "$VENV/bin/python" -m pip install --quiet --no-index --find-links "$WHEELHOUSE" "$wheel[all]"; then
         echo "filling the wheelhouse $WHEELHOUSE"
-        "$VENV/bin/python" -m pip wheel --quiet --wheel-dir "$WHEELHOUSE" "$wheel"
+        "$VENV/bin/python" -m pip wheel --quiet --wheel-dir "$WHEELHOUSE" "$wheel[all]"
         rm -f "$WHEELHOUSE"/rewrite_monitor-*.whl
-        "$VENV/bin/python" -m pip install --quiet --no-index --find-links "$WHEELHOUSE" "$wheel"
+        "$VENV/bin/python" -m pip install --quiet --no-index --find-links "$WHEELHOUSE" "$wheel[all]"
     fi
     # The tool must come from the virtualenv, not from a checkout on sys.path.
     "$VENV/bin/python" -c 'import monitor, sys; print(monitor.__file__); sys.exit(sys.prefix not in monitor.__file__)'
+}
+
+CLIENT=$TMP/client
+
+client_only() {
+    # The base install is the client: no dependency at all, monitor.instrument on the standard library,
+    # and a command line that names the extra to install instead of a traceback.
+    local wheel rc=0
+    wheel=$(ls "$TMP"/dist/rewrite_monitor-*.whl)
+    "$PYTHON" -m venv "$CLIENT"
+    "$CLIENT/bin/python" -m pip install --quiet --no-index "$wheel"
+    "$CLIENT/bin/python" -m pip list --format=freeze 2>/dev/null | grep -v -E '^(pip|setuptools)==' >"$TMP/client.txt"
+    cat "$TMP/client.txt"
+    test "$(cut -d= -f1 "$TMP/client.txt")" = "rewrite-monitor"
+    "$CLIENT/bin/python" -c '
+import sys
+import monitor.instrument
+extra = {m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names) - {"monitor", "__main__", "_distutils_hack"}
+sys.exit(f"monitor.instrument imported {sorted(extra)}" if extra else 0)
+'
+    "$CLIENT/bin/rewrite-monitor" queue 2>"$TMP/client.err" || rc=$?
+    cat "$TMP/client.err"
+    test "$rc" -eq 2 && grep -q "pip install 'rewrite-monitor\[server\]'" "$TMP/client.err"
+}
+
+traced_app() {
+    # The README's traced app, with the client and the OpenTelemetry SDK only: its two events parse, and it
+    # imports nothing but the standard library, OpenTelemetry (and the typing_extensions it needs) and
+    # monitor.instrument.
+    if ! "$CLIENT/bin/python" -m pip install --quiet --no-index --find-links "$WHEELHOUSE" opentelemetry-sdk; then
+        "$CLIENT/bin/python" -m pip wheel --quiet --wheel-dir "$WHEELHOUSE" opentelemetry-sdk
+        "$CLIENT/bin/python" -m pip install --quiet --no-index --find-links "$WHEELHOUSE" opentelemetry-sdk
+    fi
+    cp "$REPO/examples/traced_app.py" "$WORK/traced_app.py"
+    "$CLIENT/bin/python" -c '
+import json, runpy, sys
+runpy.run_path("traced_app.py", run_name="__main__")
+allowed = {"monitor", "opentelemetry", "typing_extensions", "importlib_metadata", "zipp", "__main__", "_distutils_hack"}
+extra = {m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names) - allowed
+sys.exit(f"the traced app imported {sorted(extra)}" if extra else 0)
+' >"$TMP/events.jsonl" 2>"$TMP/spans.txt"
+    "$CLIENT/bin/python" -c '
+import json, sys
+events = [json.loads(line)["event"] for line in open(sys.argv[1])]
+assert events == ["ctx_input", "rewrite"], events
+assert "rewrite_monitor.request_id" in open(sys.argv[2]).read()
+' "$TMP/events.jsonl" "$TMP/spans.txt"
 }
 
 run_examples() {
@@ -219,7 +267,9 @@ stop_dashboard() {
 
 echo "wheel smoke test in $TMP (python: $("$PYTHON" -c 'import sys; print(sys.version.split()[0])'))"
 step "build the wheel" build_wheel
-step "install it into a fresh virtualenv" install_wheel
+step "client install: the standard library only" client_only
+step "the README's traced app on the client" traced_app
+step "install it into a fresh virtualenv ([all])" install_wheel
 step "db upgrade" "$RM" --database-url "$DB" db upgrade
 step "run on a copy of examples/" run_examples
 step "ingest the OpenTelemetry traces of examples/otel" ingest_traces

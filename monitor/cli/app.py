@@ -61,6 +61,16 @@ def fail(message: str, code: int) -> NoReturn:
     raise typer.Exit(code) from None
 
 
+def require_extra(module: str, extra: str, what: str) -> None:
+    """Exit 2 naming the install line when ``module`` (a dependency of the ``extra`` of this package) is
+    not installed: the server install leaves out the dashboard's and replay's dependencies."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        hint = f"pip install 'rewrite-monitor[{extra}]'"
+        fail(f"{what} needs the [{extra}] extra (no module {module!r}): {hint}", 2)
+
+
 def _storage_error(exc: Exception, state: Any) -> MonitorError | None:
     """A database error escaping any command as the one-line ``StorageError`` (exit 4) naming the URL,
     password hidden (``monitor.store.engine.storage_error``); ``None`` for any other exception."""

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from monitor.ingest.store.records import RecordView
 
 
-
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

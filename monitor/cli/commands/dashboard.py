@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from monitor.bundled import bundled_file
-from monitor.cli.app import State, out
+from monitor.cli.app import State, out, require_extra
 from monitor.errors import ConfigError
 from monitor.settings import auth_missing, is_loopback
 
@@ -124,6 +124,7 @@ def dashboard(
     """
     from monitor.text import mask_url
 
+    require_extra("streamlit", "dashboard", "the dashboard")
     state: State = ctx.obj
     settings = state.settings
     port = port or settings.dashboard_port

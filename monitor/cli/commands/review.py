@@ -20,7 +20,16 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from monitor.cli.app import State, current_checks, err, kind_choice, lazy_choice, open_engine, out
+from monitor.cli.app import (
+    State,
+    current_checks,
+    err,
+    kind_choice,
+    lazy_choice,
+    open_engine,
+    out,
+    require_extra,
+)
 from monitor.errors import ReplayError
 from monitor.review.labels import Artifact, Label
 from monitor.text import counted, split_terms
@@ -448,6 +457,7 @@ def replay_cmd(
     Example: rewrite-monitor replay evalset.jsonl --model claude-haiku-4-5 --junit replay.xml
     --compare baseline.jsonl
     """
+    require_extra("anthropic", "replay", "replay")
     from monitor.replay import client as rp_client
     from monitor.replay import judge as rp_judge
     from monitor.replay import prices as rp_prices
