@@ -52,7 +52,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from monitor.otel.messages import decoded, flat_messages, messages_of
-from monitor.otel.shapes import CONDENSE_TEMPLATES, Conversation, conversation, rendered, variables_of
+from monitor.otel.shapes import (
+    CONDENSE_TEMPLATES,
+    Conversation,
+    conversation,
+    prompt_texts,
+    rendered,
+    variables_of,
+)
 from monitor.otel.spans import is_root, span_time
 
 REWRITE_SPAN_NAMES: tuple[str, ...] = ()
@@ -63,11 +70,18 @@ LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 """GenAI ``gen_ai.operation.name`` values of a model call."""
 NOT_A_REWRITE = "not_a_rewrite_trace"
 """The reason of a trace with no rewrite in it: counted as skipped, never quarantined."""
+NO_MESSAGE_TEXT = "no_message_text"
+"""The reason of a trace whose model calls carry no message text at all, so that no rewrite can be told
+in it: counted as skipped like :data:`NOT_A_REWRITE`, under its own name, because a count of them says
+that content capture is off (GenAI instrumentations record message text only when asked to:
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``)."""
+SKIP_REASONS = frozenset({NOT_A_REWRITE, NO_MESSAGE_TEXT})
+"""The :class:`TraceError` reasons that are counted, not quarantined."""
 
 
 class TraceError(ValueError):
-    """A trace that cannot be mapped: ``reason`` (a quarantine reason, or :data:`NOT_A_REWRITE`) and a
-    message naming the trace."""
+    """A trace that cannot be mapped: ``reason`` (a quarantine reason, or one of :data:`SKIP_REASONS`)
+    and a message naming the trace."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -190,7 +204,8 @@ def rewrite_span(
 ) -> tuple[Mapping[str, Any], str]:
     """The trace's rewrite span and the rule that found it (the module doc's order: "step", "name",
     "retriever_input", "condense_prompt"). Raises :class:`TraceError`: ``ambiguous_rewrite_span`` when
-    a rule finds more than one, :data:`NOT_A_REWRITE` when none finds any."""
+    a rule finds more than one, :data:`NO_MESSAGE_TEXT` when none finds any and no model call of the
+    trace carries text, else :data:`NOT_A_REWRITE`."""
     trace = spans[0]["trace_id"]
     ordered = sorted(spans, key=lambda s: s["start_unix_nano"])
     llms = [s for s in ordered if _kind(s) == "llm"]
@@ -235,10 +250,22 @@ def rewrite_span(
                 + ", ".join(repr(s["name"]) for s in found[:4])
                 + ")",
             )
+    if llms and not any(_has_text(s["attributes"]) for s in llms):
+        raise TraceError(
+            NO_MESSAGE_TEXT,
+            f"trace {trace}: its {len(llms)} model call(s) carry no message text (is content capture on?)",
+        )
     raise TraceError(
         NOT_A_REWRITE,
         f"trace {trace}: no span marked {STEP_ATTRIBUTE}, named like a rewrite span, whose output a "
         "retriever searched for, or with a condense prompt",
+    )
+
+
+def _has_text(a: Mapping[str, Any]) -> bool:
+    """Whether a model call's attributes hold any text of what it was sent or returned."""
+    return bool(prompt_texts(a) or _output_text(a) or flat_messages(a, "llm.input_messages")) or any(
+        k in a for k in ("gen_ai.input.messages", "llm.prompt_template.variables", "input.value")
     )
 
 

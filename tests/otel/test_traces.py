@@ -448,3 +448,15 @@ def test_a_span_time_after_year_9999_is_quarantined_not_a_crash(field: str, sess
         f"resourceSpans[0].scopeSpans[0].spans[0].{field}: expected a positive integer of year 9999 or "
         "before",
     )
+
+
+def test_model_calls_without_message_text_are_counted_under_their_own_reason(session: Session) -> None:
+    """A trace of GenAI instrumentation with content capture off holds model calls and no text: no rewrite
+    can be told in it, and the count says why (``no_message_text``), not a quarantine row per trace."""
+    bare = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini"}
+    data = _line(_span(T1, ROOT, None, "chat gpt-4o-mini", bare)) + _line(
+        _span(T2, ROOT, None, "GET /health", {})
+    )
+    summary = ingest_bytes(session, data, origin="nocontent.jsonl")
+    assert dict(summary.skipped) == {"no_message_text": 1, "not_a_rewrite_trace": 1}
+    assert summary.rejected_total == 0

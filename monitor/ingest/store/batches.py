@@ -39,7 +39,7 @@ from monitor.ingest.events import LineError, ParsedEvent, ParsedSpans, canonical
 from monitor.ingest.sources import ProgressFn, RawLine, Source, _noting_last, read_failure, read_input
 from monitor.ingest.store import traces as otlp_store
 from monitor.ingest.store.quarantine import resolve_stored
-from monitor.otel.mapping import DEFAULT_RULES, NOT_A_REWRITE, MappingRules
+from monitor.otel.mapping import DEFAULT_RULES, MappingRules
 from monitor.otel.spans import SPAN
 from monitor.queue.sampling import DEFAULT_SEED, draw
 from monitor.store.engine import dialect_insert, insert_ignore, refresh_planner_statistics
@@ -54,7 +54,8 @@ class IngestSummary:
     """What one ingest did. Counts are of lines, except ``joined`` (records completed this run).
 
     ``rejected`` maps a quarantine reason to its count; ``skipped`` maps a reason to the traces counted
-    and not stored as a rewrite (``not_a_rewrite_trace``: its spans are stored); ``source_errors``
+    and not stored as a rewrite (``not_a_rewrite_trace``, ``no_message_text``: their spans are stored);
+    ``source_errors``
     lists ``(origin, message)`` for sources that could not be read (fully or from some point on).
     """
 
@@ -342,8 +343,7 @@ class Ingestor:
         # joined with the rest (monitor.otel.mapping); one that cannot be mapped is quarantined by trace.
         traced = otlp_store.map_new_traces(self.session, stored_rows, inserted, self.trace_rules)
         mapped, unmapped, completed = traced.mapped, traced.failed, traced.completed
-        if traced.skipped:
-            self.summary.skipped[NOT_A_REWRITE] += len(traced.skipped)
+        self.summary.skipped.update(reason for _trace, reason in traced.skipped)
         inserted.update(self._insert_events(origin, mapped, now))
         otlp_store.resolve_completed(session=self.session, trace_ids=completed, now=now)
         self._join(inserted)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from monitor.ingest.events import LineError, ParsedEvent, canonical_sha, parse_mapped
 from monitor.otel.mapping import (
     DEFAULT_RULES,
-    NOT_A_REWRITE,
+    SKIP_REASONS,
     STEP_ATTRIBUTE,
     MappingRules,
     TraceError,
@@ -46,12 +46,13 @@ from."""
 @dataclass(frozen=True, slots=True)
 class TraceOutcome(Generic[P]):
     """:func:`map_new_traces`'s result: ``mapped`` (pending line, event), ``failed`` (pending line,
-    error), ``completed`` and ``skipped`` trace ids."""
+    error), ``completed`` trace ids and ``skipped`` (trace id, reason of
+    :data:`monitor.otel.mapping.SKIP_REASONS`)."""
 
     mapped: list[tuple[P, ParsedEvent]]
     failed: list[tuple[P, LineError]]
     completed: list[str]
-    skipped: list[str]
+    skipped: list[tuple[str, str]]
 
 
 def map_new_traces(
@@ -84,7 +85,7 @@ def map_new_traces(
     mapped: list[tuple[P, ParsedEvent]] = []
     failed: list[tuple[P, LineError]] = []
     completed: list[str] = []
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     if not touched:
         return TraceOutcome(mapped, failed, completed, skipped)
     spans: dict[str, list[dict[str, Any]]] = {}
@@ -106,8 +107,8 @@ def map_new_traces(
             got = map_trace(got_spans, rules)
         except TraceError as exc:
             if trace_id in roots:  # reported once, at its root's line; a later span may still complete it
-                if exc.reason == NOT_A_REWRITE:
-                    skipped.append(trace_id)
+                if exc.reason in SKIP_REASONS:
+                    skipped.append((trace_id, exc.reason))
                 else:
                     failed.append((roots[trace_id], LineError(exc.reason, exc.detail)))
             continue
