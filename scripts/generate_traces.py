@@ -8,10 +8,15 @@ OpenTelemetry Collector's ``file`` exporter writes it (one OTLP JSON ``TracesDat
   ``create_retrieval_chain`` (the "conversational RAG" recipe), OpenInference ``LangChainInstrumentor``;
 - ``openinference_langchain_history_aware_quickstart``: the same with the LangChain v0.1 quickstart's prompt,
   whose instruction ("Given the above conversation, generate a search query ...") is the last user message;
+- ``openinference_langchain_history_aware_and_genai``: the first, with the GenAI ``openai-v2``
+  instrumentation of the openai client under it too (each model call has a GenAI span inside
+  LangChain's);
 - ``openinference_langchain_lcel``: an LCEL chain with a custom contextualize prompt
   (``prompt | llm | StrOutputParser()`` feeding the retriever), OpenInference;
 - ``openinference_llamaindex_condense_question``: LlamaIndex ``CondenseQuestionChatEngine``, OpenInference
   ``LlamaIndexInstrumentor``;
+- ``openinference_llamaindex_condense_question_and_genai``: the same traced by OpenInference and GenAI
+  ``openai-v2`` at once (the GenAI span inside LlamaIndex's);
 - ``openinference_llamaindex_condense_plus_context``: LlamaIndex ``CondensePlusContextChatEngine``;
 - ``genai_llamaindex_condense_question``: the same LlamaIndex engine traced only by OpenTelemetry GenAI
   ``opentelemetry-instrumentation-openai-v2`` (each model call its own trace, no session);
@@ -261,11 +266,11 @@ def _langchain_retriever() -> Any:
     return KeywordRetriever()
 
 
-def recipe_langchain(base_url: str, provider: Any, prompt: str) -> list[dict[str, Any]]:
+def recipe_langchain(base_url: str, provider: Any, prompt: str, genai: bool = False) -> list[dict[str, Any]]:
     """LangChain's conversational retrieval: ``prompt`` "contextualize" (the "Add chat history" tutorial's
     prompt, through ``create_history_aware_retriever``), "quickstart" (the v0.1 quickstart's prompt, whose
     instruction is a user message after the user's own) or "lcel" (the contextualize prompt in an LCEL
-    chain of the user's own)."""
+    chain of the user's own); ``genai`` instruments the openai client with OpenTelemetry GenAI too."""
     from langchain_classic.chains import create_history_aware_retriever, create_retrieval_chain
     from langchain_classic.chains.combine_documents import create_stuff_documents_chain
     from langchain_core.messages import AIMessage, HumanMessage
@@ -277,6 +282,10 @@ def recipe_langchain(base_url: str, provider: Any, prompt: str) -> list[dict[str
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     LangChainInstrumentor().instrument(tracer_provider=provider)
+    if genai:  # the GenAI instrumentation of the openai client under LangChain's: both write spans
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
     llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="not-used", temperature=0)
     retriever = _langchain_retriever()
     contextualize = ChatPromptTemplate.from_messages(
@@ -360,7 +369,9 @@ def _llamaindex_setup(base_url: str) -> tuple[Any, Any]:
     return llm, KeywordRetriever()
 
 
-def recipe_llamaindex(base_url: str, provider: Any, engine: str, genai: bool) -> list[dict[str, Any]]:
+def recipe_llamaindex(base_url: str, provider: Any, engine: str, genai: bool | str) -> list[dict[str, Any]]:
+    """LlamaIndex's chat engine ``engine`` ("condense_question", "condense_plus_context") traced by
+    OpenInference (``genai`` False), by GenAI ``openai-v2`` alone (True), or by both ("and")."""
     from llama_index.core.chat_engine import CondensePlusContextChatEngine, CondenseQuestionChatEngine
     from llama_index.core.query_engine import RetrieverQueryEngine
 
@@ -369,7 +380,13 @@ def recipe_llamaindex(base_url: str, provider: Any, engine: str, genai: bool) ->
 
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         session: Any = None
-    else:
+    if genai == "and":
+        from openinference.instrumentation import using_session
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+        LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+        session = using_session
+    elif not genai:
         from openinference.instrumentation import using_session
         from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 
@@ -432,12 +449,18 @@ def recipe_openai(base_url: str, provider: Any) -> list[dict[str, Any]]:
 RECIPES = {
     "openinference_langchain_history_aware": lambda url, p: recipe_langchain(url, p, "contextualize"),
     "openinference_langchain_history_aware_quickstart": lambda url, p: recipe_langchain(url, p, "quickstart"),
+    "openinference_langchain_history_aware_and_genai": lambda url, p: recipe_langchain(
+        url, p, "contextualize", genai=True
+    ),
     "openinference_langchain_lcel": lambda url, p: recipe_langchain(url, p, "lcel"),
     "openinference_llamaindex_condense_question": lambda url, p: recipe_llamaindex(
         url, p, "condense_question", genai=False
     ),
     "openinference_llamaindex_condense_plus_context": lambda url, p: recipe_llamaindex(
         url, p, "condense_plus_context", genai=False
+    ),
+    "openinference_llamaindex_condense_question_and_genai": lambda url, p: recipe_llamaindex(
+        url, p, "condense_question", genai="and"
     ),
     "genai_llamaindex_condense_question": lambda url, p: recipe_llamaindex(
         url, p, "condense_question", genai=True
