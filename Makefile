@@ -46,6 +46,9 @@ traces:
 	test -x .venv-traces/bin/python || $(PYTHON) -m venv .venv-traces
 	.venv-traces/bin/python -m pip install --quiet -e '.[traces]'
 	.venv-traces/bin/python scripts/generate_traces.py
+	test -x .venv-phoenix/bin/python || $(PYTHON) -m venv .venv-phoenix
+	.venv-phoenix/bin/python -m pip install --quiet arize-phoenix==20.26.1
+	.venv-phoenix/bin/python scripts/generate_traces.py --phoenix
 
 bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run
@@ -57,4 +60,4 @@ lint: $(BIN)/rewrite-monitor
 	$(BIN)/python -m pytest -q tests/test_layering.py
 
 clean:
-	rm -rf $(VENV) .venv-traces demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache
+	rm -rf $(VENV) .venv-traces .venv-phoenix demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache

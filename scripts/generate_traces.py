@@ -23,6 +23,10 @@ OpenTelemetry Collector's ``file`` exporter writes it (one OTLP JSON ``TracesDat
 - ``genai_openai_condense``: a plain ``openai`` client sending LangChain's rephrase prompt, rendered by the
   app (``Human:`` / ``Assistant:`` lines), GenAI only.
 
+``--phoenix`` then writes ``phoenix_openinference_llamaindex_condense_question.spans.json``: that trace as
+Arize Phoenix exports spans (a JSON array of its span JSON, by Phoenix's own encoder; ``arize-phoenix``
+in a virtualenv of its own).
+
 Beside them, ``expected.json`` records what each app sent for each rewrite: conversation, turn, the
 history (role, text), the latest message, the standalone query the model returned, and the model. The
 tests compare what ingest maps from the traces with it.
@@ -482,12 +486,62 @@ def run_one(name: str, out: Path) -> list[dict[str, Any]]:
     return expected
 
 
+def phoenix_export(otlp_path: Path, out_path: Path) -> int:
+    """Write the spans of an OTLP JSON file as Arize Phoenix exports them: a JSON array (a
+    ``.spans.json``) of Phoenix's span JSON, made by Phoenix's own decoder and encoder
+    (``phoenix.trace.otel.decode_otlp_span``, ``phoenix.trace.span_json_encoder.span_to_json``). Needs
+    ``arize-phoenix`` (:data:`PHOENIX`), in a virtualenv of its own: its openai pin differs from the
+    instrumentors'. Returns the number of spans."""
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+    from phoenix.trace.otel import decode_otlp_span
+    from phoenix.trace.span_json_encoder import span_to_json
+
+    def b64_ids(node: Any) -> Any:  # OTLP JSON's hex ids back to the protobuf JSON mapping's base64
+        if isinstance(node, dict):
+            return {
+                k: base64.b64encode(bytes.fromhex(v)).decode()
+                if k in ("traceId", "spanId", "parentSpanId") and v
+                else b64_ids(v)
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [b64_ids(v) for v in node]
+        return node
+
+    spans = []
+    for line in otlp_path.read_text(encoding="utf-8").splitlines():
+        data = ParseDict(b64_ids(json.loads(line)), TracesData())
+        for rs in data.resource_spans:
+            for ss in rs.scope_spans:
+                spans.extend(json.loads(span_to_json(decode_otlp_span(sp))) for sp in ss.spans)
+    out_path.write_text(json.dumps(spans, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(spans)
+
+
+PHOENIX = "arize-phoenix==20.26.1"
+"""The Phoenix release whose span JSON ``phoenix_export`` writes."""
+PHOENIX_RECIPE = "openinference_llamaindex_condense_question"
+"""The recipe whose trace file is exported as Phoenix span JSON (``phoenix_<recipe>.spans.json``)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
     parser.add_argument("--recipe", choices=sorted(RECIPES), help="run this recipe only, in this process")
+    parser.add_argument(
+        "--phoenix",
+        action="store_true",
+        help=f"only write phoenix_{PHOENIX_RECIPE}.spans.json from its trace file (needs {PHOENIX})",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.phoenix:
+        n = phoenix_export(
+            args.out / f"{PHOENIX_RECIPE}.otlp.jsonl", args.out / f"phoenix_{PHOENIX_RECIPE}.spans.json"
+        )
+        print(f"phoenix_{PHOENIX_RECIPE}.spans.json: {n} spans", file=sys.stderr)
+        return 0
     if args.recipe:
         expected = run_one(args.recipe, args.out)
         print(json.dumps(expected))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -199,13 +200,32 @@ def is_phoenix_span(obj: Mapping[str, Any]) -> bool:
     return isinstance(ctx, Mapping) and "span_id" in ctx and "trace_id" in ctx and "start_time" in obj
 
 
+JSON_VALUED = frozenset(
+    {
+        "llm.prompt_template.variables",
+        "llm.invocation_parameters",
+        "metadata",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.retrieval.documents",
+    }
+)
+"""Attributes whose value the conventions write as one JSON string (OpenInference's template variables,
+invocation parameters and metadata; GenAI's message lists): an export that decoded one into an object
+gets it back as JSON, not split into dotted keys."""
+
+
 def flat_attributes(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested attributes with dotted keys, as OpenTelemetry writes them: ``{"llm": {"input_messages":
-    [{"message": {...}}]}}`` -> ``llm.input_messages.0.message.role``; a list of scalars stays a list."""
+    [{"message": {...}}]}}`` -> ``llm.input_messages.0.message.role``; a list of scalars stays a list, and
+    a :data:`JSON_VALUED` attribute is one JSON string."""
     out: dict[str, Any] = {}
     for k, v in value.items():
         key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
+        if key in JSON_VALUED and isinstance(v, Mapping | list):
+            out[key] = json.dumps(v, ensure_ascii=False)
+        elif isinstance(v, Mapping):
             out.update(flat_attributes(v, key + "."))
         elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
             for i, x in enumerate(v):
