@@ -57,6 +57,7 @@ from monitor.queue.store import list_queue
 from monitor.review.labels import DEFAULT_ARTIFACT, Label
 from monitor.review.store import learned_table, record_verdict
 from monitor.settings import Settings
+from monitor.stats.calibration import CONFIRMS, Calibration, outcome, table_from
 from monitor.stats.evaluate import LABEL_KINDS, LabelItem, evaluate, read_labels
 from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.worker.jobs import run_job
@@ -313,6 +314,18 @@ def main(argv: list[str] | None = None) -> int:
         "--no-learning", action="store_true", help="the same days with learning off (the ablation)"
     )
     parser.add_argument("--keep", type=Path, help="keep the simulated store in this SQLite file")
+    parser.add_argument(
+        "--cv",
+        action="store_true",
+        help="the calibration's cross-validated measure (issue 34): steady state by conversation and cold "
+        "start by rewriter, learning on against off, per file and pooled",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        nargs="+",
+        help="with --cv: the log files holding the labelled records (default: DATA/logs)",
+    )
     args = parser.parse_args(argv)
     if args.per_day < 1 or args.reviewers < 1:
         parser.error("--per-day and --reviewers must be at least 1")
@@ -320,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     for f in files:
         if not f.is_file():
             parser.error(f"no label file {f}")
+    if args.cv:
+        return cv_main(args, files)
     results: dict[str, Any] = {}
     ok = True
     for f in files:
@@ -361,6 +376,245 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2, default=str))
     return 0 if ok else 1
+
+
+# -- the cross-validated measure of the calibration (issue 34) ----------------------------------------------
+
+HIGH_AT = 0.5
+"""Estimate from which learning grades a finding high: more likely a real problem than not
+(``monitor.stats.calibration``'s decision threshold, not fitted)."""
+MEDIUM_AT = 0.2
+"""Estimate from which learning grades a finding medium: one in five real or better, the share of real
+problems a reviewer's day can bear before the queue trains them to click ``ok``."""
+SEVERITY = {"low": 0, "medium": 1, "high": 2}
+
+
+@dataclass(frozen=True)
+class CvFinding:
+    kind: str
+    step: str
+    severity: str
+    words: tuple[str, ...]
+    protected: bool
+
+
+@dataclass(frozen=True)
+class CvItem:
+    request_id: str
+    conv_id: str
+    rewriter: str
+    verdict: str
+    fabricated_words: tuple[str, ...]
+    findings: tuple[CvFinding, ...]
+
+    @property
+    def error(self) -> bool:
+        return self.verdict != Label.OK.value
+
+    def observations(self) -> list[tuple[tuple[str, str, str], bool]]:
+        """What the item's verdict says of each (rewriter, kind, step) it holds, once per key: one
+        verdict is one observation of a step however many words the step flagged."""
+        out = {}
+        for f in self.findings:
+            got = outcome(self.verdict, f.kind)
+            if got is not None:
+                out[(self.rewriter, f.kind, f.step)] = got
+        return list(out.items())
+
+
+def collect(label_files: list[Path], logs: list[Path]) -> dict[str, list[CvItem]]:
+    """Each label file's items with their findings (rewrite kinds, every severity), from one store of
+    ``logs`` checked with today's rules (no learned table)."""
+    from monitor.checks.learned import PROTECTED_SIGNALS
+    from monitor.checks.learned import rewriter_key as rkey
+    from monitor.checks.store import stored_rewrites
+    from monitor.ingest.store.batches import ingest_sources
+    from monitor.stats.evaluate import REWRITE_KINDS
+    from monitor.worker.jobs import check_job
+
+    out: dict[str, list[CvItem]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'cv.db'}"
+        upgrade(url)
+        engine = make_engine(url)
+        with session_factory(engine)() as session:
+            ingest_sources(session, [s for p in logs for s in discover([str(p)])])
+            session.commit()
+            check_job(session=session, rules=load_rules())
+            session.commit()
+            checks = current_versions()
+            for path in label_files:
+                labelled = read_labels(path)
+                stored = stored_rewrites(
+                    session=session, request_ids=[i.request_id for i in labelled], checks=checks
+                )
+                items = []
+                for item in labelled:
+                    rec = stored.get(item.request_id)
+                    if rec is None:
+                        continue
+                    findings = []
+                    for f in rec.findings:
+                        if f.kind not in REWRITE_KINDS:
+                            continue
+                        signals = {f.evidence.get("severity_signal")} | {
+                            w.get("signal") for w in f.evidence.get("words", []) if isinstance(w, dict)
+                        }
+                        findings.append(
+                            CvFinding(
+                                f.kind,
+                                f.step or "",
+                                f.severity,
+                                tuple(f.words),
+                                bool(signals & PROTECTED_SIGNALS),
+                            )
+                        )
+                    items.append(
+                        CvItem(
+                            item.request_id,
+                            rec.conv_id,
+                            rkey(rec.prompt_version, rec.model),
+                            verdict_of(item)[0],
+                            tuple(item.words.get("fabricated", [])),
+                            tuple(findings),
+                        )
+                    )
+                out[path.name] = items
+        engine.dispose()
+    return out
+
+
+def learned_severity(f: CvFinding, estimate: float) -> str:
+    """The grade the estimate implies (:data:`HIGH_AT`, :data:`MEDIUM_AT`); a protected word (a number,
+    a new name, a qualifier value) the rules graded medium or above stays there."""
+    grade = "high" if estimate >= HIGH_AT else "medium" if estimate >= MEDIUM_AT else "low"
+    if f.protected and SEVERITY[f.severity] >= 1 and SEVERITY[grade] < 1:
+        return "medium"
+    return grade
+
+
+def figures(items: list[CvItem], graded: dict[str, list[tuple[CvFinding, str, float]]]) -> dict[str, Any]:
+    """The issue's figures for ``items``, each flagged item's findings ``graded`` (finding, severity,
+    score): the top third of the flagged items by (score, severity) is the day's budget."""
+    from monitor.stats.evaluate import words_overlap
+
+    flagged = [i for i in items if graded.get(i.request_id)]
+
+    def rank(i: CvItem) -> tuple[float, int, str]:
+        g = graded[i.request_id]
+        return (-max(s for _f, _g, s in g), -max(SEVERITY[sev] for _f, sev, _s in g), i.request_id)
+
+    budget = -(-len(flagged) // 3)
+    admitted = sorted(flagged, key=rank)[:budget]
+    errors = [i for i in items if i.error]
+    fine = [i for i in items if not i.error]
+
+    def top(i: CvItem) -> int:
+        return max((SEVERITY[sev] for _f, sev, _s in graded.get(i.request_id, [])), default=-1)
+
+    fabricated = [i for i in items if i.verdict == Label.FABRICATED_CONSTRAINT.value and i.fabricated_words]
+    found = [
+        i
+        for i in fabricated
+        if any(
+            f.kind in CONFIRMS["fabricated_constraint"]
+            and SEVERITY[sev] >= 1
+            and words_overlap(f.words, i.fabricated_words)
+            for f, sev, _s in graded.get(i.request_id, [])
+        )
+    ]
+
+    def ratio(a: int, b: int) -> float | None:
+        return round(a / b, 4) if b else None
+
+    return {
+        "queue_precision_third": ratio(sum(i.error for i in admitted), len(admitted)),
+        "fa_high": ratio(sum(top(i) >= 2 for i in fine), len(fine)),
+        "fa_medium": ratio(sum(top(i) >= 1 for i in fine), len(fine)),
+        "fab_recall_medium": ratio(len(found), len(fabricated)),
+        "reach": ratio(sum(i.error for i in admitted), len(errors)),
+        "flagged": len(flagged),
+        "items": len(items),
+    }
+
+
+def graded_off(items: list[CvItem]) -> dict[str, list[tuple[CvFinding, str, float]]]:
+    """Today's hand grades: the score is the severity."""
+    return {
+        i.request_id: [(f, f.severity, float(SEVERITY[f.severity])) for f in i.findings]
+        for i in items
+        if i.findings
+    }
+
+
+def graded_on(items: list[CvItem], cal: Calibration) -> dict[str, list[tuple[CvFinding, str, float]]]:
+    out = {}
+    for i in items:
+        if i.findings:
+            out[i.request_id] = [
+                (f, learned_severity(f, est := cal.estimate((i.rewriter, f.kind, f.step)).mean), est)
+                for f in i.findings
+            ]
+    return out
+
+
+def cross_validate(data: dict[str, list[CvItem]]) -> dict[str, Any]:
+    """Steady state (by conversation, the prior without the file) and cold start (no verdict on the file,
+    the prior without it) against today's grades, per file and pooled (module doc of issue 34's measure)."""
+    result: dict[str, Any] = {"files": {}, "pooled": {}}
+    pooled_on: dict[str, list[tuple[CvFinding, str, float]]] = {}
+    pooled_off: dict[str, list[tuple[CvFinding, str, float]]] = {}
+    every: list[CvItem] = []
+    for name, items in data.items():
+        prior = table_from(
+            (k[1], k[2], ok)
+            for other, its in data.items()
+            if other != name
+            for i in its
+            for k, ok in i.observations()
+        )
+        on: dict[str, list[tuple[CvFinding, str, float]]] = {}
+        for conv in dict.fromkeys(i.conv_id for i in items):
+            held = [i for i in items if i.conv_id == conv]
+            rest = [o for i in items if i.conv_id != conv for o in i.observations()]
+            on.update(graded_on(held, Calibration.from_observations(rest, prior)))
+        off = graded_off(items)
+        cold = graded_on(items, Calibration({}, prior))
+        result["files"][name] = {
+            "on": figures(items, on),
+            "off": figures(items, off),
+            "cold": figures(items, cold),
+        }
+        # pooled keys are per file: a request id may sit in two files
+        pooled_on.update({f"{name}/{k}": v for k, v in on.items()})
+        pooled_off.update({f"{name}/{k}": v for k, v in off.items()})
+        every.extend(
+            CvItem(f"{name}/{i.request_id}", i.conv_id, i.rewriter, i.verdict, i.fabricated_words, i.findings)
+            for i in items
+        )
+    result["pooled"] = {"on": figures(every, pooled_on), "off": figures(every, pooled_off)}
+    return result
+
+
+def cv_main(args: argparse.Namespace, files: list[Path]) -> int:
+    logs = args.logs or [args.data / "logs"]
+    data = collect(files, logs)
+    result = cross_validate(data)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    cols = ("queue_precision_third", "fa_high", "fa_medium", "fab_recall_medium", "reach", "flagged", "items")
+    print("| file | mode | " + " | ".join(cols) + " |")
+    print("| --- | --- |" + " ---: |" * len(cols))
+    rows = [(n, m, f) for n, figs in result["files"].items() for m, f in figs.items()]
+    rows += [("pooled", m, f) for m, f in result["pooled"].items()]
+    for name, mode, fig in rows:
+        print(f"| {name} | {mode} | " + " | ".join(_cell(fig[c]) for c in cols) + " |")
+    return 0
+
+
+def _cell(v: Any) -> str:
+    return "–" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from monitor.checks.store import (
     store_outcomes,
     unchecked_record_ids,
 )
-from monitor.ingest.store.records import load_records
+from monitor.ingest.store.records import changed_since_loaded, load_records
 from monitor.store.engine import refresh_planner_statistics
 
 if TYPE_CHECKING:
@@ -163,6 +163,13 @@ def check_job(
         kept = learnt.records
         if kept.keys() >= set(ids):
             loaded = [(i, kept.pop(i)) for i in ids]
+            # read before the claim: a half or a turn that arrived since (another worker's ingest) is
+            # read again, or the record would be graded as it was (a skip for want of its ctx_input
+            # that nothing would ever run again: the ingest that completed it deleted the skips it saw)
+            stale = changed_since_loaded(session=session, loaded=loaded)
+            if stale:
+                fresh = dict(load_records(session=session, record_ids=sorted(stale)))
+                loaded = [(i, fresh.get(i, r)) for i, r in loaded]
         else:
             loaded = load_records(session=session, record_ids=ids)
         batch_rules = rules.with_profile(_batch_profile(session, [r for _, r in loaded], check_rate))

@@ -259,6 +259,35 @@ def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[i
     return out
 
 
+def changed_since_loaded(*, session: Session, loaded: Sequence[tuple[int, RewriteRecord]]) -> set[int]:
+    """The ids of ``loaded`` records (:func:`load_records`' output, read earlier) whose conversation
+    changed in the store since: another number of requests, or of requests with their ctx_input, at the
+    turns each was loaded with (its own and its peers'), or another nearest earlier turn. One grouped read
+    of the batch's conversations. What the check job asks of the records its learning pass read before it
+    claimed them: a half or a turn that another worker's ingest stored in between must be read again."""
+    convs = sorted({r.conv_id for _, r in loaded})
+    if not convs:
+        return set()
+    now: dict[tuple[str, int], tuple[int, int]] = {}
+    for conv_id, turn, n, with_ctx in session.execute(
+        select(Record.conv_id, Record.turn, func.count(), func.count(Record.ctx_event_id))
+        .where(Record.conv_id.in_(convs))
+        .group_by(Record.conv_id, Record.turn)
+    ):
+        now[(conv_id, turn)] = (int(n), int(with_ctx))
+    stale = set()
+    for record_id, r in loaded:
+        earlier = max((t for c, t in now if c == r.conv_id and t < r.turn), default=None)
+        had = max((p.turn for p in r.peers if p.turn < r.turn), default=None)
+        turns = {r.turn} | {p.turn for p in r.peers}
+        seen = [now.get((r.conv_id, t), (0, 0)) for t in turns]
+        counted = (sum(a for a, _ in seen), sum(b for _, b in seen))
+        with_ctx = (r.context is not None) + sum(p.context is not None for p in r.peers)
+        if earlier != had or counted != (1 + len(r.peers), with_ctx):
+            stale.add(record_id)
+    return stale
+
+
 @dataclass(frozen=True, slots=True)
 class RecordView:
     """Everything the review of one request reads, in artifact order (state, rewrite, retrieval, answer).
