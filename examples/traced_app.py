@@ -1,4 +1,4 @@
-"""A rewrite step that logs both events and traces its span (the README's client example, 20 lines)."""
+"""A rewrite step that logs both events and traces its span (the README's client example)."""
 
 import logging
 import sys

@@ -487,12 +487,12 @@ def parse_line(text: str, *, complete: bool = True) -> ParsedEvent | ParsedSpans
     except RecursionError:
         return LineError("invalid_json", "invalid JSON: nested too deeply")
     if not isinstance(obj, dict):
-        return LineError("not_an_object", f"a log line must be a JSON object, got {type(obj).__name__}")
+        return LineError("not_an_object", f"a log line must be a JSON object, got {json_type(obj)}")
     if non_finite:
         bad = non_finite_number(obj)
         if bad is not None:
             return bad
-    if otlp.is_phoenix_span(obj):
+    if otlp.is_phoenix_span(obj):  # a Phoenix span export: read as the OTLP line of that one span
         try:
             obj = otlp.phoenix_traces(obj)
         except (ValueError, OverflowError) as exc:

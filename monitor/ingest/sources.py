@@ -46,13 +46,16 @@ ProgressFn = Callable[[int], None]
 
 @dataclass(frozen=True, slots=True)
 class RawLine:
-    """One physical line: its 1-based number, bytes without the newline, and flags."""
+    """One physical line (or one element of a JSON document): its 1-based number, bytes without the
+    newline, and flags."""
 
     line_no: int
     data: bytes
     complete: bool
     too_long: bool = False
     size: int = 0
+    element: bool = False
+    """An element of a whole-JSON document (:func:`read_input`): ``line_no`` is its place in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +341,7 @@ SNIFF_BYTES = 1 << 16
 binary file."""
 
 
-class _Prefixed:
+class Prefixed:
     """A binary stream with bytes already read put back in front (``readline`` and ``read`` only)."""
 
     def __init__(self, head: bytes, stream: IO[bytes]) -> None:
@@ -374,54 +377,100 @@ def _document_elements(doc: object) -> list[object]:
     return [doc]
 
 
-def read_input(
-    stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None, *, origin: str = "-"
-) -> Iterator[RawLine]:
-    """The records of a source, whatever its form, as :class:`RawLine` items.
+BOM = b"\xef\xbb\xbf"
+SNIFF_LINES = 64
+"""Blank lines skipped at most before the first record when telling a file's form."""
+
+
+def _refuse_binary(head: bytes) -> None:
+    """Raise :class:`IngestError` for input that is not text: a gzip stream where text was expected, or a
+    file whose first byte is a control character no JSON text starts with (NUL..BS), which is what the
+    OTLP protobuf file format (each message after its length as four big-endian bytes) looks like."""
+    if head[:2] == b"\x1f\x8b":
+        raise IngestError("a gzip stream, not text: name the file with .gz, or pipe it through zcat")
+    if head[:1] and head[0] < 0x09:
+        raise IngestError(
+            f"a binary file, not JSON Lines (its first byte is 0x{head[0]:02x}); if it is the OTLP protobuf "
+            "file format (the Collector file exporter's format: proto), export OTLP JSON instead "
+            "(format: json)"
+        )
+
+
+def sniff(stream: IO[bytes]) -> tuple[str, bytes]:
+    """``(form, head)``: the form of the input ("lines" or "document") and the bytes read to tell it, to
+    be put back in front (:class:`Prefixed`). Reads the first non-blank line (after a byte-order mark and
+    at most :data:`SNIFF_LINES` blank lines), and the next one when the first is a complete JSON array.
+
+    A **document** opens with ``[`` on a line that is not complete JSON on its own (a pretty-printed
+    array), or with a line that is only ``{`` (a pretty-printed object), or is a one-line array with
+    nothing after it; a first line that is a complete array followed by more lines is JSON Lines (its
+    first record is then refused alone, as not an object). Raises :class:`IngestError` for binary input
+    (:func:`_refuse_binary`)."""
+    head = stream.readline(SNIFF_BYTES)
+    _refuse_binary(head)
+    first = head[len(BOM) :] if head.startswith(BOM) else head
+    for _ in range(SNIFF_LINES):
+        if first.strip() or not head.endswith(b"\n"):
+            break
+        more = stream.readline(SNIFF_BYTES)
+        head += more
+        first = more
+    text = first.strip()
+    if text == b"{":
+        return "document", head
+    if not text.startswith(b"["):
+        return "lines", head
+    try:
+        json.loads(text.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return "document", head  # an array that goes on over the next lines
+    after = stream.readline(SNIFF_BYTES)
+    head += after
+    while after and not after.strip() and after.endswith(b"\n"):
+        after = stream.readline(SNIFF_BYTES)
+        head += after
+    return ("lines" if after.strip() else "document"), head
+
+
+def read_input(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None) -> Iterator[RawLine]:
+    """The records of a source, whatever its form (:func:`sniff`), as :class:`RawLine` items.
 
     - JSON Lines (log format v1, OTLP JSON ``TracesData`` lines, one span export per line): as
       :func:`read_lines` reads them.
-    - A whole JSON document, told by its first character ``[`` or a first line that is only ``{``
-      (Phoenix and Arize span exports saved as ``.spans.json``, a pretty-printed ``TracesData``): read
-      whole (at most :data:`MAX_DOCUMENT_BYTES`), each element one record numbered from 1 (its
-      ``line_no`` is the element's place, not a line of the file).
-    - The OTLP protobuf file format (the Collector ``file`` exporter's ``format: proto``: each message
-      after its length as four big-endian bytes): refused.
+    - A whole JSON document (Phoenix and Arize span exports saved as ``.spans.json``, Phoenix's REST span
+      listing, a pretty-printed ``TracesData``): read whole (at most :data:`MAX_DOCUMENT_BYTES`), each
+      element one record numbered from 1 (``RawLine.element``: its number is its place in the document,
+      not a line of the file).
+    - Binary input (the OTLP protobuf file format, a gzip stream not named ``.gz``): refused.
 
-    Raises :class:`monitor.errors.IngestError` naming ``origin`` and the format for a binary OTLP file,
-    a document over the size bound, or a document that is not valid JSON.
+    Raises :class:`monitor.errors.IngestError` naming the form for binary input, a document over the
+    size bound, or a document that is not valid JSON (with the line and column where it breaks).
     """
-    # the first line only: reading further ahead would meet a fault in a compressed stream before the
-    # lines in front of it were kept
-    head = stream.readline(SNIFF_BYTES)
-    if len(head) >= 5 and head[:1] == b"\x00" and head[4:5] == b"\x0a":
-        raise IngestError(
-            f"{origin}: an OTLP protobuf file (length-prefixed binary TracesData, the Collector file "
-            "exporter's format: proto) is not read; export OTLP JSON instead (format: json)"
-        )
-    text = head.strip()
-    if not (text.startswith(b"[") or text == b"{"):
-        yield from read_lines(_Prefixed(head, stream), max_bytes, on_bytes)  # type: ignore[arg-type]
+    form, head = sniff(stream)
+    if form == "lines":
+        yield from read_lines(Prefixed(head, stream), max_bytes, on_bytes)  # type: ignore[arg-type]
         return
     data = head + stream.read(MAX_DOCUMENT_BYTES + 1 - len(head))
     if len(data) > MAX_DOCUMENT_BYTES:
         raise IngestError(
-            f"{origin}: a JSON document over {MAX_DOCUMENT_BYTES >> 20} MiB is not read whole; write it "
-            "as JSON Lines (one span, event or TracesData per line)"
+            f"a JSON document over {MAX_DOCUMENT_BYTES >> 20} MiB is not read whole; write it as JSON Lines "
+            "(one span, event or TracesData per line)"
         )
     if on_bytes:
         on_bytes(len(data))
     try:
-        doc = json.loads(data)
+        doc = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise IngestError(f"a JSON document that is not UTF-8 (byte {exc.start})") from None
     except (ValueError, RecursionError) as exc:
         where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise IngestError(
-            f"{origin}: a JSON document (it opens with {text[:1].decode()!r}), not JSON Lines, and it does "
-            f"not parse{where}: {getattr(exc, 'msg', type(exc).__name__)}"
+            "a JSON document (a file that opens with '[' or a lone '{'), not JSON Lines, and it does not "
+            f"parse{where}: {getattr(exc, 'msg', type(exc).__name__)}"
         ) from None
     for i, element in enumerate(_document_elements(doc), 1):
         body = json.dumps(element, ensure_ascii=False).encode()
-        yield RawLine(i, body[:max_bytes], True, too_long=len(body) > max_bytes, size=0)
+        yield RawLine(i, body[:max_bytes], True, too_long=len(body) > max_bytes, size=0, element=True)
 
 
 def _noting_last(lines: Iterator[RawLine], last: list[int]) -> Iterator[RawLine]:

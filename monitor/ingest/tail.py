@@ -50,19 +50,22 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from sqlalchemy.orm import Session
 
+from monitor.errors import IngestError
 from monitor.ingest.sources import (
     BACKUP_STAMP,
     GENERATION,
     LIVE_SUFFIXES,
     PatternError,
+    Prefixed,
     RawLine,
     expand_pattern,
     read_failure,
     read_lines,
+    sniff,
 )
 from monitor.ingest.store.batches import Ingestor, IngestSummary, unjoined_counts
 from monitor.ingest.store.cursors import CursorRow, find_by_file_id, get_cursor, save_cursor
@@ -216,7 +219,18 @@ class _Reader:
         self.last_line_no = first_line_no - 1
 
     def lines(self, stop: Callable[[], bool]) -> Iterator[RawLine]:
-        for line in read_lines(self.stream, self.max_bytes, first_line_no=self.first_line_no):
+        stream: Any = self.stream
+        if self.pos == 0:
+            # a file's form is told once, from its start: binary input is refused (IngestError), and so is
+            # a whole-JSON document, which cannot be followed as it grows
+            form, head = sniff(self.stream)
+            if form == "document":
+                raise IngestError(
+                    "a JSON document (it opens with '[' or a lone '{': a span export?), not JSON Lines: the "
+                    "worker follows JSON Lines as they grow; read it once with `rewrite-monitor ingest PATH`"
+                )
+            stream = Prefixed(head, self.stream)
+        for line in read_lines(stream, self.max_bytes, first_line_no=self.first_line_no):
             if not line.complete and not self.gz:
                 return  # a producer is still writing this line: leave it for a later read
             if stop():
@@ -304,6 +318,11 @@ class Tailer:
                 log.info(
                     "source rotated while being read; read on next pass", extra={"fields": {"origin": origin}}
                 )
+            except IngestError as exc:  # a form the worker does not read (binary, a JSON document)
+                self.session.rollback()
+                self.report.actions[origin] = "error"
+                self.report.ingest.source_errors.append((origin, str(exc)))
+                log.warning("source not read", extra={"fields": {"origin": origin, "error": str(exc)}})
             except (OSError, EOFError, zlib.error) as exc:
                 self.session.rollback()
                 reason = read_failure(exc)

@@ -70,18 +70,28 @@ _PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")
 def template_pattern(template: str) -> re.Pattern[str]:
     """A condense template (text with ``{chat_history}`` and ``{question}``, other ``{name}`` placeholders
     allowed) as a pattern searched in a rendered prompt: literal text matched word by word, any run of
-    whitespace standing for any other, case ignored, ending at the prompt's end. Raises ``ValueError``
-    when the template lacks either placeholder."""
+    whitespace standing for any other, case ignored, ending at the prompt's end; the history is read as
+    long as it can be (a turn may hold the separator), the follow-up as the rest. Raises ``ValueError``
+    when the template lacks either placeholder or has no text between them."""
     names = _PLACEHOLDER_RE.findall(template)
     if HISTORY_KEY not in names or "question" not in names:
         raise ValueError(f"a condense template needs {{{HISTORY_KEY}}} and {{question}}: {template[:80]!r}")
+    h, q = template.index("{" + HISTORY_KEY + "}"), template.index("{question}")
+    between = template[min(h, q) : max(h, q)].replace("{" + HISTORY_KEY + "}", "").replace("{question}", "")
+    if not _PLACEHOLDER_RE.sub("", between).strip():
+        raise ValueError(
+            f"a condense template needs text between {{{HISTORY_KEY}}} and {{question}} to tell them apart "
+            f"(a label such as 'Follow Up Input:'): {template[:80]!r}"
+        )
     out, at, captured = [], 0, set()
     for m in _PLACEHOLDER_RE.finditer(template):
         out.append(_literal(template[at : m.start()]))
         name = m.group(1)
         if name in (HISTORY_KEY, "question") and name not in captured:
             captured.add(name)
-            out.append(f"(?P<{name}>.*?)")
+            # the history as long as it can be, the follow-up as short: a turn of the history may hold the
+            # template's own separator ("Q: ..."), the follow-up is the text after its last occurrence
+            out.append(f"(?P<{name}>.*)" if name == HISTORY_KEY else f"(?P<{name}>.*?)")
         else:  # another variable, or the same one again: any text
             out.append("(?:.*?)")
         at = m.end()

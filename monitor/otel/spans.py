@@ -195,9 +195,10 @@ def span_time(nanos: int) -> str:
 def is_phoenix_span(obj: Mapping[str, Any]) -> bool:
     """Whether a decoded record is one span as Arize Phoenix exports it (``phoenix.trace`` span JSON and
     its REST API: ``name``, ``context: {trace_id, span_id}``, ``parent_id``, ``span_kind``,
-    ``start_time`` / ``end_time`` as ISO-8601, ``status_code``, ``attributes`` nested or dotted)."""
-    ctx = obj.get("context")
-    return isinstance(ctx, Mapping) and "span_id" in ctx and "trace_id" in ctx and "start_time" in obj
+    ``start_time`` / ``end_time`` as ISO-8601, ``status_code``, ``attributes`` nested or dotted); a
+    record with ``context`` and ``start_time`` and no ``event`` is taken for one, so that a malformed one
+    is told as such (:func:`phoenix_traces` names the bad field)."""
+    return "context" in obj and "start_time" in obj and "event" not in obj
 
 
 JSON_VALUED = frozenset(
@@ -245,7 +246,10 @@ def _iso_nanos(value: object, where: str) -> int:
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
     delta = at - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    nanos = (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    if nanos <= 0:
+        raise ValueError(f"{where}: expected a time after 1970-01-01")
+    return nanos
 
 
 def _any(value: object) -> dict[str, Any]:
@@ -268,6 +272,13 @@ def phoenix_traces(obj: Mapping[str, Any]) -> dict[str, Any]:
     ``openinference.span.kind`` when the attributes lack it. Raises ``ValueError`` naming the bad field
     (``context.trace_id``, ``start_time``, ...)."""
     ctx = obj["context"]
+    if not isinstance(ctx, Mapping):
+        raise ValueError("context: expected an object with trace_id and span_id")
+    for field, length in (("trace_id", 32), ("span_id", 16)):
+        if _hex_id(ctx.get(field), length) is None:
+            raise ValueError(f"context.{field}: expected {length} hex digits, not all zero")
+    if obj.get("parent_id") and _hex_id(obj["parent_id"], 16) is None:
+        raise ValueError("parent_id: expected 16 hex digits")
     attrs = obj.get("attributes") or {}
     if not isinstance(attrs, Mapping):
         raise ValueError("attributes: expected an object")

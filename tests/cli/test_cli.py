@@ -249,7 +249,7 @@ def test_quarantine_lists_rejected_lines_without_their_text_unless_asked(cli_db:
     rows = sorted((r["line"], r["reason"], r["detail"]) for r in map(json.loads, result.stdout.splitlines()))
     assert [(line, reason) for line, reason, _ in rows] == [(2, "missing_field"), (3, "not_an_object")]
     assert rows[0][2].startswith("field 'request_id' is required; field 'turn' is required")
-    assert rows[1][2] == "a log line must be a JSON object, got list"
+    assert rows[1][2] == "a log line must be a JSON object, got an array"
     assert "excerpt" not in result.stdout
     only = runner.invoke(
         app, ["--database-url", cli_db, "quarantine", "--reason", "not_an_object", "--excerpt", "--json"]

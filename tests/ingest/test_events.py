@@ -62,8 +62,8 @@ def test_unknown_fields_are_kept_in_raw() -> None:
     [
         ('{"event": "rewrite",', True, "invalid_json", "invalid JSON at column 21: Expecting property name"),
         ('{"event": "rewrite",', False, "truncated_line", "last line has no newline"),
-        ("[1, 2]", True, "not_an_object", "a log line must be a JSON object, got list"),
-        ('"rewrite"', True, "not_an_object", "got str"),
+        ("[1, 2]", True, "not_an_object", "a log line must be a JSON object, got an array"),
+        ('"rewrite"', True, "not_an_object", "got a string"),
         ('{"event": "rerank"}', True, "unknown_event", "unknown event name (event='rerank')"),
         ('{"level": "info"}', True, "missing_field", "no event name"),
     ],

@@ -5,7 +5,9 @@ naming the form, with nothing quarantined line by line."""
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -131,13 +133,106 @@ def test_the_otlp_protobuf_file_format_is_refused_whole_naming_it(session: Sessi
     assert summary.lines_read == 0 and summary.rejected_total == 0
     ((origin, error),) = summary.source_errors
     assert origin == "traces.pb"
-    assert "an OTLP protobuf file" in error and "format: proto" in error and "format: json" in error
+    assert error.startswith("a binary file, not JSON Lines (its first byte is 0x00)")
+    assert "the OTLP protobuf file format" in error and "format: proto" in error and "format: json" in error
     assert session.scalars(select(Quarantine)).all() == []
 
 
 def test_a_broken_json_document_is_refused_whole_with_where_it_breaks(session: Session) -> None:
     summary = ingest_bytes(session, b'[\n  {"name": "a",\n  oops\n]\n', origin="export.spans.json")
     ((_origin, error),) = summary.source_errors
-    assert error.startswith("export.spans.json: a JSON document (it opens with '['), not JSON Lines")
+    assert error.startswith("a JSON document (a file that opens with '[' or a lone '{'), not JSON Lines")
     assert "at line 3, column 3" in error
     assert summary.rejected_total == 0
+
+
+GOOD = (REPO / "tests" / "data" / "traces" / "genai_openai_condense.otlp.jsonl").read_bytes()
+
+
+def test_a_json_lines_file_whose_first_line_is_an_array_keeps_its_other_lines(session: Session) -> None:
+    """A complete array on the first line followed by more lines is JSON Lines: that line is refused alone."""
+    summary = ingest_bytes(session, b"[1, 2]\n" + GOOD, origin="first.jsonl")
+    assert summary.source_errors == []
+    assert summary.rejected == {"not_an_object": 1}
+    assert summary.stored_by_kind["rewrite"] == 3
+    row = session.scalars(select(Quarantine)).one()
+    assert row.detail == "a log line must be a JSON object, got an array"
+
+
+@pytest.mark.parametrize("before", [b"  \n\n  ", b"\xef\xbb\xbf", b"\xef\xbb\xbf\n"])
+def test_a_document_after_blank_lines_or_a_byte_order_mark_is_still_a_document(
+    before: bytes, session: Session
+) -> None:
+    spans = phoenix_spans()
+    summary = ingest_bytes(session, before + json.dumps(spans, indent=2).encode(), origin="x.spans.json")
+    assert (summary.rejected_total, summary.source_errors) == (0, [])
+    assert summary.stored_by_kind["span"] == len(spans) and summary.stored_by_kind["rewrite"] == 3
+
+
+@pytest.mark.parametrize(
+    ("data", "start"),
+    [
+        (
+            b"\x00\x00\x00\x0a" + b"\x0a\x08" + b"x" * 8,
+            "a binary file, not JSON Lines (its first byte is 0x00)",
+        ),
+        (b"\x01\x00\x00\x00\x0a\x05" + b"x" * 64, "a binary file, not JSON Lines (its first byte is 0x01)"),
+        (gzip.compress(b'{"event": "rewrite"}\n'), "a gzip stream, not text"),
+    ],
+)
+def test_binary_input_is_refused_whole(data: bytes, start: str, session: Session) -> None:
+    """A length prefix whose byte is a newline (10, 266 ...) or of 16 MiB and more, and a gzip stream on
+    standard input, are refused by what they are, not read as lines of garbage."""
+    summary = ingest_bytes(session, data, origin="-")
+    ((_o, error),) = summary.source_errors
+    assert error.startswith(start)
+    assert summary.rejected_total == 0 and session.scalars(select(Quarantine)).all() == []
+
+
+def test_a_fixed_document_resolves_no_row_of_the_lines_it_once_had(session: Session) -> None:
+    """Elements are numbered by place, not by line: storing element 3 resolves no row of file line 3."""
+    spans = phoenix_spans()
+    broken = b"{oops\n" * 5
+    ingest_bytes(session, broken, origin="x.json")
+    assert len(session.scalars(select(Quarantine).where(Quarantine.resolved_at.is_(None))).all()) == 5
+    ingest_bytes(session, json.dumps(spans, indent=2).encode(), origin="x.json")
+    assert len(session.scalars(select(Quarantine).where(Quarantine.resolved_at.is_(None))).all()) == 5
+
+
+def test_the_worker_refuses_a_json_document_and_binary_whole(session: Session, tmp_path: Path) -> None:
+    """The worker follows JSON Lines as they grow; a document (a span export) or a binary file is a
+    source error each pass, naming the form, with no line quarantined."""
+    from monitor.ingest.tail import Tailer, expand_sources
+
+    (tmp_path / "x.spans.json").write_text(json.dumps(phoenix_spans(), indent=2), encoding="utf-8")
+    (tmp_path / "t.json").write_bytes(b"\x00\x00\x01\x00\x0a" + b"x" * 256)
+    (tmp_path / "good.jsonl").write_bytes(GOOD)
+    report = Tailer(session, source_name="t", batch_size=50, max_line_bytes=1 << 20, sample_seed="s").run(
+        expand_sources([str(tmp_path / "*")])
+    )
+    errors = {Path(o).name: e for o, e in report.ingest.source_errors}
+    assert errors["x.spans.json"].startswith("a JSON document (it opens with '[' or a lone '{'")
+    assert "rewrite-monitor ingest PATH" in errors["x.spans.json"]
+    assert errors["t.json"].startswith("a binary file, not JSON Lines")
+    assert report.ingest.rejected_total == 0
+    assert report.ingest.stored_by_kind["rewrite"] == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ({"context": None}, "Phoenix span: context: expected an object with trace_id and span_id"),
+        (
+            {"context": {"trace_id": "xyz", "span_id": "0" * 15 + "1"}},
+            "Phoenix span: context.trace_id: expected 32 hex digits, not all zero",
+        ),
+        ({"end_time": "1960-01-01T00:00:00Z"}, "Phoenix span: end_time: expected a time after 1970-01-01"),
+    ],
+)
+def test_a_malformed_phoenix_span_is_refused_naming_its_own_field(
+    change: dict[str, Any], detail: str, session: Session
+) -> None:
+    (span, *_rest) = phoenix_spans()
+    summary = ingest_bytes(session, (json.dumps({**span, **change}) + "\n").encode(), origin="bad.jsonl")
+    assert summary.rejected == {"wrong_type": 1}
+    assert session.scalars(select(Quarantine)).one().detail == detail

@@ -119,3 +119,23 @@ def test_template_variables_up_the_chain_win_over_the_models_last_message() -> N
     alone = conversation(llm, [])
     assert alone is not None and alone.shape == "messages"
     assert alone.latest == "Given the above conversation, generate a search query"
+
+
+def test_a_turn_holding_the_templates_separator_stays_in_the_history() -> None:
+    mine = "History:\n{chat_history}\nQ: {question}"
+    rendered = (
+        "History:\nuser: What is RPO?\nassistant: Q: what is RPO? A: recovery point objective.\nQ: And RTO?"
+    )
+    assert parse_condense(rendered, (mine,)) == (
+        [("user", "What is RPO?"), ("assistant", "Q: what is RPO? A: recovery point objective.")],
+        "And RTO?",
+    )
+
+
+@pytest.mark.parametrize(
+    "template", ["{chat_history}{question}", "{chat_history}\n{question}", "{question} {chat_history}"]
+)
+def test_a_template_with_nothing_between_its_placeholders_is_refused(template: str) -> None:
+    """It would match every prompt: each answer call would become a rewrite."""
+    with pytest.raises(ValueError, match="needs text between"):
+        template_pattern(template)

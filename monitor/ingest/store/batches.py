@@ -354,7 +354,13 @@ class Ingestor:
             resolve_stored(
                 session=self.session,
                 origin=origin,
-                lines=[line for line, _ in inserted.values()],
+                # an element of a JSON document is numbered by its place, not by a line of the file: it
+                # resolves no row of a line that file once held
+                lines=[
+                    line
+                    for line, _ in inserted.values()
+                    if not (line in by_line and by_line[line].line.element)
+                ],
                 text_of=lambda line: self._kept_text(by_line[line]),
                 now=now,
             )
@@ -612,7 +618,7 @@ def ingest_sources(
             continue
         last = [0]
         try:
-            lines = _noting_last(read_input(stream, max_line_bytes, on_bytes, origin=src.origin), last)
+            lines = _noting_last(read_input(stream, max_line_bytes, on_bytes), last)
             ingestor.run(src.origin, lines, max_line_bytes)
         except IngestError as exc:  # a form refused whole (a binary OTLP file, a broken JSON document)
             session.rollback()
@@ -644,7 +650,7 @@ def ingest_bytes(session: Session, data: bytes, *, origin: str = "<bytes>", **kw
     )
     max_bytes = kwargs.get("max_line_bytes", 1 << 20)
     try:
-        ingestor.run(origin, read_input(io.BytesIO(data), max_bytes, origin=origin), max_bytes)
+        ingestor.run(origin, read_input(io.BytesIO(data), max_bytes), max_bytes)
     except IngestError as exc:
         session.rollback()
         summary.source_errors.append((origin, str(exc)))
