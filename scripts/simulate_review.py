@@ -29,6 +29,19 @@ day's, and fabrication recall over the whole run. Usage::
 
     .venv/bin/python scripts/simulate_review.py [LABELS ...] [--data ../shared/data] [--per-day 15]
         [--reviewers 2] [--json]
+    .venv/bin/python scripts/simulate_review.py LABELS... [--logs FILE...] --cv [--json]
+
+With ``--cv`` it runs instead the cross-validated measure of the calibration (issue 34,
+``monitor.stats.calibration``) over one store of ``--logs`` (default: DATA/logs) checked with today's
+rules: **steady state**, for each conversation of a file, the estimates learned from the labels of the
+file's other conversations (as the verdicts above would give them) over a prior table made from the
+*other* files, then that conversation's findings graded (``learned_grade``) and ranked
+(``queue_order``); **cold start**, the same with no verdict on the file (the prior alone); **off**,
+today's grades ranked by severity. Per file and pooled: queue precision at a budget of the top third of
+the flagged items, false alarms at high and at medium+ (items without an error label), fabrication
+recall at medium+ (right word), the share of labelled errors in that budget, flagged and items. With
+``--json`` it prints ``{"files": {NAME: {"on": FIG, "off": FIG, "cold": FIG}}, "pooled": {"on": FIG,
+"off": FIG}}``. About 20 s for the six shared label files.
 
 Without LABELS it runs the four files issue 15 names (``mtrag_dev_*`` and ``llm_word_labels.jsonl``).
 About half a minute per file on two cores. Exit status 0 when every file meets the Done-when figures,
@@ -57,7 +70,7 @@ from monitor.queue.store import list_queue
 from monitor.review.labels import DEFAULT_ARTIFACT, Label
 from monitor.review.store import learned_table, record_verdict
 from monitor.settings import Settings
-from monitor.stats.calibration import CONFIRMS, Calibration, outcome, table_from
+from monitor.stats.calibration import CONFIRMS, Calibration, learned_grade, outcome, queue_order, table_from
 from monitor.stats.evaluate import LABEL_KINDS, LabelItem, evaluate, read_labels
 from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.worker.jobs import run_job
@@ -380,12 +393,6 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- the cross-validated measure of the calibration (issue 34) ----------------------------------------------
 
-HIGH_AT = 0.5
-"""Estimate from which learning grades a finding high: more likely a real problem than not
-(``monitor.stats.calibration``'s decision threshold, not fitted)."""
-MEDIUM_AT = 0.2
-"""Estimate from which learning grades a finding medium: one in five real or better, the share of real
-problems a reviewer's day can bear before the queue trains them to click ``ok``."""
 SEVERITY = {"low": 0, "medium": 1, "high": 2}
 
 
@@ -485,12 +492,8 @@ def collect(label_files: list[Path], logs: list[Path]) -> dict[str, list[CvItem]
 
 
 def learned_severity(f: CvFinding, estimate: float) -> str:
-    """The grade the estimate implies (:data:`HIGH_AT`, :data:`MEDIUM_AT`); a protected word (a number,
-    a new name, a qualifier value) the rules graded medium or above stays there."""
-    grade = "high" if estimate >= HIGH_AT else "medium" if estimate >= MEDIUM_AT else "low"
-    if f.protected and SEVERITY[f.severity] >= 1 and SEVERITY[grade] < 1:
-        return "medium"
-    return grade
+    """The grade learning gives the finding (``monitor.stats.calibration.learned_grade``)."""
+    return learned_grade(f.severity, estimate, protected=f.protected)
 
 
 def figures(items: list[CvItem], graded: dict[str, list[tuple[CvFinding, str, float]]]) -> dict[str, Any]:
@@ -502,7 +505,9 @@ def figures(items: list[CvItem], graded: dict[str, list[tuple[CvFinding, str, fl
 
     def rank(i: CvItem) -> tuple[float, int, str]:
         g = graded[i.request_id]
-        return (-max(s for _f, _g, s in g), -max(SEVERITY[sev] for _f, sev, _s in g), i.request_id)
+        return queue_order(
+            max(s for _f, _g, s in g), max((sev for _f, sev, _s in g), key=SEVERITY.get), i.request_id
+        )
 
     budget = -(-len(flagged) // 3)
     admitted = sorted(flagged, key=rank)[:budget]

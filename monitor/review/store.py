@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import distinct, func, select, tuple_, update
 from sqlalchemy.orm import Session
@@ -28,6 +28,9 @@ from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import AliasProposal, Event, Finding, LearnedOverride, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
 from monitor.text import match_key, normalise_terms
+
+if TYPE_CHECKING:
+    from monitor.stats.calibration import Calibration, PriorTable
 
 
 def _validate(label: str, artifact: str) -> None:
@@ -581,3 +584,45 @@ def set_learned_override(
         row.reset_at = now
     row.set_by, row.note, row.updated_at = operator, note or row.note, now
     session.commit()
+
+
+def calibration(
+    *, session: Session, checks: Sequence[tuple[str, int]], table: PriorTable | None = None
+) -> Calibration:
+    """The calibrated precision of every (rewriter, finding kind, grading step) the verdicts in the store
+    speak to (``monitor.stats.calibration``): per queue item with a standing verdict (the newest; on a
+    doubly reviewed item the agreed or adjudicated one, none while it is open), what the verdict says of
+    each (kind, step) of the item's findings of the current ``checks`` at any severity, once per item and
+    key. The rewriter is the item's prompt version, else its model (``rewriter_key``). ``table`` is the
+    prior (default: the shipped one). Reads only."""
+    from monitor.stats.calibration import Calibration, outcome, shipped_table
+
+    verdicts: dict[int, list[Verdict]] = {}
+    for v in session.scalars(select(Verdict).order_by(Verdict.queue_item_id, Verdict.id)):
+        verdicts.setdefault(v.queue_item_id, []).append(v)
+    items = (
+        {i.id: i for i in session.scalars(select(QueueItem).where(QueueItem.id.in_(list(verdicts))))}
+        if verdicts
+        else {}
+    )
+    findings: dict[int, list[Finding]] = {}
+    if items and checks:
+        stmt = select(Finding).where(
+            Finding.record_id.in_([i.record_id for i in items.values()]),
+            tuple_(Finding.check_id, Finding.check_version).in_(list(checks)),
+        )
+        for f in session.scalars(stmt):
+            findings.setdefault(f.record_id, []).append(f)
+    observations: list[tuple[tuple[str, str, str], bool]] = []
+    for item_id, vs in verdicts.items():
+        item = items.get(item_id)
+        standing = _standing(vs, item.reviews_needed) if item is not None else None
+        if item is None or standing is None:
+            continue
+        rewriter = rewriter_key(item.prompt_version, item.model)
+        keys = {(rewriter, f.kind, f.step or "") for f in findings.get(item.record_id, [])}
+        for key in sorted(keys):
+            got = outcome(standing.label, key[1])
+            if got is not None:
+                observations.append((key, got))
+    return Calibration.from_observations(observations, table if table is not None else shipped_table())

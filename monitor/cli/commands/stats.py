@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from monitor.cli.app import current_checks, lazy_choice, open_engine, out
+from monitor.cli.app import current_checks, err, lazy_choice, open_engine, out
 
 if TYPE_CHECKING:
     from monitor.stats.evaluate import StepFigures, StratumFigures
@@ -284,9 +284,24 @@ def stats(
             "disagreements awaiting adjudication.",
         ),
     ] = False,
+    calibration: Annotated[
+        bool,
+        typer.Option(
+            "--calibration",
+            help="Only the calibrated precision of each (rewriter, finding kind, grading step) the "
+            "verdicts speak to: confirmed and dismissed counts, the estimate with its 90% interval, the "
+            "prior it started from, and the grade a medium finding of the step would get.",
+        ),
+    ] = False,
 ) -> None:
     """Finding rates per group with 95% intervals; with verdicts, the checks' precision per kind and the
     estimated share of bad rewrites in the whole traffic (weighted by inclusion probabilities).
+
+    With --calibration, what the verdicts taught of each rewriter's grading steps instead
+    (monitor.stats.calibration): per (rewriter, kind, step), the verdicts that found a real problem
+    (confirmed) and the ones that found the rewrite fine (dismissed), the estimate with its 90%
+    interval, the pooled prior (the shipped table and the other rewriters) and the grade it implies
+    for a finding the rules graded medium.
 
     With --agreement, how far the reviewers agree instead: on the items a second reviewer judged blind
     (set double_review_share, e.g. 0.2), Cohen's kappa (Krippendorff's alpha when some item has more
@@ -320,6 +335,9 @@ def stats(
     engine = open_engine(ctx.obj)
     if agreement:
         _agreement(engine, since_day, as_json)
+        return
+    if calibration:
+        _calibration(engine, as_json)
         return
     with session_factory(engine)() as session:
         rates = finding_rates(
@@ -485,6 +503,57 @@ def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
     if value is None:
         return "-"
     return f"{value:.1%}" + (f" [{ci[0]:.0%}-{ci[1]:.0%}]" if ci else "")
+
+
+def _calibration(engine: Any, as_json: bool) -> None:
+    """``stats --calibration``: one row per (rewriter, kind, step) with verdicts, most verdicts first."""
+    from monitor.cli.render import safe_text
+    from monitor.review.store import calibration
+    from monitor.stats.calibration import learned_grade
+    from monitor.store.engine import session_factory
+
+    with session_factory(engine)() as session:
+        cal = calibration(session=session, checks=current_checks())
+    rows = [cal.estimate(k) for k in cal.keys()]
+    rows.sort(key=lambda e: (-e.counts.n, e.key))
+    if as_json:
+        out.print_json(
+            json.dumps(
+                {
+                    "sources": list(cal.table.sources),
+                    "entries": [
+                        {**e.as_dict(), "medium_becomes": learned_grade("medium", e.mean)} for e in rows
+                    ],
+                }
+            )
+        )
+        return
+    table = Table(
+        "rewriter",
+        "kind",
+        "step",
+        "confirmed",
+        "dismissed",
+        "estimate (90%)",
+        "prior",
+        "medium becomes",
+        title="calibrated precision per rewriter and grading step (from the verdicts)",
+    )
+    for e in rows:
+        rewriter, kind, step = e.key
+        table.add_row(
+            safe_text(rewriter or "-"),
+            kind,
+            step or "-",
+            str(e.counts.confirmed),
+            str(e.counts.dismissed),
+            f"{e.mean:.2f} ({e.low:.2f}–{e.high:.2f})",
+            f"{e.prior_mean:.2f} ×{e.prior_weight:g}",
+            learned_grade("medium", e.mean),
+        )
+    out.print(table)
+    if not rows:
+        err.print("no verdicts yet: review some items (rewrite-monitor review) to calibrate the steps")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,118 @@
+"""The calibrated precision per (rewriter, kind, step) (issue 34): a posterior and an order computed by
+hand on a small fixture, and the store's verdicts read into it (``stats --calibration``)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from typer.testing import CliRunner
+
+from monitor.checks.learned import beta_quantile
+from monitor.cli.main import app
+from monitor.stats.calibration import (
+    Calibration,
+    Counts,
+    PriorTable,
+    learned_grade,
+    outcome,
+    queue_order,
+    shipped_table,
+    table_from,
+)
+from tests.factories import ctx_input, log, rewrite
+
+STEP = ("added_content_word", "framing")
+# the shipped-table level: 1 confirmed, 3 dismissed -> (1 + 1) / (4 + 2) = 1/3
+TABLE = table_from([(*STEP, True)] + [(*STEP, False)] * 3, sources=["a.jsonl"])
+
+
+def test_a_posterior_by_hand() -> None:
+    cal = Calibration(
+        {("A", *STEP): Counts(confirmed=1, dismissed=5), ("B", *STEP): Counts(confirmed=4, dismissed=0)},
+        TABLE,
+    )
+    assert TABLE.mean(*STEP) == pytest.approx(1 / 3)
+    # A's prior: the table's 1/3 at 4 verdicts, moved by B's 4 confirmations: (4/3 + 4) / (4 + 4) = 2/3,
+    # weight min(4 + 4, 8) = 8; posterior Beta(16/3 + 1, 8/3 + 5): mean 19/42
+    a = cal.estimate(("A", *STEP))
+    assert (a.prior_mean, a.prior_weight) == (pytest.approx(2 / 3), 8)
+    assert a.mean == pytest.approx(float(Fraction(19, 42)))
+    assert a.low == pytest.approx(beta_quantile(0.05, 19 / 3, 23 / 3))
+    assert a.low < a.mean < a.high
+    # B's prior: (4/3 + 1) / (4 + 6) = 7/30 at min(10, 8) = 8; posterior Beta(56/30 + 4, 184/30): 22/45
+    b = cal.estimate(("B", *STEP))
+    assert b.prior_mean == pytest.approx(7 / 30)
+    assert b.mean == pytest.approx(float(Fraction(22, 45)))
+    # a rewriter with no verdicts on a step the table does not know: its kind's figure, weight 4
+    c = cal.estimate(("C", "added_content_word", "synonym"))
+    assert (c.mean, c.prior_weight, c.counts.n) == (pytest.approx(1 / 3), 4, 0)
+    assert c.describe().startswith("0.33 (") and c.describe().endswith("prior only (C has no verdicts)")
+    assert a.describe().endswith("from 6 verdicts on A")
+    # a kind nobody knows: 1/2
+    assert cal.estimate(("C", "not_a_query", "meta_text")).mean == pytest.approx(0.5)
+
+
+def test_what_a_verdict_says_of_a_finding() -> None:
+    assert outcome("ok", "added_content_word") is False
+    assert outcome("false_alarm_synonym", "intent_dropped") is False
+    assert outcome("fabricated_constraint", "added_content_word") is True
+    assert outcome("dropped_constraint", "added_content_word") is True  # another error: a real problem
+
+
+def test_the_learned_grade_and_the_order() -> None:
+    assert learned_grade("medium", 0.19) == "low"
+    assert learned_grade("medium", 0.19, protected=True) == "medium"
+    assert learned_grade("high", 0.19) == "medium"
+    assert learned_grade("high", 0.49) == "medium" and learned_grade("high", 0.5) == "high"
+    assert learned_grade("low", 0.9) == "low"  # learning never raises a grade
+    items = [("r1", 0.30, "high"), ("r2", 0.45, "low"), ("r3", 0.30, "medium"), ("r0", 0.30, "high")]
+    order = sorted(items, key=lambda t: queue_order(t[1], t[2], t[0]))
+    assert [t[0] for t in order] == ["r2", "r0", "r1", "r3"]
+
+
+def test_the_table_round_trips_and_the_shipped_one_names_its_sources() -> None:
+    again = PriorTable.from_json(json.loads(json.dumps(TABLE.as_json())))
+    assert again.steps == TABLE.steps and again.sources == ("a.jsonl",)
+    shipped = shipped_table()
+    assert shipped.sources and all(s.startswith("shared/data/labels/") for s in shipped.sources)
+    assert all(c.n > 0 for c in shipped.steps.values())
+
+
+runner = CliRunner()
+
+
+def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
+    history = [
+        {"role": "user", "content": "What is the uptime SLA?"},
+        {"role": "assistant", "content": "99.9%."},
+    ]
+    events = [
+        ctx_input(request_id="r2", turn=2, messages=history),
+        rewrite(
+            request_id="r2",
+            turn=2,
+            latest="And for backups?",
+            query="What is the backup SLA on the enterprise plan?",
+        ),
+    ]
+    assert runner.invoke(app, ["--database-url", cli_db, "run", "-"], input=log(*events)).exit_code == 0
+    listed = runner.invoke(app, ["--database-url", cli_db, "findings", "--json"])
+    keys = {(f["kind"], f["step"]) for f in map(json.loads, listed.stdout.splitlines())}
+    assert keys
+    empty = runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration", "--json"])
+    assert json.loads(empty.stdout)["entries"] == []
+    done = runner.invoke(
+        app, ["--database-url", cli_db, "verdict", "r2", "--label", "ok", "--reviewer", "ann"]
+    )
+    assert done.exit_code == 0, done.output
+    got = json.loads(
+        runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration", "--json"]).stdout
+    )
+    entries = {(e["kind"], e["step"]): e for e in got["entries"]}
+    assert set(entries) == keys  # one dismissal per (kind, step) of the item, once each
+    assert all((e["confirmed"], e["dismissed"], e["rewriter"]) == (0, 1, "ctx-v1") for e in entries.values())
+    assert all(e["estimate"] < e["prior_mean"] for e in entries.values())
+    table = runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration"])
+    assert table.exit_code == 0 and "calibrated precision per rewriter and grading step" in table.stdout
