@@ -420,6 +420,30 @@ def _flagged_words(kind: str, evidence: dict[str, Any]) -> list[tuple[str, set[s
     return out
 
 
+def _reviewed(
+    session: Session, checks: Sequence[tuple[str, int]]
+) -> tuple[dict[int, list[Verdict]], dict[int, QueueItem], dict[int, list[Finding]]]:
+    """The verdicts of every reviewed queue item by item id (in the order given), the items, and the
+    findings of the current ``checks`` on their records by record id: what the learning reads."""
+    verdicts: dict[int, list[Verdict]] = {}
+    for v in session.scalars(select(Verdict).order_by(Verdict.queue_item_id, Verdict.id)):
+        verdicts.setdefault(v.queue_item_id, []).append(v)
+    items = (
+        {i.id: i for i in session.scalars(select(QueueItem).where(QueueItem.id.in_(list(verdicts))))}
+        if verdicts
+        else {}
+    )
+    findings: dict[int, list[Finding]] = {}
+    if items and checks:
+        stmt = select(Finding).where(
+            Finding.record_id.in_([i.record_id for i in items.values()]),
+            tuple_(Finding.check_id, Finding.check_version).in_(list(checks)),
+        )
+        for f in session.scalars(stmt):
+            findings.setdefault(f.record_id, []).append(f)
+    return verdicts, items, findings
+
+
 def learned_table(*, session: Session, checks: Sequence[tuple[str, int]]) -> LearnedTable:
     """The learned word evidence of the store (``monitor.checks.learned``), from every queue item with a
     verdict and its findings of the current ``checks`` of the learned kinds.
@@ -448,22 +472,7 @@ def learned_table(*, session: Session, checks: Sequence[tuple[str, int]]) -> Lea
         )
 
     if current:
-        verdicts: dict[int, list[Verdict]] = {}
-        for v in session.scalars(select(Verdict).order_by(Verdict.queue_item_id, Verdict.id)):
-            verdicts.setdefault(v.queue_item_id, []).append(v)
-        items = (
-            {i.id: i for i in session.scalars(select(QueueItem).where(QueueItem.id.in_(list(verdicts))))}
-            if verdicts
-            else {}
-        )
-        findings: dict[int, list[Finding]] = {}
-        if items:
-            stmt = select(Finding).where(
-                Finding.record_id.in_([i.record_id for i in items.values()]),
-                tuple_(Finding.check_id, Finding.check_version).in_(current),
-            )
-            for f in session.scalars(stmt):
-                findings.setdefault(f.record_id, []).append(f)
+        verdicts, items, findings = _reviewed(session, current)
         for item_id, vs in verdicts.items():
             item = items.get(item_id)
             if item is None:
@@ -597,22 +606,7 @@ def calibration(
     prior (default: the shipped one). Reads only."""
     from monitor.stats.calibration import Calibration, outcome, shipped_table
 
-    verdicts: dict[int, list[Verdict]] = {}
-    for v in session.scalars(select(Verdict).order_by(Verdict.queue_item_id, Verdict.id)):
-        verdicts.setdefault(v.queue_item_id, []).append(v)
-    items = (
-        {i.id: i for i in session.scalars(select(QueueItem).where(QueueItem.id.in_(list(verdicts))))}
-        if verdicts
-        else {}
-    )
-    findings: dict[int, list[Finding]] = {}
-    if items and checks:
-        stmt = select(Finding).where(
-            Finding.record_id.in_([i.record_id for i in items.values()]),
-            tuple_(Finding.check_id, Finding.check_version).in_(list(checks)),
-        )
-        for f in session.scalars(stmt):
-            findings.setdefault(f.record_id, []).append(f)
+    verdicts, items, findings = _reviewed(session, checks)
     observations: list[tuple[tuple[str, str, str], bool]] = []
     for item_id, vs in verdicts.items():
         item = items.get(item_id)

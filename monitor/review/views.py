@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from monitor.review import evidence
+
 if TYPE_CHECKING:
     from monitor.ingest.store.records import RecordView
 
@@ -139,13 +141,9 @@ class QueueOut(_Out):
     items: list[QueueItemOut]
 
 
-class FindingLike(Protocol):
+class FindingLike(evidence.FindingLike, Protocol):
     """What the document reads of a finding (``monitor.checks.store.FindingRow`` has it)."""
 
-    @property
-    def kind(self) -> str: ...
-    @property
-    def severity(self) -> str: ...
     @property
     def check_id(self) -> str: ...
     @property
@@ -156,8 +154,6 @@ class FindingLike(Protocol):
     def words(self) -> list[str]: ...
     @property
     def reason(self) -> str: ...
-    @property
-    def evidence(self) -> dict[str, Any]: ...
 
 
 def record_view_out(view: RecordView, findings: Sequence[FindingLike]) -> RecordViewOut:
