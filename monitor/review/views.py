@@ -223,26 +223,7 @@ def queue_out(
         depth=depth,
         overdue=overdue,
         items=[
-            QueueItemOut(
-                id=r.id,
-                request_id=r.request_id,
-                conv_id=r.conv_id,
-                day=r.day,
-                stratum=r.stratum,
-                inclusion_prob=r.inclusion_prob,
-                kinds=list(r.kinds),
-                words=list(r.words),
-                state=r.state,
-                claimed_by=r.claimed_by,
-                lease_expires_at=r.lease_expires_at,
-                due_at=r.due_at,
-                overdue=r.overdue,
-                created_at=r.created_at,
-                model=r.model,
-                prompt_version=r.prompt_version,
-                reviews_needed=r.reviews_needed,
-            )
-            for r in rows
+            QueueItemOut.model_validate({f: getattr(r, f) for f in QueueItemOut.model_fields}) for r in rows
         ],
     )
 
