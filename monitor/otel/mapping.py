@@ -317,9 +317,7 @@ def _int_attr(value: object) -> int | None:
     return None
 
 
-def _query_below(
-    spans: Sequence[Mapping[str, Any]], span: Mapping[str, Any], below: Sequence[Mapping[str, Any]]
-) -> str | None:
+def _query_below(span: Mapping[str, Any], below: Sequence[Mapping[str, Any]]) -> str | None:
     """The rewritten query of a rewrite span that is not itself a model call (a chain the app marked or
     named): the first retriever's query below it, else the first model call's output below it, else the
     chain's own output."""
@@ -361,7 +359,7 @@ def map_trace(spans: Sequence[Mapping[str, Any]], rules: MappingRules = DEFAULT_
         convo = conversation(
             inner if inner is not None else rw, _ancestors(spans, inner or rw), rules.condense_templates
         )
-        query = _query_below(spans, rw, below)
+        query = _query_below(rw, below)
     latest = convo.latest if convo is not None else None
     if latest is None or query is None:
         missing = "the user's message" if latest is None else "the rewritten query"
