@@ -10,7 +10,7 @@ within days, and no grade is set from it alone.
 
     .venv/bin/python scripts/calibrate_steps.py [LABELS ...] [--logs DIR] [--out FILE]
 
-Exit 0 written, 2 on a usage error.
+Exit 0 written, 1 when no labelled item had a finding in the logs (nothing written), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -22,11 +22,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simulate_review import collect  # noqa: E402  (the same collection the measure uses)
+from simulate_review import collect, warn_missing  # noqa: E402  (the collection the measure uses)
 
 from monitor.stats.calibration import TABLE_FILE, table_from  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+def _source(path: Path) -> str:
+    """How the table names a label file: under ``shared/data/`` when it is one of the shared files."""
+    try:
+        return f"shared/data/{path.resolve().relative_to(DATA.resolve())}"
+    except ValueError:
+        return str(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,11 +45,18 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=TABLE_FILE, help=f"where to write (default: {TABLE_FILE})"
     )
     args = parser.parse_args(argv)
-    files = args.labels or sorted((DATA / "labels").glob("*.jsonl"))
+    files = list(dict.fromkeys(args.labels or sorted((DATA / "labels").glob("*.jsonl"))))
     for f in files:
         if not f.is_file():
             parser.error(f"no label file {f}")
+    if len({f.name for f in files}) != len(files):
+        parser.error("label files are told apart by name: give each once, under distinct names")
+    if not args.logs.exists():
+        parser.error(f"no logs at {args.logs}")
+    if not args.out.parent.is_dir():
+        parser.error(f"no folder {args.out.parent} to write {args.out.name} into")
     data = collect(files, [args.logs])
+    warn_missing(files, data)
     table = table_from(
         (
             (kind, step, ok)
@@ -49,8 +64,11 @@ def main(argv: list[str] | None = None) -> int:
             for i in items
             for (_r, kind, step), ok in i.observations()
         ),
-        sources=[f"shared/data/labels/{f.name}" for f in files],
+        sources=[_source(f) for f in files],
     )
+    if not table.steps:
+        print("no labelled item has a finding in these logs: nothing written", file=sys.stderr)
+        return 1
     args.out.write_text(json.dumps(table.as_json(), indent=1) + "\n", encoding="utf-8")
     print(
         f"{args.out}: {len(table.steps)} steps from {sum(len(v) for v in data.values())} items",

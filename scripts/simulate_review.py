@@ -331,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         "--cv",
         action="store_true",
         help="the calibration's cross-validated measure (issue 34): steady state by conversation and cold "
-        "start by rewriter, learning on against off, per file and pooled",
+        "start with no verdict on the file (a rewriter that also wrote another file is in its prior), "
+        "learning on against off, per file and pooled",
     )
     parser.add_argument(
         "--logs",
@@ -347,6 +348,14 @@ def main(argv: list[str] | None = None) -> int:
         if not f.is_file():
             parser.error(f"no label file {f}")
     if args.cv:
+        names = [f.name for f in files]
+        if len(set(names)) != len(names):
+            parser.error(
+                "--cv names its results by file name: give each label file once, under distinct names"
+            )
+        for p in args.logs or []:
+            if not p.exists():
+                parser.error(f"no logs at {p}")
         return cv_main(args, files)
     results: dict[str, Any] = {}
     ok = True
@@ -491,6 +500,18 @@ def collect(label_files: list[Path], logs: list[Path]) -> dict[str, list[CvItem]
     return out
 
 
+def warn_missing(files: list[Path], data: dict[str, list[CvItem]]) -> None:
+    """Say on stderr how many labelled items of each file have no rewrite in the logs (they are left out)."""
+    for f in files:
+        labelled = len(read_labels(f))
+        found = len(data.get(f.name, []))
+        if found < labelled:
+            print(
+                f"{f.name}: {labelled - found} of {labelled} labelled items have no rewrite in the logs",
+                file=sys.stderr,
+            )
+
+
 def learned_severity(f: CvFinding, estimate: float) -> str:
     """The grade learning gives the finding (``monitor.stats.calibration.learned_grade``)."""
     return learned_grade(f.severity, estimate, protected=f.protected)
@@ -604,6 +625,7 @@ def cross_validate(data: dict[str, list[CvItem]]) -> dict[str, Any]:
 def cv_main(args: argparse.Namespace, files: list[Path]) -> int:
     logs = args.logs or [args.data / "logs"]
     data = collect(files, logs)
+    warn_missing(files, data)
     result = cross_validate(data)
     if args.json:
         print(json.dumps(result, indent=2))

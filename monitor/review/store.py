@@ -601,10 +601,11 @@ def calibration(
     """The calibrated precision of every (rewriter, finding kind, grading step) the verdicts in the store
     speak to (``monitor.stats.calibration``): per queue item with a standing verdict (the newest; on a
     doubly reviewed item the agreed or adjudicated one, none while it is open), what the verdict says of
-    each (kind, step) of the item's findings of the current ``checks`` at any severity, once per item and
-    key. The rewriter is the item's prompt version, else its model (``rewriter_key``). ``table`` is the
-    prior (default: the shipped one). Reads only."""
+    each (kind, step) of the item's findings of the current ``checks`` of a rewrite kind, at any
+    severity, once per item and key. The rewriter is the item's prompt version, else its model
+    (``rewriter_key``). ``table`` is the prior (default: the shipped one). Reads only."""
     from monitor.stats.calibration import Calibration, outcome, shipped_table
+    from monitor.stats.evaluate import REWRITE_KINDS
 
     verdicts, items, findings = _reviewed(session, checks)
     observations: list[tuple[tuple[str, str, str], bool]] = []
@@ -614,7 +615,11 @@ def calibration(
         if item is None or standing is None:
             continue
         rewriter = rewriter_key(item.prompt_version, item.model)
-        keys = {(rewriter, f.kind, f.step or "") for f in findings.get(item.record_id, [])}
+        keys = {
+            (rewriter, f.kind, f.step or "")
+            for f in findings.get(item.record_id, [])
+            if f.kind in REWRITE_KINDS
+        }
         for key in sorted(keys):
             got = outcome(standing.label, key[1])
             if got is not None:

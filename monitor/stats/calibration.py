@@ -9,14 +9,18 @@ For each key (rewriter, kind, step) the probability *p* that a finding of that s
 that rewriter gets a Beta posterior (the Beta-Binomial model; Gelman et al., "Bayesian Data Analysis",
 3rd ed., sections 2.4 and 5.3). What counts (:func:`outcome`):
 
-- **for**: any error label: one that confirms the finding's kind (:data:`CONFIRMS`:
-  ``fabricated_constraint`` for the fabrication kinds, ``dropped_constraint`` for ``dropped_qualifier``
-  and ``intent_dropped``, ...), and one of another kind too, counted apart (:attr:`Counts.other`): the
-  finding brought a real problem to the reviewer, which is what the queue is for. Counted against, the
-  other errors demoted real fabrications of rewriters whose wrong rewrites often hold two errors (on the
-  shared labelled files, ``scripts/simulate_review.py --cv``: fabrication recall at medium+ 0.72 of
-  today's pooled, against 1.0 when they count for);
-- **against**: ``ok`` or ``false_alarm_synonym``.
+- **for**: an error label of the rewrite or of the chat state: one that confirms the finding's kind
+  (:data:`CONFIRMS`: ``fabricated_constraint`` for the fabrication kinds, ``dropped_constraint`` for
+  ``dropped_qualifier`` and ``intent_dropped``, ...) and one of another kind alike: the finding brought
+  a real problem to the reviewer, which is what the queue is for. Counted against, the other errors
+  demoted real fabrications of rewriters whose wrong rewrites often hold two errors (on the shared
+  labelled files, ``scripts/simulate_review.py --cv``: fabrication recall at medium+ 0.72 of today's
+  pooled, against 1.0 when they count for);
+- **against**: ``ok``, ``false_alarm_synonym``, and a label whose first wrong artifact comes after the
+  rewrite (``ranking``, ``generation``: the rewrite was fine).
+
+Only the rewrite kinds are calibrated (``monitor.stats.evaluate.REWRITE_KINDS``): the chat-state kinds
+judge the logging, which no verdict label speaks to.
 
 The prior is partial pooling in two levels (Gelman, ch. 5):
 
@@ -27,7 +31,8 @@ The prior is partial pooling in two levels (Gelman, ch. 5):
    mean, and its weight grows with them up to :data:`POOL_WEIGHT` verdicts, so a rewriter's own verdicts
    soon speak louder than the pool.
 
-Posterior: Beta(m·w + for, (1 − m)·w + against), m the pooled mean and w its weight. The estimate is the
+Posterior: Beta(m·w + for, (1 − m)·w + against), m the pooled mean and w its weight; the table's figure
+is Laplace-smoothed, (confirmed + 1) / (n + 2). The estimate is the
 posterior mean; its interval the central 90% (5% and 95% quantiles). A step the table does not know
 takes its kind's pooled figure, else 1/2. Pure: standard library only.
 """
@@ -69,16 +74,15 @@ CONFIRMS: dict[str, frozenset[str]] = {
 """The finding kinds each error label confirms (``monitor.review.labels.Label``)."""
 
 
+AFTER_THE_REWRITE = frozenset({"ranking", "generation"})
+"""Error labels whose first wrong artifact is the retrieval or the answer: the rewrite was fine."""
+
+
 def outcome(label: str, kind: str) -> bool | None:
-    """What a verdict ``label`` says of a finding of ``kind``: False when the rewrite was fine, else True
-    (a real problem; :func:`confirms` tells whether of the finding's own kind). None is reserved for a
-    label that says nothing of the rewrite (none today)."""
-    return label not in FINE
-
-
-def confirms(label: str, kind: str) -> bool:
-    """Whether an error ``label`` is a problem of the finding's own ``kind`` (:data:`CONFIRMS`)."""
-    return kind in CONFIRMS.get(label, frozenset())
+    """What a verdict ``label`` says of a finding of ``kind`` (module doc): False when the rewrite was
+    fine (:data:`FINE`, :data:`AFTER_THE_REWRITE`), else True. None is reserved for a label that says
+    nothing of the rewrite (none today)."""
+    return label not in FINE and label not in AFTER_THE_REWRITE
 
 
 Key = tuple[str, str, str]
@@ -112,7 +116,8 @@ class Estimate:
     prior_weight: float
 
     def describe(self) -> str:
-        """One line for the item page: "0.18 (0.08–0.33) from 27 verdicts on mtrag-aggressive-v1"."""
+        """One line such as "0.18 (0.08–0.33) from 27 verdicts on mtrag-aggressive-v1" (what the item page is
+        to show once the queue reads the estimate; not shown yet)."""
         who = self.key[0] or "an unnamed rewriter"
         n = self.counts.n
         basis = (
@@ -223,8 +228,9 @@ def learned_grade(severity: str, estimate: float, *, protected: bool = False) ->
 
 
 def queue_order(estimate: float, severity: str, key: str) -> tuple[float, int, str]:
-    """The sort key of a flagged item in admission and review order: the estimate of its likeliest
-    finding first, its (learned) severity as the tie-break, then ``key`` for a stable order."""
+    """The sort key of a flagged item by the estimate: that of its likeliest finding first, its (learned)
+    severity as the tie-break, then ``key`` for a stable order. What ``scripts/simulate_review.py --cv``
+    ranks by; the queue's admission does not use it yet."""
     return (-estimate, -LEVELS.index(severity), key)
 
 

@@ -21,6 +21,7 @@ from monitor.stats.calibration import (
     shipped_table,
     table_from,
 )
+from monitor.stats.evaluate import REWRITE_KINDS
 from tests.factories import ctx_input, log, rewrite
 
 STEP = ("added_content_word", "framing")
@@ -59,6 +60,10 @@ def test_what_a_verdict_says_of_a_finding() -> None:
     assert outcome("false_alarm_synonym", "intent_dropped") is False
     assert outcome("fabricated_constraint", "added_content_word") is True
     assert outcome("dropped_constraint", "added_content_word") is True  # another error: a real problem
+    assert outcome("window_truncated", "added_content_word") is True  # the chat state: a real problem too
+    # the first wrong artifact after the rewrite: the rewrite was fine
+    assert outcome("ranking", "added_content_word") is False
+    assert outcome("generation", "intent_dropped") is False
 
 
 def test_the_learned_grade_and_the_order() -> None:
@@ -116,3 +121,7 @@ def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
     assert all(e["estimate"] < e["prior_mean"] for e in entries.values())
     table = runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration"])
     assert table.exit_code == 0 and "calibrated precision per rewriter and grading step" in table.stdout
+    # only the rewrite kinds: the chat-state kinds judge the logging, which no label speaks to
+    assert all(e["kind"] in REWRITE_KINDS for e in got["entries"])
+    mixed = runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration", "--by", "model"])
+    assert mixed.exit_code == 2 and "--calibration takes no --agreement, --by or --since" in mixed.output

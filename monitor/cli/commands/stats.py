@@ -331,6 +331,11 @@ def stats(
         since_day = date.fromisoformat(since) if since else None
     except ValueError:
         raise typer.BadParameter("must be a date like 2024-03-01", param_hint="--since") from None
+    if calibration and (agreement or by or since_day):
+        raise typer.BadParameter(
+            "--calibration takes no --agreement, --by or --since: it reads every verdict",
+            param_hint="--calibration",
+        )
     settings = ctx.obj.settings
     engine = open_engine(ctx.obj)
     if agreement:
