@@ -360,6 +360,11 @@ class Prefixed:
             line += self._stream.readline(-1 if limit < 0 else limit - len(line))
         return line
 
+    def pending(self) -> bytes:
+        """The bytes put back and not read yet (taken: the stream alone is left)."""
+        rest, self._head = self._head, b""
+        return rest
+
     def read(self, size: int = -1) -> bytes:
         head, self._head = self._head, b""
         if size < 0:
@@ -382,18 +387,38 @@ SNIFF_LINES = 64
 """Blank lines skipped at most before the first record when telling a file's form."""
 
 
-def _refuse_binary(head: bytes) -> None:
-    """Raise :class:`IngestError` for input that is not text: a gzip stream where text was expected, or a
-    file whose first byte is a control character no JSON text starts with (NUL..BS), which is what the
-    OTLP protobuf file format (each message after its length as four big-endian bytes) looks like."""
-    if head[:2] == b"\x1f\x8b":
+def _varint(data: bytes, at: int) -> tuple[int, int] | None:
+    """A protobuf varint at ``data[at:]``: ``(value, bytes used)``, or None when it does not end within 5."""
+    value = 0
+    for i in range(5):
+        if at + i >= len(data):
+            return None
+        b = data[at + i]
+        value |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            return value, i + 1
+    return None
+
+
+def _refuse_binary(raw: bytes) -> None:
+    """Raise :class:`IngestError` when the first bytes of the input carry the signature of a binary form:
+    a gzip stream (``1f 8b 08`` and flag bits that are defined: RFC 1952) where text was expected, or
+    the OTLP protobuf file format (each ``TracesData`` after its length as four big-endian bytes: the
+    length, the tag of field 1 (``0a``), a varint length that fits in the message, and the tag of a
+    ``ResourceSpans`` field). Anything else is read as lines, so that one junk first line costs that
+    line only."""
+    if raw[:3] == b"\x1f\x8b\x08" and len(raw) > 3 and not raw[3] & 0xE0:
         raise IngestError("a gzip stream, not text: name the file with .gz, or pipe it through zcat")
-    if head[:1] and head[0] < 0x09:
-        raise IngestError(
-            f"a binary file, not JSON Lines (its first byte is 0x{head[0]:02x}); if it is the OTLP protobuf "
-            "file format (the Collector file exporter's format: proto), export OTLP JSON instead "
-            "(format: json)"
-        )
+    if len(raw) >= 7 and raw[4] == 0x0A:
+        size = int.from_bytes(raw[:4], "big")
+        inner = _varint(raw, 5)
+        if inner is not None and 0 < size and 1 + inner[1] + inner[0] <= size:
+            after = 5 + inner[1]
+            if after < len(raw) and raw[after] in (0x0A, 0x12):
+                raise IngestError(
+                    "the OTLP protobuf file format (the Collector file exporter's format: proto), not "
+                    "JSON Lines: export OTLP JSON instead (format: json)"
+                )
 
 
 def sniff(stream: IO[bytes]) -> tuple[str, bytes]:
@@ -404,32 +429,34 @@ def sniff(stream: IO[bytes]) -> tuple[str, bytes]:
     A **document** opens with ``[`` on a line that is not complete JSON on its own (a pretty-printed
     array), or with a line that is only ``{`` (a pretty-printed object), or is a one-line array with
     nothing after it; a first line that is a complete array followed by more lines is JSON Lines (its
-    first record is then refused alone, as not an object). Raises :class:`IngestError` for binary input
-    (:func:`_refuse_binary`)."""
-    head = stream.readline(SNIFF_BYTES)
-    _refuse_binary(head)
+    first record is then refused alone, as not an object). Raises :class:`IngestError` for the binary
+    forms :func:`_refuse_binary` tells from the first 16 bytes."""
+    raw = stream.read(16)
+    _refuse_binary(raw)
+    lines = Prefixed(raw, stream)
+    head = lines.readline(SNIFF_BYTES)
     first = head[len(BOM) :] if head.startswith(BOM) else head
     for _ in range(SNIFF_LINES):
         if first.strip() or not head.endswith(b"\n"):
             break
-        more = stream.readline(SNIFF_BYTES)
+        more = lines.readline(SNIFF_BYTES)
         head += more
         first = more
     text = first.strip()
     if text == b"{":
-        return "document", head
+        return "document", head + lines.pending()
     if not text.startswith(b"["):
-        return "lines", head
+        return "lines", head + lines.pending()
     try:
         json.loads(text.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return "document", head  # an array that goes on over the next lines
-    after = stream.readline(SNIFF_BYTES)
+        return "document", head + lines.pending()  # an array that goes on over the next lines
+    after = lines.readline(SNIFF_BYTES)
     head += after
     while after and not after.strip() and after.endswith(b"\n"):
-        after = stream.readline(SNIFF_BYTES)
+        after = lines.readline(SNIFF_BYTES)
         head += after
-    return ("lines" if after.strip() else "document"), head
+    return ("lines" if after.strip() else "document"), head + lines.pending()
 
 
 def read_input(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = None) -> Iterator[RawLine]:

@@ -133,8 +133,8 @@ def test_the_otlp_protobuf_file_format_is_refused_whole_naming_it(session: Sessi
     assert summary.lines_read == 0 and summary.rejected_total == 0
     ((origin, error),) = summary.source_errors
     assert origin == "traces.pb"
-    assert error.startswith("a binary file, not JSON Lines (its first byte is 0x00)")
-    assert "the OTLP protobuf file format" in error and "format: proto" in error and "format: json" in error
+    assert error.startswith("the OTLP protobuf file format (the Collector file exporter's format: proto)")
+    assert "format: json" in error
     assert session.scalars(select(Quarantine)).all() == []
 
 
@@ -169,24 +169,50 @@ def test_a_document_after_blank_lines_or_a_byte_order_mark_is_still_a_document(
     assert summary.stored_by_kind["span"] == len(spans) and summary.stored_by_kind["rewrite"] == 3
 
 
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def _length_prefixed_head(size: int) -> bytes:
+    """The first bytes of an OTLP protobuf file whose first TracesData is ``size`` bytes long: the length,
+    the tag of resource_spans, its varint length, the tag of scope_spans."""
+    n = size - 1
+    while len(_varint(n)) + n + 1 > size:
+        n -= 1
+    return size.to_bytes(4, "big") + b"\x0a" + _varint(n) + b"\x12" + b"\x00" * 32
+
+
 @pytest.mark.parametrize(
     ("data", "start"),
     [
-        (
-            b"\x00\x00\x00\x0a" + b"\x0a\x08" + b"x" * 8,
-            "a binary file, not JSON Lines (its first byte is 0x00)",
-        ),
-        (b"\x01\x00\x00\x00\x0a\x05" + b"x" * 64, "a binary file, not JSON Lines (its first byte is 0x01)"),
+        # a length whose byte is a newline (10, 266), and one of 16 MiB and more
+        (_length_prefixed_head(10), "the OTLP protobuf file format"),
+        (_length_prefixed_head(266), "the OTLP protobuf file format"),
+        (_length_prefixed_head((1 << 24) + 16), "the OTLP protobuf file format"),
         (gzip.compress(b'{"event": "rewrite"}\n'), "a gzip stream, not text"),
     ],
 )
 def test_binary_input_is_refused_whole(data: bytes, start: str, session: Session) -> None:
-    """A length prefix whose byte is a newline (10, 266 ...) or of 16 MiB and more, and a gzip stream on
-    standard input, are refused by what they are, not read as lines of garbage."""
+    """The OTLP protobuf file format (by its structure, whatever its length) and a gzip stream on
+    standard input are refused by what they are, not read as lines of garbage."""
     summary = ingest_bytes(session, data, origin="-")
     ((_o, error),) = summary.source_errors
     assert error.startswith(start)
     assert summary.rejected_total == 0 and session.scalars(select(Quarantine)).all() == []
+
+
+@pytest.mark.parametrize("junk", [b"\x08", b"\x00\x00\x00\x00", b"\x1f\x8b", b"\x00\x00\x00\x0a"])
+def test_one_junk_first_line_costs_that_line_only(junk: bytes, session: Session) -> None:
+    """A control character or a lone magic number at the start is no binary signature: that line is
+    quarantined and the good lines after it are stored (found by the hypothesis ingest test)."""
+    summary = ingest_bytes(session, junk + b"\n" + GOOD, origin="junk.jsonl")
+    assert summary.source_errors == []
+    assert summary.rejected_total == 1 and summary.stored_by_kind["rewrite"] == 3
 
 
 def test_a_fixed_document_resolves_no_row_of_the_lines_it_once_had(session: Session) -> None:
@@ -205,7 +231,7 @@ def test_the_worker_refuses_a_json_document_and_binary_whole(session: Session, t
     from monitor.ingest.tail import Tailer, expand_sources
 
     (tmp_path / "x.spans.json").write_text(json.dumps(phoenix_spans(), indent=2), encoding="utf-8")
-    (tmp_path / "t.json").write_bytes(b"\x00\x00\x01\x00\x0a" + b"x" * 256)
+    (tmp_path / "t.json").write_bytes(_length_prefixed_head(266))
     (tmp_path / "good.jsonl").write_bytes(GOOD)
     report = Tailer(session, source_name="t", batch_size=50, max_line_bytes=1 << 20, sample_seed="s").run(
         expand_sources([str(tmp_path / "*")])
@@ -213,7 +239,7 @@ def test_the_worker_refuses_a_json_document_and_binary_whole(session: Session, t
     errors = {Path(o).name: e for o, e in report.ingest.source_errors}
     assert errors["x.spans.json"].startswith("a JSON document (it opens with '[' or a lone '{'")
     assert "rewrite-monitor ingest PATH" in errors["x.spans.json"]
-    assert errors["t.json"].startswith("a binary file, not JSON Lines")
+    assert errors["t.json"].startswith("the OTLP protobuf file format")
     assert report.ingest.rejected_total == 0
     assert report.ingest.stored_by_kind["rewrite"] == 3
 
