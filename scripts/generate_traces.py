@@ -252,6 +252,13 @@ def _expected(conv: dict[str, Any], i: int, history: list[tuple[str, str]]) -> d
     }
 
 
+def best_documents(query: str) -> list[tuple[str, str, float]]:
+    """The two documents sharing the most words with ``query``: (id, text, shared words)."""
+    words = set(query.lower().split())
+    scored = [(i, body, float(len(words & set(body.lower().split())))) for i, body in DOCUMENTS]
+    return sorted(scored, key=lambda d: -d[2])[:2]
+
+
 def _langchain_retriever() -> Any:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
@@ -263,9 +270,9 @@ def _langchain_retriever() -> Any:
         def _get_relevant_documents(
             self, query: str, *, run_manager: CallbackManagerForRetrieverRun
         ) -> list[Document]:
-            words = set(query.lower().split())
-            scored = sorted(DOCUMENTS, key=lambda d: -len(words & set(d[1].lower().split())))
-            return [Document(page_content=body, id=i, metadata={"id": i}) for i, body in scored[:2]]
+            return [
+                Document(page_content=body, id=i, metadata={"id": i}) for i, body, _ in best_documents(query)
+            ]
 
     return KeywordRetriever()
 
@@ -360,13 +367,9 @@ def _llamaindex_setup(base_url: str) -> tuple[Any, Any]:
 
     class KeywordRetriever(BaseRetriever):
         def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-            words = set(query_bundle.query_str.lower().split())
-            scored = sorted(DOCUMENTS, key=lambda d: -len(words & set(d[1].lower().split())))
             return [
-                NodeWithScore(
-                    node=TextNode(id_=i, text=body), score=float(len(words & set(body.lower().split())))
-                )
-                for i, body in scored[:2]
+                NodeWithScore(node=TextNode(id_=i, text=body), score=score)
+                for i, body, score in best_documents(query_bundle.query_str)
             ]
 
     llm = OpenAI(model=MODEL, api_base=base_url, api_key="not-used", temperature=0)

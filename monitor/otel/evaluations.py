@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from monitor.otel.spans import to_any_value
 from monitor.severity import SEVERITY_RANK
 
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -63,19 +64,8 @@ class ExportedFinding(Protocol):
     def check_version(self) -> int: ...
 
 
-def _value(v: object) -> dict[str, Any]:
-    """An OTLP ``AnyValue``: booleans, 64-bit integers (as strings), doubles and strings."""
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    return {"stringValue": str(v)}
-
-
 def _attributes(pairs: Iterable[tuple[str, object]]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _value(v)} for k, v in pairs if v is not None]
+    return [{"key": k, "value": to_any_value(v)} for k, v in pairs if v is not None]
 
 
 def explanation(kind: str, severity: str, evidence: Mapping[str, Any]) -> str:

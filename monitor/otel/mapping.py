@@ -56,7 +56,6 @@ from monitor.otel.shapes import (
     CONDENSE_TEMPLATES,
     Conversation,
     conversation,
-    prompt_texts,
     rendered,
     variables_of,
 )
@@ -262,10 +261,23 @@ def rewrite_span(
     )
 
 
+TEXT_ATTRIBUTES = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "llm.prompts",
+    "llm.prompt_template.variables",
+    "input.value",
+    "output.value",
+)
+"""The attributes in which the conventions record what a model call was sent or returned; with the
+flattened ``llm.input_messages.*`` / ``llm.output_messages.*``, what content capture writes."""
+
+
 def _has_text(a: Mapping[str, Any]) -> bool:
-    """Whether a model call's attributes hold any text of what it was sent or returned."""
-    return bool(prompt_texts(a) or _output_text(a) or flat_messages(a, "llm.input_messages")) or any(
-        k in a for k in ("gen_ai.input.messages", "llm.prompt_template.variables", "input.value")
+    """Whether a model call's attributes hold any text of what it was sent or returned (by which
+    attributes are there: nothing is parsed)."""
+    return any(k in a for k in TEXT_ATTRIBUTES) or any(
+        k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a
     )
 
 

@@ -252,7 +252,10 @@ def _iso_nanos(value: object, where: str) -> int:
     return nanos
 
 
-def _any(value: object) -> dict[str, Any]:
+def to_any_value(value: object) -> dict[str, Any]:
+    """A Python value as an OTLP JSON ``AnyValue`` (the inverse of :func:`any_value`): booleans, 64-bit
+    integers as decimal strings, doubles, lists as arrays, None as the empty value, anything else as its
+    string."""
     if isinstance(value, bool):
         return {"boolValue": value}
     if isinstance(value, int):
@@ -260,7 +263,7 @@ def _any(value: object) -> dict[str, Any]:
     if isinstance(value, float):
         return {"doubleValue": value}
     if isinstance(value, list):
-        return {"arrayValue": {"values": [_any(v) for v in value]}}
+        return {"arrayValue": {"values": [to_any_value(v) for v in value]}}
     if value is None:
         return {}
     return {"stringValue": value if isinstance(value, str) else str(value)}
@@ -293,7 +296,7 @@ def phoenix_traces(obj: Mapping[str, Any]) -> dict[str, Any]:
         "name": obj.get("name") or "",
         "startTimeUnixNano": str(start),
         "endTimeUnixNano": str(end),
-        "attributes": [{"key": k, "value": _any(v)} for k, v in flat.items()],
+        "attributes": [{"key": k, "value": to_any_value(v)} for k, v in flat.items()],
     }
     if obj.get("parent_id"):
         span["parentSpanId"] = obj["parent_id"]
