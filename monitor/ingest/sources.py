@@ -342,7 +342,8 @@ binary file."""
 
 
 class Prefixed:
-    """A binary stream with bytes already read put back in front (``readline`` and ``read`` only)."""
+    """A binary stream with bytes already read put back in front, read by lines (what :func:`read_lines`
+    asks of a stream)."""
 
     def __init__(self, head: bytes, stream: IO[bytes]) -> None:
         self._head = head
@@ -364,12 +365,6 @@ class Prefixed:
         """The bytes put back and not read yet (taken: the stream alone is left)."""
         rest, self._head = self._head, b""
         return rest
-
-    def read(self, size: int = -1) -> bytes:
-        head, self._head = self._head, b""
-        if size < 0:
-            return head + self._stream.read()
-        return head + self._stream.read(max(size - len(head), 0)) if len(head) < size else head
 
 
 def _document_elements(doc: object) -> list[object]:

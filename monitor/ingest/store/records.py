@@ -275,9 +275,12 @@ def changed_since_loaded(*, session: Session, loaded: Sequence[tuple[int, Rewrit
         .group_by(Record.conv_id, Record.turn)
     ):
         now[(conv_id, turn)] = (int(n), int(with_ctx))
+    turns_of: dict[str, list[int]] = defaultdict(list)
+    for c, t in now:
+        turns_of[c].append(t)
     stale = set()
     for record_id, r in loaded:
-        earlier = max((t for c, t in now if c == r.conv_id and t < r.turn), default=None)
+        earlier = max((t for t in turns_of[r.conv_id] if t < r.turn), default=None)
         had = max((p.turn for p in r.peers if p.turn < r.turn), default=None)
         turns = {r.turn} | {p.turn for p in r.peers}
         seen = [now.get((r.conv_id, t), (0, 0)) for t in turns]
