@@ -59,3 +59,23 @@ def test_a_command_whose_extra_is_missing_exits_2_naming_it(capsys: pytest.Captu
     said = " ".join(capsys.readouterr().err.split())  # the console wraps long lines
     assert "the dashboard needs the [dashboard] extra (no module 'no_such_module_here')" in said
     assert "pip install 'rewrite-monitor[dashboard]'" in said
+
+
+def test_a_postgresql_url_without_its_extra_names_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server extra alone has no PostgreSQL driver: a postgresql:// URL says which extra to install
+    (one line, exit 2) instead of a traceback from the driver's import."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "psycopg" else real(name, *a)
+    )
+    done = CliRunner().invoke(app, ["--database-url", "postgresql://u:pw@127.0.0.1:1/db", "queue"])
+    assert done.exit_code == 2
+    said = " ".join(done.output.split())
+    assert "a PostgreSQL database URL needs the [postgres] extra" in said
+    assert "pip install 'rewrite-monitor[postgres]'" in said and "pw" not in said

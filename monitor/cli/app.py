@@ -218,6 +218,8 @@ def open_engine(state: State, *, require_schema: bool = True, writes: bool = Fal
     (:meth:`State.close_engines`)."""
     from monitor.store.engine import open_store
 
+    if state.url.startswith("postgresql"):
+        require_extra("psycopg", "postgres", "a PostgreSQL database URL")
     engine = open_store(state.url, require_schema=require_schema, writes=writes)
     state.engines.append(engine)
     return engine

@@ -319,8 +319,10 @@ class RunSummary:
                         "kind": r.kind,
                         "rewrites_flagged": r.flagged,
                         "rewrites_checked": r.checked,
-                        "per_1000": round(r.per_1000, 2) if r.per_1000 is not None else None,
-                        "ci95_per_1000": [round(x, 2) for x in r.ci_per_1000] if r.ci_per_1000 else None,
+                        # four places: the terminal prints one, and rounding twice (26.846 -> 26.85 -> 26.9)
+                        # made `run` disagree with `stats` on the same store
+                        "per_1000": round(r.per_1000, 4) if r.per_1000 is not None else None,
+                        "ci95_per_1000": [round(x, 4) for x in r.ci_per_1000] if r.ci_per_1000 else None,
                     }
                     for r in self.rates
                 ],
