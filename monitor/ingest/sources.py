@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import gzip
+import io
 import json
 import os
 import re
@@ -465,6 +466,9 @@ def read_input(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = 
       not a line of the file).
     - Binary input (the OTLP protobuf file format, a gzip stream not named ``.gz``): refused.
 
+    A text read as a document that does not parse but holds a one-line JSON object after its first line
+    is JSON Lines behind one junk line (``[`` or ``{`` alone), and is read as lines.
+
     Raises :class:`monitor.errors.IngestError` naming the form for binary input, a document over the
     size bound, or a document that is not valid JSON (with the line and column where it breaks).
     """
@@ -485,6 +489,11 @@ def read_input(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = 
     except UnicodeDecodeError as exc:
         raise IngestError(f"a JSON document that is not UTF-8 (byte {exc.start})") from None
     except (ValueError, RecursionError) as exc:
+        if _holds_json_lines(data):
+            # one junk first line ("[" or "{") ahead of JSON Lines: read line by line, so that line is
+            # quarantined alone and the records after it are kept
+            yield from read_lines(io.BytesIO(data), max_bytes)
+            return
         where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise IngestError(
             "a JSON document (a file that opens with '[' or a lone '{'), not JSON Lines, and it does not "
@@ -493,6 +502,23 @@ def read_input(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = 
     for i, element in enumerate(_document_elements(doc), 1):
         body = json.dumps(element, ensure_ascii=False).encode()
         yield RawLine(i, body[:max_bytes], True, too_long=len(body) > max_bytes, size=0, element=True)
+
+
+def _holds_json_lines(data: bytes) -> bool:
+    """Whether a text that does not parse as one JSON document has a line, after its first, that is a
+    complete JSON object with at least one key on its own: a pretty-printed document never has one (each
+    key sits on a line of its own), a JSON Lines file whose first line is junk does."""
+    for row in data.splitlines()[1:]:
+        text = row.strip()
+        if not text.startswith(b"{"):
+            continue
+        try:
+            value = json.loads(text.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and value:
+            return True
+    return False
 
 
 def _noting_last(lines: Iterator[RawLine], last: list[int]) -> Iterator[RawLine]:
