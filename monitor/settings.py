@@ -128,6 +128,13 @@ class Settings(BaseSettings):
         description="Secret that keys the placeholders of redact_at_ingest: the same value gets the same "
         "placeholder in every event (at least 16 characters; keep it, or later events will not match).",
     )
+    outbound_ids: Literal["hash_personal", "hash_all", "raw"] = Field(
+        default="hash_personal",
+        description="What alerts (Sentry, webhook, Slack, PagerDuty), the worker's log and the OTLP "
+        "evaluation records carry for a request or conversation id: hash_personal replaces an id in which "
+        "the redactor finds personal data (an e-mail, a phone number) by a keyed hash pid_..., hash_all "
+        "every id, raw none. `rewrite-monitor show pid_...` finds the request again.",
+    )
     otel_rewrite_span_names: list[str] = Field(
         default_factory=lambda: list(REWRITE_SPAN_NAMES),
         description="Shell patterns (case-insensitive) of the rewrite span's name in OpenTelemetry traces, "

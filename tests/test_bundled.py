@@ -49,6 +49,7 @@ FILES = {
         "versions/0010_learned_overrides.py",
         "versions/0011_double_review.py",
         "versions/0012_finding_steps.py",
+        "versions/0013_store_keys.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

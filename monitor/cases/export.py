@@ -6,7 +6,7 @@ the same bytes again (nothing in a line depends on when the export ran). CSV and
 columns; the nested ones (``messages``, ``must_include``, ``must_not_include``, ``logged``) are JSON
 text there, so the two tabular formats read back the same way.
 
-Personal details are redacted by default (``monitor.cases.redact``); reviewer identity and source ids
+Personal details are redacted by default (``monitor.privacy``); reviewer identity and source ids
 (``source_request_id``, ``record_id``, ``verdict_id``) are kept.
 """
 
@@ -23,8 +23,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from monitor.bundled import bundled_file
-from monitor.cases.redact import NameFinder, redact_case
 from monitor.cases.store import CaseRow, list_cases, logged_rewrites, sync_cases
+from monitor.privacy import NameFinder, redact_case
 
 FORMATS = ("jsonl", "csv", "parquet")
 COLUMNS = (

@@ -22,7 +22,7 @@ network; the CLI reads the findings and writes the lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -111,13 +111,16 @@ def log_record(
     now: datetime,
     trace_id: str | None = None,
     span_id: str | None = None,
+    ids: Callable[[str], str] = str,
 ) -> dict[str, Any]:
     """One finding as an OTLP ``LogRecord`` (JSON): the event time is the rewrite's (``ts``), else
     ``now``. A rewrite that came from a trace gives the record its ``traceId`` and ``spanId`` (hex), so
-    the evaluation is parented to the rewrite span in the trace viewer."""
-    ids = {"traceId": trace_id, "spanId": span_id} if trace_id and span_id else {}
+    the evaluation is parented to the rewrite span in the trace viewer. The request and conversation ids
+    go out as ``ids`` gives them (:func:`monitor.privacy.outbound_id` under the ``outbound_ids``
+    setting)."""
+    parent = {"traceId": trace_id, "spanId": span_id} if trace_id and span_id else {}
     return {
-        **ids,
+        **parent,
         "timeUnixNano": _nanos(ts, now),
         "observedTimeUnixNano": _nanos(now, now),
         "severityNumber": SEVERITY_NUMBER.get(f.severity, 9),
@@ -129,8 +132,8 @@ def log_record(
                 ("gen_ai.evaluation.score.value", float(SEVERITY_RANK.get(f.severity, 0))),
                 ("gen_ai.evaluation.score.label", f.severity),
                 ("gen_ai.evaluation.explanation", explanation(f.kind, f.severity, f.evidence)),
-                ("gen_ai.response.id", f.request_id),
-                ("gen_ai.conversation.id", f.conv_id),
+                ("gen_ai.response.id", ids(f.request_id)),
+                ("gen_ai.conversation.id", ids(f.conv_id)),
                 ("gen_ai.request.model", model),
                 ("rewrite_monitor.prompt_version", prompt_version),
                 ("rewrite_monitor.check_id", f.check_id),
@@ -168,14 +171,16 @@ def evaluation_lines(
     *,
     version: str,
     now: datetime,
+    ids: Callable[[str], str] = str,
 ) -> Iterator[dict[str, Any]]:
     """``LogsData`` objects of at most :data:`BATCH` records each, in the order of ``findings``;
-    ``meta[(conv_id, request_id)]`` gives the rewrite's time, model, prompt version and trace ids."""
+    ``meta[(conv_id, request_id)]`` gives the rewrite's time, model, prompt version and trace ids;
+    ``ids`` maps the ids that go out (:func:`log_record`)."""
     batch: list[dict[str, Any]] = []
     for f in findings:
         m = meta.get((f.conv_id, f.request_id))
         if m is None:
-            batch.append(log_record(f, ts=None, model=None, prompt_version=None, now=now))
+            batch.append(log_record(f, ts=None, model=None, prompt_version=None, now=now, ids=ids))
         else:
             batch.append(
                 log_record(
@@ -186,6 +191,7 @@ def evaluation_lines(
                     now=now,
                     trace_id=m.trace_id,
                     span_id=m.span_id,
+                    ids=ids,
                 )
             )
         if len(batch) == BATCH:

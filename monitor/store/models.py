@@ -453,3 +453,13 @@ class RegressionCase(Base):
 
 
 register_schema(Base.metadata)  # the names driver errors may show (monitor.store.engine.value_free)
+
+
+class StoreKey(Base):
+    """A key the store generated for itself (``monitor.store.keys``): ``name`` names its use
+    (``outbound_ids``), ``value`` is 64 hex characters from :func:`secrets.token_hex`, written once."""
+
+    __tablename__ = "store_keys"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))

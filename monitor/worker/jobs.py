@@ -624,7 +624,7 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
         decisions.append(d)
         if d.action not in ("alert", "recovered"):
             continue
-        payload = rules.context(d, policy)
+        payload = _outbound(rules.context(d, policy), session, ctx.settings.outbound_ids)
         event_id, delivered_to = None, "log"
         if ctx.sentry:
             from monitor.alerts.deliver import send_alert
@@ -649,6 +649,20 @@ def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
     _deliver_due(ctx, session, utc_now)
     session.commit()
     return decisions
+
+
+def _outbound(payload: dict[str, Any], session: Session, mode: str) -> dict[str, Any]:
+    """``payload`` with its request ids as they may leave the machine (``outbound_ids``:
+    :func:`monitor.privacy.outbound_id`). Applied before the alert is stored, so Sentry, the worker's
+    log and every later delivery (sent again from the stored payload) carry the same form."""
+    from monitor.privacy import outbound_id
+    from monitor.store.keys import store_key
+
+    ids = [str(i) for i in payload.get("flagged_request_ids", [])]
+    if ids and mode != "raw":
+        key = store_key(session=session)
+        payload["flagged_request_ids"] = [outbound_id(i, key, mode) for i in ids]
+    return payload
 
 
 def _deliver_due(ctx: WorkerContext, session: Session, now: datetime) -> None:

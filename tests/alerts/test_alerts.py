@@ -804,3 +804,71 @@ def test_a_delivery_to_a_destination_removed_since_is_dropped(session: Session, 
     decisions(session, ctx(now + timedelta(minutes=5)))  # Slack no longer configured
     rows = [(d.status, d.last_error) for a in list_alerts(session=session) for d in a.deliveries]
     assert rows == [("dropped", "not configured"), ("dropped", "not configured")]
+
+
+def test_request_ids_holding_an_email_or_a_phone_leave_as_keyed_hashes_everywhere(
+    session: Session, receiver: Receiver, sentry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 38, part 2: an id built from a user's e-mail address or phone number reaches no destination
+    (webhook, Slack, PagerDuty, Sentry, the worker's log) and no stored payload; the same id gives the same
+    ``pid_`` hash everywhere, and ``show`` finds the request again from it."""
+    from monitor.privacy import hashed_id
+    from monitor.store.keys import resolve_hashed_id, store_key
+
+    baseline(session, ("ctx-v7",))
+    add_rewrites(session, version="ctx-v7", start=T0, span=timedelta(hours=1), n=600, flagged=36)
+    flagged = session.scalars(
+        select(Record).where(Record.prompt_version == "ctx-v7", Record.ts > T0).order_by(Record.id)
+    ).all()
+    for i, rec in enumerate(flagged):  # every id of the version: half e-mails, half phone numbers
+        rec.request_id = f"dana.reyes+{i}@example.com" if i % 2 else f"conv_+1415555{i % 10000:04d}_2"
+    session.commit()
+    c = ctx(T0 + timedelta(hours=1), **destinations(receiver))
+    c.sentry = True
+    with caplog.at_level(logging.INFO, logger="monitor"):
+        got = decisions(session, c)
+    session.commit()
+    assert got["prompt_version:ctx-v7"] == ("alert", "spike")
+    raw = [b for _p, _h, b in receiver.requests]
+    raw += [e.serialize() for e in sentry.transport.envelopes]
+    raw += [r.getMessage().encode() + json.dumps(getattr(r, "fields", {})).encode() for r in caplog.records]
+    raw += [json.dumps(a.context).encode() for a in session.scalars(select(Alert))]
+    assert len(receiver.requests) >= 3 and sentry.transport.events()
+    assert not any(b"example.com" in b or b"+1415555" in b for b in raw)
+    key = store_key(session=session)
+    assert key == store_key(session=session) and len(key) == 64  # made once, then read
+    row = session.scalars(select(Alert).where(Alert.group_key == "prompt_version:ctx-v7")).one()
+    ids = row.context["flagged_request_ids"]
+    assert len(ids) == 20 and all(re.fullmatch(r"pid_[0-9a-f]{20}", i) for i in ids)
+    by_hash = {hashed_id(r.request_id, key): r for r in flagged}
+    assert set(ids) <= set(by_hash)  # each a renamed request's hash under the store's key
+    newest = by_hash[ids[0]]
+    _, _, slack = next(r for r in receiver.requests if r[0] == "/slack" and b"ctx-v7" in r[2])
+    assert f"`rewrite-monitor show {ids[0]}`" in json.loads(slack)["text"]
+    assert resolve_hashed_id(session=session, hashed=ids[0]) == [(newest.conv_id, newest.request_id)]
+
+
+def test_show_finds_a_request_by_the_hash_an_alert_carried(cli_db: str) -> None:
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+    from monitor.privacy import hashed_id
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.store.keys import store_key
+    from tests.factories import ctx_input, log, rewrite
+
+    runner = CliRunner()
+    req = "dana.reyes@example.com/2"
+    data = log(ctx_input(conv="c-mail", req=req), rewrite(conv="c-mail", req=req))
+    ingested = runner.invoke(app, ["--database-url", cli_db, "ingest", "-"], input=data)
+    assert ingested.exit_code == 0, ingested.output
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        hashed = hashed_id(req, store_key(session=s))
+        s.commit()
+    engine.dispose()
+    shown = runner.invoke(app, ["--database-url", cli_db, "show", hashed, "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["request_id"] == req
+    other = runner.invoke(app, ["--database-url", cli_db, "show", "pid_" + "0" * 20])
+    assert other.exit_code == 1 and "no request or conversation of this store hashes to" in other.output

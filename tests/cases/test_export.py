@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from monitor.cases.export import case_schema, collect_cases, export_cases, write_cases
-from monitor.cases.redact import name_finder
 from monitor.cli.main import app
+from monitor.privacy import name_finder
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "export_cases.jsonl"

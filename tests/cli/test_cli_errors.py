@@ -24,7 +24,7 @@ from tests.helpers import REPO, throwaway_pg_database
 
 runner = CliRunner()
 
-# Tables the migrations after 0003 create (0004, 0006, 0009 and 0010; 0005 adds indexes only).
+# Tables the migrations after 0003 create (0004, 0006, 0009, 0010 and 0013; 0005 adds indexes only).
 TABLES_AFTER_0003 = [
     "added_lemmas",
     "alert_deliveries",
@@ -34,6 +34,7 @@ TABLES_AFTER_0003 = [
     "leases",
     "regression_cases",
     "source_cursors",
+    "store_keys",
 ]
 # Columns they add to older tables (0007, 0011, 0012), as the refusal names them after the tables.
 COLUMNS_AFTER_0003 = (

@@ -125,7 +125,8 @@ def findings(
         typer.Option(
             "--otlp",
             help="OpenTelemetry gen_ai.evaluation.result events as OTLP JSON logs (one LogsData per line, "
-            "500 records each), for a Collector's otlpjsonfile receiver; no query or transcript text.",
+            "500 records each), for a Collector's otlpjsonfile receiver; no query or transcript text, and "
+            "ids as the outbound_ids setting gives them.",
         ),
     ] = False,
     langfuse: Annotated[
@@ -183,10 +184,18 @@ def findings(
         from monitor import __version__
         from monitor.checks.store import rewrite_meta
         from monitor.otel.evaluations import EVENT_NAME, evaluation_lines
+        from monitor.privacy import outbound_id
+        from monitor.store.keys import store_key
 
         with session_factory(engine)() as session:
             meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
-        for line in evaluation_lines(rows, meta, version=__version__, now=datetime.now(UTC)):
+            key = store_key(session=session)
+            session.commit()
+        mode = settings.outbound_ids
+        lines = evaluation_lines(
+            rows, meta, version=__version__, now=datetime.now(UTC), ids=lambda i: outbound_id(i, key, mode)
+        )
+        for line in lines:
             typer.echo(json.dumps(line, separators=(",", ":")))
         err.print(f"{len(rows)} findings as {EVENT_NAME} events")
         return

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from monitor.cli.app import current_checks, err, kind_choice, open_engine, out
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class StateFilter(StrEnum):
@@ -104,7 +107,10 @@ def queue_cmd(
 
 def show(
     ctx: typer.Context,
-    request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
+    request_id: Annotated[
+        str,
+        typer.Argument(help="The rewrite's request id, or the pid_... form an alert carried for it."),
+    ],
     conv: Annotated[
         str | None,
         typer.Option("--conv", help="The conversation, when the request id was logged in several."),
@@ -120,18 +126,26 @@ def show(
     answer; then the findings. With --json, stdout holds the same as one JSON object (its shape is
     schemas/record_view.schema.json); an unknown request exits 1 either way.
 
+    An id that holds personal data leaves the machine hashed (the outbound_ids setting): an alert names
+    it pid_ and 20 hex characters, and show finds the request it stands for in this store.
+
     Examples:
       rewrite-monitor show cast2020-90_3
       rewrite-monitor show cast2020-90_3 --json | jq '.rewrite.query, [.findings[].kind]'
+      rewrite-monitor show pid_3f9a0c12d4e5b6a7c8d9
     """
     from monitor.checks.store import list_findings
     from monitor.cli.render import render_record
     from monitor.ingest.store.records import get_record_view
+    from monitor.privacy import HASHED_ID_RE
     from monitor.store.engine import session_factory
 
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         view = get_record_view(session=session, request_id=request_id, conv_id=conv)
+        if view is None and HASHED_ID_RE.match(request_id):
+            request_id, conv = _unhash(session, request_id, conv)
+            view = get_record_view(session=session, request_id=request_id, conv_id=conv)
         if view is None:
             where = f" in conversation {conv!r}" if conv is not None else ""
             err.print(f"no request {request_id!r}{where} in the store", style="red", markup=False)
@@ -146,6 +160,23 @@ def show(
         return
     for block in render_record(view, found):
         out.print(block)
+
+
+def _unhash(session: Session, hashed: str, conv: str | None) -> tuple[str, str | None]:
+    """The (request id, conversation) a ``pid_...`` id stands for in this store; exits 1 when it stands for
+    none, 2 when for several requests (they are listed: pass one with --conv)."""
+    from monitor.store.keys import resolve_hashed_id
+
+    found = [(c, r) for c, r in resolve_hashed_id(session=session, hashed=hashed) if conv in (None, c)]
+    if not found:
+        err.print(f"no request or conversation of this store hashes to {hashed}", style="red", markup=False)
+        raise typer.Exit(1)
+    if len({r for _c, r in found}) == 1 and len({c for c, _r in found}) == 1:
+        return found[0][1], found[0][0]
+    err.print(f"{hashed} stands for {len(found)} requests; show one of them by its id:", markup=False)
+    for c, r in found[:20]:
+        err.print(f"  rewrite-monitor show {r} --conv {c}", markup=False, highlight=False)
+    raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

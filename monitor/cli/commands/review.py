@@ -387,7 +387,7 @@ def export_cmd(
     Example: rewrite-monitor export --out evalset.jsonl --since 2024-03-01 --label fabricated_constraint
     """
     from monitor.cases.export import export_cases
-    from monitor.cases.redact import name_finder
+    from monitor.privacy import name_finder
 
     if str(out_path) == "-" and fmt == "parquet":
         raise typer.BadParameter(

@@ -139,7 +139,7 @@ class Ingestor:
         self.trace_rules = trace_rules
         self.sample_seed = sample_seed
         # redact_at_ingest: events and quarantine excerpts are stored with personal details replaced
-        # (monitor.cases.redact.redact_event); the raw line never reaches the store.
+        # (monitor.privacy.redact_event); the raw line never reaches the store.
         self.redact_key = redact_key
         self.source_name = source_name
         self.summary = summary
@@ -215,7 +215,7 @@ class Ingestor:
     def _redacted(self, p: _Pending) -> _Pending:
         """``p`` with its event redacted (``raw``, hence ``content_sha``); its line text is redacted only
         where a quarantine row keeps or compares it (:meth:`_kept_text`)."""
-        from monitor.cases.redact import redact_event
+        from monitor.privacy import redact_event
 
         assert self.redact_key is not None
         if isinstance(p.result, ParsedSpans):
@@ -237,7 +237,7 @@ class Ingestor:
     def _redact_text(self, text: str) -> str:
         """A raw line redacted as text: names are looked for with JSON's punctuation read as spaces
         (``{"latest":"my name is Bob"}``), then replaced wherever they occur."""
-        from monitor.cases.redact import Redactor
+        from monitor.privacy import Redactor
 
         assert self.redact_key is not None
         r = Redactor(_finder(), key=self.redact_key)
@@ -568,7 +568,7 @@ _JSON_PUNCT_RE = re.compile(r'[{}\[\]":,]')
 
 
 def _finder() -> Any:
-    from monitor.cases.redact import name_finder
+    from monitor.privacy import name_finder
 
     return name_finder()
 

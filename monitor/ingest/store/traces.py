@@ -32,7 +32,7 @@ from monitor.store.engine import rowcount
 from monitor.store.models import Event, Quarantine
 
 if TYPE_CHECKING:
-    from monitor.cases.redact import NameFinder
+    from monitor.privacy import NameFinder
 
 TRACE_REASONS = frozenset({"no_rewrite_span", "ambiguous_rewrite_span", "content_not_captured"})
 """Quarantine reasons of a whole trace; the detail names the trace id (as does a ``duplicate_event`` of a
@@ -207,11 +207,11 @@ placeholder would split a conversation)."""
 
 def redacted_span(ev: ParsedEvent, key: bytes, finder: NameFinder | None) -> ParsedEvent:
     """``ev`` (a ``span`` event) with its free-text attributes redacted as ``redact_at_ingest`` redacts
-    an event (``monitor.cases.redact.redact_event``; ids and the span's own fields kept). A
+    an event (``monitor.privacy.redact_event``; ids and the span's own fields kept). A
     ``rewrite_monitor.digest`` that matched the span's message history is replaced by the digest of the
     redacted history, so the digest check judges the stored transcript as it would the logged one."""
-    from monitor.cases.redact import redact_event
     from monitor.instrument import digest
+    from monitor.privacy import redact_event
 
     attrs = ev.raw["attributes"]
     text = {k: v for k, v in attrs.items() if k not in ID_ATTRIBUTES}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.cases.redact import Redactor, luhn_ok, name_finder, redact_case
+from monitor.privacy import Redactor, luhn_ok, name_finder, redact_case
 
 FINDER = name_finder()
 
@@ -272,3 +273,42 @@ def test_a_value_found_in_one_field_is_replaced_where_it_repeats_bare() -> None:
         == "What about <CREDENTIAL_1>, or <CREDENTIAL_1>?"
     )
     assert Redactor().redact("What about deploy:Xy9-pass?") == "What about deploy:Xy9-pass?"  # nothing seen
+
+
+# -- ids that leave the machine (issue 38, part 2) ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("value", "personal"),
+    [
+        ("dana.reyes@example.com", True),
+        ("user:dana.reyes@example.com:3", True),
+        ("conv_+14155550134_3", True),  # an international number between the separators ids use
+        ("+44 20 7946 0958", True),
+        ("sess-192.0.2.44", True),  # a documentation IPv4 address (RFC 5737)
+        ("cast2020-81_4", False),
+        ("mtrag-clapnq-5b9edac1_2-mixtral", False),
+        ("3f2b9c1e-8d4a-4b7e-9f10-2a6c5d8e7b01", False),  # a UUID
+        ("req-000123", False),
+    ],
+)
+def test_personal_id_finds_what_the_redactor_finds_inside_an_id(value: str, personal: bool) -> None:
+    from monitor.privacy import personal_id
+
+    assert personal_id(value) is personal
+
+
+def test_outbound_ids_hash_by_mode_with_a_stable_keyed_hash() -> None:
+    import hashlib
+    import hmac
+
+    from monitor.privacy import hashed_id, outbound_id
+
+    key = b"k" * 64
+    want = "pid_" + hmac.new(key, b"dana@example.com", hashlib.sha256).hexdigest()[:20]
+    assert hashed_id("dana@example.com", key) == want
+    assert outbound_id("dana@example.com", key) == want  # hash_personal: an e-mail goes out hashed
+    assert outbound_id("cast2020-81_4", key) == "cast2020-81_4"  # nothing personal: as logged
+    assert outbound_id("cast2020-81_4", key, "hash_all") == hashed_id("cast2020-81_4", key)
+    assert outbound_id("dana@example.com", key, "raw") == "dana@example.com"
+    assert hashed_id("dana@example.com", b"another key" * 6) != want  # the store's key decides
+    with pytest.raises(ValueError, match="outbound_ids must be one of hash_personal, hash_all, raw"):
+        outbound_id("x", key, "hash")
