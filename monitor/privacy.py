@@ -36,7 +36,10 @@ ADDRESS    an English street line after an address cue (``at 221B Baker Street``
 NAME       a person's name where a cue introduces it (spaCy ``Matcher`` patterns over the tokenizer: "my
            name is", "call me", "this is ... from/here", "I'm/I am ... from", a greeting "Hi/Hello/Dear
            ... ,", a title Mr/Mrs/Ms/Miss/Dr/Prof, a field "Name:", a sign-off "Thanks,"/"Regards,"),
-           hyphenated and apostrophe names included ("Anne-Marie", "O'Brien"), plus ``PERSON``
+           hyphenated and apostrophe names included ("Anne-Marie", "O'Brien"); with no cue, a name
+           read with the given names and surnames of Faker's person providers (86 locales) and WordNet
+           (:func:`lexicon_names`: "Omar Haddad", "Sofia Marchetti", "Dana's laptop", "Ravi said",
+           "ask Tomasz"; not "Dr Pepper", "Charlotte Street", "Georgia's capital"), plus ``PERSON``
            entities when a trained pipeline with an ``ner`` component is given; once found, every later
            occurrence of the name, or of one of its words, is replaced in every field of the case
 ========== ===============================================================================================
@@ -46,19 +49,25 @@ Assertion terms are redacted with the same map, and a term that is a fragment of
 (6+ letters or digits) is replaced wherever it repeats verbatim later, whatever the context: a
 credential a URL revealed, repeated bare in the logged query.
 
-Limits (no trained NER is installed by default): a name with no cue ("send it to Dana Reyes") or in
-lower case is not found; national phone formats of regions outside :data:`PHONE_REGIONS`, numbers
-written in words, the national identity numbers of other countries, an SSN without hyphens or without
-the word SSN before it (nine digits alone may be taken for a phone number), an English street line
-without an address cue, a postcode without a comma or "postcode" before it or outside the UK and US
-formats, and an address without a house number and street type ("the blue house opposite the station")
-are not found; a valid-looking national number (an order
-number shaped like a Paris landline) is taken for a phone; a Luhn-valid 13-19 digit identifier is
-taken for a card; a four-part dotted number not after ``v`` is taken for an IPv4 address; after an
-address cue, a number followed by capitalised words and a street type ("moved to 3 Little Pigs Lane",
-a title) is taken for an address. Only the fields passed to :meth:`Redactor.redact` are touched. The
-fault suite's ``tests/faults/pii_fixture.json`` lists, detail by detail, what is in and out of this
-scope.
+Limits (no trained NER is installed by default): a name in lower case is not found, nor a name with
+no cue whose given name no list holds when WordNet knows that word ("Mei Chen": WordNet lists "mei"),
+nor a given name that is also a place or a common word ("Sofia", "Grace") with no surname after it and
+no person's place around it ("Sofia's phone"); a brand written as a person's name ("Calvin Klein") is
+taken for a name. National phone formats of regions outside :data:`PHONE_REGIONS`, numbers written in
+words, the national identity numbers of other countries, an SSN without hyphens or without the word SSN
+before it (nine digits alone may be taken for a phone number), an English street line without an
+address cue, a postcode without a comma or "postcode" before it or outside the UK and US formats, and an
+address without a house number and street type ("the blue house opposite the station") are not found;
+a valid-looking national number (an order number shaped like a Paris landline) is taken for a phone; a
+Luhn-valid 13-19 digit identifier is taken for a card; a four-part dotted number not after ``v`` is
+taken for an IPv4 address; after an address cue, a number followed by capitalised words and a street
+type ("moved to 3 Little Pigs Lane", a title) is taken for an address. Only the fields passed to
+:meth:`Redactor.redact` are touched. The fault suite's ``tests/faults/pii_fixture.json`` lists,
+detail by detail, what is in and out of this scope, and ``scripts/measure_redaction.py`` measures the
+whole on ``tests/data/redaction/cases.json``.
+
+Also here, for what leaves the machine beside exports: :func:`outbound_id`, the form of a request or
+conversation id in an alert, a log line or an OTLP evaluation record.
 """
 
 from __future__ import annotations
@@ -89,7 +98,9 @@ PHONE_REGIONS = ("US", "GB", "FR", "DE", "ES", "IT", "NL")
 """Regions whose national formats are recognised without a ``+`` prefix (``(415) 555-0134``,
 ``020 7946 0958``, ``06 12 34 56 78``); a number with ``+`` and its country code is recognised
 whatever its country. Parsed and validated by ``phonenumbers`` (Google's libphonenumber metadata)."""
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])")
+_IBAN = re.compile(
+    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])", re.IGNORECASE
+)
 # Secrets: an Authorization header's token, an "api key"/"token"/"secret"/"password" given a value, the
 # usual prefixed key formats, and the signature parameters of signed URLs (AWS SigV4, Azure SAS, GCS).
 _SECRETS = (
@@ -161,9 +172,16 @@ def pattern_spans(text: str) -> list[Span]:
             spans.append(Span(m.start(), m.end(), "CARD", digits))
     spans.extend(phone_spans(text))
     for m in _IBAN.finditer(text):
-        compact = m.group().replace(" ", "")
-        if iban_ok(compact):
-            spans.append(Span(m.start(), m.end(), "IBAN", compact))
+        # The pattern may run on into the words after a grouped IBAN ("... 1332 please", "... 3201 for"):
+        # the longest run of its groups that passes the check is the IBAN. Typed in lower case too.
+        groups = m.group().split(" ")
+        for k in range(len(groups), 0, -1):
+            candidate = " ".join(groups[:k])
+            if iban_ok(candidate.replace(" ", "").upper()):
+                spans.append(
+                    Span(m.start(), m.start() + len(candidate), "IBAN", candidate.replace(" ", "").upper())
+                )
+                break
     for rx in _SECRETS:
         for m in rx.finditer(text):
             spans.append(Span(m.start(1), m.end(1), "SECRET", m.group(1)))
@@ -336,6 +354,160 @@ _CUES: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
 }
 
 
+# Names with no cue: a given name of the lexicon, then a surname, or in a person's place in the sentence.
+_WORD_RE = re.compile(r"[^\W\d_]+(?:['’](?![sS]\b)[^\W\d_]{2,})?(?:-[^\W\d_]+)*")
+"""A word as names are written: letters, an apostrophe inside ("O'Connor"; not a contraction, "I'm", nor
+a possessive, "Dana's") and hyphenated parts ("Anne-Marie")."""
+_LATIN = re.compile(r"^[A-Za-zÀ-ɏ]+(?:['’-][A-Za-zÀ-ɏ]+)*$")
+REPORTING_VERBS = frozenset(
+    {"said", "says", "told", "tells", "asked", "asks", "wrote", "writes", "emailed", "called", "calls"}
+    | {"mentioned", "mentions", "replied", "replies", "confirmed", "confirms", "reported", "reports"}
+    | {"thinks", "thought", "wants", "wanted", "needs", "needed", "noticed", "added", "sent", "approved"}
+    | {"explained", "suggested", "promised", "agreed", "insists", "insisted", "claims", "claimed"}
+)
+"""Verbs whose subject is a person: the reporting verbs of Quirk et al. (1985, 16.25), in the forms
+chats use, and a few verbs of wanting and approving. "Ravi said the export finished" names a person."""
+PERSON_OBJECT_WORDS = frozenset(
+    {"ask", "tell", "email", "e-mail", "call", "cc", "contact", "thank", "message", "text", "ping", "remind"}
+    | {"invite", "colleague", "manager", "boss", "wife", "husband", "partner", "son", "daughter", "friend"}
+    | {"coworker", "co-worker", "teammate", "assistant", "brother", "sister", "mother", "father", "mom"}
+    | {"dad", "mum", "supervisor", "customer", "client", "tenant", "landlord", "neighbour", "neighbor"}
+)
+"""Words after which a given name is a person's: verbs whose object is a person ("ask Tomasz", "cc
+Chidi") and nouns of kinship and work roles in apposition ("my manager Ingrid"; Quirk et al. 1985,
+17.65: close apposition)."""
+
+
+@lru_cache(maxsize=1)
+def name_lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    """(given names, surnames) in Latin script from the person providers of every locale ``faker`` ships
+    (86 locales; about 21,000 given names and 20,000 surnames, from each locale's own sources as Faker
+    documents them). Loaded once (about 0.5 s)."""
+    import importlib
+    import pkgutil
+
+    import faker.providers.person as people
+
+    given: set[str] = set()
+    family: set[str] = set()
+    for module in pkgutil.iter_modules(people.__path__):
+        provider = importlib.import_module(f"{people.__name__}.{module.name}").Provider
+        for attr in dir(provider):
+            values = getattr(provider, attr)
+            if not isinstance(values, (tuple, list, dict)):
+                continue
+            words = {v for v in values if isinstance(v, str) and _LATIN.match(v)}
+            if attr.startswith(("first_name", "first_romanized")):
+                given |= words
+            elif attr.startswith(("last_name", "last_romanized")):
+                family |= words
+    return frozenset(given), frozenset(family)
+
+
+def _senses(word: str) -> tuple[frozenset[str], bool]:
+    """WordNet's noun classes of ``word`` (lower case) and whether it is also a verb, adjective or
+    adverb (``monitor.checks.nlp``)."""
+    from monitor.checks.nlp import noun_classes, word_classes
+
+    low = word.lower()
+    classes = word_classes()
+    return noun_classes(low, low), any(low in classes[p] for p in ("verb", "adj", "adv"))
+
+
+def _ambiguous(word: str) -> bool:
+    """Whether a given name is also a place or a common word in WordNet ("Jordan", "Georgia", "Grace",
+    "Will"): then only a surname after it, or a person's place in the sentence, makes it a name. A word
+    WordNet knows only as a person ("Dana", "Noah") is not ambiguous."""
+    nouns, other = _senses(word)
+    return other or bool(nouns - {"person"})
+
+
+def _common(word: str) -> bool:
+    """Whether ``word`` is a common word in WordNet: a verb, adjective or adverb, or a noun of a class
+    other than a person, a place or a natural object ("Grace", "White", "Pepper"; not "Jordan",
+    "O'Connor")."""
+    nouns, other = _senses(word)
+    return other or bool(nouns - {"person", "location", "object"})
+
+
+def _stop(word: str) -> bool:
+    """A function word ("My", "The"), which starts no name whatever a lexicon lists."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return word.lower() in STOP_WORDS
+
+
+def _owns(text: str, at: int) -> bool:
+    """Whether the possessive ending at ``at`` governs a noun phrase: a content word follows ("Dana's
+    laptop"), not a function word ("Jerry's in the freezer aisle": a shop's or brand's name)."""
+    m = re.match(r"\s+([^\W\d_][\w-]*)", text[at:])
+    return m is not None and not _stop(m.group(1))
+
+
+def _title_word(word: str) -> bool:
+    """Whether the word after a title (Dr, Mr, ...) is a common word no surname list holds ("Dr
+    Pepper"), so the title starts a product's name, not a person's."""
+    return word not in name_lexicon()[1] and _common(word)
+
+
+def lexicon_names(text: str) -> list[tuple[int, str]]:
+    """``(start, name)`` of the person names in ``text`` that no cue introduces, read with
+    :func:`name_lexicon` and WordNet (:func:`_ambiguous`):
+
+    - a given name and a capitalised word after it that is a surname no street type ends ("Omar Haddad";
+      "Dana White" when the given name is not ambiguous; not "Charlotte Street"), or a word WordNet does
+      not know that is no given name ("Sofia Marchetti"; not "Santa Clara") after an unambiguous given
+      name;
+    - a given name before ``'s`` that is not ambiguous ("Dana's laptop"; not "Georgia's capital");
+    - a given name after a word of :data:`PERSON_OBJECT_WORDS` ("ask Tomasz", "my manager Ingrid") or
+      before a verb of :data:`REPORTING_VERBS` ("Ravi said").
+    """
+    given, family = name_lexicon()
+    words = list(_WORD_RE.finditer(text))
+    found: list[tuple[int, str]] = []
+    i = 0
+    while i < len(words):
+        w = words[i].group()
+        if not w[0].isupper() or len(w) < 2 or _stop(w):
+            i += 1
+            continue
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        adjacent = nxt is not None and text[words[i].end() : nxt.start()] == " "
+        second = nxt.group() if nxt is not None and adjacent and nxt.group()[:1].isupper() else ""
+        second = "" if second.isupper() else second  # "Dell XPS": an acronym is no surname
+        if second and not _stop(second):
+            nouns, other = _senses(second)
+            known = bool(nouns) or other
+            street = re.fullmatch(_STREET_TYPES, second.lower()) is not None or "location" in nouns
+            if w in given:
+                full = second in family and not street and (not _common(second) or not _ambiguous(w))
+                full = full or (not known and second not in given and second not in family and not _common(w))
+            else:  # a given name the lexicon lacks ("Chidi"), before a surname it has ("Okafor")
+                full = second in family and not known and not _senses(w)[0] and not _senses(w)[1]
+            if full and nxt is not None:
+                found.append((words[i].start(), text[words[i].start() : nxt.end()]))
+                i += 2
+                continue
+        before = words[i - 1].group().lower() if i > 0 else ""
+        if w not in given:
+            if before in PERSON_OBJECT_WORDS and not any(_senses(w)):  # "cc Chidi"
+                found.append((words[i].start(), w))
+            i += 1
+            continue
+        after = text[words[i].end() : words[i].end() + 2]
+        two_before = " ".join(x.group().lower() for x in words[max(0, i - 2) : i])
+        then = nxt.group().lower() if nxt is not None else ""
+        if (
+            (after in ("'s", "’s") and not _ambiguous(w) and _owns(text, words[i].end() + 2))
+            or before in PERSON_OBJECT_WORDS
+            or (then in REPORTING_VERBS and not second)
+            or (two_before in ("this is", "i am", "i'm", "i’m", "am i") and not _common(w))
+        ):
+            found.append((words[i].start(), w.removesuffix("'s").removesuffix("’s")))
+        i += 1
+    return found
+
+
 class NameFinder:
     """Finds person names in text with cue patterns (and ``PERSON`` entities of a trained pipeline).
 
@@ -343,8 +515,10 @@ class NameFinder:
     pipeline with an ``ner`` component adds its ``PERSON`` entities.
     """
 
-    def __init__(self, nlp: Language | None = None) -> None:
+    def __init__(self, nlp: Language | None = None, *, lexicon: bool = True) -> None:
         import spacy
+
+        self.lexicon = lexicon
         from spacy.matcher import Matcher
 
         self.nlp = nlp if nlp is not None else spacy.blank("en")
@@ -379,10 +553,14 @@ class NameFinder:
                     last += 1
                     words += 1
             span = doc[first:last]
-            if len(span):
+            if len(span) and not (
+                self.nlp.vocab.strings[match_id] == "title" and self.lexicon and _title_word(span[0].text)
+            ):
                 found.append((span.start_char, span.text))
         if "ner" in self.nlp.pipe_names:
             found.extend((e.start_char, e.text) for e in doc.ents if e.label_ == "PERSON")
+        if self.lexicon:
+            found.extend(lexicon_names(text))
         out: list[str] = []
         for _pos, name in sorted(found):
             if name not in out:
@@ -465,7 +643,9 @@ class Redactor:
             surface = text[s.start : s.end]
             self._surfaces.setdefault(placeholder, set()).add(surface.lower())
             if sum(c.isalnum() for c in surface) >= 6:
-                self._seen.setdefault(surface.lower(), (s.kind, s.key))
+                # without a closing period a pattern took along ("742 Evergreen Terrace."), so the
+                # value repeated bare (a resolved antecedent, a dropped term) is found again
+                self._seen.setdefault(surface.lower().rstrip(".,;:"), (s.kind, s.key))
             out.append(placeholder)
             pos = s.end
         out.append(text[pos:])

@@ -71,8 +71,40 @@ def test_product_words_versions_dates_and_plain_numbers_are_left_alone() -> None
     assert luhn_ok("4111111111111111")
 
 
-def test_known_limit_a_name_without_a_cue_is_not_found() -> None:
-    assert _redact("Send the report to Dana Reyes") == ["Send the report to Dana Reyes"]
+def test_a_name_with_no_cue_is_found_by_the_name_lexicon_and_its_context() -> None:
+    """Given names and surnames of Faker's person providers, weighed by WordNet (issue 38, part 3)."""
+    assert _redact(
+        "Send the report to Dana Reyes",  # a given name and a surname
+        "Sofia Marchetti called",  # a given name that is also a place, before a word nobody lists
+        "Ravi said it works",  # a given name before a reporting verb
+        "Please cc Chidi on it",  # a name no list holds, after a verb whose object is a person
+        "Dana's laptop is slow",  # a possessive of a given name WordNet knows only as a person
+    ) == [
+        "Send the report to <NAME_1>",
+        "<NAME_2> called",
+        "<NAME_3> said it works",
+        "Please cc <NAME_4> on it",
+        "<NAME_1>'s laptop is slow",  # a word of a name found before: its placeholder
+    ]
+
+
+def test_places_products_and_brands_that_share_a_name_survive() -> None:
+    kept = [
+        "Is Dr Pepper Zero in the plan?",  # a title before a common word is a product
+        "The shop on Charlotte Street is closed.",  # a given name before a street type
+        "Ben & Jerry's in the freezer aisle",  # a possessive that governs no noun
+        "My Dell XPS 13 has no sound.",  # an acronym is no surname
+        "Georgia's capital is Tbilisi.",  # a place's possessive
+        "May I ask about Jordan and Austin?",  # given names that are also places and words, no context
+    ]
+    assert _redact(*kept) == kept
+
+
+def test_known_limits_of_the_name_lexicon() -> None:
+    """A name in lower case, and a given name that is also a place with nothing around it that a person
+    fills, are not found."""
+    kept = ["my colleague jorge says hi", "Sofia's phone has no signal"]
+    assert _redact(*kept) == kept
 
 
 def _case(**over: object) -> dict[str, object]:

@@ -83,12 +83,14 @@ class Source:
             raise IngestError(f"{self.origin}: cannot open: {exc.strerror or exc}") from exc
 
 
-_NOT_REGULAR = (
+NOT_REGULAR = (
     (stat.S_ISFIFO, "a pipe"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+"""The kinds of path that are no regular file, as an error or a warning names them: ``ingest`` refuses
+one named on its command line, the worker skips one its source patterns match (with one warning)."""
 
 
 class UnreadablePath(IngestError):
@@ -102,7 +104,7 @@ class UnreadablePath(IngestError):
 
 def _not_a_file(p: Path, mode: int) -> IngestError:
     """The refusal of a path that exists but is neither a regular file nor a directory."""
-    kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    kind = next((name for test, name in NOT_REGULAR if test(mode)), "not a regular file")
     # A pipe or device (`<(zcat f.gz)`, /dev/stdin) reads once and has no stable identity: its path
     # (/dev/fd/63) names a different stream on every run, so a re-run could not tell its lines from
     # new ones (stored events are known by origin and line number). `-` is that one-shot stream.

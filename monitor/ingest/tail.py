@@ -44,6 +44,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -59,6 +60,7 @@ from monitor.ingest.sources import (
     BACKUP_STAMP,
     GENERATION,
     LIVE_SUFFIXES,
+    NOT_REGULAR,
     PatternError,
     Prefixed,
     RawLine,
@@ -93,6 +95,28 @@ class TailReport:
     actions: dict[str, str] = field(default_factory=dict)
 
 
+_WARNED_NOT_REGULAR: set[str] = set()
+"""Paths already named as skipped by this process: a worker passes over its sources every cycle, and one
+warning per path says it."""
+
+
+def _warn_not_regular(path: Path, pattern: str) -> None:
+    """Log once per process that ``path``, matched by ``pattern``, is skipped for being no regular file
+    (a FIFO, a socket, a device: a worker cannot keep a cursor in a stream with no stable identity)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # gone, or a dangling symlink: nothing to read, nothing to say
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode) or str(path) in _WARNED_NOT_REGULAR:
+        return
+    _WARNED_NOT_REGULAR.add(str(path))
+    kind = next((name for test, name in NOT_REGULAR if test(mode)), "not a regular file")
+    log.warning(
+        "source skipped: not a regular file",
+        extra={"fields": {"source": pattern, "path": str(path), "kind": kind}},
+    )
+
+
 def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
     """Files named by configured paths and globs (absolute, sorted, without duplicates), and the
     patterns that name no log file yet, in configuration order.
@@ -119,15 +143,19 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
         for match in matches:
             p = Path(match)
             if p.is_dir():
-                named.extend(
-                    f
-                    for f in p.rglob("*")
-                    if f.is_file()
-                    and f.name.endswith(LIVE_SUFFIXES)
-                    and not any(x.startswith(".") for x in f.relative_to(p).parts)
-                )
+                for f in p.rglob("*"):
+                    if not f.name.endswith(LIVE_SUFFIXES) or any(
+                        x.startswith(".") for x in f.relative_to(p).parts
+                    ):
+                        continue
+                    if f.is_file():
+                        named.append(f)
+                    else:
+                        _warn_not_regular(f, pattern)
             elif p.is_file():
                 named.append(p)
+            else:
+                _warn_not_regular(p, pattern)
         found.update(f.resolve() for f in named)
         if not named:
             waiting.append(pattern)

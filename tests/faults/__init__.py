@@ -30,6 +30,14 @@ returns a :class:`~tests.faults.common.Result`: its figures and the expectations
 - ``pii_export``: an export of a fixture with 60+ realistic personal details (``pii_fixture.json``).
   Expected: every detail inside the documented scope replaced, assertions included; what is out of scope
   is listed in the fixture, with why.
+- ``db_outage``: the database gone for 6 s (small) or 35 s (full) while a worker follows a growing log:
+  on PostgreSQL a proxy between them cut and refusing, on SQLite the write lock held by another process.
+  Expected: the worker survives and exits 0 on SIGTERM, each failed cycle reaches the cron monitor as an
+  ``error`` check-in, and afterwards every event is stored once, findings and queue equal to a one-shot
+  run.
+- ``source_shapes``: a ``**`` source over a folder holding symlinks to itself and its parent, a FIFO, a
+  socket and (not as root) an unreadable file. Expected: the cycle ends within 120 s, every good event is
+  stored once, the FIFO and socket are named as skipped, a second cycle stores nothing more.
 
 The dashboard's Markdown fault (logged fields carrying Markdown images and links, in headless Chromium)
 is ``tests/e2e/test_browser.py::test_markdown_in_logged_fields_renders_as_text_and_fetches_nothing``,

@@ -31,6 +31,7 @@ class Size:
     workers_conversations: int
     poison_good: int
     contention_seconds: float
+    outage_seconds: float
 
 
 SIZES = {
@@ -42,6 +43,7 @@ SIZES = {
         workers_conversations=60,
         poison_good=40,
         contention_seconds=8,
+        outage_seconds=6,
     ),
     "full": Size(
         "full",
@@ -51,6 +53,9 @@ SIZES = {
         workers_conversations=600,
         poison_good=400,
         contention_seconds=60,
+        # PostgreSQL stopped for longer than the 30 s the issue asks, and a SQLite lock held past the
+        # store's 30 s busy timeout, so its cycles fail too
+        outage_seconds=35,
     ),
 }
 

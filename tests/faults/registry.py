@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.faults import contention, crash, leaks, poison, split
+from tests.faults import contention, crash, leaks, outage, poison, split
 from tests.faults.common import Result, Size
 from tests.helpers import fresh_database
 
@@ -34,6 +34,8 @@ SCENARIOS: dict[str, Scenario] = {
     "contention": Scenario(contention.contention, ("sqlite",)),
     "secrets": Scenario(leaks.secrets, ("postgresql",)),
     "pii_export": Scenario(leaks.pii_export, ("sqlite", "postgresql")),
+    "db_outage": Scenario(outage.db_outage, ("sqlite", "postgresql"), reference=True),
+    "source_shapes": Scenario(outage.source_shapes, ("sqlite", "postgresql")),
 }
 
 
