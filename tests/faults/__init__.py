@@ -30,6 +30,10 @@ returns a :class:`~tests.faults.common.Result`: its figures and the expectations
 - ``pii_export``: an export of a fixture with 60+ realistic personal details (``pii_fixture.json``).
   Expected: every detail inside the documented scope replaced, assertions included; what is out of scope
   is listed in the fixture, with why.
+- ``pii_ids``: request and conversation ids built from e-mail addresses and phone numbers, a spike among
+  them alerted by one worker cycle to Sentry, a webhook, Slack and PagerDuty, and ``findings --otlp``.
+  Expected: no byte sent, logged or written holds a personal id; the ids are ``pid_`` hashes ``show``
+  opens.
 - ``db_outage``: the database gone for 6 s (small) or 35 s (full) while a worker follows a growing log:
   on PostgreSQL a proxy between them cut and refusing, on SQLite the write lock held by another process.
   Expected: the worker survives and exits 0 on SIGTERM, each failed cycle reaches the cron monitor as an

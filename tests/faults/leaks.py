@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import http.server
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -236,4 +237,86 @@ def pii_export(url: str, workdir: Path, size: Size) -> Result:
     )
     res.expect(len(cases) == len(groups), "not every conversation became an exported case")
     res.expect(not leaks, "details in scope leaked: " + ", ".join(leaks))
+    return res
+
+
+def pii_ids(url: str, workdir: Path, size: Size) -> Result:
+    """Request and conversation ids built from e-mail addresses and phone numbers, through every place
+    an id leaves the machine (issue 38): a spike of fabrications among them, alerted by one worker cycle to
+    Sentry (a fake ingest), a webhook, Slack and PagerDuty (a local receiver), with the worker's log on
+    stderr, and ``findings --otlp``. No byte of any of them may hold the e-mail or the phone number; the
+    ids they carry are the store's ``pid_`` hashes, and ``show`` opens a request from one."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.factories import line
+    from tests.faults.poison import _pair
+    from tests.helpers import Receiver
+
+    res = Result("pii_ids", backend(url))
+    workdir.mkdir(parents=True)
+    src = workdir / "app.jsonl"
+    t0 = datetime(2024, 3, 1, tzinfo=UTC)
+    good = [ev for i in range(size.poison_good) for ev in _pair(f"g{i}_1", t0 + timedelta(minutes=10 * i))]
+    spike_at = t0 + timedelta(days=3, hours=1)
+    spike = []
+    for i in range(max(250, size.poison_good)):
+        req = f"dana.reyes+{i}@example.com_1" if i % 2 else f"conv_+1415555{i:04d}_1"
+        spike += _pair(req, spike_at + timedelta(seconds=10 * i % 3600), fabricated=i % 5 == 0)
+    src.write_bytes(b"".join(line(e) for e in good + spike))
+    ingest, receiver = FakeIngest(), Receiver()
+    env = worker_env(
+        url,
+        [str(src)],
+        alert_window_minutes=60,
+        alert_webhook_url=receiver.url("/hook"),
+        alert_webhook_secret="whsec-0123456789abcdef",
+        alert_slack_webhook_url=receiver.url("/slack"),
+        alert_pagerduty_key="pd-routing-key-1",
+        alert_pagerduty_url=receiver.url("/pd"),
+    )
+    env["REWRITE_MONITOR_SENTRY_DSN"] = ingest.dsn
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "monitor", "worker", "run", "cycle", "--json"],
+            env=env,
+            capture_output=True,
+            cwd=REPO,
+            check=False,
+        )
+        otlp = _cli(url, "findings", "--otlp")
+    finally:
+        receiver.close()
+        ingest.shutdown()
+        ingest.server_close()
+    sent = [body for _p, _h, body in receiver.requests] + list(ingest.received)
+    everything = sent + [done.stdout, done.stderr, otlp.stdout, otlp.stderr]
+    personal = (b"example.com", b"+1415555", b"1415555")
+    hashed = sorted({m.decode() for b in sent for m in re.findall(rb"pid_[0-9a-f]{20}", b)})
+    shown = subprocess.run(
+        [sys.executable, "-m", "monitor", "--database-url", url, "show", hashed[0], "--json"]
+        if hashed
+        else [sys.executable, "-c", "raise SystemExit(1)"],
+        env=worker_env(url, []),
+        capture_output=True,
+        cwd=REPO,
+        check=False,
+    )
+    res.figures.update(
+        {
+            "cycle exit code": done.returncode,
+            "webhook/Slack/PagerDuty requests": len(receiver.requests),
+            "Sentry envelopes": len(ingest.received),
+            "OTLP records": otlp.stdout.count(b'"eventName"'),
+            "hashed ids sent": len(hashed),
+            "bytes with a personal id": sum(any(p in b for p in personal) for b in everything),
+            "show opens a hashed id": shown.returncode == 0,
+        }
+    )
+    res.expect(done.returncode == 0, "the cycle failed: " + done.stderr.decode()[-400:])
+    paths = {p for p, _h, _b in receiver.requests}
+    res.expect(paths >= {"/hook", "/slack", "/pd"}, f"not every destination was reached: {sorted(paths)}")
+    res.expect(bool(ingest.received), "Sentry received nothing")
+    res.expect(res.figures["bytes with a personal id"] == 0, "a personal id left the machine")
+    res.expect(bool(hashed), "no hashed id was sent")
+    res.expect(res.figures["show opens a hashed id"], "show did not open a hashed id")
     return res

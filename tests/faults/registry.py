@@ -34,6 +34,7 @@ SCENARIOS: dict[str, Scenario] = {
     "contention": Scenario(contention.contention, ("sqlite",)),
     "secrets": Scenario(leaks.secrets, ("postgresql",)),
     "pii_export": Scenario(leaks.pii_export, ("sqlite", "postgresql")),
+    "pii_ids": Scenario(leaks.pii_ids, ("sqlite", "postgresql")),
     "db_outage": Scenario(outage.db_outage, ("sqlite", "postgresql"), reference=True),
     "source_shapes": Scenario(outage.source_shapes, ("sqlite", "postgresql")),
 }
