@@ -367,6 +367,11 @@ REPORTING_VERBS = frozenset(
 )
 """Verbs whose subject is a person: the reporting verbs of Quirk et al. (1985, 16.25), in the forms
 chats use, and a few verbs of wanting and approving. "Ravi said the export finished" names a person."""
+PERSON_COMPANY_WORDS = frozenset({"with", "let", "per", "can", "could", "will", "would", "did"})
+"""Words before a given name that make it a person's when the name is neither a place nor a common word
+(:func:`_ambiguous`): "spoke with David", "let Jennifer know", "per Michael", "can Lisa approve" (the
+subject of a question after its auxiliary: Quirk et al. 1985, 11.5). Not "and": "Echo and Alexa" are
+products as often as people."""
 PERSON_OBJECT_WORDS = frozenset(
     {"ask", "tell", "email", "e-mail", "call", "cc", "contact", "thank", "message", "text", "ping", "remind"}
     | {"invite", "colleague", "manager", "boss", "wife", "husband", "partner", "son", "daughter", "friend"}
@@ -450,6 +455,32 @@ def _title_word(word: str) -> bool:
     return word not in name_lexicon()[1] and _common(word)
 
 
+DETERMINERS = frozenset(
+    {"the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that", "these", "those"}
+    | {"every", "each", "any", "some", "no"}
+)
+"""A person's name takes no determiner (Quirk et al. 1985, 5.60): after one, a name is a brand or a
+classifier ("a Louis Vuitton bag", "my Morgan Stanley account", "the Macy's order")."""
+
+
+def _inside_a_name(text: str, words: list[re.Match[str]], i: int) -> bool:
+    """Whether ``words[i]`` follows a determiner, or continues a capitalised name that started before it
+    mid-sentence ("Trader Joe's"): a brand's or an organisation's name, not a person's."""
+    if i == 0:
+        return False
+    prev = words[i - 1]
+    if prev.group().lower() in DETERMINERS:
+        return True
+    gap = text[prev.end() : words[i].start()]
+    if gap != " " or not prev.group()[:1].isupper() or _stop(prev.group()):
+        return False
+    # mid-sentence: a word before the capitalised one, with no sentence end between
+    before = text[: prev.start()].rstrip()
+    return (
+        bool(before) and before[-1] not in ".!?:;\n\"'(" and prev.group().lower() not in PERSON_OBJECT_WORDS
+    )
+
+
 def lexicon_names(text: str) -> list[tuple[int, str]]:
     """``(start, name)`` of the person names in ``text`` that no cue introduces, read with
     :func:`name_lexicon` and WordNet (:func:`_ambiguous`):
@@ -468,7 +499,7 @@ def lexicon_names(text: str) -> list[tuple[int, str]]:
     i = 0
     while i < len(words):
         w = words[i].group()
-        if not w[0].isupper() or len(w) < 2 or _stop(w):
+        if not w[0].isupper() or len(w) < 2 or _stop(w) or _inside_a_name(text, words, i):
             i += 1
             continue
         nxt = words[i + 1] if i + 1 < len(words) else None
@@ -502,6 +533,8 @@ def lexicon_names(text: str) -> list[tuple[int, str]]:
             or before in PERSON_OBJECT_WORDS
             or (then in REPORTING_VERBS and not second)
             or (two_before in ("this is", "i am", "i'm", "i’m", "am i") and not _common(w))
+            or (before in PERSON_COMPANY_WORDS and not second and not _ambiguous(w))
+            or (then == "from" and not _ambiguous(w))  # "Steve from IT"
         ):
             found.append((words[i].start(), w.removesuffix("'s").removesuffix("’s")))
         i += 1
@@ -532,6 +565,12 @@ class NameFinder:
 
     def names(self, text: str) -> list[str]:
         """The names found in ``text``, in order of appearance, without repeats."""
+        return [name for name, _cued in self.found(text)]
+
+    def found(self, text: str) -> list[tuple[str, bool]]:
+        """``(name, cued)`` for each name of :meth:`names`: ``cued`` when a cue or the NER model found
+        it, not the lexicon alone. Only a cued name's single words are replaced wherever they recur
+        (:meth:`Redactor.learn_names`): "Paris" of a "Paris Hilton" the lexicon read stays a city."""
         doc = self.nlp(text)
         found: list[tuple[int, str]] = []
         for match_id, start, end in self.matcher(doc):
@@ -559,13 +598,13 @@ class NameFinder:
                 found.append((span.start_char, span.text))
         if "ner" in self.nlp.pipe_names:
             found.extend((e.start_char, e.text) for e in doc.ents if e.label_ == "PERSON")
+        cued = {name for _pos, name in found}
         if self.lexicon:
             found.extend(lexicon_names(text))
-        out: list[str] = []
+        out: dict[str, bool] = {}
         for _pos, name in sorted(found):
-            if name not in out:
-                out.append(name)
-        return out
+            out.setdefault(name, name in cued)
+        return list(out.items())
 
 
 @lru_cache(maxsize=4)
@@ -598,12 +637,14 @@ class Redactor:
     def learn_names(self, texts: Iterable[str]) -> None:
         if self.finder is None:
             return
-        for text in texts:
-            for name in self.finder.names(text):
-                self._names.setdefault(name, name)
-                for part in re.split(r"[\s-]+", name):
-                    if len(part) > 1 and part[0].isupper():
-                        self._names.setdefault(part, name)
+        found = [hit for text in texts for hit in self.finder.found(text)]
+        # cued names first: "Dana" the lexicon read in "Can Dana see ...?" is the "Dana Reyes" a later
+        # "my name is" introduced, so both take one placeholder
+        for name, cued in sorted(found, key=lambda hit: not hit[1]):
+            self._names.setdefault(name, name)
+            for part in re.split(r"[\s-]+", name) if cued else ():
+                if len(part) > 1 and part[0].isupper():
+                    self._names.setdefault(part, name)
 
     def _name_spans(self, text: str) -> list[Span]:
         spans = []
@@ -806,12 +847,17 @@ _ID_SEPARATORS = re.compile(r"[_:/|#=;,]+")
 
 def personal_id(value: str) -> bool:
     """Whether the redactor (:func:`pattern_spans`: e-mail, phone in any of :data:`PHONE_REGIONS`'
-    formats or international, IBAN, card, IP, national id, credential, secret) finds personal data in
-    the id ``value``, read as written and with the separators ids use (``_ : / | # = ; ,``) as spaces,
-    so ``conv_+14155550134_3`` and ``user:dana@example.com`` are found. A name with no cue is not (the
-    redactor's limits, module doc)."""
-    spaced = _ID_SEPARATORS.sub(" ", value)
-    return any(pattern_spans(form) for form in dict.fromkeys((value, spaced)))
+    formats or international, IBAN, card, IP, national id, credential, secret, street address) finds
+    personal data in the id ``value``, read as written, percent-decoded (``dana%40example.com``) and with
+    the separators ids use (``_ : / | # = ; ,``) as spaces, so ``conv_+14155550134_3`` and
+    ``user:dana@example.com`` are found. Errs towards hashing: a 10-digit number that is a valid phone
+    number, or a Luhn-valid digit run, is hashed whatever it stands for. A name is not looked for (an id
+    has no sentence to read it in)."""
+    from urllib.parse import unquote
+
+    forms = [value, unquote(value)]
+    forms += [_ID_SEPARATORS.sub(" ", f) for f in forms]
+    return any(pattern_spans(form) for form in dict.fromkeys(forms))
 
 
 def hashed_id(value: str, key: bytes) -> str:

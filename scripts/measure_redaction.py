@@ -15,9 +15,10 @@ message, as a real case holds what its conversation said; it is *leaked* when it
 case of letters, in any field of any of those cases. Each keep string is put in every field of one case;
 it is *redacted* when it does not come out verbatim in all of them.
 
-Prints a table per kind (``--json``: ``{"details": {KIND: {"n", "leaked", "rate", "fields"}}, "keep":
-{KIND: {"n", "redacted", "rate"}}, "leaked_rate", "redacted_rate"}``); ``--show`` also lists each leaked
-detail and redacted string. Exit 0.
+Prints a table per kind (``--json``: ``{"details": {KIND: {"n", "leaked", "rate", "fields", "items"}},
+"keep": {KIND: {"n", "redacted", "rate", "items"}}, "leaked_rate", "redacted_rate", "n_details",
+"n_keep"}``, ``items`` the leaked details or redacted strings with the fields they were in); ``--show``
+also lists them. Exit 0; 2 for a test set that is missing, not JSON, or empty.
 """
 
 from __future__ import annotations
@@ -143,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.cases.is_file():
         parser.error(f"{args.cases}: no such file")
+    try:
+        data = json.loads(args.cases.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        parser.error(f"{args.cases}: not a JSON test set ({exc})")
+    if not isinstance(data, dict) or not data.get("details") or not data.get("keep"):
+        parser.error(f"{args.cases}: needs non-empty 'details' and 'keep' lists")
     got = measure(args.cases)
     if args.json:
         print(json.dumps(got, indent=2, ensure_ascii=False))

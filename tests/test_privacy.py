@@ -84,7 +84,7 @@ def test_a_name_with_no_cue_is_found_by_the_name_lexicon_and_its_context() -> No
         "<NAME_2> called",
         "<NAME_3> said it works",
         "Please cc <NAME_4> on it",
-        "<NAME_1>'s laptop is slow",  # a word of a name found before: its placeholder
+        "<NAME_5>'s laptop is slow",  # the lexicon's "Dana Reyes" is not spread: its own
     ]
 
 
@@ -98,6 +98,21 @@ def test_places_products_and_brands_that_share_a_name_survive() -> None:
         "May I ask about Jordan and Austin?",  # given names that are also places and words, no context
     ]
     assert _redact(*kept) == kept
+
+
+def test_a_name_the_lexicon_alone_found_is_replaced_whole_and_a_determiner_makes_a_brand() -> None:
+    """Found by the cold read of issue 38: the single words of a name no cue introduced are not spread to
+    every field ("Paris" stays a city), and a name after a determiner is a brand (Quirk et al. 5.60)."""
+    assert _redact("Paris Hilton perfume.", "Cheap hotels in Paris.", "Repair for a Louis Vuitton bag.") == [
+        "<NAME_1> perfume.",
+        "Cheap hotels in Paris.",
+        "Repair for a Louis Vuitton bag.",
+    ]
+    # a cued name's words are still replaced wherever they recur
+    assert _redact("My name is Dana Reyes.", "Reyes is on the account.") == [
+        "My name is <NAME_1>.",
+        "<NAME_1> is on the account.",
+    ]
 
 
 def test_known_limits_of_the_name_lexicon() -> None:
@@ -314,6 +329,7 @@ def test_a_value_found_in_one_field_is_replaced_where_it_repeats_bare() -> None:
         ("dana.reyes@example.com", True),
         ("user:dana.reyes@example.com:3", True),
         ("conv_+14155550134_3", True),  # an international number between the separators ids use
+        ("dana.reyes%40example.com_3", True),  # percent-encoded
         ("+44 20 7946 0958", True),
         ("sess-192.0.2.44", True),  # a documentation IPv4 address (RFC 5737)
         ("cast2020-81_4", False),

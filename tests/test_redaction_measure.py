@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.helpers import REPO
 
@@ -28,3 +29,12 @@ def test_at_most_two_percent_leak_and_two_percent_of_products_and_places_are_red
     # every exported field is measured: a leak names the fields it survived in
     names = got["details"]["NAME"]
     assert names["n"] == 60 and names["fields"]["must_include"] == 2
+
+
+def test_a_test_set_that_is_not_json_or_is_empty_is_refused_with_exit_2(tmp_path: Path) -> None:
+    bad, empty = tmp_path / "bad.json", tmp_path / "empty.json"
+    bad.write_text("{not json")
+    empty.write_text('{"details": [], "keep": []}')
+    for path, said in ((bad, "not a JSON test set"), (empty, "needs non-empty 'details' and 'keep'")):
+        done = subprocess.run([sys.executable, str(SCRIPT), str(path)], capture_output=True, cwd=REPO)
+        assert done.returncode == 2 and said in done.stderr.decode()

@@ -105,11 +105,12 @@ def _warn_not_regular(path: Path, pattern: str) -> None:
     (a FIFO, a socket, a device: a worker cannot keep a cursor in a stream with no stable identity)."""
     try:
         mode = path.stat().st_mode
-    except OSError:
-        return  # gone, or a dangling symlink: nothing to read, nothing to say
-    if stat.S_ISDIR(mode) or stat.S_ISREG(mode) or str(path) in _WARNED_NOT_REGULAR:
+        real = str(path.resolve())
+    except (OSError, RuntimeError):
+        return  # gone, a dangling symlink or a loop: nothing to read, nothing to say
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode) or real in _WARNED_NOT_REGULAR:
         return
-    _WARNED_NOT_REGULAR.add(str(path))
+    _WARNED_NOT_REGULAR.add(real)  # one warning per file, whichever path reached it
     kind = next((name for test, name in NOT_REGULAR if test(mode)), "not a regular file")
     log.warning(
         "source skipped: not a regular file",
@@ -131,6 +132,7 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
     waiting: list[str] = []
     for pattern in patterns:
         named: list[Path] = []
+        skipped = False
         try:
             matches = expand_pattern(pattern) or [pattern]
         except PatternError as exc:
@@ -154,11 +156,12 @@ def resolve_sources(patterns: list[str]) -> tuple[list[Path], list[str]]:
                         _warn_not_regular(f, pattern)
             elif p.is_file():
                 named.append(p)
-            else:
+            elif p.exists():
                 _warn_not_regular(p, pattern)
+                skipped = True
         found.update(f.resolve() for f in named)
-        if not named:
-            waiting.append(pattern)
+        if not named and not skipped:
+            waiting.append(pattern)  # a pattern naming only a FIFO is skipped, not awaited
     return sorted(found), waiting
 
 

@@ -1,9 +1,10 @@
 """Keys the store generates for itself (the ``store_keys`` table, migration 0013), and the lookup of a
 hashed id back to the records it names.
 
-A key is made once, on first use, by whichever process asks first; a second process racing it reads the
-winner's row (the insert runs in a savepoint, so the caller's transaction goes on). Nothing here writes
-a key that exists: every hash made with it stays valid for the life of the store.
+Migration 0013 makes the ``outbound_ids`` key when it creates the table, so using it only reads; a key
+missing all the same (a row deleted by hand) is made again on first use, in a savepoint, and a process
+that loses that race reads the winner's row. Nothing here changes a key that exists: every hash made
+with it stays valid for the life of the store.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ OUTBOUND_IDS_KEY = "outbound_ids"
 
 
 def store_key(*, session: Session, name: str = OUTBOUND_IDS_KEY) -> bytes:
-    """The key ``name`` of this store (32 random bytes as 64 hex characters, made by
-    :func:`secrets.token_hex` on first use and kept), as bytes. Flushes the new row; the caller commits."""
+    """The key ``name`` of this store (32 random bytes as 64 hex characters, made by migration 0013 with
+    :func:`secrets.token_hex`, or here when missing), as bytes. A key made here is flushed; the caller
+    commits."""
     got = session.get(StoreKey, name)
     if got is None:
         try:
@@ -35,13 +37,18 @@ def store_key(*, session: Session, name: str = OUTBOUND_IDS_KEY) -> bytes:
     return got.value.encode()
 
 
+def has_key(*, session: Session, name: str = OUTBOUND_IDS_KEY) -> bool:
+    """Whether this store holds the key ``name``."""
+    return session.get(StoreKey, name) is not None
+
+
 def resolve_hashed_id(*, session: Session, hashed: str) -> list[tuple[str, str]]:
     """The ``(conv_id, request_id)`` of every record whose request id or conversation id hashes to
     ``hashed`` (:func:`monitor.privacy.hashed_id` under this store's key), in record order; empty when
-    none does or the store has no key yet. Reads every record's two ids once: a lookup an engineer runs
-    by hand, not a query for a loop. Raises ``ValueError`` when ``hashed`` is not of the ``pid_`` form."""
+    none does or the store has no key. Reads every record's two ids once: a lookup an engineer runs by
+    hand, not a query for a loop. Raises ``ValueError`` when ``hashed`` is not of the ``pid_`` form."""
     if not HASHED_ID_RE.match(hashed):
-        raise ValueError(f"{hashed!r} is not a hashed id (pid_ and 20 hex characters)")
+        raise ValueError(f"{hashed!r} is not a hashed id: pid_ and 20 hex characters (0-9, a-f)")
     row = session.get(StoreKey, OUTBOUND_IDS_KEY)
     if row is None:
         return []

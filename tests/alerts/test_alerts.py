@@ -854,7 +854,7 @@ def test_show_finds_a_request_by_the_hash_an_alert_carried(cli_db: str) -> None:
     from monitor.cli.main import app
     from monitor.privacy import hashed_id
     from monitor.store.engine import make_engine, session_factory
-    from monitor.store.keys import store_key
+    from monitor.store.keys import has_key, store_key
     from tests.factories import ctx_input, log, rewrite
 
     runner = CliRunner()
@@ -864,11 +864,21 @@ def test_show_finds_a_request_by_the_hash_an_alert_carried(cli_db: str) -> None:
     assert ingested.exit_code == 0, ingested.output
     engine = make_engine(cli_db)
     with session_factory(engine)() as s:
-        hashed = hashed_id(req, store_key(session=s))
-        s.commit()
+        assert has_key(session=s)  # migration 0013 made it with the table
+        key = store_key(session=s)
+        hashed = hashed_id(req, key)
     engine.dispose()
     shown = runner.invoke(app, ["--database-url", cli_db, "show", hashed, "--json"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["request_id"] == req
     other = runner.invoke(app, ["--database-url", cli_db, "show", "pid_" + "0" * 20])
     assert other.exit_code == 1 and "no request or conversation of this store hashes to" in other.output
+    # as pasted from a message: upper case and spaces around it
+    pasted = runner.invoke(app, ["--database-url", cli_db, "show", f" {hashed.upper()} ", "--json"])
+    assert pasted.exit_code == 0 and json.loads(pasted.stdout)["request_id"] == req
+    short = runner.invoke(app, ["--database-url", cli_db, "show", hashed[:-1]])
+    assert short.exit_code == 2 and "pid_ and 20 hex characters" in short.output
+    # --conv takes the hashed form of a conversation id too
+    conv_hash = hashed_id("c-mail", key)
+    by_conv = runner.invoke(app, ["--database-url", cli_db, "show", req, "--conv", conv_hash, "--json"])
+    assert by_conv.exit_code == 0 and json.loads(by_conv.stdout)["conv_id"] == "c-mail"

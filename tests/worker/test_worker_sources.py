@@ -120,6 +120,26 @@ def test_a_recursive_glob_over_symlink_loops_and_a_fifo_ends_with_the_real_files
     assert expand_pattern("**/*.jsonl") == ["pipe.jsonl", "sub/a.jsonl"]
 
 
+def test_a_fifo_a_source_names_is_skipped_with_one_warning_and_not_awaited(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A source naming a FIFO directly, or reaching it through a symlinked folder, gets one warning
+    (keyed by the FIFO's real path) and is not listed as waiting for a log file to appear."""
+    import logging
+    import os
+
+    (tmp_path / "d").mkdir()
+    fifo = tmp_path / "d" / "live.jsonl"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(tmp_path / "d")
+    with caplog.at_level(logging.WARNING, logger="monitor"):
+        first = resolve_sources([str(fifo), str(tmp_path / "link")])
+        again = resolve_sources([str(fifo)])
+    assert first == ([], [str(tmp_path / "link")]) and again == ([], [])
+    said = [r for r in caplog.records if r.getMessage() == "source skipped: not a regular file"]
+    assert len(said) == 1 and said[0].fields["kind"] == "a pipe"  # type: ignore[attr-defined]
+
+
 def test_expand_pattern_agrees_with_glob_where_glob_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

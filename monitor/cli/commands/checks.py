@@ -187,11 +187,11 @@ def findings(
         from monitor.privacy import outbound_id
         from monitor.store.keys import store_key
 
+        mode = settings.outbound_ids
         with session_factory(engine)() as session:
             meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
-            key = store_key(session=session)
+            key = b"" if mode == "raw" else store_key(session=session)
             session.commit()
-        mode = settings.outbound_ids
         lines = evaluation_lines(
             rows, meta, version=__version__, now=datetime.now(UTC), ids=lambda i: outbound_id(i, key, mode)
         )

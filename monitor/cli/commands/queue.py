@@ -142,9 +142,21 @@ def show(
 
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
+        if conv is not None and HASHED_ID_RE.match(conv.strip().lower()):
+            conv = _unhash_conv(session, conv.strip().lower())
         view = get_record_view(session=session, request_id=request_id, conv_id=conv)
-        if view is None and HASHED_ID_RE.match(request_id):
-            request_id, conv = _unhash(session, request_id, conv)
+        looks_hashed = request_id.strip().lower().startswith("pid_")
+        if view is None and looks_hashed:
+            hashed = request_id.strip().lower()
+            if not HASHED_ID_RE.match(hashed):
+                err.print(
+                    f"{request_id!r} is not a hashed id: pid_ and 20 hex characters (0-9, a-f), as an "
+                    "alert carries it",
+                    style="red",
+                    markup=False,
+                )
+                raise typer.Exit(2)
+            request_id, conv = _unhash(session, hashed, conv)
             view = get_record_view(session=session, request_id=request_id, conv_id=conv)
         if view is None:
             where = f" in conversation {conv!r}" if conv is not None else ""
@@ -165,18 +177,51 @@ def show(
 def _unhash(session: Session, hashed: str, conv: str | None) -> tuple[str, str | None]:
     """The (request id, conversation) a ``pid_...`` id stands for in this store; exits 1 when it stands for
     none, 2 when for several requests (they are listed: pass one with --conv)."""
+    import shlex
+
     from monitor.store.keys import resolve_hashed_id
 
     found = [(c, r) for c, r in resolve_hashed_id(session=session, hashed=hashed) if conv in (None, c)]
     if not found:
-        err.print(f"no request or conversation of this store hashes to {hashed}", style="red", markup=False)
-        raise typer.Exit(1)
+        _no_such_hash(session, hashed)
     if len({r for _c, r in found}) == 1 and len({c for c, _r in found}) == 1:
         return found[0][1], found[0][0]
     err.print(f"{hashed} stands for {len(found)} requests; show one of them by its id:", markup=False)
     for c, r in found[:20]:
-        err.print(f"  rewrite-monitor show {r} --conv {c}", markup=False, highlight=False)
+        err.print(
+            f"  rewrite-monitor show {shlex.quote(r)} --conv {shlex.quote(c)}", markup=False, highlight=False
+        )
     raise typer.Exit(2)
+
+
+def _unhash_conv(session: Session, hashed: str) -> str:
+    """The conversation a ``pid_...`` passed to ``--conv`` stands for; exits 1 when none."""
+    from monitor.privacy import hashed_id
+    from monitor.store.keys import resolve_hashed_id, store_key
+
+    key = store_key(session=session)
+    convs = {c for c, _r in resolve_hashed_id(session=session, hashed=hashed) if hashed_id(c, key) == hashed}
+    if not convs:
+        _no_such_hash(session, hashed)
+    return convs.pop()
+
+
+def _no_such_hash(session: Session, hashed: str) -> None:
+    """Say that no id of this store hashes to ``hashed`` (or that it has no key), and exit 1."""
+    from monitor.store.keys import has_key
+
+    if not has_key(session=session):
+        err.print(
+            f"this store has no key for hashed ids: {hashed} came from another", style="red", markup=False
+        )
+    else:
+        err.print(
+            f"no request or conversation of this store hashes to {hashed} (an id from another store, or "
+            "from before its key was made)",
+            style="red",
+            markup=False,
+        )
+    raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
