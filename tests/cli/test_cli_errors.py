@@ -36,6 +36,15 @@ TABLES_AFTER_0003 = [
     "source_cursors",
     "store_keys",
 ]
+# Rows each holds in a fresh store: migration 0013 writes the store's key for hashed ids.
+ROWS_IN_A_FRESH_STORE = {"store_keys": "1 row"}
+
+
+def fresh_tables() -> str:
+    """The refusal's list of the tables after 0003 with their rows in a fresh store."""
+    return ", ".join(f"{t} ({ROWS_IN_A_FRESH_STORE.get(t, '0 rows')})" for t in TABLES_AFTER_0003)
+
+
 # Columns they add to older tables (0007, 0011, 0012), as the refusal names them after the tables.
 COLUMNS_AFTER_0003 = (
     "; columns findings.step, quarantine.resolution, quarantine.resolved_at, "
@@ -266,7 +275,7 @@ def test_a_downgrade_that_drops_tables_is_refused_without_a_terminal_or_yes(tmp_
     head = head_revision()
     result = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"])
     assert result.exit_code == 2
-    tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
+    tables = fresh_tables()
     assert result.stderr == (
         "error: refusing to downgrade without --yes: it drops tables "
         f"{tables}{COLUMNS_AFTER_0003} of {url} "
@@ -291,7 +300,7 @@ def test_on_a_terminal_the_downgrade_asks_and_no_changes_nothing(
     monkeypatch.setattr("monitor.cli.commands.db._interactive", lambda: True)
     url, _ = _db(tmp_path)
     head = head_revision()
-    tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
+    tables = fresh_tables()
     declined = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"], input="n\n")
     assert declined.exit_code == 2
     # (click writes the prompt to stderr and the space after it, with the echoed answer, to stdout)
@@ -416,7 +425,7 @@ def test_a_bare_alembic_downgrade_on_sqlite_keeps_the_rows_too(tmp_path: Path) -
 def test_a_postgresql_downgrade_is_refused_and_then_done_with_yes() -> None:
     with throwaway_pg_database("rm_cli_down", migrate=True) as url:
         head = head_revision()
-        tables = ", ".join(f"{t} (0 rows)" for t in TABLES_AFTER_0003)
+        tables = fresh_tables()
         refused = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0003"])
         assert refused.exit_code == 2
         assert refused.stderr == (
