@@ -398,6 +398,11 @@ def _varint(data: bytes, at: int) -> tuple[int, int] | None:
     return None
 
 
+MAX_PROTOBUF_MESSAGE = 64 << 20
+"""The longest ``TracesData`` the OTLP protobuf file format is taken to hold (bytes): sixteen times the
+Collector's default 4 MiB message limit."""
+
+
 def _refuse_binary(raw: bytes) -> None:
     """Raise :class:`IngestError` when the first bytes of the input carry the signature of a binary form:
     a gzip stream (``1f 8b 08`` and flag bits that are defined: RFC 1952) where text was expected, or
@@ -410,7 +415,9 @@ def _refuse_binary(raw: bytes) -> None:
     if len(raw) >= 7 and raw[4] == 0x0A:
         size = int.from_bytes(raw[:4], "big")
         inner = _varint(raw, 5)
-        if inner is not None and 0 < size and 1 + inner[1] + inner[0] <= size:
+        # a length of at most 64 MiB: its first byte is 0-3, which no line of text starts with (a text
+        # line "0\xe0\xa0\x80" followed by "\n0\n" has the rest of the shape)
+        if inner is not None and 0 < size <= MAX_PROTOBUF_MESSAGE and 1 + inner[1] + inner[0] <= size:
             after = 5 + inner[1]
             if after < len(raw) and raw[after] in (0x0A, 0x12):
                 raise IngestError(
@@ -488,14 +495,14 @@ def read_input(stream: IO[bytes], max_bytes: int, on_bytes: ProgressFn | None = 
         on_bytes(len(data))
     try:
         doc = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"a JSON document that is not UTF-8 (byte {exc.start})") from None
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         if _holds_json_lines(data):
-            # one junk first line ("[" or "{") ahead of JSON Lines: read line by line, so that line is
-            # quarantined alone and the records after it are kept
+            # one junk first line ("[" or "{") ahead of JSON Lines: read line by line, so that line (and
+            # any line that is not UTF-8) is quarantined alone and the records after it are kept
             yield from read_lines(io.BytesIO(data), max_bytes)
             return
+        if isinstance(exc, UnicodeDecodeError):
+            raise IngestError(f"a JSON document that is not UTF-8 (byte {exc.start})") from None
         where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise IngestError(
             "a JSON document (a file that opens with '[' or a lone '{'), not JSON Lines, and it does not "

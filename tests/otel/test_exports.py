@@ -207,7 +207,8 @@ def test_binary_input_is_refused_whole(data: bytes, start: str, session: Session
 
 
 @pytest.mark.parametrize(
-    "junk", [b"\x08", b"\x00\x00\x00\x00", b"\x1f\x8b", b"\x00\x00\x00\x0a", b"[", b"{", b"  [ {"]
+    "junk",
+    [b"\x08", b"\x00\x00\x00\x00", b"\x1f\x8b", b"\x00\x00\x00\x0a", b"[", b"{", b"  [ {"],
 )
 def test_one_junk_first_line_costs_that_line_only(junk: bytes, session: Session) -> None:
     """A control character or a lone magic number at the start is no binary signature, and a lone ``[``
@@ -216,6 +217,24 @@ def test_one_junk_first_line_costs_that_line_only(junk: bytes, session: Session)
     summary = ingest_bytes(session, junk + b"\n" + GOOD, origin="junk.jsonl")
     assert summary.source_errors == []
     assert summary.rejected_total == 1 and summary.stored_by_kind["rewrite"] == 3
+
+
+def test_two_text_lines_shaped_like_a_protobuf_length_prefix_cost_those_lines_only(session: Session) -> None:
+    """Found by the hypothesis ingest test: "0\\xe0\\xa0\\x80", "\\n", "0", "\\n" has a newline where the
+    field tag and the ResourceSpans tag sit; its "length" (820 MB) is more than any TracesData holds."""
+    summary = ingest_bytes(session, b"0\xe0\xa0\x80\n0\n" + GOOD, origin="junk.jsonl")
+    assert summary.source_errors == []
+    assert summary.rejected_total == 2 and summary.stored_by_kind["rewrite"] == 3
+
+
+def test_a_lone_brace_then_json_lines_then_a_byte_that_is_not_utf8_keeps_the_good_lines(
+    session: Session,
+) -> None:
+    """Found by the hypothesis ingest test: "{" first and a stray 0x80 last made the whole file one
+    document that is not UTF-8, refused whole. The two bad lines are quarantined, the rest stored."""
+    summary = ingest_bytes(session, b"{\n" + GOOD + b"\x80", origin="junk.jsonl")
+    assert summary.source_errors == []
+    assert summary.rejected_total == 2 and summary.stored_by_kind["rewrite"] == 3
 
 
 def test_a_fixed_document_resolves_no_row_of_the_lines_it_once_had(session: Session) -> None:
