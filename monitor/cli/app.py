@@ -149,6 +149,17 @@ class State:
         return self.settings.database_url.get_secret_value()
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: the package's version and the schema revision it needs, then exit 0."""
+    if not value:
+        return
+    from monitor import __version__
+    from monitor.store.engine import HEAD_REVISION
+
+    typer.echo(f"rewrite-monitor {__version__} (store schema {HEAD_REVISION})")
+    raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -160,6 +171,12 @@ def _root(
         str | None,
         typer.Option("--database-url", help="SQLAlchemy URL; overrides config and environment."),
     ] = None,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     ctx.obj = State(config, database_url)
 

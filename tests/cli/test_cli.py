@@ -339,3 +339,12 @@ def test_a_command_process_leaves_the_store_whole_in_its_file(cli_db: str, tmp_p
             "SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM check_runs)"
         ).fetchone()
     assert counts == (1, len(current_versions()))
+
+
+def test_version_names_the_package_and_the_schema_it_needs() -> None:
+    from monitor import __version__
+    from monitor.store.engine import HEAD_REVISION
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"rewrite-monitor {__version__} (store schema {HEAD_REVISION})\n"
