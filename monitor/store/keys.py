@@ -10,12 +10,13 @@ with it stays valid for the life of the store.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from monitor.privacy import HASHED_ID_RE, hashed_id
+from monitor.privacy import HASHED_ID_RE, hashed_id, outbound_id
 from monitor.store.models import Record, StoreKey
 
 OUTBOUND_IDS_KEY = "outbound_ids"
@@ -35,6 +36,17 @@ def store_key(*, session: Session, name: str = OUTBOUND_IDS_KEY) -> bytes:
             pass  # another process made it first: read theirs
         got = session.execute(select(StoreKey).where(StoreKey.name == name)).scalar_one()
     return got.value.encode()
+
+
+def outbound_ids(*, session: Session, mode: str) -> Callable[[str], str]:
+    """The function giving each id the form it leaves the machine in under ``mode`` (the ``outbound_ids``
+    setting: :func:`monitor.privacy.outbound_id` under this store's key); under ``raw`` the identity,
+    and the key is not read. Raises ``ValueError`` for an unknown mode."""
+    if mode == "raw":
+        return str
+    key = store_key(session=session)
+    outbound_id("", key, mode)  # an unknown mode fails here, not at the first id
+    return lambda value: outbound_id(value, key, mode)
 
 
 def has_key(*, session: Session, name: str = OUTBOUND_IDS_KEY) -> bool:

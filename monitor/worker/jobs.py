@@ -655,13 +655,12 @@ def _outbound(payload: dict[str, Any], session: Session, mode: str) -> dict[str,
     """``payload`` with its request ids as they may leave the machine (``outbound_ids``:
     :func:`monitor.privacy.outbound_id`). Applied before the alert is stored, so Sentry, the worker's
     log and every later delivery (sent again from the stored payload) carry the same form."""
-    from monitor.privacy import outbound_id
-    from monitor.store.keys import store_key
+    from monitor.store.keys import outbound_ids
 
     ids = [str(i) for i in payload.get("flagged_request_ids", [])]
-    if ids and mode != "raw":
-        key = store_key(session=session)
-        payload["flagged_request_ids"] = [outbound_id(i, key, mode) for i in ids]
+    if ids:
+        out = outbound_ids(session=session, mode=mode)
+        payload["flagged_request_ids"] = [out(i) for i in ids]
     return payload
 
 

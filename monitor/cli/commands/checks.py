@@ -184,17 +184,13 @@ def findings(
         from monitor import __version__
         from monitor.checks.store import rewrite_meta
         from monitor.otel.evaluations import EVENT_NAME, evaluation_lines
-        from monitor.privacy import outbound_id
-        from monitor.store.keys import store_key
+        from monitor.store.keys import outbound_ids
 
-        mode = settings.outbound_ids
         with session_factory(engine)() as session:
             meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
-            key = b"" if mode == "raw" else store_key(session=session)
+            ids = outbound_ids(session=session, mode=settings.outbound_ids)
             session.commit()
-        lines = evaluation_lines(
-            rows, meta, version=__version__, now=datetime.now(UTC), ids=lambda i: outbound_id(i, key, mode)
-        )
+        lines = evaluation_lines(rows, meta, version=__version__, now=datetime.now(UTC), ids=ids)
         for line in lines:
             typer.echo(json.dumps(line, separators=(",", ":")))
         err.print(f"{len(rows)} findings as {EVENT_NAME} events")
