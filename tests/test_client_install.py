@@ -51,6 +51,16 @@ def test_the_console_script_without_the_server_names_the_install_line() -> None:
     assert "pip install 'rewrite-monitor[server]'" in done.stderr
 
 
+def test_the_client_install_still_answers_version() -> None:
+    from monitor import __version__
+
+    done = _run(
+        "import sys; sys.modules['typer'] = None; sys.argv = ['rewrite-monitor', '--version']\n"
+        "from monitor.cli.entry import main\nmain()"
+    )
+    assert (done.returncode, done.stdout) == (0, f"rewrite-monitor {__version__} (client install)\n")
+
+
 def test_a_command_whose_extra_is_missing_exits_2_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
     require_extra("json", "replay", "replay")  # present: nothing happens
     with pytest.raises(typer.Exit) as exc:

@@ -7,7 +7,8 @@ columns; the nested ones (``messages``, ``must_include``, ``must_not_include``, 
 text there, so the two tabular formats read back the same way.
 
 Personal details are redacted by default (``monitor.privacy``); reviewer identity and source ids
-(``source_request_id``, ``record_id``, ``verdict_id``) are kept.
+(``source_request_id``, ``record_id``, ``verdict_id``) are kept, a request id the redactor finds personal
+data in as its ``pid_`` hash (:func:`monitor.privacy.outbound_id`).
 """
 
 from __future__ import annotations
@@ -111,17 +112,27 @@ def collect_cases(
     redact: bool = True,
     finder: NameFinder | None = None,
 ) -> list[dict[str, Any]]:
-    """The current cases as export dicts, oldest verdict first; redacted unless ``redact`` is False.
+    """The current cases as export dicts, oldest verdict first; redacted unless ``redact`` is False
+    (with the source request id in the form :func:`monitor.privacy.outbound_id` gives it under
+    ``hash_personal``).
 
     ``finder`` finds names for the redaction (``None``: names are not looked for, the patterns still
     apply). ``since`` bounds the verdict time (naive UTC).
     """
+    from monitor.store.keys import outbound_ids
+
     rows = list_cases(session=session, since=since, label=label, limit=None, oldest_first=True)
     logged = logged_rewrites(session=session, record_ids=sorted({r.record_id for r in rows}))
+    # a redacted case names its source request as an alert would: an id holding an e-mail or a phone
+    # number as the store's pid_ hash, which `show` resolves
+    ids = outbound_ids(session=session, mode="hash_personal") if redact else str
     out = []
     for row in rows:
         case = case_dict(row, logged.get(row.record_id))
-        out.append(redact_case(case, finder) if redact else case)
+        if redact:
+            case = redact_case(case, finder)
+            case["source_request_id"] = ids(case["source_request_id"])
+        out.append(case)
     return out
 
 

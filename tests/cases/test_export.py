@@ -221,3 +221,18 @@ def test_export_to_standard_output(cli_db: str, tmp_path: Path) -> None:
     assert not (Path.cwd() / "-").exists()
     refused = runner.invoke(app, ["--database-url", cli_db, "export", "--out", "-", "--format", "parquet"])
     assert refused.exit_code == 2 and "parquet is binary" in refused.output
+
+
+def test_a_redacted_export_names_a_personal_source_request_by_its_pid_hash(session: Session) -> None:
+    """Found by a newcomer's read of issue 38: the messages were redacted but the exported
+    ``source_request_id`` still held the e-mail address the request id was built from."""
+    from monitor.privacy import hashed_id
+    from monitor.store.keys import store_key
+
+    req = "req-dana.reyes@example.com-3"
+    ingest_checked(session, ctx_input(conv="pm", req=req), rewrite(conv="pm", req=req))
+    verdict(session, req)
+    (case,) = collect_cases(session=session, finder=name_finder())
+    assert case["source_request_id"] == hashed_id(req, store_key(session=session))
+    (raw,) = collect_cases(session=session, redact=False)
+    assert raw["source_request_id"] == req
