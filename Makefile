@@ -6,7 +6,7 @@ DEMO_DB ?= sqlite:///demo.db
 # The real TREC CAsT sample (examples/README.md); examples/otel holds synthetic traces, not demo data.
 DEMO_LOGS := examples/cast2019_first_topics.jsonl.gz examples/cast2020.jsonl
 
-.PHONY: demo test test-fast faults contracts wheel-smoke lint bench clean traces
+.PHONY: demo test test-fast faults contracts wheel-smoke lint bench clean traces docs
 
 $(BIN)/rewrite-monitor: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ traces:
 	test -x .venv-phoenix/bin/python || $(PYTHON) -m venv .venv-phoenix
 	.venv-phoenix/bin/python -m pip install --quiet arize-phoenix==20.26.1
 	.venv-phoenix/bin/python scripts/generate_traces.py --phoenix
+
+# The parts of README.md and docs/ made from the code (the checks' tables, the settings, every command's
+# --help, the demo's output, the accuracy table on ../shared/data): tests/test_docs.py fails when one is stale.
+docs: $(BIN)/rewrite-monitor
+	$(BIN)/python -m monitor.cli.docs
 
 bench: $(BIN)/rewrite-monitor
 	$(BIN)/python -m benchmarks.run

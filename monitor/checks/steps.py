@@ -66,7 +66,7 @@ def _cell(text: str) -> str:
 def markdown_table(rows: Iterable[tuple[str, str, Step]]) -> str:
     """A Markdown table of ``(finding kinds, check id, step)`` rows: one line a step, with its grade,
     description and source. What ``docs/checks.md`` and the README's check table are made of
-    (``python -m monitor.checks.docs``)."""
+    (``make docs``: ``monitor.cli.docs``)."""
     lines = [
         "| finding kind (check) | step | grade | what it does | source |",
         "| --- | --- | --- | --- | --- |",

@@ -51,7 +51,7 @@ def test_a_missing_path_beside_a_good_one_is_reported_and_the_good_one_read(
     command: str, cli_db: str, tmp_path: Path
 ) -> None:
     """One mistyped path does not stop a backfill: the other sources are read, the missing one is
-    named, and the exit status is 3 (the README's exit codes)."""
+    named, and the exit status is 3 (the exit codes of docs/commands.md)."""
     good = tmp_path / "good.jsonl"
     good.write_bytes(log(ctx_input()) + log(rewrite()) + b"[]\n")
     args = ["--database-url", cli_db, command, str(tmp_path / "nope.jsonl"), str(good), "--json"]
@@ -134,11 +134,9 @@ def _command_paths(cmd, prefix: str = "") -> list[str]:  # type: ignore[no-untyp
     return [p for name, sub in subs.items() for p in _command_paths(sub, f"{prefix} {name}")]
 
 
-def test_every_command_is_documented_in_the_readme() -> None:
-    readme = (REPO / "README.md").read_text()
-    missing = [
-        p for p in _command_paths(get_command(app)) if not re.search(rf"rewrite-monitor {p}\b", readme)
-    ]
+def test_every_command_is_documented_in_the_commands_page() -> None:
+    page = (REPO / "docs" / "commands.md").read_text()
+    missing = [p for p in _command_paths(get_command(app)) if f"### `rewrite-monitor {p}`" not in page]
     assert missing == []
 
 
@@ -205,12 +203,11 @@ def test_a_missing_spacy_model_fails_at_start_up(cli_db: str, monkeypatch: pytes
     assert "spacy_model 'xx_no_such_pipeline' cannot be loaded" in result.stderr
 
 
-def test_every_setting_is_in_the_readme_configuration_table() -> None:
+def test_every_setting_is_in_the_configuration_page() -> None:
     from monitor.settings import Settings
 
-    readme = (REPO / "README.md").read_text()
-    table = readme[readme.index("## Configuration") : readme.index("## Command reference")]
-    assert [n for n in Settings.model_fields if f"| `{n}` |" not in table] == []
+    page = (REPO / "docs" / "configuration.md").read_text()
+    assert [n for n in Settings.model_fields if f"| `{n}` |" not in page] == []
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""One-line errors with the README's exit codes: unreachable and locked stores, migrations that drop
-data, files that are not UTF-8, an empty eval set, and the counts the db and queue commands print."""
+"""One-line errors with the exit codes of docs/commands.md: unreachable and locked stores, migrations
+that drop data, files that are not UTF-8, an empty eval set, and the counts the db and queue commands
+print."""
 
 from __future__ import annotations
 
