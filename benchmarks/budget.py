@@ -87,7 +87,7 @@ def patched(targets: list[tuple[Any, str, str]], watch: Stopwatch) -> Iterator[N
     when the body raises.
 
     ``owner`` is a ``monitor`` module, whose function is replaced wherever a loaded ``monitor`` module
-    holds it (``from monitor.checks.nlp import zipf`` binds it in the importer too; a module imported
+    holds it (``from monitor.lexicon import zipf`` binds it in the importer too; a module imported
     while patched that binds the wrapper is put right on exit), or a class, whose own plain function
     (``def`` in its body: no static or class method, nothing inherited) is replaced. Raises
     ``TypeError`` for any other target, before anything is replaced."""
@@ -136,6 +136,7 @@ def check_phase_budget(url: str) -> dict[str, Any]:
     from sqlalchemy.engine import make_url
 
     import monitor.checks  # every family module, so each holds its imports before they are patched
+    from monitor import lexicon
     from monitor.checks import nlp
     from monitor.checks.rules import load_rules
     from monitor.cli.main import tune_gc
@@ -182,9 +183,9 @@ def check_phase_budget(url: str) -> dict[str, Any]:
         (nlp.Analyzer, "_renew_tokenizer", "spacy"),
         (nlp.Analyzer, "_analyze", "analysis"),
         (nlp.Analysis, "_build", "tokens"),
-        (nlp, "_wordnet", "word_tables"),
-        (nlp, "word_classes", "word_tables"),
-        (nlp, "zipf", "word_tables"),
+        (lexicon, "_wordnet", "word_tables"),
+        (lexicon, "word_classes", "word_tables"),
+        (lexicon, "zipf", "word_tables"),
         (monitor.checks, "run_checks", "checks"),
         (jobs, "_profile_rows", "checks"),
         (jobs, "load_records", "load"),

@@ -21,7 +21,6 @@ from monitor.alerts.store import list_alerts
 from monitor.cases.store import CaseRow, count_cases, list_cases
 from monitor.checks import current_versions
 from monitor.queue.store import FilterOptions, QueueFilters, QueuePage, filter_options, list_open, queue_depth
-from monitor.review.labels import LABELS
 from monitor.review.store import learned_table, reviewer_throughput
 from monitor.severity import SEVERITY_RANK
 from monitor.stats.agreement import agreement_table
@@ -34,6 +33,7 @@ from monitor.stats.store import (
     whole_traffic_estimates,
 )
 from monitor.store.engine import session_factory
+from monitor.verdicts import LABELS
 
 QUEUE_TTL = 15
 """Seconds a queue listing may lag other reviewers' claims (claiming itself never uses it)."""

@@ -82,6 +82,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from monitor.lexicon import noun_classes, word_classes
+
 if TYPE_CHECKING:
     from spacy.language import Language
 
@@ -412,9 +414,7 @@ def name_lexicon() -> tuple[frozenset[str], frozenset[str]]:
 @lru_cache(maxsize=1 << 14)
 def _senses(word: str) -> tuple[frozenset[str], bool]:
     """WordNet's noun classes of ``word`` (lower case) and whether it is also a verb, adjective or
-    adverb (``monitor.checks.nlp``)."""
-    from monitor.checks.nlp import noun_classes, word_classes
-
+    adverb (``monitor.lexicon``)."""
     low = word.lower()
     classes = word_classes()
     return noun_classes(low, low), any(low in classes[p] for p in ("verb", "adj", "adv"))

@@ -29,6 +29,7 @@ from pydantic_settings import (
 from monitor.errors import ConfigError
 from monitor.otel.mapping import REWRITE_SPAN_NAMES, MappingRules
 from monitor.otel.shapes import CONDENSE_TEMPLATES, template_pattern
+from monitor.sampling import DEFAULT_SEED
 from monitor.setting_groups import AlertSettings, QueueSettings, ReplaySettings, WorkerSettings
 from monitor.text import ambiguous_userinfo, mask_url
 
@@ -116,7 +117,7 @@ class Settings(BaseSettings):
         default=None, description="A trained spaCy pipeline to use instead of the blank tokenizer."
     )
     sample_seed: str = Field(
-        default="rewrite-monitor", min_length=1, description="Seed of every sampling draw (check and queue)."
+        default=DEFAULT_SEED, min_length=1, description="Seed of every sampling draw (check and queue)."
     )
     redact_at_ingest: bool = Field(
         default=False,

@@ -67,12 +67,12 @@ from monitor.checks.rules import load_rules
 from monitor.checks.store import list_findings
 from monitor.ingest.sources import discover
 from monitor.queue.store import list_queue
-from monitor.review.labels import DEFAULT_ARTIFACT, Label
 from monitor.review.store import learned_table, record_verdict
 from monitor.settings import Settings
 from monitor.stats.calibration import CONFIRMS, Calibration, learned_grade, outcome, queue_order, table_from
 from monitor.stats.evaluate import LABEL_KINDS, LabelItem, evaluate, read_labels
 from monitor.store.engine import make_engine, session_factory, upgrade
+from monitor.verdicts import DEFAULT_ARTIFACT, Label
 from monitor.worker.jobs import run_job
 
 DEFAULT_FILES = (

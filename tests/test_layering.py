@@ -148,14 +148,13 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def cycles(graph: Graph, within: str = "") -> list[list[str]]:
+def cycles(graph: Graph, within: str = "", *, runtime_only: bool = True) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan), each sorted, in name order.
 
-    Imports under ``if TYPE_CHECKING:`` are left out: they never run, so they cannot make the import
-    order matter, and annotations between two modules that use each other's types are not a cycle.
-    """
+    With ``runtime_only`` (the default), imports under ``if TYPE_CHECKING:`` are left out: they never run,
+    so they cannot make the import order matter."""
     succ: dict[str, set[str]] = defaultdict(set)
-    for a, b in graph.edges(within, runtime_only=True):
+    for a, b in graph.edges(within, runtime_only=runtime_only):
         succ[a].add(b)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -287,6 +286,105 @@ def test_no_import_cycles_in_monitor() -> None:
             f"  {imp}" for imp in graph.imports if imp.importer in component and imp.target in component
         ]
     fail_if(found, f"{len(found)} import cycle(s) in monitor/:", lines)
+
+
+def test_no_cycle_even_through_type_annotations() -> None:
+    """Not even the imports under ``if TYPE_CHECKING:`` close a loop between two modules of ``monitor/``:
+    two modules that need each other's types share a third that defines them (``monitor.worker.context``
+    for the jobs and the process that runs them; ``QualifierMatch`` with the rules it is matched by).
+
+    Why: a loop through annotations still means neither module can be read, or moved, without the other.
+    """
+    graph = project()
+    found = cycles(graph, "monitor", runtime_only=False)
+    fail_if(
+        found, "modules of monitor/ that use each other's types:", ["cycle: " + ", ".join(c) for c in found]
+    )
+
+
+GROUND = frozenset(
+    {
+        "monitor.errors",
+        "monitor.text",
+        "monitor.severity",
+        "monitor.setting_groups",
+        "monitor.instrument",
+        "monitor.lexicon",
+        "monitor.sampling",
+        "monitor.verdicts",
+        "monitor.intervals",
+        "monitor.http",
+        "monitor.bundled",
+        "monitor.record",
+        "monitor.privacy",
+        "monitor.data",
+    }
+)
+"""The ground floor: modules every stage may read, which read no stage (each other, without a cycle)."""
+
+STAGES = (
+    "monitor.store",
+    "monitor.otel",
+    "monitor.settings",
+    "monitor.ingest",
+    "monitor.checks",
+    "monitor.queue",
+    "monitor.alerts",
+    "monitor.cases",
+    "monitor.review",
+    "monitor.replay",
+    "monitor.stats",
+    "monitor.observability",
+    "monitor.worker",
+    "monitor.cli",
+    "monitor.__main__",
+)
+"""The floors above the ground, lowest first: the pipeline in the order its data flows (stored, read in,
+checked, queued, turned into cases, reviewed, replayed, counted), then the worker that runs it and the
+command line. ``settings`` sits above ``otel`` because it validates the trace-mapping options."""
+
+
+def floor_of(module: str) -> int:
+    """0 for a ground module, else 1 + the index of its stage in :data:`STAGES`; ``KeyError`` for a module
+    of ``monitor/`` that is on no floor."""
+    if module == "monitor" or any(in_package(module, g) for g in GROUND):
+        return 0
+    for i, stage in enumerate(STAGES):
+        if in_package(module, stage):
+            return i + 1
+    raise KeyError(module)
+
+
+def test_every_import_runs_down_the_floors() -> None:
+    """Every import between two modules of ``monitor/`` (lazy ones and those under ``if TYPE_CHECKING:``
+    too) goes to a lower floor or stays in its own stage: ingest reads nothing of the checks or the queue,
+    the review stage reads the cases it makes and not the statistics, no ground module reads a stage.
+    A new top-level module must be placed in :data:`GROUND` or :data:`STAGES`.
+
+    Why: a stage that reads a later one cannot be understood, tested or reused without it, and one import
+    up is all a cycle needs (``farm-studio look`` draws such an arrow running back up)."""
+    graph = project()
+    unplaced = sorted(
+        {m for m in graph.modules if in_package(m, "monitor")} - {m for m in graph.modules if _placed(m)}
+    )
+    fail_if(unplaced, "modules of monitor/ on no floor (add them to GROUND or STAGES):")
+    up = [
+        f"{imp}  (floor {floor_of(imp.importer)} -> {floor_of(imp.target)})"
+        for imp in graph.imports
+        if in_package(imp.importer, "monitor")
+        and in_package(imp.target, "monitor")
+        and imp.target in graph.modules
+        and floor_of(imp.target) > floor_of(imp.importer)
+    ]
+    fail_if(up, "imports that run up the floors:")
+
+
+def _placed(module: str) -> bool:
+    try:
+        floor_of(module)
+    except KeyError:
+        return False
+    return True
 
 
 # monitor/store/*, monitor/<stage>/store.py or the modules of a stage's store/ package (ingest owns four

@@ -8,7 +8,7 @@ import reads
 import streamlit as st
 from resources import database_url
 
-from monitor.review.labels import LABELS
+from monitor.verdicts import LABELS
 
 PAGE_SIZE = 50
 

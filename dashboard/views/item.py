@@ -31,7 +31,6 @@ from monitor.queue.store import (
     skip,
 )
 from monitor.review.evidence import prefill
-from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS
 from monitor.review.proposals import clean_members
 from monitor.review.store import (
     ReviewProgress,
@@ -41,6 +40,7 @@ from monitor.review.store import (
     review_progress,
     verdicts_since,
 )
+from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS
 
 ss = st.session_state
 

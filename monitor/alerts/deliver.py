@@ -5,8 +5,8 @@ Sentry (``send_alert``), with the scrubbing of ``monitor.observability.sentry`` 
 (:data:`FLUSH_SECONDS` of waiting); otherwise it is stored as ``pending`` and sent again, from its stored
 payload, by the next cycles (``send_alert`` again).
 
-Besides Sentry, over HTTP (``post``; one ``alert_deliveries`` row per alert and destination, retried
-with :func:`backoff` until the destination answers 2xx):
+Besides Sentry, over HTTP (``monitor.http.post``; one ``alert_deliveries`` row per alert and destination,
+retried with :func:`backoff` until the destination answers 2xx):
 
 - ``webhook``: the payload as JSON (:func:`webhook_body`), signed: header
   ``X-Rewrite-Monitor-Signature: sha256=<hex HMAC-SHA256 of the body with alert_webhook_secret>``, the
@@ -84,8 +84,6 @@ def send_alert(status: str, context: dict[str, Any]) -> tuple[str | None, bool]:
 
 
 # -- webhook, Slack, PagerDuty ----------------------------------------------------------------------
-HTTP_TIMEOUT_SECONDS = 10.0
-"""How long one HTTP delivery may take before it counts as failed (and is retried later)."""
 BACKOFF_CAP = timedelta(hours=1)
 
 
@@ -212,17 +210,3 @@ def request_for(
     else:
         raise KeyError(destination)
     return urllib.request.Request(url, data=body, headers=headers, method="POST")
-
-
-def post(request: urllib.request.Request, timeout: float = HTTP_TIMEOUT_SECONDS) -> str | None:
-    """Send ``request``; ``None`` when the destination answered 2xx, else what failed: ``HTTP <status>``
-    or the error's class name (never the URL, which is a secret, nor a response body)."""
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:  # noqa: S310 (http(s) only, validated)
-            code = resp.status
-    except urllib.error.HTTPError as exc:
-        code = exc.code
-    except (OSError, ValueError) as exc:  # URLError, timeouts, refused connections
-        reason = getattr(exc, "reason", None)
-        return type(reason).__name__ if isinstance(reason, BaseException) else type(exc).__name__
-    return None if 200 <= code < 300 else f"HTTP {code}"

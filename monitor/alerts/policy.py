@@ -8,7 +8,7 @@ Windows are in EVENT time (the rewrites' ``ts``), so a backfill is judged by whe
 happened: the window is the ``alert_window_minutes`` up to the newest checked rewrite, the baseline
 the ``alert_baseline_days`` before the window (the window excluded).
 
-Decision for one group (:func:`decide`), with Wilson 95% intervals (``monitor.stats.intervals.wilson``):
+Decision for one group (:func:`decide`), with Wilson 95% intervals (``monitor.intervals.wilson``):
 
 - **spike**: the window has at least ``min_rewrites`` rewrites and ``min_flagged`` flagged ones, and
   either its lower bound exceeds ``factor`` x the baseline's upper bound (reason ``spike``; needs a
@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from monitor.checks.base import FABRICATION_KINDS
-from monitor.stats.intervals import wilson
+from monitor.intervals import wilson
 
 if TYPE_CHECKING:
     from monitor.setting_groups import AlertSettings

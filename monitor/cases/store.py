@@ -42,10 +42,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from monitor.ingest.store.records import load_records
-from monitor.review.labels import FINE_LABELS
-from monitor.review.verdicts import Rating, standing_verdict
 from monitor.store.models import Event, Finding, QueueItem, Record, RegressionCase, Verdict
 from monitor.store.rows import to_row
+from monitor.verdicts import FINE_LABELS, Rating, standing_verdict
 
 HARD_MIN_RANK = 1
 """A finding at this severity rank or above (medium) makes an ``ok`` verdict a hard negative case."""
@@ -236,7 +235,7 @@ def apply_verdict(*, session: Session, verdict: Verdict, now: datetime, attempts
 def item_ratings(
     session: Session, item_ids: Sequence[int] | None = None
 ) -> dict[int, tuple[int, list[Rating]]]:
-    """Queue item id -> (reviewers it needs, its verdicts as ``monitor.review.verdicts.Rating`` in
+    """Queue item id -> (reviewers it needs, its verdicts as ``monitor.verdicts.Rating`` in
     verdict order), for the items of ``item_ids`` (every item with a verdict when None). The one read
     of verdicts that standing verdicts, review progress and agreement are computed from."""
     stmt = (
@@ -263,7 +262,7 @@ def item_ratings(
 
 
 def standing_ids(session: Session) -> dict[int, int]:
-    """Queue item id -> the id of its standing verdict (``monitor.review.verdicts.standing_verdict``),
+    """Queue item id -> the id of its standing verdict (``monitor.verdicts.standing_verdict``),
     for every item that has one: an item that awaits its second reviewer or an adjudicator has none, so
     the eval set and ``stats`` leave it out until it is settled. One query."""
     out: dict[int, int] = {}

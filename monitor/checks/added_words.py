@@ -47,29 +47,31 @@ from monitor.checks.nlp import (
     alias_matches,
     antonym_pair,
     attribute_in,
-    base_forms,
     capitalised_token,
     derivation_in,
     find_stem_relative,
+    one_edit,
+    premodifier,
+    synonym_in,
+)
+from monitor.checks.numbers import FRACTIONS, ORDINALS, QUERY_NUMBER_WORDS, number_values, value_at
+from monitor.checks.profile import RewriterProfile
+from monitor.checks.qualifiers import qualifiers_in
+from monitor.checks.references import is_closing, is_meta_text, meta_tail_start
+from monitor.checks.registry import register
+from monitor.checks.rules import QualifierMatch, Rules
+from monitor.checks.steps import Step
+from monitor.lexicon import (
+    base_forms,
     is_noun,
     is_verb,
     lemma_forms,
     noun_classes,
-    one_edit,
     only_pos,
     only_verb,
-    premodifier,
-    synonym_in,
     unknown_word,
     zipf,
 )
-from monitor.checks.numbers import FRACTIONS, ORDINALS, QUERY_NUMBER_WORDS, number_values, value_at
-from monitor.checks.profile import RewriterProfile
-from monitor.checks.qualifiers import QualifierMatch, qualifiers_in
-from monitor.checks.references import is_closing, is_meta_text, meta_tail_start
-from monitor.checks.registry import register
-from monitor.checks.rules import Rules
-from monitor.checks.steps import Step
 from monitor.record import RewriteRecord
 from monitor.severity import SEVERITY_RANK
 
@@ -666,7 +668,7 @@ CONTRACTIONS = tuple(
 
 def misspelling(t: Tok, tr: Transcript) -> str | None:
     """The word ``t`` misspells, else None: ``t`` (4+ characters) is unknown
-    (:func:`monitor.checks.nlp.unknown_word`), and one substitution, insertion or deletion from a received
+    (:func:`monitor.lexicon.unknown_word`), and one substitution, insertion or deletion from a received
     word of the same first letter or from an English negative contraction ("did't"): Damerau's
     single-error classes (CACM 7, 1964), which cover most typing slips."""
     lower = t.lower
@@ -1023,7 +1025,7 @@ def _one_step_lower(info: dict[str, Any], flag: str, why: str) -> dict[str, Any]
 # -- support --------------------------------------------------------------------------------------
 def _holds(t: Tok, tr: Transcript) -> bool:
     """Whether some received text has ``t`` by key, lower-cased surface or a regular base form of the
-    surface (:func:`monitor.checks.nlp.base_forms`: "taxes" is "tax" whatever the lookup lemma says)."""
+    surface (:func:`monitor.lexicon.base_forms`: "taxes" is "tax" whatever the lookup lemma says)."""
     return tr.holds(t.key, t.lower) or any(tr.holds(b) for b in base_forms(t.lower))
 
 

@@ -56,7 +56,7 @@ from monitor.checks.names import (
     stop_words,
     text_key,
 )
-from monitor.checks.nlp import find_stem_relative, is_verb, noun_classes, one_edit, synonym_in
+from monitor.checks.nlp import find_stem_relative, one_edit, synonym_in
 from monitor.checks.numbers import ORDINALS as NUMBER_ORDINALS
 from monitor.checks.references import PRONOUN_RE, TIME_SPAN_RE, not_a_reference
 from monitor.checks.registry import register
@@ -64,6 +64,7 @@ from monitor.checks.rules import Rules
 from monitor.checks.sentences import sentence_around, split_sentences
 from monitor.checks.state import TOPIC_SHIFT_RE
 from monitor.checks.steps import Step
+from monitor.lexicon import is_verb, noun_classes
 from monitor.record import Resolution, RewriteRecord
 from monitor.text import match_key
 

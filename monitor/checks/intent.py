@@ -43,16 +43,11 @@ from monitor.checks.nlp import (
     Tok,
     alias_matches,
     attribute_in,
-    base_forms,
     derivation_in,
-    is_noun,
-    is_verb,
     one_edit,
     premodifier,
     shared_stem,
     synonym_in,
-    unknown_word,
-    word_classes,
 )
 from monitor.checks.numbers import number_values, value_at
 from monitor.checks.references import ORDINAL_RE, POINTER_DETERMINERS, QUESTION_START_RE
@@ -60,6 +55,7 @@ from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import ABBREVIATIONS, AUXILIARIES, BARE_VERB_AUXILIARIES, split_sentences
 from monitor.checks.steps import Step
+from monitor.lexicon import base_forms, is_noun, is_verb, unknown_word, word_classes
 from monitor.record import RewriteRecord
 
 # v3: reactions in the latest message are not intent (request sentences only). v4: request frames and
@@ -168,7 +164,7 @@ def pointer_heads(tokens: Sequence[Tok]) -> set[int]:
     its last token the head ("the maximum retention period" -> "period"); "of" and another content run
     continue it ("the second kind of graph" -> "kind", "graph"). After an auxiliary ("did the band go",
     "how did the game come about") a verb ends the phrase: the head is the noun before it (word classes
-    from WordNet, :func:`monitor.checks.nlp.word_classes`)."""
+    from WordNet, :func:`monitor.lexicon.word_classes`)."""
     heads: set[int] = set()
     for i, t in enumerate(tokens):
         if t.lower not in POINTER_DETERMINERS:
@@ -238,7 +234,7 @@ def spelled_out(word: str, query: Analysis) -> bool:
 
 def misspelling_of(word: Tok, query: Analysis) -> str | None:
     """The query word that ``word`` (a latest-message token) misspells, else ``None``: ``word`` is
-    alphabetic and unknown (:func:`monitor.checks.nlp.unknown_word`), and one substitution, insertion or
+    alphabetic and unknown (:func:`monitor.lexicon.unknown_word`), and one substitution, insertion or
     deletion from a query word of four or more letters ("clpud" -> "cloud"), of the same first
     letter unless the slip is a fifth or later letter's worth ("talso" -> "also"): Damerau's
     single-error classes (*CACM* 7, 1964), which cover most typing slips. A rewrite that fixes the

@@ -9,7 +9,7 @@ two names, the possessor and the thing), and leading function words are dropped 
 ("Netflix" is one, "However" is not). Runs of more than :data:`MAX_NAME_WORDS` words are headings or
 titles ("Hot Rod News Comparing Vintage and Modern"), not names.
 
-Pure regular expressions over the text, with WordNet's word classes (:func:`monitor.checks.nlp.word_classes`)
+Pure regular expressions over the text, with WordNet's word classes (:func:`monitor.lexicon.word_classes`)
 and the lookup lemmas of :func:`monitor.checks.base.analyzer`; no model. Without a model nothing tells a
 person from a place or a product, so a name's kind is not known here: only its number (:func:`is_plural`).
 """
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from monitor.checks.base import analyzer
-from monitor.checks.nlp import only_verb, word_classes
+from monitor.lexicon import only_verb, word_classes
 from monitor.text import match_key
 
 MAX_NAME_WORDS = 4

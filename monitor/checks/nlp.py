@@ -24,9 +24,18 @@ import sys
 from collections import OrderedDict
 from collections.abc import Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from monitor.lexicon import (
+    MULTIWORD_MAX,
+    antonyms,
+    attributes,
+    base_forms,
+    derivations,
+    multiword_lemmas,
+    synsets,
+)
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -655,171 +664,6 @@ def find_stem_relative(word: str, analyses: Iterable[Analysis]) -> tuple[int, st
     return None
 
 
-@lru_cache(maxsize=200_000)
-def zipf(word: str) -> float:
-    """wordfreq Zipf frequency of ``word`` in English (log10 per billion words + 3; 0.0 when unknown).
-
-    Source: the ``wordfreq`` package (its "best" English list). ~7 is "the", ~3 a rare word.
-    """
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))
-
-
-@functools.cache
-def word_classes() -> dict[str, frozenset[str]]:
-    """Word class -> lemmas: WordNet 3.0's index of lemmas per part of speech (``noun``, ``verb``,
-    ``adj``, ``adv``), as spacy-lookups-data ships it (``en_lemma_index``; Princeton's WordNet licence
-    is in that package). Loaded once (about 0.1 s); keys are lower-case lemmas, multi-word entries
-    joined by ``_``."""
-    import gzip
-    import json
-    from importlib.resources import files
-
-    raw = files("spacy_lookups_data").joinpath("data", "en_lemma_index.json.gz").read_bytes()
-    table: dict[str, list[str]] = json.loads(gzip.decompress(raw))
-    return {pos: frozenset(words) for pos, words in table.items()}
-
-
-def is_noun(key: str) -> bool:
-    """Whether ``key`` (a lower-case lemma) is a noun in WordNet (:func:`word_classes`)."""
-    return key in word_classes()["noun"]
-
-
-def only_verb(key: str) -> bool:
-    """Whether ``key`` is a verb and no noun, adjective or adverb in WordNet (:func:`word_classes`)."""
-    wc = word_classes()
-    return key in wc["verb"] and not any(key in wc[pos] for pos in ("noun", "adj", "adv"))
-
-
-def is_verb(key: str) -> bool:
-    """Whether ``key`` (a lower-case lemma) is a verb in WordNet (:func:`word_classes`)."""
-    return key in word_classes()["verb"]
-
-
-TYPO_ZIPF = 3.0
-"""A word rarer than this (wordfreq Zipf: about one in a million words; wordfreq's docs call < 3 rare)
-that WordNet does not know may be a typing slip."""
-
-
-def unknown_word(lower: str, key: str) -> bool:
-    """Whether a token (lower-cased surface, lemma) is unknown: WordNet lists neither form in any word
-    class and wordfreq finds the surface rarer than :data:`TYPO_ZIPF`. What a typing slip looks like
-    (a rare real word is known to one of them)."""
-    if zipf(lower) >= TYPO_ZIPF:
-        return False
-    wc = word_classes()
-    return not any(lower in wc[pos] or key in wc[pos] for pos in wc)
-
-
-def only_pos(key: str, pos: str) -> bool:
-    """Whether ``key`` is a WordNet lemma of part of speech ``pos`` (``noun``, ``verb``, ``adj``, ``adv``)
-    and of no other (:func:`word_classes`)."""
-    wc = word_classes()
-    return key in wc[pos] and not any(key in wc[p] for p in wc if p != pos)
-
-
-# Regular inflectional endings of English and the base each leaves (Quirk et al. 1985, App. I.2-I.7 and
-# 3.5: -s/-es plurals and third persons, -ies, -ed and -ing with a dropped e or a doubled consonant).
-_ENDINGS = (
-    ("ies", "y"),
-    ("es", ""),
-    ("s", ""),
-    ("ied", "y"),
-    ("ed", ""),
-    ("ed", "e"),
-    ("ing", ""),
-    ("ing", "e"),
-)
-
-
-@functools.lru_cache(maxsize=200_000)
-def base_forms(lower: str) -> tuple[str, ...]:
-    """The regular base forms of a lower-cased surface that WordNet knows as a noun or verb: "taxes" ->
-    ("tax",), "stopped" -> ("stop",), "studies" -> ("study",); empty for a word that is itself a lemma
-    of that class or has no regular ending. The lookup lemmatizer's table maps some surfaces to another
-    word ("taxes" -> "taxi", "better" -> "well"), so the surface's own base is tried too."""
-    if len(lower) < 4 or not lower.isalpha():
-        return ()
-    wc = word_classes()
-    nouns, verbs = wc["noun"], wc["verb"]
-    out: list[str] = []
-    for ending, repl in _ENDINGS:
-        if not lower.endswith(ending):
-            continue
-        stem = lower[: -len(ending)]
-        candidates = [stem + repl]
-        if ending in ("ed", "ing") and len(stem) >= 3 and stem[-1] == stem[-2]:
-            candidates.append(stem[:-1])  # "stopped" -> "stop"
-        for base in candidates:
-            if len(base) >= 3 and base != lower and (base in nouns or base in verbs) and base not in out:
-                out.append(base)
-    return tuple(out)
-
-
-def lemma_forms(lower: str, key: str) -> tuple[str, ...]:
-    """The forms to look a token up by, surface first: the lower-cased surface when WordNet knows it, then
-    its regular base forms (:func:`base_forms`), then the lookup lemma ``key``. The lemma comes last
-    because the lookup table maps some surfaces to another word ("taxes" -> "taxi", "better" -> "well")."""
-    wc = word_classes()
-    known = any(lower in wc[pos] for pos in wc)
-    forms = [lower] if known else []
-    forms.extend(base_forms(lower))
-    forms.extend((key, lower))
-    return tuple(dict.fromkeys(forms))
-
-
-@functools.cache
-def _wordnet() -> dict[str, Any]:
-    """``monitor/data/wordnet/synsets.json.gz`` decoded, once for all of its tables (``synsets``,
-    ``noun_classes``, ``attributes``): about 0.4 s."""
-    import gzip
-    import json
-    from importlib.resources import files
-
-    raw = files("monitor.data.wordnet").joinpath("synsets.json.gz").read_bytes()
-    doc: dict[str, Any] = json.loads(gzip.decompress(raw))
-    return doc
-
-
-def _synset_table() -> dict[str, list[str]]:
-    table: dict[str, list[str]] = _wordnet()["synsets"]
-    return table
-
-
-def _noun_class_table() -> dict[str, str]:
-    table: dict[str, str] = _wordnet()["noun_classes"]
-    return table
-
-
-def _regular_plural(lower: str, key: str) -> bool:
-    return lower in (key + "s", key + "es") or (key.endswith("y") and lower == key[:-1] + "ies")
-
-
-@functools.lru_cache(maxsize=65536)
-def noun_classes(lower: str, key: str) -> frozenset[str]:
-    """WordNet 3.0 lexicographer classes of every noun sense of a token (``{"communication"}`` for
-    "biography", ``{"act", "communication"}`` for "farewell"), empty when it is no noun.
-
-    ``lower`` is the lower-cased surface, ``key`` its lemma: the surface is looked up when WordNet lists it
-    as a noun, else the lemma when the surface is a regular plural of it ("testimonials"), so "killed"
-    (lemma "kill", a noun too) is no noun. Source: ``monitor/data/wordnet`` (``lexnames(5)`` of
-    Princeton WordNet 3.0, built by ``scripts/build_wordnet.py``)."""
-    table = _noun_class_table()
-    got = table.get(lower)
-    if got is None and _regular_plural(lower, key):
-        got = table.get(key)
-    return frozenset(got.split()) if got else frozenset()
-
-
-@functools.lru_cache(maxsize=65536)
-def synsets(key: str) -> frozenset[str]:
-    """Ids of the WordNet 3.0 synonym sets (of two or more lemmas) ``key`` belongs to, in any sense and
-    part of speech; empty when it is in none. Source: ``monitor/data/wordnet`` (Princeton WordNet 3.0
-    via Debian's wordnet-base, built by ``scripts/build_wordnet.py``); the table loads once, about 0.3 s."""
-    return frozenset(_synset_table().get(key, ()))
-
-
 def _synset_index(a: Analysis) -> dict[str, str]:
     """WordNet synset id -> the first form of ``a`` in it: content keys in text order, then the other forms
     of its vocabulary (surfaces, base forms) in sorted order, so the form named does not depend on string
@@ -842,10 +686,6 @@ def _stop_words() -> frozenset[str]:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     return frozenset(STOP_WORDS)
-
-
-MULTIWORD_MAX = 3
-"""The longest WordNet multi-word lemma looked for in a text, in words ("give up", "get rid of")."""
 
 
 def _multiword_index(a: Analysis) -> dict[str, str]:
@@ -918,7 +758,7 @@ def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int,
             other = index.get(sid)
             if other is not None and other not in own:
                 return ai, other
-    lemmas = {lemma for sid in mine for lemma in _multiword_lemmas().get(sid, ())}
+    lemmas = {lemma for sid in mine for lemma in multiword_lemmas().get(sid, ())}
     if not lemmas:
         return None
     for ai, a in enumerate(texts):
@@ -931,36 +771,6 @@ def synonym_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int,
             if sid in index:
                 return ai, index[sid]
     return None
-
-
-@functools.cache
-def _multiword_lemmas() -> dict[str, tuple[str, ...]]:
-    """Synset id -> its lower-case multi-word lemmas of 2 to :data:`MULTIWORD_MAX` words ("give_up")."""
-    out: dict[str, list[str]] = {}
-    for lemma, sids in _synset_table().items():
-        if "_" in lemma and lemma.count("_") < MULTIWORD_MAX:
-            for sid in sids:
-                out.setdefault(sid, []).append(lemma)
-    return {sid: tuple(sorted(ls)) for sid, ls in out.items()}
-
-
-@functools.lru_cache(maxsize=65536)
-def attributes(key: str) -> frozenset[str]:
-    """The lemmas WordNet 3.0 links to ``key`` by its attribute pointer: an adjective and the noun of the
-    quality it values, both ways ("big" -> {"size"}, "size" -> {"big", "large", "little", "small"},
-    "fast" -> {"fastness", "speed", "swiftness"}); empty for most words. Source: ``monitor/data/wordnet``
-    (built by ``scripts/build_wordnet.py``)."""
-    table: dict[str, list[str]] = _wordnet().get("attributes", {})
-    return frozenset(table.get(key, ()))
-
-
-@functools.lru_cache(maxsize=65536)
-def antonyms(key: str) -> frozenset[str]:
-    """The lemmas WordNet 3.0 links to ``key`` by its antonym pointer, both ways ("advantage" ->
-    {"disadvantage"}, "pro" -> {"anti", "con"}); empty for most words. Source: ``monitor/data/wordnet``
-    (built by ``scripts/build_wordnet.py``)."""
-    table: dict[str, list[str]] = _wordnet().get("antonyms", {})
-    return frozenset(table.get(key, ()))
 
 
 COORDINATORS = frozenset({"and", "or", "vs", "versus", "nor"})
@@ -1010,16 +820,6 @@ def attribute_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[in
             if t.is_content and (t.key in linked or t.lower in linked):
                 return ai, t.key
     return None
-
-
-@functools.lru_cache(maxsize=65536)
-def derivations(key: str) -> frozenset[str]:
-    """The lemmas WordNet 3.0 links to ``key`` by its *derivationally related form* pointer, both ways
-    ("die" -> {"death", "dying"}, "found" -> {"foundation", "founder", "founding"}); empty for most words.
-    What :func:`shared_stem` cannot see: a derivation that changes the stem's spelling ("die" / "death",
-    "marry" / "marriage"). Source: ``monitor/data/wordnet`` (built by ``scripts/build_wordnet.py``)."""
-    table: dict[str, list[str]] = _wordnet().get("derivations", {})
-    return frozenset(table.get(key, ()))
 
 
 def derivation_in(forms: Iterable[str], analyses: Iterable[Analysis]) -> tuple[int, str] | None:

@@ -56,7 +56,7 @@ from monitor.checks.base import Finding, SkipCheck, alias_index, analyzer
 from monitor.checks.literals import may_match
 from monitor.checks.references import ELLIPSIS_RE, ORDINAL_RE, PRONOUN_RE, SAME_PAIR_RE
 from monitor.checks.registry import register
-from monitor.checks.rules import CompiledKind, Rules
+from monitor.checks.rules import CompiledKind, QualifierMatch, Rules
 from monitor.checks.sentences import AUXILIARIES, sentence_around
 from monitor.checks.steps import Step
 from monitor.record import RewriteRecord
@@ -96,18 +96,6 @@ STEPS = (
         "the query names a value the user stated earlier and has since replaced",
     ),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class QualifierMatch:
-    """A qualifier value in a text: ``kind``, canonical ``value``, surface ``text``, span ``[start, end)``."""
-
-    kind: str
-    value: str
-    text: str
-    start: int
-    end: int
-    constrains: bool
 
 
 def find_qualifiers(text: str, rules: Rules) -> list[QualifierMatch]:

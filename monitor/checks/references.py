@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
-from monitor.checks.nlp import Tok, find_stem_relative, is_noun, is_verb, only_verb, word_classes
+from monitor.checks.nlp import Tok, find_stem_relative
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
 from monitor.checks.steps import Step
+from monitor.lexicon import is_noun, is_verb, only_verb, word_classes
 from monitor.record import RewriteRecord
 from monitor.text import match_key
 

@@ -33,7 +33,6 @@ from monitor.text import match_key
 
 if TYPE_CHECKING:
     from monitor.checks.nlp import AliasIndex
-    from monitor.checks.qualifiers import QualifierMatch
 
 FILES = ("aliases.yaml", "neutral.yaml", "qualifiers.yaml")
 
@@ -214,6 +213,18 @@ class CompiledKind:
     def surfaces(self, value: str) -> tuple[str, ...]:
         """All normalised surface forms of canonical ``value``."""
         return tuple(sorted({s for s, c in self.canonical.items() if c == value} | {value}))
+
+
+@dataclass(frozen=True, slots=True)
+class QualifierMatch:
+    """A qualifier value in a text: ``kind``, canonical ``value``, surface ``text``, span ``[start, end)``."""
+
+    kind: str
+    value: str
+    text: str
+    start: int
+    end: int
+    constrains: bool
 
 
 @dataclass

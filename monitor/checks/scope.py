@@ -30,7 +30,7 @@ import re
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts, transcript
 from monitor.checks.names import names
-from monitor.checks.nlp import derivation_in, lemma_forms, noun_classes, synonym_in
+from monitor.checks.nlp import derivation_in, synonym_in
 from monitor.checks.references import (
     ELLIPSIS_RE,
     INSERT_RE,
@@ -42,6 +42,7 @@ from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.state import PRICE_WORDS, Term, TurnFrame, asked_attribute, frame_of, terms_of, topic_turn
 from monitor.checks.steps import Step
+from monitor.lexicon import lemma_forms, noun_classes
 from monitor.record import RewriteRecord
 
 FRAME_VERSION = 1

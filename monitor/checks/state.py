@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from monitor.checks.base import analyzer
 from monitor.checks.memo import TextMemo
 from monitor.checks.names import names
-from monitor.checks.nlp import Tok, is_noun, is_verb, noun_classes, only_verb, word_classes
+from monitor.checks.nlp import Tok
 from monitor.checks.references import INSERT_RE
 from monitor.checks.sentences import BARE_VERB_AUXILIARIES
+from monitor.lexicon import is_noun, is_verb, noun_classes, only_verb, word_classes
 
 CLAUSE_OPENING = r"(?:^|[.?!;:,]\s*|\b(?:and|but|so|then|ok(?:ay)?|well)\s+)"
 ASKED_ATTRIBUTE_RE = re.compile(

@@ -73,7 +73,7 @@ def post_scores(
     timeout: float = 10.0,
 ) -> Posted:
     """Post one score per finding on a traced rewrite (:func:`score_body`) to the Langfuse at ``host``."""
-    from monitor.alerts.deliver import post
+    from monitor.http import post
 
     out = Posted()
     auth = base64.b64encode(f"{public_key}:{secret_key}".encode()).decode()

@@ -1,8 +1,7 @@
 """Deterministic sampling: which rewrites get checked, and which checked rewrites reach the review queue.
 
-Pure functions, no I/O. Every random choice is a *draw*: sha256 of (seed, purpose, record key) mapped
-to [0, 1). A rerun therefore makes the same choices, and with the same seed a lower rate admits a
-subset of what a higher rate admits (a record is in when its draw is below the rate).
+Pure functions, no I/O. Every random choice is a *draw* (``monitor.sampling.draw``): a rerun makes the
+same choices, and with the same seed a lower rate admits a subset of what a higher rate admits.
 
 Queue admission for one day (:func:`admit`): strata in priority order ``high``, ``medium``, ``low``
 (only when the queue threshold admits low), then ``control`` (checked rewrites with no finding at or
@@ -16,27 +15,15 @@ Horvitz–Thompson weighting (1/π) of verdicts then estimates whole-traffic rat
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from monitor.sampling import draw
 from monitor.severity import SEVERITY_RANK
 
 STRATA = ("high", "medium", "low", "control")
 PRIORITY = {"high": 3, "medium": 2, "low": 1, "control": 0}
-DEFAULT_SEED = "rewrite-monitor"
-
-
-def draw(seed: str, purpose: str, key: str) -> float:
-    """A uniform number in [0, 1) fixed by ``(seed, purpose, key)``: the first 8 bytes of sha256 / 2**64."""
-    digest = hashlib.sha256(f"{seed}\x1f{purpose}\x1f{key}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0**64
-
-
-def sampled_for_check(seed: str, key: str, rate: float) -> bool:
-    """Whether the record with ``key`` is checked at check rate ``rate`` (1.0 checks everything)."""
-    return rate >= 1.0 or draw(seed, "check", key) < rate
 
 
 def reviews_needed(seed: str, key: str, *, per_item: int, double_share: float) -> int:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from monitor.errors import ReplayError, utf8_fault
-from monitor.review.labels import FINE_LABELS
+from monitor.verdicts import FINE_LABELS
 
 if TYPE_CHECKING:
     from monitor.checks.rules import Rules

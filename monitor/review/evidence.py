@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from monitor.review.labels import FINE_LABELS, Label
+from monitor.verdicts import FINE_LABELS, Label
 
 
 class FindingLike(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import distinct, func, select, tuple_, update
 from sqlalchemy.orm import Session
@@ -20,17 +20,13 @@ from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.queue.sampling import PRIORITY
 from monitor.queue.store import MANUAL, WITHDRAWN, _own, claim
 from monitor.review import evidence
-from monitor.review.labels import ARTIFACTS, FINE_LABELS, LABELS, Label
 from monitor.review.proposals import ProposalRow, clean_members
-from monitor.review.verdicts import Rating, standing_verdict
 from monitor.severity import SEVERITY_RANK
 from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import AliasProposal, Event, Finding, LearnedOverride, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
 from monitor.text import match_key, normalise_terms
-
-if TYPE_CHECKING:
-    from monitor.stats.calibration import Calibration, PriorTable
+from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS, Label, Rating, standing_verdict
 
 
 def _validate(label: str, artifact: str) -> None:
@@ -123,7 +119,7 @@ def record_verdict(
 class ReviewProgress:
     """Reviewers of one queue item: how many distinct reviewers gave a verdict (``given``), how many it
     needs (``needed``), whether the asking reviewer is one of them (``mine``), and whether a verdict
-    stands (``settled``: ``monitor.review.verdicts.standing_verdict``)."""
+    stands (``settled``: ``monitor.verdicts.standing_verdict``)."""
 
     given: int
     needed: int
@@ -143,7 +139,7 @@ def review_progress(*, session: Session, item_id: int, reviewer: str) -> ReviewP
 
 
 def _standing(verdicts: list[Verdict], reviews_needed: int) -> Verdict | None:
-    """The standing one of an item's ``verdicts`` (in id order; ``monitor.review.verdicts``), or None."""
+    """The standing one of an item's ``verdicts`` (in id order; ``monitor.verdicts``), or None."""
     ratings = [Rating(v.id, v.reviewer, v.label, v.artifact, v.adjudication) for v in verdicts]
     vid = standing_verdict(ratings, reviews_needed)
     return next((v for v in verdicts if v.id == vid), None)
@@ -595,33 +591,18 @@ def set_learned_override(
     session.commit()
 
 
-def calibration(
-    *, session: Session, checks: Sequence[tuple[str, int]], table: PriorTable | None = None
-) -> Calibration:
-    """The calibrated precision of every (rewriter, finding kind, grading step) the verdicts in the store
-    speak to (``monitor.stats.calibration``): per queue item with a standing verdict (the newest; on a
-    doubly reviewed item the agreed or adjudicated one, none while it is open), what the verdict says of
-    each (kind, step) of the item's findings of the current ``checks`` of a rewrite kind, at any
-    severity, once per item and key. The rewriter is the item's prompt version, else its model
-    (``rewriter_key``). ``table`` is the prior (default: the shipped one). Reads only."""
-    from monitor.stats.calibration import Calibration, outcome, shipped_table
-    from monitor.stats.evaluate import REWRITE_KINDS
-
+def standing_reviews(
+    *, session: Session, checks: Sequence[tuple[str, int]]
+) -> list[tuple[QueueItem, Verdict, list[Finding]]]:
+    """Every queue item with a standing verdict (the newest; on a doubly reviewed item the agreed or
+    adjudicated one, none while it is open; ``monitor.verdicts.standing_verdict``), with that
+    verdict and the findings of the current ``checks`` on its record, in queue item order. Reads only:
+    what the calibration of the grading steps learns from (``monitor.stats.store.calibration``)."""
     verdicts, items, findings = _reviewed(session, checks)
-    observations: list[tuple[tuple[str, str, str], bool]] = []
+    out = []
     for item_id, vs in verdicts.items():
         item = items.get(item_id)
         standing = _standing(vs, item.reviews_needed) if item is not None else None
-        if item is None or standing is None:
-            continue
-        rewriter = rewriter_key(item.prompt_version, item.model)
-        keys = {
-            (rewriter, f.kind, f.step or "")
-            for f in findings.get(item.record_id, [])
-            if f.kind in REWRITE_KINDS
-        }
-        for key in sorted(keys):
-            got = outcome(standing.label, key[1])
-            if got is not None:
-                observations.append((key, got))
-    return Calibration.from_observations(observations, table if table is not None else shipped_table())
+        if item is not None and standing is not None:
+            out.append((item, standing, findings.get(item.record_id, [])))
+    return out

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.stats.intervals import Z95
+from monitor.intervals import Z95
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 16

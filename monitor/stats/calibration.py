@@ -71,7 +71,7 @@ CONFIRMS: dict[str, frozenset[str]] = {
     "missing_assistant_turns": frozenset({"missing_assistant_turns"}),
     "foreign_session": frozenset({"session_mismatch"}),
 }
-"""The finding kinds each error label confirms (``monitor.review.labels.Label``)."""
+"""The finding kinds each error label confirms (``monitor.verdicts.Label``)."""
 
 
 AFTER_THE_REWRITE = frozenset({"ranking", "generation"})

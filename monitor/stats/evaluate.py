@@ -54,8 +54,8 @@ from monitor.checks.base import FABRICATION_KINDS
 from monitor.checks.store import FindingRow, StoredRewrite, stored_rewrites
 from monitor.errors import LabelError, utf8_fault
 from monitor.ingest.events import json_type
+from monitor.intervals import wilson
 from monitor.severity import SEVERITY_RANK
-from monitor.stats.intervals import wilson
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,13 +27,15 @@ from sqlalchemy.orm import Session
 
 from monitor.cases.store import item_ratings, standing_ids
 from monitor.checks.learned import KINDS as LEARNED_KINDS
-from monitor.checks.learned import learned_steps
+from monitor.checks.learned import learned_steps, rewriter_key
 from monitor.checks.store import fully_checked
+from monitor.intervals import Z95, agresti_coull_centre, wilson
 from monitor.queue.store import WITHDRAWN
-from monitor.review.labels import FINE_LABELS
-from monitor.review.verdicts import Rating, first_per_reviewer
-from monitor.stats.intervals import Z95, agresti_coull_centre, wilson
+from monitor.review.store import standing_reviews
+from monitor.stats.calibration import Calibration, PriorTable, outcome, shipped_table
+from monitor.stats.evaluate import REWRITE_KINDS
 from monitor.store.models import Finding, QueueItem, Record, Verdict
+from monitor.verdicts import FINE_LABELS, Rating, first_per_reviewer
 
 GROUPS = ("prompt_version", "model", "day")
 Z = Z95
@@ -327,3 +329,23 @@ def double_reviews(*, session: Session, since: date | None = None) -> list[Doubl
             )
         )
     return out
+
+
+def calibration(
+    *, session: Session, checks: Sequence[tuple[str, int]], table: PriorTable | None = None
+) -> Calibration:
+    """The calibrated precision of every (rewriter, finding kind, grading step) the verdicts in the store
+    speak to (``monitor.stats.calibration``): per queue item with a standing verdict
+    (``monitor.review.store.standing_reviews``), what the verdict says of each (kind, step) of the item's
+    findings of the current ``checks`` of a rewrite kind, at any severity, once per item and key. The
+    rewriter is the item's prompt version, else its model (``rewriter_key``). ``table`` is the prior
+    (default: the shipped one). Reads only."""
+    observations: list[tuple[tuple[str, str, str], bool]] = []
+    for item, standing, findings in standing_reviews(session=session, checks=checks):
+        rewriter = rewriter_key(item.prompt_version, item.model)
+        keys = {(rewriter, f.kind, f.step or "") for f in findings if f.kind in REWRITE_KINDS}
+        for key in sorted(keys):
+            got = outcome(standing.label, key[1])
+            if got is not None:
+                observations.append((key, got))
+    return Calibration.from_observations(observations, table if table is not None else shipped_table())

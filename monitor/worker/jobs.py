@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
     from monitor.stats.store import KindRate
-    from monitor.worker.runtime import WorkerContext
+    from monitor.worker.context import WorkerContext
 
 _log = logging.getLogger("monitor.alerts")
 _worker_log = logging.getLogger("monitor.worker")
@@ -498,7 +498,7 @@ _WARNED_WAITING: set[str] = set()
 def cycle_job(ctx: WorkerContext) -> CycleSummary:
     """The worker's cycle: read the configured sources on from their cursors, check what is
     unchecked, then, if this worker is the leader, admit the days touched to the queue and evaluate
-    the alerts. ``ctx`` is a ``monitor.worker.runtime.WorkerContext``.
+    the alerts. ``ctx`` is a ``monitor.worker.context.WorkerContext``.
 
     Several workers on PostgreSQL share the work: each file is read by one worker at a time (advisory
     lock ``ingest:<path>``), check batches are claimed ``FOR UPDATE SKIP LOCKED``, and admission and
@@ -668,8 +668,9 @@ def _deliver_due(ctx: WorkerContext, session: Session, now: datetime) -> None:
     """Send the deliveries besides Sentry that are due (new alerts, and failed ones whose backoff has
     passed), each over HTTP; a failure stays pending, due again after ``backoff(attempts)``. Each try
     is committed with its outcome, so a crash after a send does not forget it was sent."""
-    from monitor.alerts.deliver import backoff, post, request_for
+    from monitor.alerts.deliver import backoff, request_for
     from monitor.alerts.store import NOT_CONFIGURED, due_deliveries, record_attempt
+    from monitor.http import post
 
     failed: set[tuple[str, str]] = set()  # (destination, group) that failed in this pass: the rest waits
     for row, status, payload in due_deliveries(session=session, now=now):

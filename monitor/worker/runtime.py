@@ -1,5 +1,5 @@
-"""The worker process: what a job needs (:class:`WorkerContext`), running one job by name, and the
-foreground loop with graceful shutdown.
+"""The worker process: building what a job needs (``monitor.worker.context.WorkerContext``), running
+one job by name, and the foreground loop with graceful shutdown.
 
 Shutdown: SIGTERM or SIGINT sets the context's stop flag. A running job polls it between lines
 (ingest) and between batches (check), commits the batch in hand, and returns; the scheduler is then
@@ -14,82 +14,21 @@ import logging
 import os
 import signal
 import socket
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
-
-from monitor.worker.locks import Locks, WorkerError, locks_for
+from monitor.worker.context import WorkerContext, utcnow
+from monitor.worker.locks import WorkerError, locks_for
 
 if TYPE_CHECKING:
     from sentry_sdk.transport import Transport
 
-    from monitor.checks.rules import Rules
     from monitor.settings import Settings
     from monitor.worker.jobs import JobSummary
 
 log = logging.getLogger("monitor.worker")
-
-
-def utcnow() -> datetime:
-    """Wall-clock now, naive UTC (how the store keeps times)."""
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-@dataclass
-class WorkerContext:
-    """Everything a worker job needs, built once per process by :func:`open_worker`.
-
-    ``holder`` names this process in locks and leases (``host:pid``); ``clock`` gives wall-clock
-    naive UTC (tests pass a fixed one); ``sentry`` says whether alerts and check-ins go to Sentry.
-    """
-
-    settings: Settings
-    engine: Engine
-    rules: Rules
-    locks: Locks
-    holder: str
-    sentry: bool = False
-    stop_event: threading.Event = field(default_factory=threading.Event)
-    clock: Callable[[], datetime] = utcnow
-
-    def stopping(self) -> bool:
-        """Whether a shutdown was requested."""
-        return self.stop_event.is_set()
-
-    def session(self) -> Session:
-        """A new session (the caller closes it; values stay loaded after commit)."""
-        from monitor.store.engine import session_factory
-
-        return session_factory(self.engine)()
-
-    @property
-    def lease_ttl(self) -> timedelta:
-        """How long a lease row promises the holder is alive: three cycle intervals."""
-        return timedelta(minutes=3 * self.settings.worker.interval_minutes)
-
-    def close(self) -> None:
-        """Release this worker's lease row and locks, flush Sentry, dispose of the engine."""
-        from monitor.worker.store import release
-
-        try:
-            with self.session() as s:
-                release(session=s, name=f"worker:{self.holder}", holder=self.holder)
-                release(session=s, name="leader", holder=self.holder)
-                s.commit()
-        finally:
-            self.locks.close()
-            if self.sentry:
-                from monitor.observability.sentry import close_sentry
-
-                close_sentry()
-            self.engine.dispose()
 
 
 def open_worker(

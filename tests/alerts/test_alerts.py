@@ -716,7 +716,7 @@ def test_a_dead_destination_leaves_the_alert_pending_and_retried_after_its_backo
     decisions(session, ctx(now + timedelta(minutes=2), **slack_only))
     assert state() == [("slack", "sent", 2, None), ("slack", "sent", 2, None)]
     # a refused connection is named by its class, never by the (secret) URL
-    from monitor.alerts.deliver import post
+    from monitor.http import post
 
     closed = Receiver()
     url = closed.url("/x")

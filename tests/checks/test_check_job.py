@@ -13,8 +13,8 @@ from monitor.checks import checks_by_kind, current_versions
 from monitor.checks.store import list_findings
 from monitor.ingest.store.batches import ingest_bytes
 from monitor.ingest.store.records import load_records
+from monitor.intervals import wilson
 from monitor.stats.evaluate import evaluate, read_labels
-from monitor.stats.intervals import wilson
 from monitor.store.models import CheckRun, Finding, Record
 from monitor.worker.jobs import check_job
 from tests.factories import canonical_case_2_without_alias, ctx_input, log, rewrite

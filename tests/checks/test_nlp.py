@@ -202,7 +202,8 @@ def test_shared_stem_is_symmetric(a, b):
 
 def test_wordnet_synonymy_and_word_classes():
     """Synonymy is a shared synset and nothing wider: values read off WordNet 3.0 by hand."""
-    from monitor.checks.nlp import only_verb, synonym_in, synsets
+    from monitor.checks.nlp import synonym_in
+    from monitor.lexicon import only_verb, synsets
 
     assert synsets("famous") & synsets("notable")  # famous.s.01: famous, celebrated, notable, noted...
     assert not synsets("solar") & synsets("lunar")  # co-hyponyms
@@ -233,7 +234,7 @@ def test_synonyms_and_attributes_are_found_without_building_tokens():
 def test_noun_classes_read_wordnet_lexicographer_files():
     """Values read off WordNet 3.0's index.noun and data.noun by hand (biography: one noun.communication
     sense)."""
-    from monitor.checks.nlp import noun_classes
+    from monitor.lexicon import noun_classes
 
     assert noun_classes("biography", "biography") == {"communication"}
     assert noun_classes("testimonials", "testimonial") == {"communication"}  # a regular plural: the lemma

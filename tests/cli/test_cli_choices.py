@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from monitor.checks import REGISTRY
 from monitor.cli.app import finding_kinds, lazy_choice
-from monitor.review.labels import ARTIFACTS, LABELS
+from monitor.verdicts import ARTIFACTS, LABELS
 
 runner = CliRunner()
 

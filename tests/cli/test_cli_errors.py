@@ -386,7 +386,7 @@ def test_records_without_a_draw_after_a_round_trip_below_0003_are_sampled_again(
     """Down to 0002 drops records.check_draw; migration 0003 on the way up gives every record the draw
     ingest would have given it (a check rate below 1 compares the draw with the rate, so a NULL would
     never be checked)."""
-    from monitor.queue.sampling import draw
+    from monitor.sampling import draw
 
     url, path = _db(tmp_path)
     assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(40)).exit_code == 0
@@ -651,7 +651,7 @@ def test_evaluate_shows_a_prompt_version_that_looks_like_markup(cli_db: str, tmp
 def test_ingest_fixes_the_check_draw_with_the_configured_seed(tmp_path: Path) -> None:
     """`ingest` stores the draw of `sample_seed`, as `run` and the worker do: otherwise a check at a rate
     below 1 samples other records after `ingest` than after `run`."""
-    from monitor.queue.sampling import draw
+    from monitor.sampling import draw
 
     url, path = _db(tmp_path)
     env = {"REWRITE_MONITOR_SAMPLE_SEED": "foo"}

@@ -22,8 +22,8 @@ from streamlit.testing.v1 import AppTest
 
 from monitor.cases.export import collect_cases
 from monitor.cli.commands.review import LABEL_KEYS, review_loop
-from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS, LABELS
 from monitor.store.engine import make_engine, session_factory
+from monitor.verdicts import DEFAULT_ARTIFACT, FINE_LABELS, LABELS
 from tests.helpers import seed_dashboard_store
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.queue.sampling import Candidate, admit, control_places, draw, sampled_for_check, stratum_of
+from monitor.queue.sampling import Candidate, admit, control_places, stratum_of
+from monitor.sampling import draw, sampled_for_check
 
 
 @given(seed=st.text(max_size=8), key=st.text(max_size=20))

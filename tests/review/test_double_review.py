@@ -16,10 +16,10 @@ from monitor.cli.main import app
 from monitor.queue.sampling import reviews_needed
 from monitor.queue.store import QueueError, claim, claim_next, enqueue_days
 from monitor.review.store import record_verdict
-from monitor.review.verdicts import Rating, newest_per_reviewer, standing_verdict
 from monitor.settings import Settings
 from monitor.stats.store import double_reviews
 from monitor.store.models import QueueItem
+from monitor.verdicts import Rating, newest_per_reviewer, standing_verdict
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
 
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
@@ -284,7 +284,7 @@ def test_an_open_page_renews_its_claim_and_learns_when_it_is_lost(session: Sessi
 def test_a_two_reviewer_run_at_a_fifth_doubles_a_fifth_and_measures_their_agreement(cli_db: str) -> None:
     """double_review_share = 0.2 over 30 queued items: the draw doubles those whose draw is below 0.2,
     alice and bob clear the queue by turns, and ``stats --agreement`` rests on exactly the doubled ones."""
-    from monitor.queue.sampling import draw
+    from monitor.sampling import draw
     from monitor.store.engine import make_engine, session_factory
 
     engine = make_engine(cli_db)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from monitor.checks import run_checks
 from monitor.review.evidence import Prefill, corrected_query, prefill
-from monitor.review.labels import LABELS
+from monitor.verdicts import LABELS
 from tests.factories import make_record
 
 PLANE = [

@@ -74,8 +74,8 @@ def test_fabrications_among_demoted_words_are_estimated_from_the_controls(sessio
     from datetime import UTC, timedelta
 
     from monitor.checks import added_words
+    from monitor.intervals import wilson
     from monitor.review.store import record_verdict
-    from monitor.stats.intervals import wilson
     from monitor.stats.store import demoted_controls, latest_verdicts
     from tests.factories import check_run_row, finding_row, queue_item_row, record_row
 

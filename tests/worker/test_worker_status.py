@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from monitor.cli.main import app
 from monitor.store.engine import make_engine, session_factory
-from monitor.worker.runtime import utcnow
+from monitor.worker.context import utcnow
 from monitor.worker.store import LeaseRow, heartbeat
 
 T = datetime(2026, 12, 1, 12, 0)

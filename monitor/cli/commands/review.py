@@ -31,8 +31,8 @@ from monitor.cli.app import (
     require_extra,
 )
 from monitor.errors import ReplayError
-from monitor.review.labels import Artifact, Label
 from monitor.text import counted, split_terms
+from monitor.verdicts import Artifact, Label
 
 LABEL_KEYS = {
     "o": "ok",
@@ -127,8 +127,8 @@ def verdict_cmd(
     Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
     Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
     """
-    from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
     from monitor.review.store import verdict_for_request
+    from monitor.verdicts import DEFAULT_ARTIFACT, FINE_LABELS
 
     if artifact is not None and (label.value in FINE_LABELS) != (artifact.value == "none"):
         # a usage error like any other wrong choice (exit 2), before the store is opened
@@ -184,8 +184,8 @@ def review_loop(
     from monitor.ingest.store.records import get_record_view
     from monitor.queue.store import claim_next, keep_verdict, release, reopen, reviewable_count, skip
     from monitor.review.evidence import prefill
-    from monitor.review.labels import DEFAULT_ARTIFACT, FINE_LABELS
     from monitor.review.store import latest_verdict, record_verdict
+    from monitor.verdicts import DEFAULT_ARTIFACT, FINE_LABELS
 
     legend = (
         "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items())

@@ -428,10 +428,10 @@ def stats(
 def _agreement(engine: Any, since: Any, as_json: bool) -> None:
     """``stats --agreement``: the agreement table and the disagreements (see :func:`stats`)."""
     from monitor.cli.render import safe_text
-    from monitor.review.labels import LABELS
     from monitor.stats.agreement import agreement_table
     from monitor.stats.store import double_reviews
     from monitor.store.engine import session_factory
+    from monitor.verdicts import LABELS
 
     with session_factory(engine)() as session:
         reviews = double_reviews(session=session, since=since)
@@ -513,8 +513,8 @@ def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
 def _calibration(engine: Any, as_json: bool) -> None:
     """``stats --calibration``: one row per (rewriter, kind, step) with verdicts, most verdicts first."""
     from monitor.cli.render import safe_text
-    from monitor.review.store import calibration
     from monitor.stats.calibration import learned_grade
+    from monitor.stats.store import calibration
     from monitor.store.engine import session_factory
 
     with session_factory(engine)() as session:

@@ -146,7 +146,7 @@ def worker_status(
     from monitor.cli.app import open_engine
     from monitor.ingest.store.cursors import list_cursors
     from monitor.store.engine import session_factory
-    from monitor.worker.runtime import utcnow
+    from monitor.worker.context import utcnow
     from monitor.worker.store import list_leases, pid_alive
 
     engine = open_engine(ctx.obj)

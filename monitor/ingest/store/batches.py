@@ -41,7 +41,7 @@ from monitor.ingest.store import traces as otlp_store
 from monitor.ingest.store.quarantine import resolve_stored
 from monitor.otel.mapping import DEFAULT_RULES, MappingRules
 from monitor.otel.spans import SPAN
-from monitor.queue.sampling import DEFAULT_SEED, draw
+from monitor.sampling import DEFAULT_SEED, draw
 from monitor.store.engine import dialect_insert, insert_ignore, refresh_planner_statistics
 from monitor.store.models import CheckRun, Event, Quarantine, Record
 

@@ -1,18 +1,73 @@
-"""Which verdict stands when several reviewers judged one item (pure; issue 16, part 6).
+"""The verdict vocabulary, and which verdict of an item stands.
 
-A queue item may need more than one reviewer (``QueueItem.reviews_needed``: the blind second review of
+What a reviewer can say about a rewrite (:class:`Label`) and which artifact went wrong first
+(:class:`Artifact`): one definition for the queue, the regression cases, replay, the terminal review and
+the dashboard. The members are ``StrEnum``s, so they compare equal to the strings stored in the
+``verdicts`` table and serialise to them (``json.dumps(Label.OK) == '"ok"'``).
+
+Which verdict stands when several reviewers judged one item (issue 16, part 6): a queue item may need
+more than one reviewer (``QueueItem.reviews_needed``: the blind second review of
 ``double_review_share``). Each reviewer's newest verdict is theirs (a re-review replaces one's own, never
 another's); an adjudication settles a disagreement. :func:`standing_verdict` says which verdict makes the
 regression case and counts in every figure built on verdicts (the eval set, ``stats``, the learned
 grades); :func:`first_per_reviewer` gives the ratings agreement is computed on
 (``monitor.stats.agreement``): each reviewer's first verdict, the one given blind.
 ``monitor.cases.store.standing_ids`` reads the standing verdicts from the store.
+
+A ground-floor module (standard library only): the cases stage, the review stage and the statistics
+read it without reading each other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Label(StrEnum):
+    """A verdict label (issue 6's form). ``ok`` and ``false_alarm_synonym`` mean the rewrite was fine."""
+
+    OK = "ok"
+    FABRICATED_CONSTRAINT = "fabricated_constraint"
+    DROPPED_CONSTRAINT = "dropped_constraint"
+    WRONG_ANTECEDENT = "wrong_antecedent"
+    UNRESOLVED_REFERENCE = "unresolved_reference"
+    OVER_CARRIED = "over_carried"
+    NOT_A_QUERY = "not_a_query"
+    WINDOW_TRUNCATED = "window_truncated"
+    MISSING_ASSISTANT_TURNS = "missing_assistant_turns"
+    FOREIGN_SESSION = "foreign_session"
+    RANKING = "ranking"
+    GENERATION = "generation"
+    FALSE_ALARM_SYNONYM = "false_alarm_synonym"
+
+
+class Artifact(StrEnum):
+    """The first wrong artifact, in the order a reviewer reads them; ``none`` when nothing was wrong."""
+
+    CHAT_STATE = "chat_state"
+    REWRITE = "rewrite"
+    RETRIEVAL = "retrieval"
+    GENERATION = "generation"
+    NONE = "none"
+
+
+LABELS: tuple[str, ...] = tuple(label.value for label in Label)
+ARTIFACTS: tuple[str, ...] = tuple(artifact.value for artifact in Artifact)
+FINE_LABELS: tuple[str, ...] = (Label.OK.value, Label.FALSE_ALARM_SYNONYM.value)
+"""Labels meaning the rewrite was fine; they go with artifact ``none``."""
+DEFAULT_ARTIFACT: dict[str, str] = {
+    **{label: Artifact.REWRITE.value for label in LABELS},
+    Label.OK: Artifact.NONE,
+    Label.FALSE_ALARM_SYNONYM: Artifact.NONE,
+    Label.WINDOW_TRUNCATED: Artifact.CHAT_STATE,
+    Label.MISSING_ASSISTANT_TURNS: Artifact.CHAT_STATE,
+    Label.FOREIGN_SESSION: Artifact.CHAT_STATE,
+    Label.RANKING: Artifact.RETRIEVAL,
+    Label.GENERATION: Artifact.GENERATION,
+}
+"""The first wrong artifact a label implies, for the terminal commands' default ``--artifact``."""
 
 
 @dataclass(frozen=True, slots=True)
