@@ -30,10 +30,15 @@ _P = ParamSpec("_P")
 
 
 def settings() -> Settings:
-    """This browser session's settings (built on first use). Raises ``ConfigError`` when invalid."""
+    """This browser session's settings (built on first use; its ``checks`` setting applied to the check
+    registry, so the pages list what ``run`` checks). Raises ``ConfigError`` when invalid."""
     if "settings" not in st.session_state:
+        from monitor.checks.registry import configure
+
         config = os.environ.get("REWRITE_MONITOR_CONFIG")
-        st.session_state["settings"] = load_settings(Path(config) if config else None)
+        loaded = load_settings(Path(config) if config else None)
+        configure(loaded.checks)
+        st.session_state["settings"] = loaded
     return cast(Settings, st.session_state["settings"])  # session_state values are untyped
 
 

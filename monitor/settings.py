@@ -17,7 +17,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -70,6 +79,16 @@ SECRET_SETTINGS = frozenset(
         "langfuse_secret_key",
     }
 )
+
+
+class CheckSettings(BaseModel):
+    """One entry of the ``checks`` setting: whether the check runs, and the lowest severity of its findings
+    that is reported (``monitor.checks.registry.configure`` applies it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    min_severity: Literal["low", "medium", "high"] = "low"
 
 
 class Settings(BaseSettings):
@@ -149,6 +168,13 @@ class Settings(BaseSettings):
         "LlamaIndex and LangChain ones.",
     )
     check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
+    checks: dict[str, CheckSettings] = Field(
+        default_factory=dict,
+        description="Per check id (`rewrite-monitor checks list`): `enabled = false` turns a check off (not "
+        "run, not among the current checks, so run, evaluate and coverage leave it out), `min_severity` "
+        "drops its findings under that severity. In TOML a table per check ([checks.topic_shift]); in the "
+        'environment JSON (\'{"topic_shift": {"enabled": false}}\'). An unknown id is an error.',
+    )
     learn_from_verdicts: bool = Field(
         default=True,
         description="Grade each rewriter's added and lost words with what the reviewers' verdicts on them "

@@ -1061,6 +1061,7 @@ def _candidate(t: Tok, tr: Transcript) -> bool:
 
 @register(
     CHECK_ID,
+    family="added_words",
     version=VERSION,
     kinds=(CHECK_ID,),
     steps=STEPS,

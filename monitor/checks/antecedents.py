@@ -193,6 +193,7 @@ def _target(m: re.Match[str], items: tuple[str, ...]) -> int | None:
 
 @register(
     "list_reference",
+    family="antecedents",
     version=VERSION,
     kinds=("wrong_antecedent",),
     steps=LIST_STEPS,
@@ -367,6 +368,7 @@ TOPIC_STEPS = (
 
 @register(
     "topic_shift",
+    family="antecedents",
     version=TOPIC_SHIFT_VERSION,
     kinds=("wrong_antecedent",),
     steps=TOPIC_STEPS,
@@ -859,6 +861,7 @@ def _asked_who(name: str, turn: str) -> bool:
 
 @register(
     "antecedent_recency",
+    family="antecedents",
     version=RECENCY_VERSION,
     kinds=("wrong_antecedent",),
     steps=RECENCY_STEPS,
@@ -1095,6 +1098,7 @@ def _swap(user: str, named: str, query: str) -> tuple[list[str], list[str]] | No
 
 @register(
     "swapped_name",
+    family="antecedents",
     version=SWAPPED_NAME_VERSION,
     kinds=("wrong_antecedent",),
     steps=SWAPPED_STEPS,
@@ -1253,6 +1257,7 @@ def _carries(meant: str, query: str) -> bool | None:
 
 @register(
     "ignored_correction",
+    family="antecedents",
     version=CORRECTION_VERSION,
     kinds=("wrong_antecedent",),
     steps=CORRECTION_STEPS,

@@ -92,6 +92,7 @@ def _f(kind: str, severity: str, evidence: dict[str, Any], reason: str, step: st
 
 @register(
     "window_truncated",
+    family="chat_state",
     version=VERSION,
     kinds=("window_truncated",),
     steps=WINDOW_STEPS,
@@ -135,6 +136,7 @@ def check_window(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 @register(
     "missing_assistant_turns",
+    family="chat_state",
     version=VERSION,
     kinds=("missing_assistant_turns",),
     steps=ASSISTANT_STEPS,
@@ -168,6 +170,7 @@ def check_missing_assistant(record: RewriteRecord, rules: Rules) -> list[Finding
 
 @register(
     "non_monotonic",
+    family="chat_state",
     version=VERSION,
     kinds=("non_monotonic",),
     steps=MONOTONIC_STEPS,
@@ -202,6 +205,7 @@ def check_monotonic(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 @register(
     "digest_mismatch",
+    family="chat_state",
     version=VERSION,
     kinds=("digest_mismatch",),
     steps=DIGEST_STEPS,
@@ -230,6 +234,7 @@ def check_digest(record: RewriteRecord, rules: Rules) -> list[Finding]:
 
 @register(
     "roles_mismatch",
+    family="chat_state",
     version=VERSION,
     kinds=("roles_mismatch",),
     steps=ROLES_STEPS,
@@ -281,6 +286,7 @@ def _continues(earlier: tuple[Message, ...], later: tuple[Message, ...], turn_ga
 
 @register(
     "session_mismatch",
+    family="chat_state",
     version=VERSION,
     kinds=("session_mismatch",),
     steps=SESSION_STEPS,

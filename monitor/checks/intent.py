@@ -506,6 +506,7 @@ STEPS = (
 
 @register(
     CHECK_ID,
+    family="intent",
     version=VERSION,
     kinds=(CHECK_ID,),
     steps=STEPS,
@@ -677,6 +678,7 @@ def replaced_heads(latest: Analysis, query: Analysis) -> list[tuple[Tok, Tok, To
 
 @register(
     REPLACED_ID,
+    family="intent",
     version=REPLACED_VERSION,
     kinds=(REPLACED_ID,),
     steps=REPLACED_STEPS,

@@ -409,6 +409,7 @@ def _nested(a: str, b: str) -> bool:
 
 @register(
     "qualifiers",
+    family="qualifiers",
     version=VERSION,
     kinds=("dropped_qualifier", "qualifier_conflict"),
     steps=STEPS,

@@ -447,6 +447,7 @@ NOT_A_QUERY_STEPS = (
 
 @register(
     "unresolved_reference",
+    family="references",
     version=UNRESOLVED_VERSION,
     kinds=("unresolved_reference",),
     steps=UNRESOLVED_STEPS,
@@ -562,6 +563,7 @@ def _earlier_user_turn(record: RewriteRecord) -> bool:
 
 @register(
     "antecedent_not_in_input",
+    family="references",
     version=VERSION,
     kinds=("antecedent_not_in_input",),
     steps=ANTECEDENT_STEPS,
@@ -639,6 +641,7 @@ def _long_sentences(text: str) -> list[str]:
 
 @register(
     "not_a_query",
+    family="references",
     version=NOT_A_QUERY_VERSION,
     kinds=("not_a_query",),
     steps=NOT_A_QUERY_STEPS,

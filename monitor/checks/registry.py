@@ -1,10 +1,16 @@
-"""The check registry and :func:`run_checks`.
+"""The check registry, the checks a deployment turned on, and :func:`run_checks`.
 
-Each family module (``added_words``, ``qualifiers``, ``chat_state``, ``references``, ``intent``)
-registers pure functions ``(record, rules) -> list[Finding]`` under a check id and version with
-:func:`register`; a behaviour change bumps the version, so stored findings can be re-checked. Modelled
-on spaCy's function registry (``spacy/pipeline/functions.py``): the id is the contract, the function is
-looked up by it.
+Each family module (``added_words``, ``qualifiers``, ``chat_state``, ``references``, ``antecedents``,
+``intent``, ``scope``) registers pure functions ``(record, rules) -> list[Finding]`` under a check id,
+version and declared family with :func:`register`; a behaviour change bumps the version, so stored
+findings can be re-checked. Modelled on spaCy's function registry (``spacy/pipeline/functions.py``): the
+id is the contract, the function is looked up by it; and, as spaCy's registries do, other packages add
+checks through an entry point (group :data:`ENTRY_POINT_GROUP`: the module it names registers its checks
+when loaded, :func:`load_plugins`).
+
+The ``checks`` setting turns a check off or raises its severity floor (:func:`configure`): a check that is
+off is not run, and is not among the current versions, so ``run``, ``check``, ``evaluate``, coverage and
+every listing leave it out; a finding under its check's floor is not reported.
 
 This module imports only the standard library, pydantic/PyYAML (via ``monitor.checks.rules``) and,
 lazily on first analysis, spaCy and wordfreq: never sqlalchemy, streamlit, anthropic, sentry_sdk or
@@ -13,8 +19,10 @@ apscheduler (``tests/checks/test_imports.py`` asserts it in a subprocess).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from monitor.checks.base import (
     CheckOutcome,
@@ -24,7 +32,9 @@ from monitor.checks.base import (
 )
 from monitor.checks.rules import Rules
 from monitor.checks.steps import Step, step_ids
+from monitor.errors import ConfigError
 from monitor.record import RewriteRecord
+from monitor.severity import SEVERITY_RANK
 
 CheckFn = Callable[[RewriteRecord, Rules], list[Finding]]
 
@@ -32,7 +42,8 @@ CheckFn = Callable[[RewriteRecord, Rules], list[Finding]]
 @dataclass(frozen=True, slots=True)
 class CheckSpec:
     """A registered check: ``id`` (e.g. ``"added_content_word"``), ``version``, the finding ``kinds`` it
-    can emit, the module ``family``, the function and its grading ``steps`` (``monitor.checks.steps``)."""
+    can emit, its declared ``family`` (the built-in ones name their module; a plugin names its own), the
+    function and its grading ``steps`` (``monitor.checks.steps``)."""
 
     id: str
     version: int
@@ -53,48 +64,99 @@ REGISTRY: dict[str, CheckSpec] = {}
 
 
 def register(
-    check_id: str, *, version: int, kinds: Iterable[str], steps: Iterable[Step], summary: str
+    check_id: str,
+    *,
+    family: str,
+    version: int,
+    kinds: Iterable[str],
+    steps: Iterable[Step],
+    summary: str,
 ) -> Callable[[CheckFn], CheckFn]:
-    """Decorator: register ``fn`` as check ``check_id`` at ``version`` emitting ``kinds``, grading by
-    ``steps`` (its step table: every finding it returns names one of them); ``summary`` is one line on
-    what it fires on.
+    """Decorator: register ``fn`` as check ``check_id`` of ``family`` at ``version`` emitting ``kinds``,
+    grading by ``steps`` (its step table: every finding it returns names one of them); ``summary`` is one
+    line on what it fires on.
 
     Raises ``ValueError`` when the id is already registered by another function, when ``steps`` is
-    empty or declares a step id twice, or when ``summary`` is empty.
+    empty or declares a step id twice, or when ``family`` or ``summary`` is empty.
     """
     table = tuple(steps)
     if not table:
         raise ValueError(f"check {check_id!r} declares no grading step")
     if not summary.strip():
         raise ValueError(f"check {check_id!r} has no summary")
+    if not family.strip():
+        raise ValueError(f"check {check_id!r} declares no family")
     ids = step_ids(table)
 
     def deco(fn: CheckFn) -> CheckFn:
         old = REGISTRY.get(check_id)
         if old is not None and old.fn is not fn:
             raise ValueError(f"check {check_id!r} is already registered by {old.fn.__module__}")
-        family = fn.__module__.rsplit(".", 1)[-1]
         REGISTRY[check_id] = CheckSpec(check_id, version, tuple(kinds), family, fn, table, ids, summary)
         return fn
 
     return deco
 
 
+@dataclass(frozen=True, slots=True)
+class CheckChoice:
+    """What the ``checks`` setting says of one check: whether it runs, and the lowest severity of its
+    findings that is reported (``low``: all of them)."""
+
+    enabled: bool = True
+    min_severity: str = "low"
+
+
+CHOICES: dict[str, CheckChoice] = {}
+"""The ``checks`` setting as :func:`configure` applied it; a check it does not name runs at floor low."""
+
+
+def configure(choices: Mapping[str, Any]) -> None:
+    """Apply the ``checks`` setting (check id -> an object with ``enabled`` and ``min_severity``, or a
+    mapping of them) for the rest of the process, replacing what an earlier call applied.
+
+    Raises ``ConfigError`` naming the entry for an id no registered check has (with the nearest id),
+    before anything is changed. Every check, plugins included, is registered by then: this module is
+    imported through ``monitor.checks``, whose ``__init__`` loads them all before anyone can call this."""
+    parsed: dict[str, CheckChoice] = {}
+    for check_id, choice in choices.items():
+        if check_id not in REGISTRY:
+            near = difflib.get_close_matches(check_id, list(REGISTRY), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else f"; one of: {', '.join(REGISTRY)}"
+            raise ConfigError(f"checks.{check_id}: no such check{hint}")
+        get = choice.get if isinstance(choice, Mapping) else lambda k, d, c=choice: getattr(c, k, d)
+        parsed[check_id] = CheckChoice(bool(get("enabled", True)), str(get("min_severity", "low")))
+    CHOICES.clear()
+    CHOICES.update(parsed)
+
+
+def is_enabled(check_id: str) -> bool:
+    """Whether check ``check_id`` runs (:func:`configure`)."""
+    choice = CHOICES.get(check_id)
+    return choice is None or choice.enabled
+
+
+def active() -> list[CheckSpec]:
+    """The registered checks that run, in registry order."""
+    return [spec for spec in REGISTRY.values() if is_enabled(spec.id)]
+
+
 def current_versions() -> list[tuple[str, int]]:
-    """``(check_id, version)`` of every registered check, in registry order.
+    """``(check_id, version)`` of every check that runs (:func:`active`), in registry order.
 
     This is what "checked at the current versions" means everywhere: stored runs and findings of
-    other versions are history, and a record lacking a run of one of these is unchecked.
+    other versions, or of a check turned off, are history, and a record lacking a run of one of these
+    is unchecked.
     """
-    return [(spec.id, spec.version) for spec in REGISTRY.values()]
+    return [(spec.id, spec.version) for spec in active()]
 
 
 def checks_by_kind() -> dict[str, tuple[str, ...]]:
-    """Finding kind -> the ids of the checks that can emit it, in registry order (``wrong_antecedent``:
-    ``list_reference``, ``topic_shift``, ``antecedent_recency``, ``swapped_name`` and
-    ``ignored_correction``): a kind was looked for on a record when any of them ran."""
+    """Finding kind -> the ids of the checks that run and can emit it, in registry order
+    (``wrong_antecedent``: ``list_reference``, ``topic_shift``, ``antecedent_recency``, ``swapped_name``
+    and ``ignored_correction``): a kind was looked for on a record when any of them ran."""
     out: dict[str, tuple[str, ...]] = {}
-    for spec in REGISTRY.values():
+    for spec in active():
         for kind in spec.kinds:
             out[kind] = (*out.get(kind, ()), spec.id)
     return out
@@ -121,14 +183,15 @@ def run_family(record: RewriteRecord, rules: Rules, family: str) -> list[Finding
 
 
 def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | None = None) -> CheckOutcome:
-    """Run every registered check (or the ids in ``only``) on ``record``.
+    """Run every check that runs (:func:`active`; or the ids in ``only``) on ``record``.
 
-    Returns a :class:`CheckOutcome`: the findings in registry order and one status per check
-    (``"ran"`` or ``"skipped"`` with the reason). Exceptions other than ``SkipCheck`` propagate: a
+    Returns a :class:`CheckOutcome`: the findings in registry order, less those under their check's
+    severity floor (:func:`configure`), and one status per check (``"ran"`` with the number of findings
+    reported, or ``"skipped"`` with the reason). Exceptions other than ``SkipCheck`` propagate: a
     crashing check is a bug, not a skip. Raises ``KeyError`` for an unknown id in ``only`` and
     ``ValueError`` for a finding whose step its check's table does not declare (a bug too).
     """
-    specs = list(REGISTRY.values()) if only is None else [REGISTRY[i] for i in only]
+    specs = active() if only is None else [REGISTRY[i] for i in only]
     findings: list[Finding] = []
     statuses: list[CheckStatus] = []
     for spec in specs:
@@ -140,18 +203,51 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
         for f in got:
             if f.step not in spec.step_ids:
                 raise ValueError(f"check {spec.id!r} returned a finding of undeclared step {f.step!r}")
+        choice = CHOICES.get(spec.id)
+        if choice is not None and choice.min_severity != "low":
+            floor = SEVERITY_RANK[choice.min_severity]
+            got = [f for f in got if SEVERITY_RANK[f.severity] >= floor]
         findings.extend(got)
         statuses.append(CheckStatus(spec.id, spec.version, "ran", None, len(got)))
     return CheckOutcome(record.request_id, rules.hash, tuple(findings), tuple(statuses))
 
 
-# Report order: by family as the issue lists them, then registration order within a family.
+# Report order: by family as the issue lists them, then registration order within a family; checks of
+# other families (plugins) after them, in the order they registered.
 FAMILIES = ("added_words", "qualifiers", "chat_state", "references", "antecedents", "intent", "scope")
 
 
 def order_registry() -> None:
-    """Reorder :data:`REGISTRY` by :data:`FAMILIES` (stable within a family); ``monitor.checks`` calls it
-    once the family modules have registered."""
-    ordered = sorted(REGISTRY.values(), key=lambda s: FAMILIES.index(s.family))
+    """Reorder :data:`REGISTRY` by :data:`FAMILIES` (stable within a family, other families last);
+    ``monitor.checks`` calls it once the family modules and plugins have registered."""
+
+    def rank(spec: CheckSpec) -> int:
+        return FAMILIES.index(spec.family) if spec.family in FAMILIES else len(FAMILIES)
+
+    ordered = sorted(REGISTRY.values(), key=rank)
     REGISTRY.clear()
     REGISTRY.update((s.id, s) for s in ordered)
+
+
+ENTRY_POINT_GROUP = "rewrite_monitor.checks"
+"""The entry-point group of checks from other packages: each entry names a module (or an object in one)
+whose import registers checks with :func:`register` (``[project.entry-points."rewrite_monitor.checks"]``
+in the plugin's ``pyproject.toml``)."""
+
+
+def load_plugins() -> list[str]:
+    """Import every entry point of :data:`ENTRY_POINT_GROUP` installed, in name order; returns their
+    names. Raises ``ConfigError`` naming the entry point and its module when one fails to load (a plugin
+    that cannot register its checks would otherwise leave them out without a word)."""
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            ep.load()
+        except Exception as exc:  # a plugin's own error of any kind: named, never a traceback mid-run
+            raise ConfigError(
+                f"check plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
+            ) from exc
+        loaded.append(ep.name)
+    return loaded

@@ -153,6 +153,7 @@ def _carries(query: str, frame: TurnFrame) -> bool:
 
 @register(
     "frame_not_carried",
+    family="scope",
     version=FRAME_VERSION,
     kinds=("dropped_qualifier",),
     steps=FRAME_STEPS,
@@ -276,6 +277,7 @@ def _carried_context(record: RewriteRecord) -> bool:
 
 @register(
     "topic_not_carried",
+    family="scope",
     version=TOPIC_VERSION,
     kinds=("dropped_qualifier",),
     steps=TOPIC_STEPS,

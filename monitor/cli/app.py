@@ -140,13 +140,27 @@ class State:
 
     @property
     def settings(self) -> Settings:
+        """The settings, loaded on first use; the ``checks`` setting is applied to the check registry then
+        (``ConfigError`` for an unknown check id)."""
         if self._settings is None:
-            self._settings = load_settings(self.config, database_url=self.database_url)
+            settings = load_settings(self.config, database_url=self.database_url)
+            apply_check_settings(settings)
+            self._settings = settings
         return self._settings
 
     @property
     def url(self) -> str:
         return self.settings.database_url.get_secret_value()
+
+
+def apply_check_settings(settings: Settings) -> None:
+    """Apply ``settings.checks`` to the check registry (``monitor.checks.registry.configure``). With the
+    setting empty and the checks not loaded yet there is nothing to undo, so nothing is imported: the
+    commands that never run a check do not pay for loading them."""
+    if settings.checks or "monitor.checks.registry" in sys.modules:
+        from monitor.checks.registry import configure
+
+        configure(settings.checks)
 
 
 def _print_version(value: bool) -> None:

@@ -214,9 +214,10 @@ def judge(case: dict[str, Any], rewrite: ModelRewrite, rules: Rules) -> list[str
     failures = [f"missing {t!r}" for t in case["must_include"] if not contains_term(rewrite.query, t)]
     failures += [f"contains {t!r}" for t in case["must_not_include"] if contains_term(rewrite.query, t)]
     if case["label"] not in FINE_LABELS:
-        from monitor.checks import REGISTRY, at_least, run_checks
+        from monitor.checks import at_least, run_checks
+        from monitor.checks.registry import active
 
-        only = [s.id for s in REGISTRY.values() if s.family in REWRITE_FAMILIES]
+        only = [s.id for s in active() if s.family in REWRITE_FAMILIES]
         outcome = run_checks(_record(case, rewrite), rules, only=only)
         for f in outcome.findings:
             if at_least(f.severity, MIN_SEVERITY):

@@ -40,11 +40,13 @@ def open_worker(
     and ``WorkerError`` when another worker holds a SQLite store.
     """
     from monitor.checks.nlp import use_model
+    from monitor.checks.registry import configure
     from monitor.checks.rules import load_rules
     from monitor.observability.sentry import init_sentry
     from monitor.store.engine import open_store
 
     rules = load_rules(settings.rules_dir)
+    configure(settings.checks)
     use_model(settings.spacy_model)
     # writes: on SQLite every cycle's transaction takes the write lock at BEGIN, so beside reviewers and
     # a `run` the worker waits its turn (busy timeout) instead of failing with "database is locked".

@@ -1,4 +1,5 @@
-"""Check commands: ``check``, ``findings``, ``rules validate|proposals`` and ``rules learned``."""
+"""Check commands: ``check``, ``findings``, ``checks list``, ``rules validate|proposals`` and
+``rules learned``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,62 @@ rules_app = typer.Typer(
     "and what their verdicts taught.",
     no_args_is_help=True,
 )
+
+
+checks_app = typer.Typer(
+    help="The checks: which are registered (built in or from a plugin), their versions and grading steps, "
+    "and which run (the checks setting).",
+    no_args_is_help=True,
+)
+
+
+def checks_list(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per check, a line each.")] = False,
+) -> None:
+    """List every registered check in report order: id and version, family, finding kinds, grading steps,
+    where it comes from (built in, or the module a plugin's entry point loaded) and whether it runs.
+
+    A check runs unless the checks setting turns it off ([checks.topic_shift] enabled = false in the
+    config file); min_severity drops its findings under that severity. Plugins register checks through
+    the entry-point group rewrite_monitor.checks.
+
+    Example: rewrite-monitor checks list --json
+    """
+    from monitor.checks import REGISTRY
+    from monitor.checks.registry import CHOICES, is_enabled
+
+    _ = ctx.obj.settings  # applies the checks setting (an unknown id is exit 2)
+    table = Table("check", "family", "finding kinds", "steps", "source", "runs")
+    off = 0
+    for spec in REGISTRY.values():
+        choice = CHOICES.get(spec.id)
+        floor = choice.min_severity if choice is not None else "low"
+        module = spec.fn.__module__
+        source = "built in" if module.startswith("monitor.checks.") else module
+        if as_json:
+            row = {
+                "check": spec.id,
+                "version": spec.version,
+                "family": spec.family,
+                "kinds": list(spec.kinds),
+                "steps": [step.id for step in spec.steps],
+                "source": source,
+                "enabled": is_enabled(spec.id),
+                "min_severity": floor,
+            }
+            out.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
+            continue
+        runs = "yes" if floor == "low" else f"{floor} and above"
+        if not is_enabled(spec.id):
+            runs, off = "off", off + 1
+        table.add_row(
+            spec.versioned_id, spec.family, ", ".join(spec.kinds), str(len(spec.steps)), source, runs
+        )
+    if not as_json:
+        out.print(table)
+        n = len(REGISTRY)
+        out.print(f"{n} checks, {n - off} run, {off} turned off by the checks setting")
 
 
 def rules_validate(
@@ -492,6 +549,8 @@ def rules_learned_reset(
 
 def register(app: typer.Typer) -> None:
     """Register this module's commands on the root ``app`` (``monitor.cli.main`` calls it)."""
+    app.add_typer(checks_app, name="checks")
+    checks_app.command("list")(checks_list)
     app.add_typer(rules_app, name="rules")
     rules_app.command("validate")(rules_validate)
     rules_app.command("proposals")(rules_proposals)
