@@ -98,7 +98,9 @@ def test_a_finding_of_an_undeclared_step_is_refused(rules):
 
     table = (Step("declared", "low", "a test", "the only step"),)
 
-    @register("test_undeclared_step", version=1, kinds=("x",), steps=table, summary="a test check")
+    @register(
+        "test_undeclared_step", family="test", version=1, kinds=("x",), steps=table, summary="a test check"
+    )
     def bad(record, rules):
         return [Finding("x", "low", {}, "r", "test_undeclared_step", 1, step="other")]
 
