@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from monitor.checks import run_checks
-from monitor.checks.antecedents import enumerations
+from monitor.checks.antecedents.list_reference import enumerations
 from tests.factories import make_record
 
 EU = [
@@ -122,7 +122,7 @@ def test_the_item_is_named_by_its_last_name_and_the_list_is_the_one_the_query_an
 
 def test_the_check_job_stores_a_list_reference_finding(session) -> None:  # type: ignore[no-untyped-def]
     """Through the store: ingest, check job, stored finding with its words (what `findings` lists)."""
-    from monitor.checks.antecedents import VERSION
+    from monitor.checks.antecedents.list_reference import VERSION
     from monitor.checks.rules import load_rules
     from monitor.checks.store import list_findings
     from monitor.ingest.store.batches import ingest_bytes
@@ -360,7 +360,7 @@ def test_recency_skips_without_a_reference_or_a_substituted_name(rules) -> None:
 
 
 def test_replacement_aligns_the_query_with_the_latest_message() -> None:
-    from monitor.checks.antecedents import replacement
+    from monitor.checks.antecedents.recency import replacement
 
     latest, query = "How fast did it go?", "How fast did the Tesla Roadster go in 1966?"
     assert replacement(latest, query, latest.index("it")) == (13, 31)
@@ -400,7 +400,7 @@ def test_a_topic_set_with_what_about_competes_with_an_older_name(rules) -> None:
 
 
 def test_about_topic_reads_the_noun_phrase_after_the_frame() -> None:
-    from monitor.checks.antecedents import about_topic
+    from monitor.checks.antecedents.topics import about_topic
 
     earlier = ["How much does a used Lamborghini cost?"]
     assert about_topic("Interesting. What about for a pimped-out food truck?", earlier) == "food truck"
@@ -413,7 +413,7 @@ def test_about_topic_reads_the_noun_phrase_after_the_frame() -> None:
 def test_it_points_at_no_person_and_a_premodifier_is_no_competitor(rules) -> None:  # type: ignore[no-untyped-def]
     """ "the European and US approaches" names approaches: neither "European" (a person's noun, which
     "it" cannot mean) nor "US" (it modifies "approaches") competes with the method named before."""
-    from monitor.checks.antecedents import is_person, premodifier
+    from monitor.checks.antecedents.recency import is_person, premodifier
 
     history = [
         ("user", "How is testing done with PCR?"),
