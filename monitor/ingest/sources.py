@@ -132,8 +132,15 @@ def discover(
     such as ``/dev/null``: read those through ``-``), and a directory with no log files. With an
     ``errors`` list, such a path is appended to it as ``(path, reason)`` (the message without the path)
     instead and the other paths are still expanded (one mistyped path does not stop a backfill); the
-    first such error is then raised only when no path is left to read.
+    first such error is then raised only when no path is left to read. ``-`` (standard input) given more
+    than once is a ``ConfigError`` (exit 2): the stream can be read once, and the second read stored
+    nothing while the command said it read it twice.
     """
+    paths = list(paths)
+    if sum(str(p) == "-" for p in paths) > 1:
+        from monitor.errors import ConfigError
+
+        raise ConfigError("- (standard input) is given more than once: it can be read only once")
 
     def wanted(name: str) -> bool:
         if globs:

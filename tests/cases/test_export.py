@@ -236,3 +236,15 @@ def test_a_redacted_export_names_a_personal_source_request_by_its_pid_hash(sessi
     assert case["source_request_id"] == hashed_id(req, store_key(session=session))
     (raw,) = collect_cases(session=session, redact=False)
     assert raw["source_request_id"] == req
+
+
+def test_the_out_suffix_names_the_format_when_format_is_not_given(cli_db: str, tmp_path: Path) -> None:
+    """``--out cases.csv`` alone writes CSV (it wrote JSON Lines into a .csv file); ``--format`` still wins."""
+    for name, fmt in (("cases.csv", "csv"), ("cases.jsonl", "jsonl"), ("cases.txt", "jsonl")):
+        done = runner.invoke(app, ["--database-url", cli_db, "export", "--out", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        assert f"({fmt}, redacted)" in done.output, (name, done.output)
+    forced = runner.invoke(
+        app, ["--database-url", cli_db, "export", "--out", str(tmp_path / "x.csv"), "--format", "jsonl"]
+    )
+    assert "(jsonl, redacted)" in forced.output

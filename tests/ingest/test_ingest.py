@@ -528,3 +528,14 @@ def test_redact_at_ingest_redacts_every_quarantine_excerpt_and_still_resolves_a_
         and "Jones" not in excerpts
     )
     assert rows["t.jsonl"].resolution == "stored"
+
+
+def test_standard_input_given_twice_is_refused(cli_db: str) -> None:
+    """``ingest - -`` read the stream once and said it read it twice; now exit 2, before reading."""
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+
+    result = CliRunner().invoke(app, ["--database-url", cli_db, "ingest", "-", "-"], input='{"x": 1}\n')
+    assert result.exit_code == 2
+    assert result.stderr == "error: - (standard input) is given more than once: it can be read only once\n"

@@ -362,17 +362,38 @@ def _formats() -> tuple[str, ...]:
     return FORMATS
 
 
+EXPORT_SUFFIXES = {
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
+"""The format an ``--out`` file's suffix names, when ``--format`` is not given."""
+
+
+def _export_format(out_path: Path, fmt: str | None) -> str:
+    """``--format`` when given, else the format ``out_path``'s suffix names (:data:`EXPORT_SUFFIXES`),
+    else jsonl (standard output, other suffixes): ``--out cases.csv`` alone writes CSV."""
+    if fmt is not None:
+        return fmt
+    return EXPORT_SUFFIXES.get(out_path.suffix.lower(), "jsonl") if str(out_path) != "-" else "jsonl"
+
+
 def export_cmd(
     ctx: typer.Context,
     out_path: Annotated[
         Path, typer.Option("--out", help="File to write; - for standard output (jsonl, csv).")
     ],
     fmt: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--format", parser=lazy_choice(_formats), metavar="FORMAT", help="jsonl, csv or parquet."
+            "--format",
+            parser=lazy_choice(_formats),
+            metavar="FORMAT",
+            help="jsonl, csv or parquet; default: the --out file's suffix (.csv, .parquet), else jsonl.",
         ),
-    ] = "jsonl",
+    ] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only verdicts on or after this day (YYYY-MM-DD, UTC).")
     ] = None,
@@ -389,6 +410,7 @@ def export_cmd(
     from monitor.cases.export import export_cases
     from monitor.privacy import name_finder
 
+    fmt = _export_format(out_path, fmt)
     if str(out_path) == "-" and fmt == "parquet":
         raise typer.BadParameter(
             "parquet is binary: write it to a file, not to standard output", param_hint="--out"
