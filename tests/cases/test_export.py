@@ -239,7 +239,8 @@ def test_a_redacted_export_names_a_personal_source_request_by_its_pid_hash(sessi
 
 
 def test_the_out_suffix_names_the_format_when_format_is_not_given(cli_db: str, tmp_path: Path) -> None:
-    """``--out cases.csv`` alone writes CSV (it wrote JSON Lines into a .csv file); ``--format`` still wins."""
+    """``--out cases.csv`` alone writes CSV (it wrote JSON Lines into a .csv file); ``--format`` still
+    wins."""
     for name, fmt in (("cases.csv", "csv"), ("cases.jsonl", "jsonl"), ("cases.txt", "jsonl")):
         done = runner.invoke(app, ["--database-url", cli_db, "export", "--out", str(tmp_path / name)])
         assert done.exit_code == 0, done.output
