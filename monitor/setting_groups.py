@@ -41,10 +41,13 @@ class QueueSettings(_Group):
     - ``claim_lease_minutes``: ``claim_lease_minutes`` (``REWRITE_MONITOR_CLAIM_LEASE_MINUTES``)
     - ``reviews_per_item``: ``reviews_per_item`` (``REWRITE_MONITOR_REVIEWS_PER_ITEM``)
     - ``double_review_share``: ``double_review_share`` (``REWRITE_MONITOR_DOUBLE_REVIEW_SHARE``)
+    - ``check_floors``: from ``checks`` (``REWRITE_MONITOR_CHECKS``): check id -> its ``min_severity``,
+      the lowest severity of its findings that reaches the queue (only the checks that set one above low)
     """
 
     budget: int
     min_severity: SeverityName
+    check_floors: dict[str, SeverityName] = {}
     control_share: float
     control_min: int
     per_conversation_cap: int

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from functools import cached_property
@@ -82,12 +83,13 @@ SECRET_SETTINGS = frozenset(
 
 
 class CheckSettings(BaseModel):
-    """One entry of the ``checks`` setting: whether the check runs, and the lowest severity of its findings
-    that is reported (``monitor.checks.registry.configure`` applies it)."""
+    """One entry of the ``checks`` setting: whether the check runs (``monitor.checks.registry.configure``
+    applies it) and the lowest severity of its findings that reaches the review queue (queue admission
+    reads it: ``QueueSettings.check_floors``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, strict=True)  # "no" or 0 turning a check off is a typo, not a value
     min_severity: Literal["low", "medium", "high"] = "low"
 
 
@@ -171,8 +173,9 @@ class Settings(BaseSettings):
     checks: dict[str, CheckSettings] = Field(
         default_factory=dict,
         description="Per check id (`rewrite-monitor checks list`): `enabled = false` turns a check off (not "
-        "run, not among the current checks, so run, evaluate and coverage leave it out), `min_severity` "
-        "drops its findings under that severity. In TOML a table per check ([checks.topic_shift]); in the "
+        "run, not among the current checks, so run, evaluate and coverage leave it out); `min_severity` is "
+        "the lowest severity of its findings that reaches the review queue (all are still stored, listed "
+        "and counted in the rates). In TOML a table per check ([checks.topic_shift]); in the "
         'environment JSON (\'{"topic_shift": {"enabled": false}}\'). An unknown id is an error.',
     )
     learn_from_verdicts: bool = Field(
@@ -394,6 +397,7 @@ class Settings(BaseSettings):
             claim_lease_minutes=self.claim_lease_minutes,
             reviews_per_item=self.reviews_per_item,
             double_review_share=self.double_review_share,
+            check_floors={k: v.min_severity for k, v in self.checks.items() if v.min_severity != "low"},
         )
 
     @cached_property
@@ -638,10 +642,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         cls = _FileSettings
     try:
         return cls(**clean)
-    except SettingsError as exc:  # a complex value (e.g. sources) that is not valid JSON
-        raise ConfigError(
-            f"invalid configuration: {exc}; lists are given as JSON, e.g. '[\"logs/*.jsonl\"]'"
-        ) from exc
+    except SettingsError as exc:  # a complex value (sources, checks) that is not valid JSON
+        raise ConfigError(_json_setting_error(str(exc))) from exc
     except ValidationError as exc:
         by_env = setting_env_vars()
         problems, secret = [], False
@@ -686,6 +688,21 @@ def _web_url_masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
+def _json_setting_error(message: str) -> str:
+    """One line for a complex setting whose environment value is not JSON, naming its variable and the
+    shape it takes (pydantic-settings says ``error parsing value for field "checks" from source
+    "EnvSettingsSource"``)."""
+    m = re.search(r'field "(\w+)"', message)
+    if m is None or m.group(1) not in Settings.model_fields:
+        return f"invalid configuration: {message}"
+    name = m.group(1)
+    var = f"{ENV_PREFIX}{name.upper()}"
+    if name == "checks":
+        example = '\'{"topic_shift": {"enabled": false}}\''
+        return f"{var} is not valid JSON: tables are given as JSON, e.g. {example}"
+    return f"{var} is not valid JSON: lists are given as JSON, e.g. '[\"logs/*.jsonl\"]'"
+
+
 def effective_config(settings: Settings) -> dict[str, Any]:
     """The settings as a plain dict for display, with secrets masked (and the credentials of a URL that
     is not itself a secret)."""
@@ -700,6 +717,8 @@ def effective_config(settings: Settings) -> dict[str, Any]:
             value = "***" if value.get_secret_value() else ""
         elif isinstance(value, Path):
             value = str(value)
+        elif name == "checks":
+            value = {check_id: choice.model_dump() for check_id, choice in value.items()}
         out[name] = value
     return out
 

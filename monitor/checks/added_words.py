@@ -7,8 +7,8 @@ inside an alias-group member whose group has any member in the transcript (rules
 it is a neutral word (rules/neutral.yaml ``neutral``). Unsupported words are reported per span of
 adjacent units ("free tier", "eu-west-1"), one finding per span.
 
-Each unsupported word is graded by a pipeline of named steps (:data:`STEPS`; the README's table of the
-checks is generated from it):
+Each unsupported word is graded by a pipeline of named steps (:data:`STEPS`; ``docs/checks.md``'s step
+table is generated from it):
 
 1. **what the word is** (:data:`OWN_GRADE`, the first step that applies sets the grade): meta text, a
    name completing a logged name, a qualifier value, a number (or the same number written otherwise), a

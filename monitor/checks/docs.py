@@ -11,8 +11,14 @@ when either differs from what the step tables make. Reads only the registry.
 
 from __future__ import annotations
 
-from monitor.checks.registry import REGISTRY, CheckSpec
+from monitor.checks.registry import REGISTRY, CheckSpec, is_builtin
 from monitor.checks.steps import markdown_table
+
+
+def _builtin() -> list[CheckSpec]:
+    """This package's checks in report order: the documentation is the product's, whatever plugins the
+    machine that makes it has installed."""
+    return [spec for spec in REGISTRY.values() if is_builtin(spec)]
 
 
 def _kinds(spec: CheckSpec) -> str:
@@ -26,7 +32,7 @@ def readme_table() -> str:
         "| finding kind | check | fires when |",
         "| --- | --- | --- |",
     ]
-    for spec in REGISTRY.values():
+    for spec in _builtin():
         lines.append(f"| {_kinds(spec)} | `{spec.versioned_id}` | {spec.summary} |")
     return "\n".join(lines) + "\n"
 
@@ -34,7 +40,7 @@ def readme_table() -> str:
 def step_pages() -> str:
     """``docs/checks.md``'s generated part: per check, its summary and its full step table."""
     out = []
-    for spec in REGISTRY.values():
+    for spec in _builtin():
         out.append(
             f"### `{spec.versioned_id}` ({_kinds(spec)})\n\n{spec.summary[:1].upper()}{spec.summary[1:]}.\n"
         )

@@ -8,9 +8,10 @@ id is the contract, the function is looked up by it; and, as spaCy's registries 
 checks through an entry point (group :data:`ENTRY_POINT_GROUP`: the module it names registers its checks
 when loaded, :func:`load_plugins`).
 
-The ``checks`` setting turns a check off or raises its severity floor (:func:`configure`): a check that is
-off is not run, and is not among the current versions, so ``run``, ``check``, ``evaluate``, coverage and
-every listing leave it out; a finding under its check's floor is not reported.
+The ``checks`` setting turns a check off (:func:`configure`): a check that is off is not run, and is not
+among the current versions, so ``run``, ``check``, ``evaluate``, coverage and every listing leave it out.
+Its ``min_severity`` (the lowest severity of a check's findings that reaches the review queue) is read by
+queue admission (``monitor.queue.store``), not here: every finding is stored and counted.
 
 This module imports only the standard library, pydantic/PyYAML (via ``monitor.checks.rules``) and,
 lazily on first analysis, spaCy and wordfreq: never sqlalchemy, streamlit, anthropic, sentry_sdk or
@@ -20,6 +21,7 @@ apscheduler (``tests/checks/test_imports.py`` asserts it in a subprocess).
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,9 +36,9 @@ from monitor.checks.rules import Rules
 from monitor.checks.steps import Step, step_ids
 from monitor.errors import ConfigError
 from monitor.record import RewriteRecord
-from monitor.severity import SEVERITY_RANK
 
 CheckFn = Callable[[RewriteRecord, Rules], list[Finding]]
+log = logging.getLogger("monitor.checks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +103,14 @@ def register(
 @dataclass(frozen=True, slots=True)
 class CheckChoice:
     """What the ``checks`` setting says of one check: whether it runs, and the lowest severity of its
-    findings that is reported (``low``: all of them)."""
+    findings that reaches the review queue (``low``: all of them; read by queue admission)."""
 
     enabled: bool = True
     min_severity: str = "low"
 
 
 CHOICES: dict[str, CheckChoice] = {}
-"""The ``checks`` setting as :func:`configure` applied it; a check it does not name runs at floor low."""
+"""The ``checks`` setting as :func:`configure` applied it; a check it does not name runs."""
 
 
 def configure(choices: Mapping[str, Any]) -> None:
@@ -154,11 +156,12 @@ def current_versions() -> list[tuple[str, int]]:
 def checks_by_kind() -> dict[str, tuple[str, ...]]:
     """Finding kind -> the ids of the checks that run and can emit it, in registry order
     (``wrong_antecedent``: ``list_reference``, ``topic_shift``, ``antecedent_recency``, ``swapped_name``
-    and ``ignored_correction``): a kind was looked for on a record when any of them ran."""
-    out: dict[str, tuple[str, ...]] = {}
+    and ``ignored_correction``): a kind was looked for on a record when any of them ran. Every registered
+    kind is a key: one whose checks are all turned off maps to no check (it was looked for nowhere)."""
+    out: dict[str, tuple[str, ...]] = {k: () for spec in REGISTRY.values() for k in spec.kinds}
     for spec in active():
         for kind in spec.kinds:
-            out[kind] = (*out.get(kind, ()), spec.id)
+            out[kind] = (*out[kind], spec.id)
     return out
 
 
@@ -182,14 +185,55 @@ def run_family(record: RewriteRecord, rules: Rules, family: str) -> list[Finding
     return out
 
 
+def _fault(spec: CheckSpec, got: list[Finding]) -> str | None:
+    """What is wrong with the findings a check returned, or None: each must name a step of its check's
+    table, one of its kinds, and its own id and version (a finding under another check's id would be
+    stored and then shown under that check)."""
+    for f in got:
+        if f.step not in spec.step_ids:
+            return f"returned a finding of undeclared step {f.step!r}"
+        if f.kind not in spec.kinds:
+            return f"returned a finding of undeclared kind {f.kind!r}"
+        if (f.check_id, f.check_version) != (spec.id, spec.version):
+            return f"returned a finding of another check ({f.check_id}.v{f.check_version})"
+    return None
+
+
+def is_builtin(spec: CheckSpec) -> bool:
+    """Whether ``spec`` is one of this package's checks (not a plugin's)."""
+    return spec.fn.__module__.startswith("monitor.checks.")
+
+
+_REPORTED: set[str] = set()
+
+
+def _plugin_failed(spec: CheckSpec, why: str) -> CheckStatus:
+    """A plugin check that raised or returned a malformed finding: skipped on this rewrite, so the other
+    checks and the rest of the batch go on, and logged once per check and process (the check id and what
+    went wrong, never the exception's message, which may quote the rewrite)."""
+    if spec.id not in _REPORTED:
+        _REPORTED.add(spec.id)
+        log.warning(
+            "check plugin %s (%s) %s; its rewrites are recorded as skipped (turn it off with "
+            "[checks.%s] enabled = false)",
+            spec.id,
+            spec.fn.__module__,
+            why,
+            spec.id,
+        )
+    return CheckStatus(spec.id, spec.version, "skipped", f"the check {why}")
+
+
 def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | None = None) -> CheckOutcome:
     """Run every check that runs (:func:`active`; or the ids in ``only``) on ``record``.
 
-    Returns a :class:`CheckOutcome`: the findings in registry order, less those under their check's
-    severity floor (:func:`configure`), and one status per check (``"ran"`` with the number of findings
-    reported, or ``"skipped"`` with the reason). Exceptions other than ``SkipCheck`` propagate: a
-    crashing check is a bug, not a skip. Raises ``KeyError`` for an unknown id in ``only`` and
-    ``ValueError`` for a finding whose step its check's table does not declare (a bug too).
+    Returns a :class:`CheckOutcome`: the findings in registry order and one status per check (``"ran"``
+    with its number of findings, or ``"skipped"`` with the reason). A built-in check that raises
+    anything but ``SkipCheck``, or returns a finding of a step, kind or check it does not declare, is a
+    bug: the exception propagates (``ValueError`` for the finding). A plugin's check that does either is
+    skipped on this rewrite with the reason ("the check raised RuntimeError") and logged once, so that a
+    third-party bug cannot stop the checking of everything else. Raises ``KeyError`` for an unknown id in
+    ``only``.
     """
     specs = active() if only is None else [REGISTRY[i] for i in only]
     findings: list[Finding] = []
@@ -200,13 +244,17 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
         except SkipCheck as skip:
             statuses.append(CheckStatus(spec.id, spec.version, "skipped", skip.reason))
             continue
-        for f in got:
-            if f.step not in spec.step_ids:
-                raise ValueError(f"check {spec.id!r} returned a finding of undeclared step {f.step!r}")
-        choice = CHOICES.get(spec.id)
-        if choice is not None and choice.min_severity != "low":
-            floor = SEVERITY_RANK[choice.min_severity]
-            got = [f for f in got if SEVERITY_RANK[f.severity] >= floor]
+        except Exception as exc:
+            if is_builtin(spec):
+                raise
+            statuses.append(_plugin_failed(spec, f"raised {type(exc).__name__}"))
+            continue
+        fault = _fault(spec, got)
+        if fault is not None:
+            if is_builtin(spec):
+                raise ValueError(f"check {spec.id!r} {fault}")
+            statuses.append(_plugin_failed(spec, fault))
+            continue
         findings.extend(got)
         statuses.append(CheckStatus(spec.id, spec.version, "ran", None, len(got)))
     return CheckOutcome(record.request_id, rules.hash, tuple(findings), tuple(statuses))

@@ -134,7 +134,8 @@ def discover(
     instead and the other paths are still expanded (one mistyped path does not stop a backfill); the
     first such error is then raised only when no path is left to read. ``-`` (standard input) given more
     than once is a ``ConfigError`` (exit 2): the stream can be read once, and the second read stored
-    nothing while the command said it read it twice.
+    nothing while the command said it read it twice. A file named more than once is read once, where it
+    first came.
     """
     paths = list(paths)
     if sum(str(p) == "-" for p in paths) > 1:
@@ -162,7 +163,12 @@ def discover(
         raise first
     if errors is not None:
         errors.extend(failed)
-    return out
+    # a file named twice (``ingest f f``, or inside a folder also given) is read once: a second read
+    # stores nothing and only doubled the counts the summary printed
+    first_of: dict[str, Source] = {}
+    for src in out:
+        first_of.setdefault(src.origin, src)
+    return list(first_of.values())
 
 
 def _expand(

@@ -11,7 +11,7 @@ nothing, so two reviewers can never hold the same item; on SQLite writes are ser
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
@@ -94,9 +94,26 @@ def queue_row(item: QueueItem, now: datetime) -> QueueRow:
     )
 
 
-def day_candidates(*, session: Session, day: date, checks: Sequence[tuple[str, int]]) -> list[Candidate]:
+def _at_floor(floors: Mapping[str, str]) -> list[Any]:
+    """Conditions on ``Finding``: it stands at or above its check's floor (``floors``: check id -> the
+    lowest severity of its findings that reaches the queue, the ``checks`` setting's ``min_severity``).
+    Empty without floors."""
+    return [
+        or_(Finding.check_id != check_id, Finding.severity_rank >= SEVERITY_RANK[floor])
+        for check_id, floor in sorted(floors.items())
+    ]
+
+
+def day_candidates(
+    *,
+    session: Session,
+    day: date,
+    checks: Sequence[tuple[str, int]],
+    floors: Mapping[str, str] | None = None,
+) -> list[Candidate]:
     """The day's fully checked rewrites (UTC day of the rewrite's ``ts``) with their top severity (over
-    the findings of ``checks``, any severity), in record order.
+    the findings of ``checks``, any severity, less those under their check's floor: ``floors``, check id
+    -> severity), in record order.
 
     Only what the plan reads is held, one small object a rewrite: the queue item's other fields are read
     for the admitted records alone (:func:`admitted_meta`). A day of a large backfill holds tens of
@@ -104,14 +121,18 @@ def day_candidates(*, session: Session, day: date, checks: Sequence[tuple[str, i
     backfill (issue 18).
     """
     start = datetime.combine(day, time.min)
-    stmt = _candidates_statement(tuple((check, version) for check, version in checks))
+    stmt = _candidates_statement(
+        tuple((check, version) for check, version in checks), tuple(sorted((floors or {}).items()))
+    )
     rows = session.execute(stmt, {"start": start, "end": start + timedelta(days=1)})
     names = {v: k for k, v in SEVERITY_RANK.items()}
     return [Candidate(rid, f"{conv}/{request}", conv, names.get(rank)) for rid, conv, request, rank in rows]
 
 
 @lru_cache(maxsize=8)
-def _candidates_statement(checks: tuple[tuple[str, int], ...]) -> Select[Any]:
+def _candidates_statement(
+    checks: tuple[tuple[str, int], ...], floors: tuple[tuple[str, str], ...] = ()
+) -> Select[Any]:
     """:func:`day_candidates`' query for ``checks``, the day bound as ``start`` and ``end`` (naive UTC).
     Built once per set of checks: an admission runs it for each of its days (92 on the shared logs), and
     building it took more Python than SQLite took to run it."""
@@ -119,7 +140,11 @@ def _candidates_statement(checks: tuple[tuple[str, int], ...]) -> Select[Any]:
     runs = fully_checked(checks, start, end)
     top = (
         select(func.max(Finding.severity_rank))
-        .where(Finding.record_id == Record.id, tuple_(Finding.check_id, Finding.check_version).in_(checks))
+        .where(
+            Finding.record_id == Record.id,
+            tuple_(Finding.check_id, Finding.check_version).in_(checks),
+            *_at_floor(dict(floors)),
+        )
         .scalar_subquery()
     )
     return (
@@ -131,10 +156,16 @@ def _candidates_statement(checks: tuple[tuple[str, int], ...]) -> Select[Any]:
 
 
 def admitted_meta(
-    *, session: Session, ids: Sequence[int], checks: Sequence[tuple[str, int]], min_severity: str
+    *,
+    session: Session,
+    ids: Sequence[int],
+    checks: Sequence[tuple[str, int]],
+    min_severity: str,
+    floors: Mapping[str, str] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Per record id of ``ids``: what its queue item records: request id, conversation, model, prompt
-    version, and the kinds and words of its findings (of ``checks``) at or above ``min_severity``."""
+    version, and the kinds and words of its findings (of ``checks``) at or above ``min_severity`` and
+    their check's floor (``floors``)."""
     meta: dict[int, dict[str, Any]] = {}
     for chunk_start in range(0, len(ids), 500):
         chunk = list(ids[chunk_start : chunk_start + 500])
@@ -157,6 +188,7 @@ def admitted_meta(
                 Finding.record_id.in_(chunk),
                 tuple_(Finding.check_id, Finding.check_version).in_(checks),
                 Finding.severity_rank >= SEVERITY_RANK[min_severity],
+                *_at_floor(floors or {}),
             )
             .order_by(Finding.record_id, Finding.severity_rank.desc(), Finding.id)
         )
@@ -233,7 +265,7 @@ def enqueue_days(
     # and counts, bounded by the budget), not its candidates: memory stays that of one day.
     plans: list[_DayPlan] = []
     for day in ordered:
-        candidates = day_candidates(session=session, day=day, checks=checks)
+        candidates = day_candidates(session=session, day=day, checks=checks, floors=settings.check_floors)
         existing = queued[day]
         # A manually added item was not drawn: it is neither eligible nor taken in its day's sample,
         # so the sampled strata's π stay those of the random design.
@@ -268,6 +300,7 @@ def enqueue_days(
         ids=sorted(a.record_id for p in plans for a in p.plan.admitted),
         checks=checks,
         min_severity=settings.min_severity,
+        floors=settings.check_floors,
     )
     rows = []
     probs: list[dict[str, Any]] = []

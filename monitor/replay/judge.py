@@ -6,7 +6,7 @@ A case (``schemas/regression_case.schema.json``) passes when the rewriter's quer
 2. no ``must_not_include`` term (both case-insensitive, whole words: ``(?<!\\w)term(?!\\w)`` after
    collapsing whitespace), and
 3. for a positive case (label other than ``ok`` / ``false_alarm_synonym``), our own rewrite checks
-   (families ``added_words``, ``qualifiers``, ``references``, ``intent``) raise no finding at medium
+   that run (:data:`REWRITE_FAMILIES`; a plugin's checks are not among them) raise no finding at medium
    or above. The ``chat_state`` family is left out: it judges the transcript, which a replay does not
    change. Negative cases skip this step: a reviewer has already judged our checks wrong on this
    prefix, and failing the rewriter for the checks' false alarm would invert the case.

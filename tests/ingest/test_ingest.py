@@ -539,3 +539,16 @@ def test_standard_input_given_twice_is_refused(cli_db: str) -> None:
     result = CliRunner().invoke(app, ["--database-url", cli_db, "ingest", "-", "-"], input='{"x": 1}\n')
     assert result.exit_code == 2
     assert result.stderr == "error: - (standard input) is given more than once: it can be read only once\n"
+
+
+def test_a_file_named_twice_is_read_once(tmp_path: Path) -> None:
+    """``ingest f f`` (or ``f`` and its folder) read the file twice: nothing stored twice, but the
+    summary counted its lines twice. The sources are the first place each file came, once."""
+    from monitor.ingest.sources import discover
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (logs / name).write_text("{}\n")
+    got = discover([logs / "b.jsonl", logs, logs / "b.jsonl"])
+    assert [Path(s.origin).name for s in got] == ["b.jsonl", "a.jsonl"]

@@ -42,22 +42,22 @@ def checks_list(
     where it comes from (built in, or the module a plugin's entry point loaded) and whether it runs.
 
     A check runs unless the checks setting turns it off ([checks.topic_shift] enabled = false in the
-    config file); min_severity drops its findings under that severity. Plugins register checks through
-    the entry-point group rewrite_monitor.checks.
+    config file); its min_severity is the lowest severity of its findings that reaches the review queue
+    (all are stored, listed and counted). Plugins register checks through the entry-point group
+    rewrite_monitor.checks.
 
     Example: rewrite-monitor checks list --json
     """
     from monitor.checks import REGISTRY
-    from monitor.checks.registry import CHOICES, is_enabled
+    from monitor.checks.registry import CHOICES, is_builtin, is_enabled
 
     _ = ctx.obj.settings  # applies the checks setting (an unknown id is exit 2)
-    table = Table("check", "family", "finding kinds", "steps", "source", "runs")
+    table = Table("check", "family", "finding kinds", "steps", "source", "runs (queue floor)")
     off = 0
     for spec in REGISTRY.values():
         choice = CHOICES.get(spec.id)
         floor = choice.min_severity if choice is not None else "low"
-        module = spec.fn.__module__
-        source = "built in" if module.startswith("monitor.checks.") else module
+        source = "built in" if is_builtin(spec) else spec.fn.__module__
         if as_json:
             row = {
                 "check": spec.id,
@@ -71,7 +71,7 @@ def checks_list(
             }
             out.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
             continue
-        runs = "yes" if floor == "low" else f"{floor} and above"
+        runs = "yes" if floor == "low" else f"yes ({floor} and above)"
         if not is_enabled(spec.id):
             runs, off = "off", off + 1
         table.add_row(
