@@ -138,7 +138,9 @@ def test_all_checks_of_a_kind_off_leave_it_looked_for_nowhere(reset_choices: Non
     assert registry.checks_by_kind()["wrong_antecedent"] == ()
 
 
-def test_a_floor_keeps_a_checks_lower_findings_out_of_the_queue_only(cli_db: str, tmp_path: Path) -> None:
+def test_a_floor_keeps_a_checks_lower_findings_out_of_the_queue_only(
+    cli_db: str, tmp_path: Path, reset_choices: None
+) -> None:
     """``min_severity = "high"`` on added_content_word: its medium finding on cast2020-94_2 (queued,
     medium, without the floor) no longer admits it; every finding is still stored and listed."""
     config = tmp_path / "rm.toml"
