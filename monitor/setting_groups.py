@@ -15,13 +15,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 SeverityName = Literal["low", "medium", "high"]
 
 
 class _Group(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CheckSettings(BaseModel):
+    """One entry of the ``checks`` setting: whether the check runs (``monitor.checks.registry.configure``
+    applies it) and the lowest severity of its findings that reaches the review queue (queue admission
+    reads it: ``QueueSettings.check_floors``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(default=True, strict=True)  # "no" or 0 turning a check off is a typo, not a value
+    min_severity: SeverityName = "low"
 
 
 class QueueSettings(_Group):
@@ -41,13 +52,20 @@ class QueueSettings(_Group):
     - ``claim_lease_minutes``: ``claim_lease_minutes`` (``REWRITE_MONITOR_CLAIM_LEASE_MINUTES``)
     - ``reviews_per_item``: ``reviews_per_item`` (``REWRITE_MONITOR_REVIEWS_PER_ITEM``)
     - ``double_review_share``: ``double_review_share`` (``REWRITE_MONITOR_DOUBLE_REVIEW_SHARE``)
-    - ``check_floors``: from ``checks`` (``REWRITE_MONITOR_CHECKS``): check id -> its ``min_severity``,
-      the lowest severity of its findings that reaches the queue (only the checks that set one above low)
+    - ``checks``: ``checks`` (``REWRITE_MONITOR_CHECKS``): admission reads each check's ``min_severity``,
+      the lowest severity of its findings that reaches the queue (:attr:`check_floors`)
     """
 
     budget: int
     min_severity: SeverityName
-    check_floors: dict[str, SeverityName] = {}
+    checks: dict[str, CheckSettings] = {}
+
+    @property
+    def check_floors(self) -> dict[str, str]:
+        """Check id -> the lowest severity of its findings that reaches the queue, for the checks whose
+        ``min_severity`` is above low."""
+        return {k: v.min_severity for k, v in self.checks.items() if v.min_severity != "low"}
+
     control_share: float
     control_min: int
     per_conversation_cap: int

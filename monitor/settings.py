@@ -20,8 +20,6 @@ from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -40,7 +38,7 @@ from monitor.errors import ConfigError
 from monitor.otel.mapping import REWRITE_SPAN_NAMES, MappingRules
 from monitor.otel.shapes import CONDENSE_TEMPLATES, template_pattern
 from monitor.sampling import DEFAULT_SEED
-from monitor.setting_groups import AlertSettings, QueueSettings, ReplaySettings, WorkerSettings
+from monitor.setting_groups import AlertSettings, CheckSettings, QueueSettings, ReplaySettings, WorkerSettings
 from monitor.text import ambiguous_userinfo, mask_url
 
 DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
@@ -80,17 +78,6 @@ SECRET_SETTINGS = frozenset(
         "langfuse_secret_key",
     }
 )
-
-
-class CheckSettings(BaseModel):
-    """One entry of the ``checks`` setting: whether the check runs (``monitor.checks.registry.configure``
-    applies it) and the lowest severity of its findings that reaches the review queue (queue admission
-    reads it: ``QueueSettings.check_floors``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    enabled: bool = Field(default=True, strict=True)  # "no" or 0 turning a check off is a typo, not a value
-    min_severity: Literal["low", "medium", "high"] = "low"
 
 
 class Settings(BaseSettings):
@@ -397,7 +384,7 @@ class Settings(BaseSettings):
             claim_lease_minutes=self.claim_lease_minutes,
             reviews_per_item=self.reviews_per_item,
             double_review_share=self.double_review_share,
-            check_floors={k: v.min_severity for k, v in self.checks.items() if v.min_severity != "low"},
+            checks=self.checks,
         )
 
     @cached_property

@@ -200,8 +200,12 @@ def _fault(spec: CheckSpec, got: list[Finding]) -> str | None:
 
 
 def is_builtin(spec: CheckSpec) -> bool:
-    """Whether ``spec`` is one of this package's checks (not a plugin's)."""
+    """Whether ``spec`` is one of this package's checks (what the docs describe)."""
     return spec.fn.__module__.startswith("monitor.checks.")
+
+
+PLUGINS: dict[str, str] = {}
+"""Check id -> the name of the entry point whose loading registered it (:func:`load_plugins`)."""
 
 
 _REPORTED: set[str] = set()
@@ -228,12 +232,12 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
     """Run every check that runs (:func:`active`; or the ids in ``only``) on ``record``.
 
     Returns a :class:`CheckOutcome`: the findings in registry order and one status per check (``"ran"``
-    with its number of findings, or ``"skipped"`` with the reason). A built-in check that raises
-    anything but ``SkipCheck``, or returns a finding of a step, kind or check it does not declare, is a
-    bug: the exception propagates (``ValueError`` for the finding). A plugin's check that does either is
-    skipped on this rewrite with the reason ("the check raised RuntimeError") and logged once, so that a
-    third-party bug cannot stop the checking of everything else. Raises ``KeyError`` for an unknown id in
-    ``only``.
+    with its number of findings, or ``"skipped"`` with the reason). A check that raises anything but
+    ``SkipCheck``, or returns a finding of a step, kind or check it does not declare, is a bug: the
+    exception propagates (``ValueError`` for the finding). Unless an entry point registered it
+    (:data:`PLUGINS`): then it is skipped on this rewrite with the reason ("the check raised
+    RuntimeError") and logged once, so that a third-party bug cannot stop the checking of everything
+    else. Raises ``KeyError`` for an unknown id in ``only``.
     """
     specs = active() if only is None else [REGISTRY[i] for i in only]
     findings: list[Finding] = []
@@ -245,13 +249,13 @@ def run_checks(record: RewriteRecord, rules: Rules, *, only: Iterable[str] | Non
             statuses.append(CheckStatus(spec.id, spec.version, "skipped", skip.reason))
             continue
         except Exception as exc:
-            if is_builtin(spec):
+            if spec.id not in PLUGINS:
                 raise
             statuses.append(_plugin_failed(spec, f"raised {type(exc).__name__}"))
             continue
         fault = _fault(spec, got)
         if fault is not None:
-            if is_builtin(spec):
+            if spec.id not in PLUGINS:
                 raise ValueError(f"check {spec.id!r} {fault}")
             statuses.append(_plugin_failed(spec, fault))
             continue
@@ -291,11 +295,13 @@ def load_plugins() -> list[str]:
 
     loaded = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        before = set(REGISTRY)
         try:
             ep.load()
         except Exception as exc:  # a plugin's own error of any kind: named, never a traceback mid-run
             raise ConfigError(
                 f"check plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
             ) from exc
+        PLUGINS.update(dict.fromkeys(set(REGISTRY) - before, ep.name))
         loaded.append(ep.name)
     return loaded
