@@ -24,7 +24,7 @@ import difflib
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from monitor.checks.base import (
     CheckOutcome,
@@ -36,6 +36,9 @@ from monitor.checks.rules import Rules
 from monitor.checks.steps import Step, step_ids
 from monitor.errors import ConfigError
 from monitor.record import RewriteRecord
+
+if TYPE_CHECKING:
+    from monitor.setting_groups import CheckSettings
 
 CheckFn = Callable[[RewriteRecord, Rules], list[Finding]]
 log = logging.getLogger("monitor.checks")
@@ -100,42 +103,30 @@ def register(
     return deco
 
 
-@dataclass(frozen=True, slots=True)
-class CheckChoice:
-    """What the ``checks`` setting says of one check: whether it runs, and the lowest severity of its
-    findings that reaches the review queue (``low``: all of them; read by queue admission)."""
-
-    enabled: bool = True
-    min_severity: str = "low"
+DISABLED: set[str] = set()
+"""The checks the ``checks`` setting turned off, as :func:`configure` applied it."""
 
 
-CHOICES: dict[str, CheckChoice] = {}
-"""The ``checks`` setting as :func:`configure` applied it; a check it does not name runs."""
-
-
-def configure(choices: Mapping[str, Any]) -> None:
-    """Apply the ``checks`` setting (check id -> an object with ``enabled`` and ``min_severity``, or a
-    mapping of them) for the rest of the process, replacing what an earlier call applied.
+def configure(checks: Mapping[str, CheckSettings]) -> None:
+    """Apply the ``checks`` setting (check id -> ``monitor.setting_groups.CheckSettings``) for the rest of
+    the process, replacing what an earlier call applied: the checks it turns off stop running. Its
+    ``min_severity`` is queue admission's to read (``QueueSettings.check_floors``), not the registry's.
 
     Raises ``ConfigError`` naming the entry for an id no registered check has (with the nearest id),
     before anything is changed. Every check, plugins included, is registered by then: this module is
     imported through ``monitor.checks``, whose ``__init__`` loads them all before anyone can call this."""
-    parsed: dict[str, CheckChoice] = {}
-    for check_id, choice in choices.items():
+    for check_id in checks:
         if check_id not in REGISTRY:
             near = difflib.get_close_matches(check_id, list(REGISTRY), n=1)
             hint = f" (did you mean {near[0]}?)" if near else f"; one of: {', '.join(REGISTRY)}"
             raise ConfigError(f"checks.{check_id}: no such check{hint}")
-        get = choice.get if isinstance(choice, Mapping) else lambda k, d, c=choice: getattr(c, k, d)
-        parsed[check_id] = CheckChoice(bool(get("enabled", True)), str(get("min_severity", "low")))
-    CHOICES.clear()
-    CHOICES.update(parsed)
+    DISABLED.clear()
+    DISABLED.update(check_id for check_id, choice in checks.items() if not choice.enabled)
 
 
 def is_enabled(check_id: str) -> bool:
     """Whether check ``check_id`` runs (:func:`configure`)."""
-    choice = CHOICES.get(check_id)
-    return choice is None or choice.enabled
+    return check_id not in DISABLED
 
 
 def active() -> list[CheckSpec]:

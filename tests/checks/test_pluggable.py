@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from monitor.checks import registry
 from monitor.cli.main import app
+from monitor.setting_groups import CheckSettings
 from tests.helpers import REPO
 
 runner = CliRunner()
@@ -134,7 +135,7 @@ def test_all_checks_of_a_kind_off_leave_it_looked_for_nowhere(reset_choices: Non
     """``evaluate`` reads which checks emit a kind: with all of them off the kind maps to none (it fell
     back to the kind's own name, which read as a check that never ran)."""
     ids = registry.checks_by_kind()["wrong_antecedent"]
-    registry.configure({i: {"enabled": False} for i in ids})
+    registry.configure({i: CheckSettings(enabled=False) for i in ids})
     assert registry.checks_by_kind()["wrong_antecedent"] == ()
 
 

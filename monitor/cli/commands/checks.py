@@ -49,14 +49,13 @@ def checks_list(
     Example: rewrite-monitor checks list --json
     """
     from monitor.checks import REGISTRY
-    from monitor.checks.registry import CHOICES, is_builtin, is_enabled
+    from monitor.checks.registry import is_builtin, is_enabled
 
-    _ = ctx.obj.settings  # applies the checks setting (an unknown id is exit 2)
+    floors = ctx.obj.settings.queue.check_floors  # loading the settings applies them (unknown id: exit 2)
     table = Table("check", "family", "finding kinds", "steps", "source", "runs (queue floor)")
     off = 0
     for spec in REGISTRY.values():
-        choice = CHOICES.get(spec.id)
-        floor = choice.min_severity if choice is not None else "low"
+        floor = floors.get(spec.id, "low")
         source = "built in" if is_builtin(spec) else spec.fn.__module__
         if as_json:
             row = {
