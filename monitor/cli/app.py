@@ -193,6 +193,22 @@ def _root(
     ctx.obj = State(config, database_url)
 
 
+def say_skipped(skipped: list[Path], hint: str) -> None:
+    """Say on stderr how many files of the given directories were passed over for their names (the
+    first three named, control characters escaped), and ``hint`` how to read them: none is skipped
+    silently. Nothing when ``skipped`` is empty."""
+    if not skipped:
+        return
+    from monitor.text import visible
+
+    names = ", ".join(visible(f.name) for f in skipped[:3]) + (", ..." if len(skipped) > 3 else "")
+    err.print(
+        f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} in the given directories whose "
+        f"names are not log names ({names}); {hint}",
+        markup=False,
+    )
+
+
 def progress_bar(label: Any, *columns: Any, quiet: bool) -> Progress:
     """A transient progress bar on stderr: ``label``, a bar, then ``columns``. Shown only on a terminal
     and not with ``--json`` (``quiet``), so pipes and scripts get clean output."""

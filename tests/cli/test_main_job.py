@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -82,3 +83,18 @@ def test_queue_show_and_stats(ran: tuple[str, dict, dict]) -> None:
     assert "step" in text and "user_only_by_design" in text
     bad = runner.invoke(app, ["--database-url", url, "stats", "--by", "tenant"])
     assert bad.exit_code == 2
+
+
+def test_run_says_which_files_of_a_folder_it_passed_over(cli_db: str, tmp_path: Path) -> None:
+    """``run DIR`` read the folder's log names and passed over the rest without a word, as ``ingest``
+    never does."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_text("")
+    (logs / "notes.txt").write_text("not a log")
+    result = runner.invoke(app, ["--database-url", cli_db, "run", str(logs)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "skipped 1 file in the given directories whose names are not log names (notes.txt); name them "
+        "(run reads the log names of ingest --help)\n" in result.stderr
+    )

@@ -10,7 +10,7 @@ import typer
 from rich.progress import DownloadColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from monitor.cli.app import State, err, lazy_choice, open_engine, out, progress_bar
+from monitor.cli.app import State, err, lazy_choice, open_engine, out, progress_bar, say_skipped
 
 
 # -- ingest --------------------------------------------------------------------------------------
@@ -59,13 +59,7 @@ def ingest(
     skipped: list[Path] = []
     unreadable: list[tuple[str, str]] = []
     sources = discover(paths, globs=globs, skipped=skipped, errors=unreadable)
-    if skipped:
-        names = ", ".join(visible(f.name) for f in skipped[:3]) + (", ..." if len(skipped) > 3 else "")
-        err.print(
-            f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} in the given directories whose "
-            f"names are not log names ({names}); name them, or pass --glob",
-            markup=False,
-        )
+    say_skipped(skipped, "name them, or pass --glob")
     sizes = [s.size for s in sources]
     total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
     with (

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from monitor.cli.app import State, err, open_engine, out, progress_bar
+from monitor.cli.app import State, err, open_engine, out, progress_bar, say_skipped
 from monitor.settings import Settings
 
 
@@ -21,7 +22,10 @@ def _sources(paths: list[str] | None, settings: Settings, errors: list[tuple[str
     from monitor.ingest.sources import discover, expand_pattern
 
     if paths:
-        return discover(paths, errors=errors)
+        skipped: list[Path] = []
+        found = discover(paths, skipped=skipped, errors=errors)
+        say_skipped(skipped, "name them (run reads the log names of ingest --help)")
+        return found
     if not settings.sources:
         # Nothing to read is a command-line or settings problem (exit 2), not an unreadable file.
         raise ConfigError(
