@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from monitor.checks import added_words, checks_by_kind, current_versions, profile
+from monitor.checks import checks_by_kind, current_versions, profile
+from monitor.checks.added_words import tuned
 from monitor.checks.rules import load_rules
 from monitor.ingest.sources import discover
 from monitor.ingest.store.batches import ingest_sources
@@ -56,10 +57,10 @@ GRID = {
     "GENERIC_ZIPF": (5.0, 5.5, 6.0),
 }
 SHIPPED = {
-    "RARE_ZIPF": added_words.RARE_ZIPF,
+    "RARE_ZIPF": tuned.RARE_ZIPF,
     "STYLE_MIN_OTHERS": profile.STYLE_MIN_OTHERS,
-    "KEYWORD_RUN": added_words.KEYWORD_RUN,
-    "GENERIC_ZIPF": added_words.GENERIC_ZIPF,
+    "KEYWORD_RUN": tuned.KEYWORD_RUN,
+    "GENERIC_ZIPF": tuned.GENERIC_ZIPF,
 }
 
 
@@ -75,10 +76,10 @@ class Figures:
 
 
 def _apply(point: dict[str, float]) -> None:
-    added_words.RARE_ZIPF = float(point["RARE_ZIPF"])
+    tuned.RARE_ZIPF = float(point["RARE_ZIPF"])
     profile.STYLE_MIN_OTHERS = int(point["STYLE_MIN_OTHERS"])
-    added_words.KEYWORD_RUN = int(point["KEYWORD_RUN"])
-    added_words.GENERIC_ZIPF = float(point["GENERIC_ZIPF"])
+    tuned.KEYWORD_RUN = int(point["KEYWORD_RUN"])
+    tuned.GENERIC_ZIPF = float(point["GENERIC_ZIPF"])
 
 
 def figures_at(point: dict[str, float], logs: Path, labels: list[Path]) -> dict[str, Figures]:
