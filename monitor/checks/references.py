@@ -1,10 +1,11 @@
 """References: ``unresolved_reference``, ``antecedent_not_in_input``, ``not_a_query`` (issue 3, section 4).
 
-Referring expressions are found in the latest message by the regexes below (pronouns, demonstratives,
-ordinals and bare definites such as "the second one"/"the enterprise one", and elliptical follow-ups
-such as "why not?" or "and for staging?"). Logged ``resolved`` arrays are empty in every real source,
-so an expression counts as unresolved only when the *query* still carries it (or is the latest message
-unchanged), never merely because ``resolved`` is empty.
+Referring expressions are found in the latest message by the regexes of
+:mod:`monitor.checks.reference_patterns` (pronouns, demonstratives, ordinals and bare definites such as
+"the second one"/"the enterprise one", and elliptical follow-ups such as "why not?" or "and for
+staging?"). Logged ``resolved`` arrays are empty in every real source, so an expression counts as
+unresolved only when the *query* still carries it (or is the latest message unchanged), never merely
+because ``resolved`` is empty.
 """
 
 from __future__ import annotations
@@ -15,6 +16,31 @@ from typing import Any
 
 from monitor.checks.base import Finding, SkipCheck, analyzer, message_texts
 from monitor.checks.nlp import Tok, find_stem_relative
+from monitor.checks.reference_patterns import (
+    ACCEPTANCE,
+    ANTICIPATORY_IT_RE,
+    CLARIFICATION_RE,
+    CLAUSE_BREAK_RE,
+    CLOSING_RE,
+    COMPLETED_RE,
+    CONTINUATION_RE,
+    CORRECTION_RE,
+    ELLIPSIS_RE,
+    INSERT_RE,
+    META_RE,
+    META_TAIL_RE,
+    NEUTER,
+    ORDINAL_RE,
+    PERSONAL,
+    PLURAL,
+    POINTER_DETERMINERS,
+    POSSESSIVES,
+    PRONOUN_RE,
+    QUESTION_START_RE,
+    SAME_AS_RE,
+    SAME_PAIR_RE,
+    TIME_SPAN_RE,
+)
 from monitor.checks.registry import register
 from monitor.checks.rules import Rules
 from monitor.checks.sentences import split_sentences
@@ -22,6 +48,36 @@ from monitor.checks.steps import Step
 from monitor.lexicon import is_noun, is_verb, only_verb, word_classes
 from monitor.record import RewriteRecord
 from monitor.text import match_key
+
+__all__ = [
+    "VERSION",
+    "UNRESOLVED_VERSION",
+    "NOT_A_QUERY_VERSION",
+    "MAX_WORDS",
+    "FRAGMENT_WORDS",
+    "RULES_SEED",
+    "UNRESOLVED_STEPS",
+    "ANTECEDENT_STEPS",
+    "NOT_A_QUERY_STEPS",
+    "is_closing",
+    "meta_tail_start",
+    "is_meta_text",
+    "not_a_reference",
+    "dependent_fragment",
+    "check_unresolved",
+    "check_antecedent",
+    "check_not_a_query",
+    "check",
+    # the patterns other families have always imported from here (now in reference_patterns)
+    "ELLIPSIS_RE",
+    "INSERT_RE",
+    "ORDINAL_RE",
+    "POINTER_DETERMINERS",
+    "PRONOUN_RE",
+    "QUESTION_START_RE",
+    "SAME_PAIR_RE",
+    "TIME_SPAN_RE",
+]
 
 VERSION = 1
 # v2: no reference at all (the acronym "IT", anticipatory "it", a conjunction "that", "the last couple
@@ -45,117 +101,9 @@ UNRESOLVED_VERSION = 6
 NOT_A_QUERY_VERSION = 6
 
 
-# Personal/possessive pronouns and demonstratives that point back into the conversation.
-# Not "there" (mostly existential) and not "one" alone (mostly a numeral or generic pronoun).
-PRONOUN_RE = re.compile(
-    r"\b(it|its|they|them|their|theirs|he|him|his|she|her|hers|this|that|these|those)\b", re.IGNORECASE
-)
-# Ordinals and bare definites: "the second one", "the second cluster", "the latter", "the enterprise one".
-ORDINAL_RE = re.compile(
-    r"\bthe\s+(?:first|second|third|fourth|fifth|sixth|last|former|latter|previous|"
-    r"aforementioned|above|same|other)(?:\s+(?!of\b|to\b|and\b|in\b|on\b)[a-z][\w-]*)?\b"
-    r"|\bthe\s+[\w-]+\s+ones?\b",
-    re.IGNORECASE,
-)
-# Not references (Quirk et al. 1985): anticipatory "it" of an extraposed clause ("is it true that",
-# "it is possible to", 18.33); "that" as a conjunction or relative after a word it attaches to ("true
-# that", "the car that"), i.e. any "that" preceded by a word and not followed by a noun-phrase end;
-# time adverbials built on "the last"/"the past" ("the last couple of years", "the past decade": they
-# count back from now, 7.41); and an ordinal or definite the query completes with an "of" phrase
-# ("the last Emperor of the Byzantine Empire") or a "same ... as" comparison.
-ANTICIPATORY_IT_RE = re.compile(
-    r"\bit\s+(?:is|was|'s|would\s+be|will\s+be|seems|seemed)\s+(?:\w+\s+){0,2}?(?:that|to|whether|if|how)\b"
-    r"|\b(?:is|was|would|will|does|did)\s+it\s+(?:\w+\s+){0,2}?(?:that|to|whether|if)\b",
-    re.IGNORECASE,
-)
-TIME_SPAN_RE = re.compile(
-    r"\bthe\s+(?:last|past|previous|next|coming)\s+(?:(?:couple|few)(?:\s+of)?\s+|\d+\s+|several\s+)?"
-    r"(?:years?|months?|weeks?|days?|decades?|centur(?:y|ies))\b",
-    re.IGNORECASE,
-)
-# What completes an ordinal or definite in the query: after up to two words of its head ("the first
-# *episode*", "the first three *canonical gospels*"), a postmodifier (Quirk et al. 1985, ch. 17): a
-# prepositional phrase, a to-infinitive ("the first fighter *to hold* ..."), a participle ("the first
-# colony *established by* ...") or a relative clause.
-SAME_AS_RE = re.compile(r"\s+as\b", re.IGNORECASE)
-COMPLETED_RE = re.compile(
-    r"(?:\s+(?!(?:of|as|in|on|at|for|from|among|by|to|with|during|between|that|who|which|whose)\b)[\w'-]+){0,2}?"
-    r"\s+(?:of|as|in|on|at|for|from|among|by|to|with|during|between|that|who|which|whose|[a-z]+ed)\b",
-    re.IGNORECASE,
-)
-SAME_PAIR_RE = re.compile(r"\b(?:and|between)\b[^?.!]*\bthe\s+same\b", re.IGNORECASE)
-CLAUSE_BREAK_RE = re.compile(r"[,;?.!]|\b(?:and|or|but)\b", re.IGNORECASE)
-# Third-person pronouns and the words that can be their antecedent inside the query itself.
-PERSONAL = frozenset({"he", "him", "his", "she", "her", "hers"})
-PLURAL = frozenset({"they", "them", "their", "theirs"})
-NEUTER = frozenset({"it", "its"})
-
-# Elliptical follow-ups: the predicate is missing, so only a rewrite that restores it stands alone.
-ELLIPSIS_RE = re.compile(
-    r"^\s*(?:(?:and|but|or|so)\s+)?(?:what|how)\s+about\b"
-    r"|^\s*(?:and|or|but)\s+(?:for|in|on|with|about|at|if|what\s+if|then)\b"
-    r"|^\s*(?:why|why\s+not|how\s+so|really|and\s+then|then\s+what|what\s+else|"
-    r"how\s+come|such\s+as|like\s+what|which\s+ones?)\s*[?.!]*\s*$",
-    re.IGNORECASE,
-)
-
-# Meta text and chatter instead of a query. Sources: the refusal/meta patterns of gpt-3.5 rewriters
-# described in shared/data/README.md (caveat 4) and the chatter the issue names ("Sure! Here is...").
-META_RE = re.compile(
-    r"^\s*(?:sure|certainly|of course|okay,? here|here is|here's|here are|as an ai|i'm sorry|i am sorry|"
-    r"sorry|i cannot|i can't|unfortunately|rewritten (?:query|question)\s*:|"
-    r"standalone (?:query|question)\s*:|"
-    r"query\s*:|answer\s*:)"
-    r"|decontextuali[sz]"
-    r"|\bno (?:clear |specific )?(?:information|mention|referent|reference|context)\b.{0,40}"
-    r"\b(?:context|conversation|provided|given|about|in the)\b"
-    r"|\b(?:the|this) (?:given |provided )?context (?:does not|doesn't|provided|given)\b"
-    r"|\bnot (?:enough|sufficient) (?:context|information)\b"
-    r"|\bcannot be (?:answered|determined|rewritten)\b"
-    r"|\((?:note|this|the question|the query|assuming|it is)\b[^)]*\)",
-    re.IGNORECASE,
-)
-# A clarification request about the addressee's own words ("Can you clarify what you mean by 'weak
-# understanding metrics'?"): a move of the dialogue addressed to the assistant, not a question about the
-# world a search can answer (Purver, "The theory and use of clarification requests in dialogue", 2004).
-CLARIFICATION_RE = re.compile(
-    r"\b(?:what|which)\s+(?:do|did|does)\s+you\s+mean\b|\bwhat\s+you\s+(?:mean|meant)\b",
-    re.IGNORECASE,
-)
 # Longer than this many words reads as an expansion, not a search query. Source: issue 3 ("longer
 # than a bound"); 60 is about 3x the longest gold rewrite in the CAsT manual rewrites.
 MAX_WORDS = 60
-QUESTION_START_RE = re.compile(
-    r"^\s*(?:what|who|whom|whose|which|when|where|why|how|is|are|was|were|do|does|"
-    r"did|can|could|should|would|will|has|have|had|may|might|shall|must|any|tell|"
-    r"list|name|describe|explain|give|find|compare|in what|for what)\b",
-    re.IGNORECASE,
-)
-
-
-# Where an answer stops being the query: a later line that opens a code fence, a chat-template speaker
-# label ("Human:", "Assistant:": the turn format of chat-tuned models, which some leak), or the model's
-# own note about its rewrite ("This rewritten query:", "Note:", "Explanation:"). Not fitted to any file.
-META_TAIL_RE = re.compile(
-    r"\n\s*(?:```|(?:human|assistant|user|system)\s*:|(?:note|explanation|reasoning|rationale)\s*:"
-    r"|this (?:rewritten |standalone |revised )?(?:query|question|rewrite)\b)",
-    re.IGNORECASE,
-)
-
-
-# A message that asks nothing: only inserts of spoken English (Biber et al., Longman Grammar of Spoken
-# and Written English (1999), 14.3: greetings and farewells, thanks, response forms, interjections), as in
-# "ok bye", "thanks!", "great, thank you". Not fitted to any data file.
-INSERT_RE = re.compile(
-    r"(?:ok(?:ay)?|alright|all right|thanks?(?: you)?(?: (?:so|very) much)?|thx|ty|cheers|bye|goodbye|"
-    r"good bye|bye bye|see you|hello|hi|hey|great|cool|nice|perfect|awesome|excellent|wonderful|"
-    r"got it|i see|noted|understood|wow|oh|ah|hmm+)",
-    re.IGNORECASE,
-)
-CLOSING_RE = re.compile(rf"^\W*(?:{INSERT_RE.pattern}(?:\W+|$))+$", re.IGNORECASE)
-# Acceptance forms: alone they may accept an offer the assistant made ("Would you like the prices?"
-# "ok"), which is a request, so a message of these alone is not a closing.
-ACCEPTANCE = frozenset({"ok", "okay", "alright", "all right"})
 
 
 def is_closing(latest: str) -> bool:
@@ -196,10 +144,10 @@ def _find_in_query(phrase: str, query: str) -> tuple[int, int] | None:
 
 
 def not_a_reference(latest: str, cls: str, text: str, start: int) -> bool:
-    """Whether a match of the regexes above in ``latest`` at ``start`` is no reference at all: the
-    acronym "IT", an anticipatory "it", a "that" after a noun or adjective (a relative or conjunction),
-    a time adverbial ("the last couple of years"), "the same" in a comparison with "as" ("Is it the same
-    as X?": what is unresolved there is "it")."""
+    """Whether a match of the regexes of :mod:`monitor.checks.reference_patterns` in ``latest`` at
+    ``start`` is no reference at all: the acronym "IT", an anticipatory "it", a "that" after a noun or
+    adjective (a relative or conjunction), a time adverbial ("the last couple of years"), "the same" in a
+    comparison with "as" ("Is it the same as X?": what is unresolved there is "it")."""
     if cls == "ordinal_or_definite":
         low = " ".join(text.lower().split())
         if low == "the same as" or (low == "the same" and SAME_AS_RE.match(latest, start + len(text))):
@@ -265,13 +213,6 @@ def _resolved_in_query(latest: str, query: str, cls: str, text: str, span: tuple
     return _names_antecedent(low, earlier)
 
 
-POINTER_DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
-"""Determiners that make the noun phrase itself point back into the conversation: the definite article
-and the demonstratives (Halliday and Hasan, *Cohesion in English*, 1976, ch. 2: reference). A
-possessive ("its uptime", "his religion") points with the pronoun, not with the noun after it, so the
-noun is asked about (``intent_dropped`` keeps it as intent)."""
-
-
 def _names_new(toks: Sequence[Tok], i: int) -> bool:
     """Whether ``toks[i]`` (a content token the latest message lacks) names something of its own: a name or
     a number, or a common word outside a definite noun phrase. A lower-case word after "the" or a
@@ -281,10 +222,6 @@ def _names_new(toks: Sequence[Tok], i: int) -> bool:
     if t.mid_cap or t.has_digit or t.text[:1].isupper():
         return True
     return not any(x.lower in POINTER_DETERMINERS for x in toks[max(0, i - 2) : i])
-
-
-POSSESSIVES = frozenset({"its", "their", "his", "her"})
-"""Possessive determiners: unlike a personal pronoun, one may corefer with the subject of its own clause."""
 
 
 def _names_antecedent(low: str, earlier: list[Tok]) -> bool:
@@ -302,21 +239,6 @@ def _names_antecedent(low: str, earlier: list[Tok]) -> bool:
 FRAGMENT_WORDS = 2
 """A follow-up of at most this many content words, with no question form, is a fragment: a noun phrase
 or a lone verb that only the conversation completes ("Advise", "Good decisions", "Clusters")."""
-
-CORRECTION_RE = re.compile(r"^\W*(?:(?:no|sorry|oops|actually|wait)\W+)*i\s+(?:meant|mean)\b", re.IGNORECASE)
-"""A message that corrects the user's previous one ("No, I meant the Lotus.", "I meant medicare"): what
-it corrects is only in the conversation."""
-CONTINUATION_RE = re.compile(
-    r"^\W*(?:(?:can|could|would)\s+you\s+)?(?:please\s+)?"
-    r"(?:tell\s+me\s+more|go\s+on|keep\s+going|continue|elaborate|say\s+more|how|in\s+what\s+way"
-    r"|explain(?:\s+(?:further|more|that|this|it))?|more(?:\s+(?:details?|info(?:rmation)?|examples?))?"
-    r"|(?:any\s+)?examples?|give\s+(?:me\s+)?(?:an?\s+|some\s+)?examples?)"
-    r"(?:\s+please)?\W*$",
-    re.IGNORECASE,
-)
-"""A request to go on with the topic before it ("Tell me more", "Go on", "Examples?", "Can you explain
-further?", "How?"): a continuer (Schegloff, "Discourse as an interactional achievement", 1982), whose
-topic is the previous turn's."""
 
 
 def dependent_fragment(record: RewriteRecord, rules: Rules) -> tuple[str, list[str]] | None:

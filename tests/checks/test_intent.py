@@ -152,7 +152,7 @@ def test_a_verb_with_its_particle_is_kept_as_its_multi_word_synonym(rules):
 def test_a_statement_beside_a_question_is_an_aside():
     """With a question in the message, a statement beside it is context, not what is asked: its words
     are not intent. The clause after a stop before a lower-case word is its own clause."""
-    from monitor.checks.intent import request_spans
+    from monitor.checks.request_clauses import request_spans
 
     text = "What do you mean by FICO score? I just check my credit score via credit karma. Is that the same?"
     assert [text[a:b] for a, b in request_spans(text)] == [
@@ -172,7 +172,7 @@ def test_a_statement_beside_a_question_is_an_aside():
 def test_a_correction_or_the_user_described_is_no_aside(rules):
     """A correction ("No, I meant...") and the user describing themselves ("I'm a woman over 50") say
     what the answer must fit: they stay intent beside the question."""
-    from monitor.checks.intent import request_spans
+    from monitor.checks.request_clauses import request_spans
 
     text = "No, I meant drinking alcohol. What are some rehab options?"
     assert [text[a:b] for a, b in request_spans(text)] == [

@@ -108,14 +108,14 @@ def test_tokens_are_built_on_first_use_and_charged_to_the_cache():
 
 
 def test_emptied_memos_and_a_renewed_tokenizer_give_the_same_analyses(monkeypatch):
-    from monitor.checks import nlp
+    from monitor.checks.nlp import analyzer
 
     texts = [f"{i}: CDs of x.cds, eu-west-{i}, {i * 7} Keys in {chr(65 + i % 26)}ville." for i in range(30)]
     default = Analyzer()
     want = [_fields(default.analyze(t)) for t in texts]
     # memos of 20 surfaces and a vocabulary renewed every few texts (a blank one holds 764 lexemes)
-    monkeypatch.setattr(nlp, "MEMO_SURFACES", 20)
-    monkeypatch.setattr(nlp, "VOCAB_LEXEMES", 850)
+    monkeypatch.setattr(analyzer, "MEMO_SURFACES", 20)
+    monkeypatch.setattr(analyzer, "VOCAB_LEXEMES", 850)
     small = Analyzer()
     assert [_fields(small.analyze(t)) for t in texts] == want
     assert 0 < small.renewals < 10
@@ -258,7 +258,7 @@ def test_the_lemma_table_answers_as_the_lookup_lemmatizer_does():
     and for a word missing from both."""
     import spacy
 
-    from monitor.checks.nlp import _blank_english
+    from monitor.checks.nlp.analyzer import _blank_english
 
     nlp, table = _blank_english()
     assert nlp.pipe_names == [] and len(table) == 41_582
