@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.table import Table
 
-from monitor.cli.app import current_checks, err, kind_choice, open_engine, out
+from monitor.cli.app import err, kind_choice, open_engine, out
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    from monitor.queue.show import Miss
+    from monitor.queue.store.listing import QueueListing
 
 
 class StateFilter(StrEnum):
@@ -26,20 +27,36 @@ class StateFilter(StrEnum):
     ALL = "all"
 
 
+StateOpt = Annotated[StateFilter, typer.Option("--state", help="Only items in this state.")]
+KindOpt = Annotated[
+    str | None,
+    typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only items with this finding kind."),
+]
+LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most N items.")]
+QueueJsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="One JSON document (schemas/queue.schema.json) instead of the table."),
+]
+RequestIdArg = Annotated[
+    str,
+    typer.Argument(help="The rewrite's request id, or the pid_... form an alert carried for it."),
+]
+ConvOpt = Annotated[
+    str | None,
+    typer.Option("--conv", help="The conversation, when the request id was logged in several."),
+]
+ShowJsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="One JSON document (schemas/record_view.schema.json) instead of the page."),
+]
+
+
 def queue_cmd(
     ctx: typer.Context,
-    state: Annotated[StateFilter, typer.Option("--state", help="Only items in this state.")] = (
-        StateFilter.PENDING
-    ),
-    kind: Annotated[
-        str | None,
-        typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only items with this finding kind."),
-    ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most N items.")] = 50,
-    as_json: Annotated[
-        bool,
-        typer.Option("--json", help="One JSON document (schemas/queue.schema.json) instead of the table."),
-    ] = False,
+    state: StateOpt = StateFilter.PENDING,
+    kind: KindOpt = None,
+    limit: LimitOpt = 50,
+    as_json: QueueJsonOpt = False,
 ) -> None:
     """The review queue in review order (severity, then age), with the flagged words.
 
@@ -54,33 +71,41 @@ def queue_cmd(
     """
     from datetime import UTC, datetime
 
-    from monitor.cli.render import safe_text
-    from monitor.queue.store import list_queue, queue_depth
+    from monitor.queue.store.listing import queue_listing
     from monitor.store.engine import session_factory
 
     engine = open_engine(ctx.obj)
     now = datetime.now(UTC)
     with session_factory(engine)() as session:
-        # Every match, to say how many --limit left out (list_queue reads them all to filter by kind).
-        matching = list_queue(
+        shown = queue_listing(
             session=session,
             now=now,
             state=None if state == StateFilter.ALL else state.value,
             kind=kind,
-            limit=None,
+            limit=limit,
         )
-        depth, overdue = queue_depth(session=session, now=now)
-    rows = matching[:limit]
     if as_json:
         from monitor.review.views import dump, queue_out
 
         doc = queue_out(
-            rows, matching=len(matching), depth=depth, overdue=overdue, state=state.value, kind=kind
+            shown.rows,
+            matching=shown.matching,
+            depth=shown.depth,
+            overdue=shown.overdue,
+            state=state.value,
+            kind=kind,
         )
         typer.echo(dump(doc))
         return
+    _print_queue(shown, state, kind)
+
+
+def _print_queue(shown: QueueListing, state: StateFilter, kind: str | None) -> None:
+    """The queue's table on stdout, then its counts line on stderr."""
+    from monitor.cli.render import safe_text
+
     table = Table("id", "request", "stratum", "kinds", "words", "state", "due", "π")
-    for r in rows:
+    for r in shown.rows:
         due = r.due_at.strftime("%Y-%m-%d %H:%M") + (" OVERDUE" if r.overdue else "")
         who = f"{r.state} ({r.claimed_by})" if r.claimed_by and r.state == "claimed" else r.state
         table.add_row(
@@ -98,8 +123,8 @@ def queue_cmd(
     if kind is not None:
         which += f" with {kind}"
     err.print(
-        f"showing {len(rows):,} of {len(matching):,} {which}; "
-        f"queue depth: {depth:,} open (pending or claimed), {overdue:,} overdue",
+        f"showing {len(shown.rows):,} of {shown.matching:,} {which}; "
+        f"queue depth: {shown.depth:,} open (pending or claimed), {shown.overdue:,} overdue",
         markup=False,
         highlight=False,
     )
@@ -107,20 +132,9 @@ def queue_cmd(
 
 def show(
     ctx: typer.Context,
-    request_id: Annotated[
-        str,
-        typer.Argument(help="The rewrite's request id, or the pid_... form an alert carried for it."),
-    ],
-    conv: Annotated[
-        str | None,
-        typer.Option("--conv", help="The conversation, when the request id was logged in several."),
-    ] = None,
-    as_json: Annotated[
-        bool,
-        typer.Option(
-            "--json", help="One JSON document (schemas/record_view.schema.json) instead of the page."
-        ),
-    ] = False,
+    request_id: RequestIdArg,
+    conv: ConvOpt = None,
+    as_json: ShowJsonOpt = False,
 ) -> None:
     """The four artifacts of one request in review order: state, transcript and rewrite, retrieval,
     answer; then the findings. With --json, stdout holds the same as one JSON object (its shape is
@@ -134,93 +148,56 @@ def show(
       rewrite-monitor show cast2020-90_3 --json | jq '.rewrite.query, [.findings[].kind]'
       rewrite-monitor show pid_3f9a0c12d4e5b6a7c8d9
     """
-    from monitor.checks.store import list_findings
     from monitor.cli.render import render_record
-    from monitor.ingest.store.records import get_record_view
-    from monitor.privacy import HASHED_ID_RE
+    from monitor.queue.show import Miss, find_request
     from monitor.store.engine import session_factory
 
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
-        if conv is not None and HASHED_ID_RE.match(conv.strip().lower()):
-            conv = _unhash_conv(session, conv.strip().lower())
-        view = get_record_view(session=session, request_id=request_id, conv_id=conv)
-        looks_hashed = request_id.strip().lower().startswith("pid_")
-        if view is None and looks_hashed:
-            hashed = request_id.strip().lower()
-            if not HASHED_ID_RE.match(hashed):
-                err.print(
-                    f"{request_id!r} is not a hashed id: pid_ and 20 hex characters (0-9, a-f), as an "
-                    "alert carries it",
-                    style="red",
-                    markup=False,
-                )
-                raise typer.Exit(2)
-            request_id, conv = _unhash(session, hashed, conv)
-            view = get_record_view(session=session, request_id=request_id, conv_id=conv)
-        if view is None:
-            where = f" in conversation {conv!r}" if conv is not None else ""
-            err.print(f"no request {request_id!r}{where} in the store", style="red", markup=False)
-            raise typer.Exit(1)
-        found = list_findings(
-            session=session, checks=current_checks(), request_id=request_id, conv_id=view.conv_id
-        )
+        got = find_request(session=session, request_id=request_id, conv=conv)
+    if isinstance(got, Miss):
+        _say_miss(got)
     if as_json:
         from monitor.review.views import dump, record_view_out
 
-        typer.echo(dump(record_view_out(view, found)))
+        typer.echo(dump(record_view_out(got.view, got.findings)))
         return
-    for block in render_record(view, found):
+    for block in render_record(got.view, got.findings):
         out.print(block)
 
 
-def _unhash(session: Session, hashed: str, conv: str | None) -> tuple[str, str | None]:
-    """The (request id, conversation) a ``pid_...`` id stands for in this store; exits 1 when it stands for
-    none, 2 when for several requests (they are listed: pass one with --conv)."""
+def _say_miss(miss: Miss) -> NoReturn:
+    """Say why ``show`` has nothing to show, and exit: 2 for an id that is no hashed id and for a hashed
+    id that stands for several requests (they are listed: pass one with --conv), else 1."""
     import shlex
 
-    from monitor.store.keys import resolve_hashed_id
-
-    found = [(c, r) for c, r in resolve_hashed_id(session=session, hashed=hashed) if conv in (None, c)]
-    if not found:
-        _no_such_hash(session, hashed)
-    if len({r for _c, r in found}) == 1 and len({c for c, _r in found}) == 1:
-        return found[0][1], found[0][0]
-    err.print(f"{hashed} stands for {len(found)} requests; show one of them by its id:", markup=False)
-    for c, r in found[:20]:
+    if miss.reason == "not_hashed":
         err.print(
-            f"  rewrite-monitor show {shlex.quote(r)} --conv {shlex.quote(c)}", markup=False, highlight=False
-        )
-    raise typer.Exit(2)
-
-
-def _unhash_conv(session: Session, hashed: str) -> str:
-    """The conversation a ``pid_...`` passed to ``--conv`` stands for; exits 1 when none."""
-    from monitor.privacy import hashed_id
-    from monitor.store.keys import resolve_hashed_id, store_key
-
-    key = store_key(session=session)
-    convs = {c for c, _r in resolve_hashed_id(session=session, hashed=hashed) if hashed_id(c, key) == hashed}
-    if not convs:
-        _no_such_hash(session, hashed)
-    return convs.pop()
-
-
-def _no_such_hash(session: Session, hashed: str) -> None:
-    """Say that no id of this store hashes to ``hashed`` (or that it has no key), and exit 1."""
-    from monitor.store.keys import has_key
-
-    if not has_key(session=session):
-        err.print(
-            f"this store has no key for hashed ids: {hashed} came from another", style="red", markup=False
-        )
-    else:
-        err.print(
-            f"no request or conversation of this store hashes to {hashed} (an id from another store, or "
-            "from before its key was made)",
+            f"{miss.request_id!r} is not a hashed id: pid_ and 20 hex characters (0-9, a-f), as an "
+            "alert carries it",
             style="red",
             markup=False,
         )
+        raise typer.Exit(2)
+    if miss.reason == "ambiguous":
+        err.print(
+            f"{miss.hashed} stands for {len(miss.found)} requests; show one of them by its id:", markup=False
+        )
+        for c, r in miss.found[:20]:
+            line = f"  rewrite-monitor show {shlex.quote(r)} --conv {shlex.quote(c)}"
+            err.print(line, markup=False, highlight=False)
+        raise typer.Exit(2)
+    if miss.reason == "no_key":
+        message = f"this store has no key for hashed ids: {miss.hashed} came from another"
+    elif miss.reason == "no_hash":
+        message = (
+            f"no request or conversation of this store hashes to {miss.hashed} (an id from another store, or "
+            "from before its key was made)"
+        )
+    else:
+        where = f" in conversation {miss.conv!r}" if miss.conv is not None else ""
+        message = f"no request {miss.request_id!r}{where} in the store"
+    err.print(message, style="red", markup=False)
     raise typer.Exit(1)
 
 
