@@ -6,12 +6,18 @@ and the validation messages, and ``config show`` lists them. A view copies the v
 its field names without the group's prefix (``queue_budget`` is ``settings.queue.budget``), so that a
 stage's functions can take the group they read instead of the whole ``Settings``.
 
+Also here, the checks of setting values that need no ``Settings``: the URL and DSN checks its validators
+call (:func:`check_http`, :func:`dsn_problem`), the masking of a plain URL's credentials
+(:func:`web_url_masked`), and what the dashboard and ``rewrite-monitor dashboard`` check before serving
+(:func:`is_loopback`, :func:`auth_missing`).
+
 Imports only pydantic and the standard library (no SQLAlchemy, no monitor.settings): the pure modules
 (``monitor.alerts.policy``) take these types without loading the store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -169,4 +175,81 @@ class ReplaySettings(_Group):
     prices_file: Path | None
 
 
-__all__ = ["AlertSettings", "QueueSettings", "ReplaySettings", "SeverityName", "WorkerSettings"]
+# -- checks of setting values that need no Settings -------------------------------------------------
+def dsn_problem(sdk_message: str) -> str:
+    """A fixed description of what is wrong with a DSN, from the SDK's message (never quoted)."""
+    reasons = (
+        ("Unsupported scheme", "the scheme must be http or https"),
+        ("Missing hostname", "it has no host"),
+        ("Missing public key", "it has no public key before the @"),
+        ("Invalid project", "the project id (the last path part) must be a number"),
+        ("Port", "the port is not a number from 0 to 65535"),
+        ("Invalid IPv6", "the host is not a valid IPv6 address"),
+    )
+    return next((reason for prefix, reason in reasons if sdk_message.startswith(prefix)), "unparsable")
+
+
+def check_http(url: str) -> None:
+    """Raise ``ValueError`` unless ``url`` is an http:// or https:// URL with a host."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
+
+
+def web_url_masked(url: str) -> str:
+    """An http(s) URL with any ``user:password@`` replaced by ``***@`` (the PagerDuty endpoint is not a
+    secret, but a proxy in front of it may carry credentials)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a server bound to ``address`` is reachable from this machine only: ``localhost`` or a
+    loopback IP (``127.0.0.1``, ``::1``). An empty address (Streamlit's default: every interface) is not."""
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+AUTH_KEYS = ("redirect_uri", "cookie_secret")
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+
+
+def auth_missing(auth: Mapping[str, object]) -> list[str]:
+    """What an ``[auth]`` table (Streamlit's OIDC login, ``st.login``) lacks to work: the names of the
+    missing keys, empty when complete. It needs ``redirect_uri`` and ``cookie_secret``, and
+    ``client_id``, ``client_secret`` and ``server_metadata_url`` directly or in one named provider table
+    (``[auth.google]``). An empty or partial table must not count as a login: it would unlock a
+    non-local address with no working authentication."""
+    missing = [k for k in AUTH_KEYS if not auth.get(k)]
+    providers = [auth, *(v for v in auth.values() if isinstance(v, Mapping))]
+    best = min(([k for k in PROVIDER_KEYS if not p.get(k)] for p in providers), key=len)
+    return missing + best
+
+
+__all__ = [
+    "AUTH_KEYS",
+    "PROVIDER_KEYS",
+    "AlertSettings",
+    "CheckSettings",
+    "QueueSettings",
+    "ReplaySettings",
+    "SeverityName",
+    "WorkerSettings",
+    "auth_missing",
+    "check_http",
+    "dsn_problem",
+    "is_loopback",
+    "web_url_masked",
+]

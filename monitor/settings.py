@@ -38,8 +38,24 @@ from monitor.errors import ConfigError
 from monitor.otel.mapping import REWRITE_SPAN_NAMES, MappingRules
 from monitor.otel.shapes import CONDENSE_TEMPLATES, template_pattern
 from monitor.sampling import DEFAULT_SEED
-from monitor.setting_groups import AlertSettings, CheckSettings, QueueSettings, ReplaySettings, WorkerSettings
+from monitor.setting_groups import AUTH_KEYS as AUTH_KEYS
+from monitor.setting_groups import PROVIDER_KEYS as PROVIDER_KEYS
+from monitor.setting_groups import (
+    AlertSettings,
+    CheckSettings,
+    QueueSettings,
+    ReplaySettings,
+    WorkerSettings,
+    check_http,
+    dsn_problem,
+    web_url_masked,
+)
+from monitor.setting_groups import auth_missing as auth_missing
+from monitor.setting_groups import is_loopback as is_loopback
 from monitor.text import ambiguous_userinfo, mask_url
+
+# ``auth_missing``, ``is_loopback`` and their keys live in monitor.setting_groups (they need no Settings)
+# and are re-exported (the ``x as x`` imports above): the dashboard and the CLI import them from here.
 
 DEFAULT_DATABASE_URL = "sqlite:///rewrite-monitor.db"
 ENV_PREFIX = "REWRITE_MONITOR_"
@@ -485,13 +501,13 @@ class Settings(BaseSettings):
         secret: Slack's URL is its own token)."""
         if v is None or not v.get_secret_value():
             return None
-        _check_http(v.get_secret_value())
+        check_http(v.get_secret_value())
         return v
 
     @field_validator("alert_pagerduty_url", "langfuse_host")
     @classmethod
     def _plain_http_url(cls, v: str) -> str:
-        _check_http(v)
+        check_http(v)
         return v
 
     @field_validator("alert_webhook_secret")
@@ -519,7 +535,7 @@ class Settings(BaseSettings):
             Dsn(v.get_secret_value())
         except ValueError as exc:  # BadDsn, or urllib's ValueError for a bad port or IPv6 host
             raise ValueError(
-                f"not a Sentry DSN: {_dsn_problem(str(exc))}; expected "
+                f"not a Sentry DSN: {dsn_problem(str(exc))}; expected "
                 "https://<public key>@<host>/<project id>"
             ) from None
         return v
@@ -538,19 +554,6 @@ class Settings(BaseSettings):
         if toml_file:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
         return tuple(sources)
-
-
-def _dsn_problem(sdk_message: str) -> str:
-    """A fixed description of what is wrong with a DSN, from the SDK's message (never quoted)."""
-    reasons = (
-        ("Unsupported scheme", "the scheme must be http or https"),
-        ("Missing hostname", "it has no host"),
-        ("Missing public key", "it has no public key before the @"),
-        ("Invalid project", "the project id (the last path part) must be a number"),
-        ("Port", "the port is not a number from 0 to 65535"),
-        ("Invalid IPv6", "the host is not a valid IPv6 address"),
-    )
-    return next((reason for prefix, reason in reasons if sdk_message.startswith(prefix)), "unparsable")
 
 
 def setting_env_vars() -> dict[str, str]:
@@ -599,7 +602,7 @@ def _shown_input(field: str | None, value: Any) -> str:
     if field in SECRET_SETTINGS:
         return ""
     if field in ("alert_pagerduty_url", "langfuse_host") and isinstance(value, str):
-        return f" (got {_web_url_masked(value)!r})"
+        return f" (got {web_url_masked(value)!r})"
     return f" (got {value!r})"
 
 
@@ -655,26 +658,6 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         raise ConfigError(f"invalid configuration{where}: {'; '.join(problems)}") from cause
 
 
-def _check_http(url: str) -> None:
-    """Raise ``ValueError`` unless ``url`` is an http:// or https:// URL with a host."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("must be an http:// or https:// URL with a host")
-
-
-def _web_url_masked(url: str) -> str:
-    """An http(s) URL with any ``user:password@`` replaced by ``***@`` (the PagerDuty endpoint is not a
-    secret, but a proxy in front of it may carry credentials)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
-
-
 def _json_setting_error(message: str) -> str:
     """One line for a complex setting whose environment value is not JSON, naming its variable and the
     shape it takes (pydantic-settings says ``error parsing value for field "checks" from source
@@ -699,7 +682,7 @@ def effective_config(settings: Settings) -> dict[str, Any]:
         if name == "database_url":
             value = mask_url(value.get_secret_value())
         elif name in ("alert_pagerduty_url", "langfuse_host"):
-            value = _web_url_masked(value)
+            value = web_url_masked(value)
         elif isinstance(value, SecretStr):
             value = "***" if value.get_secret_value() else ""
         elif isinstance(value, Path):
@@ -708,32 +691,3 @@ def effective_config(settings: Settings) -> dict[str, Any]:
             value = {check_id: choice.model_dump() for check_id, choice in value.items()}
         out[name] = value
     return out
-
-
-def is_loopback(address: str) -> bool:
-    """Whether a server bound to ``address`` is reachable from this machine only: ``localhost`` or a
-    loopback IP (``127.0.0.1``, ``::1``). An empty address (Streamlit's default: every interface) is not."""
-    import ipaddress
-
-    if address == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
-
-
-AUTH_KEYS = ("redirect_uri", "cookie_secret")
-PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
-
-
-def auth_missing(auth: Mapping[str, object]) -> list[str]:
-    """What an ``[auth]`` table (Streamlit's OIDC login, ``st.login``) lacks to work: the names of the
-    missing keys, empty when complete. It needs ``redirect_uri`` and ``cookie_secret``, and
-    ``client_id``, ``client_secret`` and ``server_metadata_url`` directly or in one named provider table
-    (``[auth.google]``). An empty or partial table must not count as a login: it would unlock a
-    non-local address with no working authentication."""
-    missing = [k for k in AUTH_KEYS if not auth.get(k)]
-    providers = [auth, *(v for v in auth.values() if isinstance(v, Mapping))]
-    best = min(([k for k in PROVIDER_KEYS if not p.get(k)] for p in providers), key=len)
-    return missing + best
