@@ -1,7 +1,8 @@
 """The jobs, as plain functions the CLI (and later the scheduler) call by name.
 
-Each takes what it needs explicitly (a session, the loaded rules) and returns a summary dataclass;
-none prints. Transcript text never goes to logs from here.
+Each takes what it needs explicitly (a session, the loaded rules) and returns a summary dataclass
+(``monitor.worker.summaries``); none prints. Transcript text never goes to logs from here. The alert
+evaluation the leader runs is ``monitor.worker.alerting``.
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import (
-    Coverage,
     clear_runs,
     coverage,
     load_profile,
@@ -29,6 +29,8 @@ from monitor.checks.store import (
 )
 from monitor.ingest.store.records import changed_since_loaded, load_records
 from monitor.store.engine import refresh_planner_statistics
+from monitor.worker.alerting import CLOCK_SKEW, evaluate_alerts
+from monitor.worker.summaries import CheckSummary, CycleSummary, DailySummary, RunSummary
 
 if TYPE_CHECKING:
     from monitor.alerts.policy import Decision
@@ -36,60 +38,38 @@ if TYPE_CHECKING:
     from monitor.checks.profile import RewriterProfile
     from monitor.checks.rules import Rules
     from monitor.ingest.sources import Source
-    from monitor.ingest.store.batches import IngestSummary
     from monitor.ingest.store.retention import RetentionResult
     from monitor.queue.store import EnqueueResult
     from monitor.record import RewriteRecord
     from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
-    from monitor.stats.store import KindRate
     from monitor.worker.context import WorkerContext
 
-_log = logging.getLogger("monitor.alerts")
+__all__ = [
+    "ADMISSION_LOCK",
+    "CLOCK_SKEW",
+    "KEEP_CHARS",
+    "WORKER_JOBS",
+    "CheckSummary",
+    "CycleSummary",
+    "DailySummary",
+    "JobSummary",
+    "RunSummary",
+    "alerts_job",
+    "check_job",
+    "cycle_job",
+    "daily_job",
+    "enqueue_job",
+    "evaluate_alerts",
+    "queue_summary",
+    "retention_job",
+    "run_job",
+    "with_store_learning",
+]
+
 _worker_log = logging.getLogger("monitor.worker")
 ADMISSION_LOCK = "rewrite-monitor:admission"
 """Name of the PostgreSQL advisory lock that serialises queue admissions (see :func:`enqueue_job`)."""
-
-
-@dataclass
-class CheckSummary:
-    """What one ``check`` run did: records checked, findings by kind and severity, skips by check."""
-
-    records: int = 0
-    findings: Counter[tuple[str, str]] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    cleared_runs: int = 0
-    days: set[date] = field(default_factory=set)
-    seconds: float = 0.0
-    coverage: list[Coverage] = field(default_factory=list)
-
-    @property
-    def per_second(self) -> float | None:
-        return self.records / self.seconds if self.seconds > 0 else None
-
-    def as_dict(self) -> dict[str, Any]:
-        by_kind: dict[str, dict[str, int]] = {}
-        for (kind, sev), n in sorted(self.findings.items()):
-            by_kind.setdefault(kind, {})[sev] = n
-        return {
-            "records_checked": self.records,
-            "seconds": round(self.seconds, 3),
-            "records_per_second": round(self.per_second, 1) if self.per_second else None,
-            "findings": by_kind,
-            "skipped": dict(sorted(self.skipped.items())),
-            "cleared_runs": self.cleared_runs,
-            "coverage": [
-                {
-                    "check": c.check_id,
-                    "version": c.version,
-                    "ran": c.ran,
-                    "skipped": c.skipped,
-                    "rewrites": c.rewrites,
-                    "top_skip_reason": c.top_skip_reason,
-                }
-                for c in self.coverage
-            ],
-        }
 
 
 def check_job(
@@ -290,55 +270,6 @@ def _batch_profile(session: Session, records: list[RewriteRecord], check_rate: f
     )
 
 
-@dataclass
-class RunSummary:
-    """The main job's report: what was ingested, checked and queued, and the state of the queue."""
-
-    ingest: IngestSummary | None
-    check: CheckSummary
-    enqueue: EnqueueResult
-    rates: list[KindRate]
-    depth: int
-    overdue: int
-    min_severity: str
-    seconds: float
-
-    def as_dict(self) -> dict[str, Any]:
-        check = self.check.as_dict()
-        return {
-            "seconds": round(self.seconds, 2),
-            "ingest": self.ingest.as_dict() if self.ingest is not None else None,
-            "checked": check["records_checked"],
-            "check_seconds": check["seconds"],
-            "findings_this_run": check["findings"],
-            "coverage": check["coverage"],
-            "rates": {
-                "min_severity": self.min_severity,
-                "kinds": [
-                    {
-                        "kind": r.kind,
-                        "rewrites_flagged": r.flagged,
-                        "rewrites_checked": r.checked,
-                        # four places: the terminal prints one, and rounding twice (26.846 -> 26.85 -> 26.9)
-                        # made `run` disagree with `stats` on the same store
-                        "per_1000": round(r.per_1000, 4) if r.per_1000 is not None else None,
-                        "ci95_per_1000": [round(x, 4) for x in r.ci_per_1000] if r.ci_per_1000 else None,
-                    }
-                    for r in self.rates
-                ],
-            },
-            "queue": {
-                "added": self.enqueue.added,
-                "withdrawn": self.enqueue.withdrawn,
-                "capped": self.enqueue.capped,
-                "subsampled": self.enqueue.subsampled,
-                "days": [d.isoformat() for d in self.enqueue.days],
-                "depth": self.depth,
-                "overdue": self.overdue,
-            },
-        }
-
-
 def enqueue_job(
     *, session: Session, settings: QueueSettings, days: Iterable[date], now: datetime
 ) -> EnqueueResult:
@@ -435,63 +366,6 @@ def run_job(
 # -- the worker's jobs (scheduled by monitor.worker.scheduler, runnable by name: `worker run JOB`) ---
 
 
-@dataclass
-class CycleSummary:
-    """One worker cycle: what was read per file, checked, admitted, and alerted.
-
-    ``leader`` says whether this worker held the leader lock (only the leader admits and alerts).
-    """
-
-    ingest: IngestSummary
-    files: dict[str, str]
-    check: CheckSummary
-    leader: bool
-    enqueue: EnqueueResult | None = None
-    alerts: list[Decision] = field(default_factory=list)
-    stopped: bool = False
-    phase_seconds: dict[str, float] = field(default_factory=dict)
-    sources_waiting: list[str] = field(default_factory=list)
-
-    def log_fields(self) -> dict[str, Any]:
-        """Counts only (no text), for the structured log."""
-        ing = self.ingest
-        return {
-            "files": len(self.files),
-            "files_read": sum(1 for a in self.files.values() if a not in ("unchanged", "locked")),
-            "lines": ing.lines_read,
-            "stored": ing.stored,
-            "rejected": ing.rejected_total,
-            "traces_skipped": sum(ing.skipped.values()),
-            "source_errors": len(ing.source_errors),
-            "sources_waiting": len(self.sources_waiting),
-            "checked": self.check.records,
-            "leader": self.leader,
-            "queued": sum(self.enqueue.added.values()) if self.enqueue else 0,
-            "withdrawn": sum(self.enqueue.withdrawn.values()) if self.enqueue else 0,
-            "alerts": [f"{d.action}:{d.group.group_key}" for d in self.alerts if d.action],
-            "stopped": self.stopped,
-            "phase_seconds": self.phase_seconds,
-        }
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "phase_seconds": self.phase_seconds,
-            "ingest": self.ingest.as_dict(),
-            "files": self.files,
-            "check": self.check.as_dict(),
-            "leader": self.leader,
-            "sources_waiting": self.sources_waiting,
-            "queue_added": self.enqueue.added if self.enqueue else {},
-            "queue_withdrawn": self.enqueue.withdrawn if self.enqueue else {},
-            "alerts": [
-                {"group": d.group.group_key, "action": d.action, "reason": d.reason}
-                for d in self.alerts
-                if d.action
-            ],
-            "stopped": self.stopped,
-        }
-
-
 _WARNED_WAITING: set[str] = set()
 
 
@@ -564,153 +438,6 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
     return summary
 
 
-CLOCK_SKEW = timedelta(minutes=5)
-"""How far ahead of the worker's clock a rewrite's time may be and still set the alert window."""
-
-
-def evaluate_alerts(ctx: WorkerContext, session: Session) -> list[Decision]:
-    """Decide and deliver the fabrication-rate alerts (``monitor.alerts.policy``) and commit; returns every
-    group's decision. The caller holds the leader lock.
-
-    Delivery is at-least-once: Sentry (when configured) first, then the ``alerts`` row and the log
-    line, so a crash in between re-sends the alert on the next cycle rather than losing it. An alert
-    the transport did not deliver is stored as ``pending`` (never "sent to sentry") and sent again by
-    the next cycles until Sentry takes it.
-    """
-    from monitor.alerts import policy as rules
-    from monitor.alerts.store import (
-        PENDING,
-        add_deliveries,
-        alert_history,
-        group_windows,
-        newest_checked_ts,
-        store_alert,
-    )
-    from monitor.checks import current_versions
-    from monitor.severity import SEVERITY_RANK
-
-    alerts = ctx.settings.alerts
-    policy = rules.Policy.from_settings(alerts)
-    checks = current_versions()
-    now = ctx.clock()
-    # Rewrites dated after now + CLOCK_SKEW (a producer's clock running ahead) wait until real time
-    # reaches them; they never drag the window away from the traffic.
-    utc_now = now if now.tzinfo is None else now.astimezone(UTC).replace(tzinfo=None)  # naive is UTC here
-    not_after = utc_now + CLOCK_SKEW
-    newest = newest_checked_ts(
-        session=session, checks=checks, kinds=rules.FABRICATION_KINDS, not_after=not_after
-    )
-    if newest is None:
-        _deliver_due(ctx, session, utc_now)
-        session.commit()
-        return []
-    b_start, w_start, w_end = rules.windows(newest, alerts.window_minutes, alerts.baseline_days)
-    groups = group_windows(
-        session=session,
-        checks=checks,
-        kinds=rules.FABRICATION_KINDS,
-        min_rank=SEVERITY_RANK[policy.min_severity],
-        baseline_start=b_start,
-        window_start=w_start,
-        window_end=w_end,
-    )
-    if ctx.sentry:
-        _resend_pending(session)
-    history = alert_history(session=session)
-    decisions = []
-    no_history = rules.History(None, False)
-    for g in groups:
-        d = rules.decide(g, policy, history.get(g.group_key, no_history), now)
-        decisions.append(d)
-        if d.action not in ("alert", "recovered"):
-            continue
-        payload = _outbound(rules.context(d, policy), session, ctx.settings.outbound_ids)
-        event_id, delivered_to = None, "log"
-        if ctx.sentry:
-            from monitor.alerts.deliver import send_alert
-
-            event_id, sent = send_alert("recovered" if d.action == "recovered" else "alert", payload)
-            delivered_to = "sentry" if sent else PENDING
-        alert_id = store_alert(
-            session=session,
-            decision=d,
-            context=payload,
-            delivered_to=delivered_to,
-            sentry_event_id=event_id,
-            now=now,
-        )
-        add_deliveries(session=session, alert_id=alert_id, destinations=alerts.destinations, now=utc_now)
-        level = logging.ERROR if d.action == "alert" else logging.INFO
-        _log.log(
-            level,
-            rules.message(d),
-            extra={"fields": {**rules.tags(d), **payload, "sentry_event_id": event_id}},
-        )
-    _deliver_due(ctx, session, utc_now)
-    session.commit()
-    return decisions
-
-
-def _outbound(payload: dict[str, Any], session: Session, mode: str) -> dict[str, Any]:
-    """``payload`` with its request ids as they may leave the machine (``outbound_ids``:
-    :func:`monitor.privacy.outbound_id`). Applied before the alert is stored, so Sentry, the worker's
-    log and every later delivery (sent again from the stored payload) carry the same form."""
-    from monitor.store.keys import outbound_ids
-
-    ids = [str(i) for i in payload.get("flagged_request_ids", [])]
-    if ids:
-        out = outbound_ids(session=session, mode=mode)
-        payload["flagged_request_ids"] = [out(i) for i in ids]
-    return payload
-
-
-def _deliver_due(ctx: WorkerContext, session: Session, now: datetime) -> None:
-    """Send the deliveries besides Sentry that are due (new alerts, and failed ones whose backoff has
-    passed), each over HTTP; a failure stays pending, due again after ``backoff(attempts)``. Each try
-    is committed with its outcome, so a crash after a send does not forget it was sent."""
-    from monitor.alerts.deliver import backoff, request_for
-    from monitor.alerts.store import NOT_CONFIGURED, due_deliveries, record_attempt
-    from monitor.http import post
-
-    failed: set[tuple[str, str]] = set()  # (destination, group) that failed in this pass: the rest waits
-    for row, status, payload in due_deliveries(session=session, now=now):
-        if (row.destination, str(payload.get("group"))) in failed:
-            continue
-        try:
-            error = post(request_for(row.destination, status, row.alert_id, payload, ctx.settings.alerts))
-        except (KeyError, ValueError):
-            error = NOT_CONFIGURED  # a destination removed from the settings since the alert
-        if error not in (None, NOT_CONFIGURED):
-            failed.add((row.destination, str(payload.get("group"))))
-        record_attempt(
-            session=session,
-            delivery_id=row.id,
-            error=error,
-            now=now,
-            retry_at=now + backoff(row.attempts + 1),
-        )
-        session.commit()
-        fields = {"alert_id": row.alert_id, "destination": row.destination, "attempt": row.attempts + 1}
-        if error is None:
-            _log.info("alert delivered", extra={"fields": fields})
-        else:
-            _log.warning("alert not delivered; will retry", extra={"fields": {**fields, "error": error}})
-
-
-def _resend_pending(session: Session) -> None:
-    """Send again the alerts Sentry did not accept in an earlier cycle (``pending``), from their stored
-    payload; each one delivered is marked ``sentry``, the others stay pending for the next cycle."""
-    from monitor.alerts.deliver import send_alert
-    from monitor.alerts.store import mark_delivered, pending_alerts
-
-    for alert_id, status, payload in pending_alerts(session=session):
-        event_id, sent = send_alert(status, payload)
-        if not sent:
-            _log.warning("alert still not delivered", extra={"fields": {"alert_id": alert_id}})
-            break  # Sentry is still unreachable: the rest waits for the next cycle
-        mark_delivered(session=session, alert_id=alert_id, sentry_event_id=event_id)
-
-
 def alerts_job(ctx: WorkerContext) -> list[Decision]:
     """Evaluate the alerts once, under the leader lock (skipped, returning ``[]``, when another worker
     leads right now)."""
@@ -721,21 +448,6 @@ def alerts_job(ctx: WorkerContext) -> list[Decision]:
             return evaluate_alerts(ctx, session)
     finally:
         ctx.locks.unlock("leader")
-
-
-@dataclass
-class DailySummary:
-    """The daily job: the queue's state for ``day`` and what retention removed."""
-
-    day: date
-    queue: dict[str, int | dict[str, int]]
-    retention: RetentionResult
-
-    def log_fields(self) -> dict[str, Any]:
-        return {"day": self.day.isoformat(), **self.queue, **self.retention.as_dict()}
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"day": self.day.isoformat(), "queue": self.queue, "retention": self.retention.as_dict()}
 
 
 def retention_job(ctx: WorkerContext) -> RetentionResult:

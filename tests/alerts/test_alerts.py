@@ -33,7 +33,7 @@ from monitor.errors import ConfigError
 from monitor.observability.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
 from monitor.settings import Settings
 from monitor.store.models import Alert, CheckRun, Event, Finding, Record
-from monitor.worker.jobs import evaluate_alerts
+from monitor.worker.alerting import evaluate_alerts
 from tests.helpers import Receiver
 
 CHECKS = current_versions()

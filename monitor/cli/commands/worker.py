@@ -13,7 +13,7 @@ from rich.table import Table
 from monitor.cli.app import State, err, out
 
 if TYPE_CHECKING:
-    from monitor.alerts.store import DeliveryRow
+    from monitor.alerts.store import AlertRow, DeliveryRow
 
 worker_app = typer.Typer(
     help=(
@@ -144,46 +144,25 @@ def worker_status(
     import socket
 
     from monitor.cli.app import open_engine
-    from monitor.ingest.store.cursors import list_cursors
     from monitor.store.engine import session_factory
     from monitor.worker.context import utcnow
-    from monitor.worker.store import list_leases, pid_alive
+    from monitor.worker.status import unhealthy, worker_status
 
     engine = open_engine(ctx.obj)
     now = utcnow()
     host = socket.gethostname()
     with session_factory(engine)() as session:
-        leases = list_leases(session=session)
-        cursors = list_cursors(session=session)
-    data = {
-        "leases": [
-            {
-                "name": x.name,
-                "holder": x.holder,
-                "acquired_at": x.acquired_at.isoformat(),
-                "expires_at": x.expires_at.isoformat(),
-                "expired": x.expired(now),
-                "state": x.state(now, host=host, alive=pid_alive),
-            }
-            for x in leases
-        ],
-        "cursors": [
-            {
-                "path": c.path,
-                "offset": c.offset,
-                "line_no": c.line_no,
-                "size": c.size,
-                "completed": c.completed,
-                "updated_at": c.updated_at.isoformat(),
-            }
-            for c in cursors
-        ],
-    }
+        data = worker_status(session=session, now=now, host=host)
     if as_json:
         out.print_json(json.dumps(data))
-        if any(x["state"] != "ok" for x in data["leases"]):
-            raise typer.Exit(1)
-        return
+    else:
+        _print_status(data)
+    if unhealthy(data):
+        raise typer.Exit(1)
+
+
+def _print_status(data: dict[str, list[dict[str, Any]]]) -> None:
+    """The leases and the source cursors of ``worker status``, as two tables."""
     lt = Table("lease", "holder", "since", "renew by", "state", title="workers")
     for x in data["leases"]:
         lt.add_row(
@@ -198,8 +177,6 @@ def worker_status(
     for c in data["cursors"]:
         ct.add_row(str(c["path"]), str(c["line_no"]), str(c["offset"]), str(c["size"]), str(c["updated_at"]))
     out.print(ct)
-    if any(x["state"] != "ok" for x in data["leases"]):
-        raise typer.Exit(1)
 
 
 FLAGGED_SHOWN = 5
@@ -220,6 +197,7 @@ def alerts_list(
 
     Example: rewrite-monitor alerts list --since 2024-03-01
     """
+    from monitor.alerts.listing import alert_as_dict
     from monitor.alerts.store import list_alerts
     from monitor.cli.app import open_engine
     from monitor.store.engine import session_factory
@@ -230,44 +208,16 @@ def alerts_list(
     if as_json:
         for r in rows:
             # typer.echo, not the Rich console: one object per line, never wrapped at the terminal width
-            typer.echo(
-                json.dumps(
-                    {
-                        "id": r.id,
-                        "group": r.group_key,
-                        "status": r.status,
-                        "reason": r.reason,
-                        "window_start": r.window_start.isoformat(),
-                        "window_end": r.window_end.isoformat(),
-                        "window_rewrites": r.window_rewrites,
-                        "window_flagged": r.window_flagged,
-                        "window_rate": r.window_rate,
-                        "baseline_rewrites": r.baseline_rewrites,
-                        "baseline_flagged": r.baseline_flagged,
-                        "baseline_rate": r.baseline_rate,
-                        "flagged_request_ids": r.flagged_request_ids,
-                        "delivered_to": r.delivered_to,
-                        "deliveries": [
-                            {
-                                "destination": d.destination,
-                                "status": d.status,
-                                "attempts": d.attempts,
-                                "last_error": d.last_error,
-                                "next_attempt_at": d.next_attempt_at.isoformat()
-                                if d.status == "pending"
-                                else None,
-                                "sent_at": d.sent_at.isoformat() if d.sent_at else None,
-                            }
-                            for d in r.deliveries
-                        ],
-                        "created_at": r.created_at.isoformat(),
-                    }
-                )
-            )
+            typer.echo(json.dumps(alert_as_dict(r)))
         return
     if not rows:
         err.print("no alerts")
         return
+    out.print(_alerts_table(rows))
+
+
+def _alerts_table(rows: list[AlertRow]) -> Table:
+    """The ``alerts list`` table: one row per alert, at most :data:`FLAGGED_SHOWN` flagged ids each."""
     from monitor.cli.render import safe_text
 
     table = Table(
@@ -301,7 +251,7 @@ def alerts_list(
             ", ".join([r.delivered_to] + [_delivery(d) for d in r.deliveries]),
             safe_text(shown + (f" (+{more} more: --json)" if more > 0 else "")),
         )
-    out.print(table)
+    return table
 
 
 def _delivery(d: DeliveryRow) -> str:
