@@ -36,26 +36,31 @@ Figures, side by side:
 An ``escaped_fabrication`` (a constraint changed with logged words, so no word is labelled) is credited
 only to a conflict-type finding (:data:`CONFLICT_KINDS`): an added-word finding on such an item names no
 labelled word and counts as a wrong word.
+
+The label files are read by ``monitor.stats.label_files``; the counts and their rates are
+``monitor.stats.figures``; :func:`evaluate_labels` is the ``evaluate`` command.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.orm import Session
 
 from monitor.checks.base import FABRICATION_KINDS
 from monitor.checks.store import FindingRow, StoredRewrite, stored_rewrites
-from monitor.errors import LabelError, utf8_fault
-from monitor.ingest.events import json_type
-from monitor.intervals import wilson
+from monitor.errors import LabelError
 from monitor.severity import SEVERITY_RANK
+from monitor.stats.figures import Confusion, QueueFigures, StepFigures, StratumFigures
+from monitor.stats.label_files import LabelItem, read_labels
+
+if TYPE_CHECKING:
+    from monitor.checks.rules import Rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,154 +130,6 @@ ENRICHED = "enriched"
 speak for no population of their own, so they weigh 0 in the weighted (natural-prevalence) figures."""
 
 
-@dataclass(frozen=True, slots=True)
-class LabelItem:
-    """One labelled rewrite: ``truth[kind]`` is True/False, or absent when the file does not label it."""
-
-    request_id: str
-    truth: dict[str, bool]
-    stratum: str | None = None
-    words: dict[str, list[str]] = field(default_factory=dict)
-    escaped: bool = False
-    """The item is labelled ``escaped_fabrication``: a changed constraint no word of which is labelled."""
-
-
-def _tags(note: str) -> set[str]:
-    return {t.strip("[]") for t in note.split() if t.startswith("[") and t.endswith("]")}
-
-
-ITEM_LABEL_FIELDS = (
-    "fabricated",
-    "dropped_constraint",
-    "wrong_antecedent",
-    "unresolved",
-    "intent_drift",
-    "ok",
-)
-
-
-WORD_FIELDS = ("fabricated", "dropped_constraint")
-"""Label fields that list the labelled words (an empty list: none)."""
-FLAG_FIELDS = ("wrong_antecedent", "unresolved", "intent_drift", "ok", "not_a_query", "escaped_fabrication")
-"""Label fields that are true or false (``shared/data/README.md``)."""
-
-
-def _check_types(obj: dict[str, Any]) -> None:
-    """Raise ``TypeError`` naming the field whose value has the wrong JSON type: a string where a list of
-    words belongs (``"fabricated": "Boeing"``) would otherwise be scored as a label."""
-    for f in WORD_FIELDS:
-        v = obj.get(f)
-        if v is None:
-            continue
-        if not isinstance(v, list):
-            raise TypeError(f"field {f!r} must be a list of words (strings), got {json_type(v)}")
-        for i, w in enumerate(v):
-            if not isinstance(w, str):
-                raise TypeError(f"field {f!r} must be a list of words (strings): item {i} is {json_type(w)}")
-    for f in FLAG_FIELDS:
-        v = obj.get(f)
-        if v is not None and not isinstance(v, bool):
-            raise TypeError(f"field {f!r} must be true or false, got {json_type(v)}")
-    for f in ("selection", "stratum"):
-        v = obj.get(f)
-        if v is not None and not isinstance(v, str):
-            raise TypeError(f"field {f!r} must be a string, got {json_type(v)}")
-    if "candidates" in obj:
-        cands = obj["candidates"]
-        if not isinstance(cands, list):
-            raise TypeError("field 'candidates' must be a list")
-        for i, c in enumerate(cands):
-            if not isinstance(c, dict):
-                raise TypeError(f"candidates[{i}] must be an object, got {json_type(c)}")
-            for f in ("span", "label"):
-                if f in c and not isinstance(c[f], str):
-                    raise TypeError(f"candidates[{i}].{f} must be a string, got {json_type(c[f])}")
-
-
-def parse_label_line(obj: dict[str, Any]) -> LabelItem:
-    """Turn one label object (either format) into a :class:`LabelItem`.
-
-    ``escaped_fabrication`` (a changed constraint made of logged words) makes the item ``fabricated``
-    with no labelled words; ``not_a_query`` is read where the file has it (the LLM and MTRAG files).
-
-    Raises ``KeyError`` when the object carries no label at all (a log event, say): counting it
-    as a clean item would make every false-alarm rate look plausible and be wrong; ``TypeError`` naming
-    the field when a value has the wrong JSON type, or when ``obj`` is no object.
-    """
-    if not isinstance(obj, dict):
-        raise TypeError(f"a label line must be a JSON object, got {json_type(obj)}")
-    if "request_id" in obj and not isinstance(obj["request_id"], str):
-        raise TypeError(f"field 'request_id' must be a string, got {json_type(obj['request_id'])}")
-    if "candidates" not in obj and not any(f in obj for f in ITEM_LABEL_FIELDS):
-        raise KeyError(f"no label fields ({', '.join(ITEM_LABEL_FIELDS)} or candidates)")
-    if "request_id" not in obj:
-        raise KeyError("no 'request_id'")
-    _check_types(obj)
-    truth: dict[str, bool] = {}
-    words: dict[str, list[str]] = {}
-    if "candidates" in obj:  # word-level LLM labels
-        fab = [c["span"] for c in obj["candidates"] if c.get("label") == "fabricated"]
-        tags = _tags(obj.get("note", ""))
-        truth["fabricated"] = bool(fab) or bool(obj.get("escaped_fabrication"))
-        words["fabricated"] = fab
-        truth["not_a_query"] = bool(obj.get("not_a_query"))
-        truth["dropped_constraint"] = "dropped" in tags
-        truth["unresolved"] = "unresolved" in tags
-        truth["wrong_antecedent"] = "wrong_antecedent" in tags
-        truth["intent_drift"] = "drift" in tags
-        return LabelItem(
-            obj["request_id"], truth, obj.get("stratum"), words, bool(obj.get("escaped_fabrication"))
-        )
-    truth["fabricated"] = bool(obj.get("fabricated"))
-    words["fabricated"] = list(obj.get("fabricated") or [])
-    truth["dropped_constraint"] = bool(obj.get("dropped_constraint"))
-    words["dropped_constraint"] = list(obj.get("dropped_constraint") or [])
-    truth["unresolved"] = bool(obj.get("unresolved"))
-    truth["wrong_antecedent"] = bool(obj.get("wrong_antecedent"))
-    truth["intent_drift"] = bool(obj.get("intent_drift"))
-    if "not_a_query" in obj:
-        truth["not_a_query"] = bool(obj.get("not_a_query"))
-    return LabelItem(obj["request_id"], truth, obj.get("selection"), words)
-
-
-def read_labels(path: Path) -> list[LabelItem]:
-    """Read a label file (JSON Lines). Raises :class:`LabelError` naming the file and line (also for
-    bytes that are not UTF-8: ``labels.jsonl:3: not UTF-8 text (byte 0xe9 at column 12)``), or the file
-    when it holds no label."""
-    try:
-        # Decoded whole (not read_text): the error then holds every byte before the bad one, so its line
-        # can be named.
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except OSError as exc:
-        raise LabelError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        line, reason = utf8_fault(exc)
-        raise LabelError(f"{path}:{line}: {reason}") from None
-    items = []
-    first: dict[str, int] = {}
-    for n, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-            item = parse_label_line(obj)
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-            why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr quotes
-            raise LabelError(f"{path}:{n}: not a label object with a request_id ({why})") from exc
-        if item.request_id in first:
-            # counted twice, an item would double its weight and narrow every interval
-            raise LabelError(
-                f"{path}:{n}: request_id {item.request_id!r} is labelled again (first at line "
-                f"{first[item.request_id]}): keep one label per item"
-            )
-        first[item.request_id] = n
-        items.append(item)
-    if not items:
-        # Nothing to score: an empty table would read as a measurement.
-        raise LabelError(f"{path}: no labels (the file is empty)")
-    return items
-
-
 _TOKEN_RE = re.compile(r"[^\W_]+")
 STEM_LETTERS = 4
 """A word of at least this many letters that starts another, which goes on by at most
@@ -321,188 +178,6 @@ def item_weight(item: LabelItem, per_stratum: Counter[str | None]) -> float:
     if item.stratum in LLM_STRATUM_POOLS and per_stratum[item.stratum]:
         return LLM_STRATUM_POOLS[item.stratum] / per_stratum[item.stratum]
     return 0.0 if item.stratum == ENRICHED else 1.0
-
-
-def _ratio(a: float, b: float) -> float | None:
-    return a / b if b else None
-
-
-@dataclass
-class Confusion:
-    """Counts for one row at one threshold.
-
-    ``tp/fp/fn/tn`` are item-level. ``tp_right`` counts the true positives whose finding names a labelled
-    word (equal to ``tp`` on rows that are not right-word); ``fp_wrong_word`` the positive items fired on
-    with other words only. The ``w_*`` sums are the same counts weighted by :func:`item_weight`
-    (right-word where the row is). ``skipped``: no predicting check ran; ``stale``: checked with other rules;
-    ``pos_skipped``: the skipped items that carry the label (what recall over checked items leaves out).
-    """
-
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    tn: int = 0
-    tp_right: int = 0
-    fp_wrong_word: int = 0
-    skipped: int = 0
-    stale: int = 0
-    pos_skipped: int = 0
-    w_tp: float = 0.0
-    w_fired: float = 0.0
-    w_pos: float = 0.0
-    w_fp: float = 0.0
-    w_neg: float = 0.0
-
-    @property
-    def measured(self) -> bool:
-        """Whether any item was scored (a row whose checks never ran is not measured, not zero)."""
-        return self.tp + self.fp + self.fn + self.tn > 0
-
-    def count(self, truth: bool, fired: bool, right: bool, weight: float) -> str | None:
-        """Count one scored item: whether it carries the label (``truth``), whether a predicting finding
-        ``fired``, whether one of them names it ``right``; returns the outcome a detail records (``miss``,
-        ``false_alarm``, ``wrong_word``) or None for a right hit or a true negative."""
-        if truth:
-            self.w_pos += weight
-            if not fired:
-                self.fn += 1
-                return "miss"
-            self.tp += 1
-            self.w_fired += weight
-            if right:
-                self.tp_right += 1
-                self.w_tp += weight
-                return None
-            self.fp_wrong_word += 1
-            return "wrong_word"
-        self.w_neg += weight
-        if fired:
-            self.fp += 1
-            self.w_fp += weight
-            self.w_fired += weight
-            return "false_alarm"
-        self.tn += 1
-        return None
-
-    def metrics(self) -> dict[str, Any]:
-        """Counts and rates as plain data (the ``--json`` shape); rates are ``None`` without a base."""
-        fired, pos, neg = self.tp + self.fp, self.tp + self.fn, self.fp + self.tn
-        return {
-            "measured": self.measured,
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "tn": self.tn,
-            "precision": _ratio(self.tp, fired),
-            "recall": _ratio(self.tp, pos),
-            "false_alarm_rate": _ratio(self.fp, neg),
-            "tp_right_word": self.tp_right,
-            "precision_right_word": _ratio(self.tp_right, fired),
-            "recall_right_word": _ratio(self.tp_right, pos),
-            "weighted_precision": _ratio(self.w_tp, self.w_fired),
-            "weighted_recall": _ratio(self.w_tp, self.w_pos),
-            "weighted_false_alarm_rate": _ratio(self.w_fp, self.w_neg),
-            "skipped": self.skipped,
-            "stale": self.stale,
-            # a check that cannot run on an item cannot find its error: recall over every labelled item
-            "labelled_unchecked": self.pos_skipped,
-            "recall_all_labelled": _ratio(self.tp, pos + self.pos_skipped),
-        }
-
-    def intervals(self) -> dict[str, Any]:
-        """95% Wilson intervals of the item-level and right-word rates (``None`` without a base)."""
-        return {
-            "precision_ci": wilson(self.tp, self.tp + self.fp),
-            "recall_ci": wilson(self.tp, self.tp + self.fn),
-            "false_alarm_ci": wilson(self.fp, self.fp + self.tn),
-            "precision_right_word_ci": wilson(self.tp_right, self.tp + self.fp),
-            "recall_right_word_ci": wilson(self.tp_right, self.tp + self.fn),
-        }
-
-
-@dataclass
-class QueueFigures:
-    """Queue precision of one file (or rewriter): ``queued`` items with a rewrite finding at or above
-    :data:`QUEUE_THRESHOLD`, ``errors`` items with any error label, ``both`` items that are both."""
-
-    scored: int = 0
-    queued: int = 0
-    errors: int = 0
-    both: int = 0
-    w_queued: float = 0.0
-    w_errors: float = 0.0
-    w_both: float = 0.0
-
-    def add(self, queued: bool, error: bool, weight: float) -> None:
-        """Count one scored item: whether it is ``queued``, whether it carries an ``error`` label."""
-        self.scored += 1
-        self.queued += queued
-        self.errors += error
-        self.both += queued and error
-        self.w_queued += weight * queued
-        self.w_errors += weight * error
-        self.w_both += weight * (queued and error)
-
-    @property
-    def lift(self) -> float | None:
-        """Queue precision over the error rate of the scored items (None without a base)."""
-        precision, rate = _ratio(self.both, self.queued), _ratio(self.errors, self.scored)
-        return None if precision is None or not rate else precision / rate
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "scored": self.scored,
-            "queued": self.queued,
-            "with_error_label": self.errors,
-            "queued_with_error_label": self.both,
-            "error_rate": _ratio(self.errors, self.scored),
-            "queue_precision": _ratio(self.both, self.queued),
-            "queue_lift": self.lift,
-            "queue_precision_ci": wilson(self.both, self.queued),
-            "errors_reaching_queue": _ratio(self.both, self.errors),
-            "weighted_queue_precision": _ratio(self.w_both, self.w_queued),
-            "weighted_errors_reaching_queue": _ratio(self.w_both, self.w_errors),
-        }
-
-
-@dataclass
-class StepFigures:
-    """One grading step's record in one group: ``fired`` items with a finding of the step (any
-    severity), ``queued`` those where it is at :data:`QUEUE_THRESHOLD` or above, and how many of each
-    carry the label the finding's kind predicts (``right``, ``right_queued``: right-word where the row
-    is)."""
-
-    kind: str
-    fired: int = 0
-    right: int = 0
-    queued: int = 0
-    right_queued: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "fired": self.fired,
-            "right": self.right,
-            "precision": _ratio(self.right, self.fired),
-            "precision_ci": wilson(self.right, self.fired),
-            "queued": self.queued,
-            "right_queued": self.right_queued,
-            "queued_precision": _ratio(self.right_queued, self.queued),
-        }
-
-
-@dataclass
-class StratumFigures:
-    """One sampling stratum of a group: its queue figures and the fabrication row at each threshold."""
-
-    queue: QueueFigures = field(default_factory=QueueFigures)
-    fabricated: dict[str, Confusion] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"queue": self.queue.as_dict()}
-        for threshold, conf in self.fabricated.items():
-            out[f"fabricated_{threshold}"] = conf.metrics() | conf.intervals()
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,6 +312,55 @@ def evaluate(
             weight = item_weight(item, per_stratum)
             _score(result, group, item, rec, weight, kind_to_check, rules_hash, same_alias)
     return result
+
+
+class Learning(Protocol):
+    """What gives the rules the store's learned word evidence, as the check job grades with them
+    (``monitor.worker.jobs.with_store_learning``; the command passes it in, the worker being a later
+    stage)."""
+
+    def __call__(self, *, session: Session, rules: Rules) -> Rules: ...
+
+
+def alias_matcher(rules: Rules) -> Callable[[str, str], bool]:
+    """The ``same_alias`` of right-word scoring: whether two phrases are members of one alias group of
+    ``rules`` (case-insensitive)."""
+    group_of = {m.lower(): g.name for g in rules.aliases.groups for m in g.members}
+
+    def same_alias(a: str, b: str) -> bool:
+        ga = group_of.get(a.lower())
+        return ga is not None and ga == group_of.get(b.lower())
+
+    return same_alias
+
+
+def evaluate_labels(
+    *,
+    session: Session,
+    rules: Rules,
+    label_files: Sequence[Path],
+    by: str | None = None,
+    learn: Learning | None = None,
+) -> Evaluation:
+    """The ``evaluate`` command: :func:`evaluate` of ``label_files`` against the stored findings of the
+    current check versions and rules, words matched through the alias groups of ``rules``. With
+    ``learn`` (``learn_from_verdicts``), the current rules are ``rules`` with the store's learned evidence,
+    as the check job grades. Raises like :func:`evaluate`."""
+    from monitor.checks import checks_by_kind, current_versions
+
+    same_alias = alias_matcher(rules)
+    kind_to_check = checks_by_kind()
+    if learn is not None:
+        rules = learn(session=session, rules=rules)
+    return evaluate(
+        session=session,
+        label_files=label_files,
+        checks=current_versions(),
+        kind_to_check=kind_to_check,
+        rules_hash=rules.hash,
+        by=by,
+        same_alias=same_alias,
+    )
 
 
 def _emitters(kind_to_check: Mapping[str, Sequence[str]], kind: str) -> tuple[str, ...]:

@@ -8,16 +8,9 @@ from collections import Counter
 import pytest
 
 from monitor.checks.store import FindingRow, StoredRewrite
-from monitor.stats.evaluate import (
-    Confusion,
-    Evaluation,
-    LabelItem,
-    QueueFigures,
-    _score,
-    item_weight,
-    parse_label_line,
-    words_overlap,
-)
+from monitor.stats.evaluate import Evaluation, _score, item_weight, words_overlap
+from monitor.stats.figures import Confusion, QueueFigures
+from monitor.stats.label_files import LabelItem, parse_label_line
 
 KIND_TO_CHECK = {
     "added_content_word": "added_content_word",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,7 +14,8 @@ from rich.table import Table
 from monitor.cli.app import current_checks, err, lazy_choice, open_engine, out
 
 if TYPE_CHECKING:
-    from monitor.stats.evaluate import StepFigures, StratumFigures
+    from monitor.stats.evaluate import Detail, Evaluation
+    from monitor.stats.figures import Confusion, QueueFigures, StepFigures, StratumFigures
 
 
 class EvaluateBy(StrEnum):
@@ -25,23 +27,29 @@ class EvaluateBy(StrEnum):
     STEP = "step"
 
 
+_Labels = Annotated[
+    list[Path], typer.Option("--labels", metavar="FILE", help="Label file (JSON Lines); repeatable.")
+]
+_Details = Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")]
+_EvaluateJson = Annotated[
+    bool, typer.Option("--json", help="Print every figure as JSON (with --details: the details too).")
+]
+_EvaluateSplits = Annotated[
+    list[EvaluateBy] | None,
+    typer.Option(
+        "--by",
+        help="Split every figure by the rewriter (model or prompt_version: one of them), and/or print "
+        "each grading step's precision (step); repeatable.",
+    ),
+]
+
+
 def evaluate_cmd(
     ctx: typer.Context,
-    labels: Annotated[
-        list[Path], typer.Option("--labels", metavar="FILE", help="Label file (JSON Lines); repeatable.")
-    ],
-    details: Annotated[bool, typer.Option("--details", help="List every miss and false alarm.")] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print every figure as JSON (with --details: the details too).")
-    ] = False,
-    by: Annotated[
-        list[EvaluateBy] | None,
-        typer.Option(
-            "--by",
-            help="Split every figure by the rewriter (model or prompt_version: one of them), and/or print "
-            "each grading step's precision (step); repeatable.",
-        ),
-    ] = None,
+    labels: _Labels,
+    details: _Details = False,
+    as_json: _EvaluateJson = False,
+    by: _EvaluateSplits = None,
 ) -> None:
     """Measure the stored findings against hand labels: precision, recall, false alarms, Wilson 95% CIs.
 
@@ -63,141 +71,172 @@ def evaluate_cmd(
             f"one rewriter split at a time (got {' and '.join(splits)}); --by step combines with either",
             param_hint="--by",
         )
-    from monitor.checks import checks_by_kind
     from monitor.checks.rules import load_rules
-    from monitor.cli.render import safe_text
-    from monitor.stats.evaluate import DEFAULT_THRESHOLD, THRESHOLDS, evaluate
+    from monitor.stats.evaluate import evaluate_labels
     from monitor.store.engine import session_factory
     from monitor.worker.jobs import with_store_learning
 
-    rules = load_rules(ctx.obj.settings.rules_dir)
-    group_of = {m.lower(): g.name for g in rules.aliases.groups for m in g.members}
-
-    def same_alias(a: str, b: str) -> bool:
-        ga = group_of.get(a.lower())
-        return ga is not None and ga == group_of.get(b.lower())
-
-    kind_to_check = checks_by_kind()
+    settings = ctx.obj.settings
+    rules = load_rules(settings.rules_dir)
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
-        if ctx.obj.settings.learn_from_verdicts:
-            rules = with_store_learning(session=session, rules=rules)
-        result = evaluate(
+        result = evaluate_labels(
             session=session,
+            rules=rules,
             label_files=labels,
-            checks=current_checks(),
-            kind_to_check=kind_to_check,
-            rules_hash=rules.hash,
             by=splits[0] if splits else None,
-            same_alias=same_alias,
+            learn=with_store_learning if settings.learn_from_verdicts else None,
         )
     if as_json:
         out.print_json(json.dumps(result.as_json(details=details)))
         return
-    for name, by_threshold in result.table.items():
-        missing, stale = result.missing[name], result.stale[name]
-        title = f"{name}: {result.items[name]} items" + (
-            f", {len(missing)} not in the store (ingest and check their logs first: rewrite-monitor run LOGS)"
-            if missing
-            else ""
+    for name in result.table:
+        _print_evaluation(result, name, by_step=EvaluateBy.STEP in (by or ()))
+    if details:
+        _print_details(result.details)
+
+
+def _print_evaluation(result: Evaluation, name: str, *, by_step: bool) -> None:
+    """One group of ``evaluate``'s text output: its table, then the lines beneath it."""
+    by_threshold = result.table[name]
+    out.print(_evaluation_table(by_threshold, _evaluation_title(result, name)))
+    _print_unchecked(by_threshold)
+    _print_coverage(result.queue[name].scored, result.coverage[name])
+    _print_queue(result.queue[name])
+    _print_strata(result.strata[name])
+    if by_step:
+        _print_steps(name, result.steps[name])
+
+
+def _evaluation_title(result: Evaluation, name: str) -> str:
+    """The table title of group ``name``: its items, and those missing from the store or stale."""
+    missing, stale = result.missing[name], result.stale[name]
+    title = f"{name}: {result.items[name]} items" + (
+        f", {len(missing)} not in the store (ingest and check their logs first: rewrite-monitor run LOGS)"
+        if missing
+        else ""
+    )
+    if stale:
+        title += (
+            f", {stale} checked with other rules or before the reviewers' latest verdicts moved a word"
+            " (not scored: run `rewrite-monitor check --recheck`)"
         )
-        if stale:
-            title += (
-                f", {stale} checked with other rules or before the reviewers' latest verdicts moved a word"
-                " (not scored: run `rewrite-monitor check --recheck`)"
+    return title
+
+
+def _evaluation_table(by_threshold: dict[str, dict[str, Confusion]], title: str) -> Table:
+    """The figures of one group, a row per label kind and threshold (one line for a row not measured)."""
+    from monitor.cli.render import safe_text
+    from monitor.stats.evaluate import THRESHOLDS
+
+    table = Table(
+        "label",
+        "at",
+        "tp",
+        "fp",
+        "fn",
+        "tn",
+        "skip",
+        "precision",
+        "recall",
+        "right-word P / R",
+        "false alarms",
+        "weighted P / R / FA",
+        title=safe_text(title),
+    )
+    for kind in by_threshold[THRESHOLDS[0]]:
+        first = by_threshold[THRESHOLDS[0]][kind]
+        if not first.measured:
+            why = (
+                f"not scored: {first.stale} checked with other rules"
+                if first.stale and not first.skipped
+                else f"not measured: no check ran ({first.skipped} skipped)"
             )
-        table = Table(
-            "label",
-            "at",
-            "tp",
-            "fp",
-            "fn",
-            "tn",
-            "skip",
-            "precision",
-            "recall",
-            "right-word P / R",
-            "false alarms",
-            "weighted P / R / FA",
-            title=safe_text(title),
-        )
-        for kind in by_threshold[THRESHOLDS[0]]:
-            first = by_threshold[THRESHOLDS[0]][kind]
-            if not first.measured:
-                why = (
-                    f"not scored: {first.stale} checked with other rules"
-                    if first.stale and not first.skipped
-                    else f"not measured: no check ran ({first.skipped} skipped)"
-                )
-                table.add_row(kind, "-", *("",) * 5, why)
-                continue
-            for threshold in THRESHOLDS:
-                conf = by_threshold[threshold][kind]
-                m, ci = conf.metrics(), conf.intervals()
-                table.add_row(
-                    kind if threshold == THRESHOLDS[0] else "",
-                    f"{threshold}+",
-                    *(str(m[k]) for k in ("tp", "fp", "fn", "tn")),
-                    str(m["skipped"]),
-                    _pct(m["precision"], ci["precision_ci"]),
-                    _pct(m["recall"], ci["recall_ci"]),
-                    f"{_pct(m['precision_right_word'], None)} / {_pct(m['recall_right_word'], None)}",
-                    _pct(m["false_alarm_rate"], ci["false_alarm_ci"]),
-                    " / ".join(
-                        _pct(m[k], None)
-                        for k in ("weighted_precision", "weighted_recall", "weighted_false_alarm_rate")
-                    ),
-                )
-        out.print(table)
-        for kind, conf in by_threshold[DEFAULT_THRESHOLD].items():
-            m = conf.metrics()
-            if m["measured"] and m["labelled_unchecked"]:
-                out.print(
-                    f"{kind}: {m['labelled_unchecked']} of the {m['tp'] + m['fn'] + m['labelled_unchecked']} "
-                    f"labelled items had no check that could test them; recall at {DEFAULT_THRESHOLD}+ over "
-                    f"every labelled item {_pct(m['recall_all_labelled'], None)}",
-                    markup=False,
-                    highlight=False,
-                )
-        scored = result.queue[name].scored
-        shown = [
-            f"{check} {n.get('ran', 0)}/{scored}"
-            for check, n in sorted(result.coverage[name].items())
-            if n.get("ran", 0) < scored
-        ]
-        if shown:
+            table.add_row(kind, "-", *("",) * 5, why)
+            continue
+        for threshold in THRESHOLDS:
+            conf = by_threshold[threshold][kind]
+            m, ci = conf.metrics(), conf.intervals()
+            table.add_row(
+                kind if threshold == THRESHOLDS[0] else "",
+                f"{threshold}+",
+                *(str(m[k]) for k in ("tp", "fp", "fn", "tn")),
+                str(m["skipped"]),
+                _pct(m["precision"], ci["precision_ci"]),
+                _pct(m["recall"], ci["recall_ci"]),
+                f"{_pct(m['precision_right_word'], None)} / {_pct(m['recall_right_word'], None)}",
+                _pct(m["false_alarm_rate"], ci["false_alarm_ci"]),
+                " / ".join(
+                    _pct(m[k], None)
+                    for k in ("weighted_precision", "weighted_recall", "weighted_false_alarm_rate")
+                ),
+            )
+    return table
+
+
+def _print_unchecked(by_threshold: dict[str, dict[str, Confusion]]) -> None:
+    """A line per measured row whose labelled items include some no check could test: recall over them
+    all."""
+    from monitor.stats.evaluate import DEFAULT_THRESHOLD
+
+    for kind, conf in by_threshold[DEFAULT_THRESHOLD].items():
+        m = conf.metrics()
+        if m["measured"] and m["labelled_unchecked"]:
             out.print(
-                f"coverage (of the {scored} scored items, each check that did not run on all of them ran "
-                "on): " + ", ".join(shown),
+                f"{kind}: {m['labelled_unchecked']} of the {m['tp'] + m['fn'] + m['labelled_unchecked']} "
+                f"labelled items had no check that could test them; recall at {DEFAULT_THRESHOLD}+ over "
+                f"every labelled item {_pct(m['recall_all_labelled'], None)}",
                 markup=False,
                 highlight=False,
             )
-        q = result.queue[name].as_dict()
+
+
+def _print_coverage(scored: int, coverage: dict[str, Any]) -> None:
+    """How many of the ``scored`` items each check that did not run on all of them ran on."""
+    shown = [
+        f"{check} {n.get('ran', 0)}/{scored}"
+        for check, n in sorted(coverage.items())
+        if n.get("ran", 0) < scored
+    ]
+    if shown:
         out.print(
-            f"queue (a rewrite finding at medium+): {q['queued']} of {q['scored']} items queued; "
-            f"queue precision {_pct(q['queue_precision'], q['queue_precision_ci'])} "
-            f"({q['queued_with_error_label']} carry an error label), lift {_times(q['queue_lift'])} over the "
-            f"error rate {_pct(q['error_rate'], None)}; "
-            f"{_pct(q['errors_reaching_queue'], None)} of the {q['with_error_label']} items with an error "
-            "label reach the queue",
+            f"coverage (of the {scored} scored items, each check that did not run on all of them ran "
+            "on): " + ", ".join(shown),
             markup=False,
             highlight=False,
         )
-        _print_strata(result.strata[name])
-        if EvaluateBy.STEP in (by or ()):
-            _print_steps(name, result.steps[name])
-    if details:
-        for d in result.details:
-            words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
-            reasons = " | ".join(f"{f['kind']}/{f['severity']}: {f['reason']}" for f in d.findings) or "-"
-            out.print(
-                safe_text(
-                    f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} "
-                    f"labelled={d.labelled_words} words={words} {reasons}"
-                ),
-                markup=False,
-                highlight=False,
-            )
+
+
+def _print_queue(figures: QueueFigures) -> None:
+    """The queue line of one group: queued items, queue precision and lift, errors reaching the queue."""
+    q = figures.as_dict()
+    out.print(
+        f"queue (a rewrite finding at medium+): {q['queued']} of {q['scored']} items queued; "
+        f"queue precision {_pct(q['queue_precision'], q['queue_precision_ci'])} "
+        f"({q['queued_with_error_label']} carry an error label), lift {_times(q['queue_lift'])} over the "
+        f"error rate {_pct(q['error_rate'], None)}; "
+        f"{_pct(q['errors_reaching_queue'], None)} of the {q['with_error_label']} items with an error "
+        "label reach the queue",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _print_details(details: list[Detail]) -> None:
+    """``evaluate --details``: a line per miss and false alarm, with the findings' words and reasons."""
+    from monitor.cli.render import safe_text
+
+    for d in details:
+        words = ", ".join(w for f in d.findings for w in f["words"]) or "-"
+        reasons = " | ".join(f"{f['kind']}/{f['severity']}: {f['reason']}" for f in d.findings) or "-"
+        out.print(
+            safe_text(
+                f"{d.file} {d.kind} {d.threshold}+ {d.outcome}: {d.request_id} "
+                f"labelled={d.labelled_words} words={words} {reasons}"
+            ),
+            markup=False,
+            highlight=False,
+        )
 
 
 def _times(x: float | None) -> str:
@@ -263,36 +302,39 @@ def _groups() -> tuple[str, ...]:
     return tuple(GROUPS)
 
 
+_StatsBy = Annotated[
+    str | None,
+    typer.Option("--by", parser=lazy_choice(_groups), metavar="GROUP", help="prompt_version, model or day."),
+]
+_Since = Annotated[str | None, typer.Option("--since", help="Only rewrites from this date (YYYY-MM-DD).")]
+_StatsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+_Agreement = Annotated[
+    bool,
+    typer.Option(
+        "--agreement",
+        help="Only the agreement between reviewers on doubly reviewed items (double_review_share): "
+        "Cohen's kappa with its 95% interval per label and first wrong artifact, and the "
+        "disagreements awaiting adjudication.",
+    ),
+]
+_Calibration = Annotated[
+    bool,
+    typer.Option(
+        "--calibration",
+        help="Only the calibrated precision of each (rewriter, finding kind, grading step) the "
+        "verdicts speak to: confirmed and dismissed counts, the estimate with its 90% interval, the "
+        "prior it started from, and the grade a medium finding of the step would get.",
+    ),
+]
+
+
 def stats(
     ctx: typer.Context,
-    by: Annotated[
-        str | None,
-        typer.Option(
-            "--by", parser=lazy_choice(_groups), metavar="GROUP", help="prompt_version, model or day."
-        ),
-    ] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", help="Only rewrites from this date (YYYY-MM-DD).")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    agreement: Annotated[
-        bool,
-        typer.Option(
-            "--agreement",
-            help="Only the agreement between reviewers on doubly reviewed items (double_review_share): "
-            "Cohen's kappa with its 95% interval per label and first wrong artifact, and the "
-            "disagreements awaiting adjudication.",
-        ),
-    ] = False,
-    calibration: Annotated[
-        bool,
-        typer.Option(
-            "--calibration",
-            help="Only the calibrated precision of each (rewriter, finding kind, grading step) the "
-            "verdicts speak to: confirmed and dismissed counts, the estimate with its 90% interval, the "
-            "prior it started from, and the grade a medium finding of the step would get.",
-        ),
-    ] = False,
+    by: _StatsBy = None,
+    since: _Since = None,
+    as_json: _StatsJson = False,
+    agreement: _Agreement = False,
+    calibration: _Calibration = False,
 ) -> None:
     """Finding rates per group with 95% intervals; with verdicts, the checks' precision per kind and the
     estimated share of bad rewrites in the whole traffic (weighted by inclusion probabilities).
@@ -314,23 +356,10 @@ def stats(
 
     Example: rewrite-monitor stats --by prompt_version --since 2024-03-01
     """
-    from datetime import date, datetime, time
-
-    from monitor.cli.render import safe_text
-    from monitor.severity import SEVERITY_RANK
-    from monitor.stats.store import (
-        demoted_controls,
-        finding_rates,
-        latest_verdicts,
-        precision_by_kind,
-        whole_traffic_estimates,
-    )
+    from monitor.stats.report import stats_report
     from monitor.store.engine import session_factory
 
-    try:
-        since_day = date.fromisoformat(since) if since else None
-    except ValueError:
-        raise typer.BadParameter("must be a date like 2024-03-01", param_hint="--since") from None
+    since_day = _since_day(since)
     if calibration and (agreement or by or since_day):
         raise typer.BadParameter(
             "--calibration takes no --agreement, --by or --since: it reads every verdict",
@@ -345,42 +374,31 @@ def stats(
         _calibration(engine, as_json)
         return
     with session_factory(engine)() as session:
-        rates = finding_rates(
+        result = stats_report(
             session=session,
             checks=current_checks(),
-            min_rank=SEVERITY_RANK[settings.queue_min_severity],
+            min_severity=settings.queue_min_severity,
             by=by,
-            since=datetime.combine(since_day, time.min) if since_day else None,
+            since=since_day,
         )
-        pairs = latest_verdicts(session=session, since=since_day)
-        precision = precision_by_kind(pairs)
-        estimates = whole_traffic_estimates(pairs, session) if pairs else []
-        if pairs:
-            estimates.append(demoted_controls(pairs, session, current_checks()))
-    result = {
-        "by": by or "all",
-        "min_severity": settings.queue_min_severity,
-        "rates": [
-            {
-                "group": r.group,
-                "kind": r.kind,
-                "flagged": r.flagged,
-                "checked": r.checked,
-                "per_1000": r.per_1000,
-                "ci95_per_1000": r.ci_per_1000,
-            }
-            for r in rates
-        ],
-        "verdicts": len(pairs),
-        "precision": precision,
-        "estimates": [
-            {"name": e.name, "value": e.value, "ci95": e.ci, "coverage": e.coverage, "verdicts": e.verdicts}
-            for e in estimates
-        ],
-    }
     if as_json:
         out.print_json(json.dumps(result, default=str))
         return
+    _print_stats(result, by)
+
+
+def _since_day(since: str | None) -> date | None:
+    """The day of ``--since`` (``None`` without it); ``BadParameter`` for what is no date."""
+    try:
+        return date.fromisoformat(since) if since else None
+    except ValueError:
+        raise typer.BadParameter("must be a date like 2024-03-01", param_hint="--since") from None
+
+
+def _print_stats(result: dict[str, Any], by: str | None) -> None:
+    """``stats``'s tables: finding rates, then the checks' precision and the whole-traffic estimates."""
+    from monitor.cli.render import safe_text
+
     table = Table(
         by or "group",
         "finding kind",
@@ -388,22 +406,27 @@ def stats(
         "checked",
         "per 1,000",
         "95% CI",
-        title=f"finding rates (severity {settings.queue_min_severity} and above)",
+        title=f"finding rates (severity {result['min_severity']} and above)",
     )
-    for r in rates:
-        ci = r.ci_per_1000
+    for r in result["rates"]:
+        ci = r["ci95_per_1000"]
         table.add_row(
-            safe_text(r.group),
-            r.kind,
-            str(r.flagged),
-            str(r.checked),
-            f"{r.per_1000:.1f}",
+            safe_text(r["group"]),
+            r["kind"],
+            str(r["flagged"]),
+            str(r["checked"]),
+            f"{r['per_1000']:.1f}",
             f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "-",
         )
     out.print(table)
-    if not pairs:
+    if not result["verdicts"]:
         out.print("no verdicts yet: precision and whole-traffic estimates appear once items are reviewed")
         return
+    _print_verdict_figures(result["precision"], result["estimates"])
+
+
+def _print_verdict_figures(precision: dict[str, Any], estimates: list[dict[str, Any]]) -> None:
+    """The checks' precision from verdicts and the whole-traffic estimates, a table each."""
     prec = Table(
         "finding kind", "verdicts", "confirmed", "precision", title="checks' precision from verdicts"
     )
@@ -419,46 +442,21 @@ def stats(
         title="whole-traffic estimates (Horvitz–Thompson over the sampled strata)",
     )
     for e in estimates:
-        interval = f"{e.ci[0]:.1%}–{e.ci[1]:.1%}" if e.ci else "-"
-        value = f"{e.value:.1%}" if e.value is not None else "-"
-        est.add_row(e.name, value, interval, f"{e.coverage:.0%}", str(e.verdicts))
+        interval = f"{e['ci95'][0]:.1%}–{e['ci95'][1]:.1%}" if e["ci95"] else "-"
+        value = f"{e['value']:.1%}" if e["value"] is not None else "-"
+        est.add_row(e["name"], value, interval, f"{e['coverage']:.0%}", str(e["verdicts"]))
     out.print(est)
 
 
 def _agreement(engine: Any, since: Any, as_json: bool) -> None:
     """``stats --agreement``: the agreement table and the disagreements (see :func:`stats`)."""
-    from monitor.cli.render import safe_text
-    from monitor.stats.agreement import agreement_table
+    from monitor.stats.report import agreement_report
     from monitor.stats.store import double_reviews
     from monitor.store.engine import session_factory
-    from monitor.verdicts import LABELS
 
     with session_factory(engine)() as session:
         reviews = double_reviews(session=session, since=since)
-    table = agreement_table([[(r.label, r.artifact) for r in d.ratings] for d in reviews], LABELS)
-    disagreements: list[dict[str, Any]] = [
-        {
-            "queue_item": d.item_id,
-            "request_id": d.request_id,
-            "conv_id": d.conv_id,
-            "day": d.day.isoformat(),
-            "ratings": [
-                {"reviewer": r.reviewer, "label": r.label, "artifact": r.artifact} for r in d.ratings
-            ],
-            "adjudicated": (
-                {
-                    "reviewer": d.adjudication.reviewer,
-                    "label": d.adjudication.label,
-                    "artifact": d.adjudication.artifact,
-                }
-                if d.adjudication
-                else None
-            ),
-        }
-        for d in reviews
-        if d.disagree
-    ]
-    result = {**table, "disagreements": disagreements}
+    result = agreement_report(reviews)
     if as_json:
         out.print_json(json.dumps(result))
         return
@@ -468,6 +466,14 @@ def _agreement(engine: Any, since: Any, as_json: bool) -> None:
             "second reviewer work the queue"
         )
         return
+    _print_agreement(result)
+
+
+def _print_agreement(result: dict[str, Any]) -> None:
+    """The agreement table of :func:`monitor.stats.report.agreement_report`, then the disagreements that
+    await adjudication and the command that settles them."""
+    from monitor.cli.render import safe_text
+
     agree = Table(
         "rating",
         "statistic",
@@ -485,11 +491,12 @@ def _agreement(engine: Any, since: Any, as_json: bool) -> None:
         statistic = {"cohen_kappa": "Cohen's kappa", "krippendorff_alpha": "Krippendorff's alpha"}
         agree.add_row(name, statistic[fig["statistic"]], value, ci, raw, str(fig["items"]))
 
-    row("label", table["label"])
-    row("first wrong artifact", table["artifact"])
-    for label, fig in table["per_label"].items():
+    row("label", result["label"])
+    row("first wrong artifact", result["artifact"])
+    for label, fig in result["per_label"].items():
         row(f"{label} or not", fig)
     out.print(agree)
+    disagreements = result["disagreements"]
     pending = [d for d in disagreements if d["adjudicated"] is None]
     out.print(f"{len(disagreements)} disagreements, {len(pending)} awaiting adjudication")
     for d in pending:
