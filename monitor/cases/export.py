@@ -49,6 +49,22 @@ COLUMNS = (
     "redacted",
 )
 NESTED = ("messages", "must_include", "must_not_include", "logged")
+EXPORT_SUFFIXES = {
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
+"""The format an ``--out`` file's suffix names, when ``--format`` is not given."""
+
+
+def export_format(out_path: Path, fmt: str | None) -> str:
+    """``--format`` when given, else the format ``out_path``'s suffix names (:data:`EXPORT_SUFFIXES`),
+    else jsonl (standard output, other suffixes): ``--out cases.csv`` alone writes CSV."""
+    if fmt is not None:
+        return fmt
+    return EXPORT_SUFFIXES.get(out_path.suffix.lower(), "jsonl") if str(out_path) != "-" else "jsonl"
 
 
 @dataclass(frozen=True, slots=True)

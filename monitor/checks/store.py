@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
@@ -511,6 +511,22 @@ def rewrite_meta(*, session: Session, keys: Sequence[tuple[str, str]]) -> dict[t
                     span if isinstance(span, str) else None,
                 )
     return out
+
+
+def evaluation_events(
+    *, session: Session, rows: Sequence[FindingRow], ids_mode: str, version: str, now: datetime
+) -> Iterator[dict[str, Any]]:
+    """``rows`` as OpenTelemetry evaluation events (``findings --otlp``): OTLP JSON ``LogsData`` objects
+    of ``monitor.otel.evaluations.evaluation_lines``, each rewrite's time, model, prompt version and trace
+    ids read here, the ids going out as the ``ids_mode`` setting gives them
+    (``monitor.store.keys.outbound_ids``: a missing key is made, so the caller commits). The objects
+    are built as they are iterated, without the session."""
+    from monitor.otel.evaluations import evaluation_lines
+    from monitor.store.keys import outbound_ids
+
+    meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
+    ids = outbound_ids(session=session, mode=ids_mode)
+    return evaluation_lines(rows, meta, version=version, now=now, ids=ids)
 
 
 def record_added_lemmas(*, session: Session, rows: Sequence[tuple[str | None, str, str]]) -> None:

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import TextColumn
@@ -19,6 +19,8 @@ from monitor.severity import Severity
 
 if TYPE_CHECKING:
     from monitor.checks.learned import WordEvidence
+    from monitor.checks.store import FindingRow
+    from monitor.settings import Settings
 
 rules_app = typer.Typer(
     help="Validate the rules (alias groups, neutral words, qualifier kinds), the reviewers' alias proposals "
@@ -163,36 +165,39 @@ def check(
     out.print(cov)
 
 
+FindingKind = Annotated[
+    str | None, typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only this finding kind.")
+]
+MinSeverity = Annotated[Severity, typer.Option("--min-severity", help="The lowest severity shown.")]
+Limit = Annotated[int | None, typer.Option("--limit", min=1, max=1_000_000, help="At most N findings.")]
+Otlp = Annotated[
+    bool,
+    typer.Option(
+        "--otlp",
+        help="OpenTelemetry gen_ai.evaluation.result events as OTLP JSON logs (one LogsData per line, "
+        "500 records each), for a Collector's otlpjsonfile receiver; no query or transcript text, and "
+        "ids as the outbound_ids setting gives them.",
+    ),
+]
+Langfuse = Annotated[
+    bool,
+    typer.Option(
+        "--langfuse",
+        help="Post each finding on a traced rewrite as a Langfuse score (langfuse_host, "
+        "langfuse_public_key, langfuse_secret_key); no query or transcript text.",
+    ),
+]
+
+
 def findings(
     ctx: typer.Context,
     request_id: Annotated[str | None, typer.Option("--request-id", help="Only this request.")] = None,
-    kind: Annotated[
-        str | None, typer.Option("--kind", parser=kind_choice, metavar="KIND", help="Only this finding kind.")
-    ] = None,
-    min_severity: Annotated[Severity, typer.Option("--min-severity", help="The lowest severity shown.")] = (
-        Severity.LOW
-    ),
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, max=1_000_000, help="At most N findings.")
-    ] = None,
+    kind: FindingKind = None,
+    min_severity: MinSeverity = Severity.LOW,
+    limit: Limit = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-    otlp: Annotated[
-        bool,
-        typer.Option(
-            "--otlp",
-            help="OpenTelemetry gen_ai.evaluation.result events as OTLP JSON logs (one LogsData per line, "
-            "500 records each), for a Collector's otlpjsonfile receiver; no query or transcript text, and "
-            "ids as the outbound_ids setting gives them.",
-        ),
-    ] = False,
-    langfuse: Annotated[
-        bool,
-        typer.Option(
-            "--langfuse",
-            help="Post each finding on a traced rewrite as a Langfuse score (langfuse_host, "
-            "langfuse_public_key, langfuse_secret_key); no query or transcript text.",
-        ),
-    ] = False,
+    otlp: Otlp = False,
+    langfuse: Langfuse = False,
 ) -> None:
     """List stored findings of the current checker versions, most severe first.
 
@@ -207,7 +212,6 @@ def findings(
       rewrite-monitor findings --min-severity medium --langfuse
     """
     from monitor.checks.store import list_findings
-    from monitor.cli.render import safe_text
     from monitor.store.engine import session_factory
 
     if as_json + otlp + langfuse > 1:  # a usage error before any work, store or none
@@ -233,47 +237,67 @@ def findings(
     if as_json:
         for r in rows:
             typer.echo(json.dumps(r.as_dict(), ensure_ascii=False))
-        return
-    if otlp:
-        from datetime import UTC, datetime
+    elif otlp:
+        _write_otlp(engine, rows, settings)
+    elif langfuse:
+        _post_langfuse(engine, rows, settings)
+    else:
+        _print_findings(rows)
 
-        from monitor import __version__
-        from monitor.checks.store import rewrite_meta
-        from monitor.otel.evaluations import EVENT_NAME, evaluation_lines
-        from monitor.store.keys import outbound_ids
 
-        with session_factory(engine)() as session:
-            meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
-            ids = outbound_ids(session=session, mode=settings.outbound_ids)
-            session.commit()
-        lines = evaluation_lines(rows, meta, version=__version__, now=datetime.now(UTC), ids=ids)
-        for line in lines:
-            typer.echo(json.dumps(line, separators=(",", ":")))
-        err.print(f"{len(rows)} findings as {EVENT_NAME} events")
-        return
-    if langfuse:
-        from monitor.checks.store import rewrite_meta
-        from monitor.otel.langfuse import STOP_AFTER, post_scores
+def _write_otlp(engine: Any, rows: list[FindingRow], settings: Settings) -> None:
+    """``findings --otlp``: the findings as OTLP JSON evaluation events, a ``LogsData`` a line."""
+    from monitor import __version__
+    from monitor.checks.store import evaluation_events
+    from monitor.otel.evaluations import EVENT_NAME
+    from monitor.store.engine import session_factory
 
-        with session_factory(engine)() as session:
-            meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
-        posted = post_scores(
-            rows,
-            meta,
-            host=settings.langfuse_host,
-            public_key=settings.langfuse_public_key,
-            secret_key=settings.langfuse_secret_key.get_secret_value(),
+    with session_factory(engine)() as session:
+        lines = evaluation_events(
+            session=session,
+            rows=rows,
+            ids_mode=settings.outbound_ids,
+            version=__version__,
+            now=datetime.now(UTC),
         )
-        said = f"{posted.sent} scores posted to Langfuse at {settings.langfuse_host}, "
-        said += f"{posted.skipped} findings skipped (rewrite not from a trace)"
-        if posted.failed:
-            said += f", {len(posted.failed)} failed ({', '.join(sorted(set(posted.failed)))})"
-        if posted.not_tried:
-            said += f"; stopped after {STOP_AFTER} failures in a row, {posted.not_tried} not tried"
-        err.print(said, markup=False, highlight=False)
-        if posted.failed:
-            raise typer.Exit(3)
-        return
+        session.commit()
+    for line in lines:
+        typer.echo(json.dumps(line, separators=(",", ":")))
+    err.print(f"{len(rows)} findings as {EVENT_NAME} events")
+
+
+def _post_langfuse(engine: Any, rows: list[FindingRow], settings: Settings) -> None:
+    """``findings --langfuse``: each finding on a traced rewrite posted as a Langfuse score; exit 3 when
+    Langfuse refused one."""
+    from monitor.checks.store import rewrite_meta
+    from monitor.otel.langfuse import STOP_AFTER, post_scores
+    from monitor.store.engine import session_factory
+
+    public_key, secret_key = settings.langfuse_public_key, settings.langfuse_secret_key
+    assert public_key and secret_key  # findings refuses --langfuse without them, before any work
+    with session_factory(engine)() as session:
+        meta = rewrite_meta(session=session, keys=[(r.conv_id, r.request_id) for r in rows])
+    posted = post_scores(
+        rows,
+        meta,
+        host=settings.langfuse_host,
+        public_key=public_key,
+        secret_key=secret_key.get_secret_value(),
+    )
+    said = f"{posted.sent} scores posted to Langfuse at {settings.langfuse_host}, "
+    said += f"{posted.skipped} findings skipped (rewrite not from a trace)"
+    if posted.failed:
+        said += f", {len(posted.failed)} failed ({', '.join(sorted(set(posted.failed)))})"
+    if posted.not_tried:
+        said += f"; stopped after {STOP_AFTER} failures in a row, {posted.not_tried} not tried"
+    err.print(said, markup=False, highlight=False)
+    if posted.failed:
+        raise typer.Exit(3)
+
+
+def _print_findings(rows: list[FindingRow]) -> None:
+    from monitor.cli.render import safe_text
+
     table = Table("request", "kind", "severity", "words", "reason")
     for r in rows:
         words = ", ".join(r.words)
@@ -368,51 +392,23 @@ def _learned_rows(entries: list[WordEvidence]) -> Table:
     return table
 
 
-def _learned_yaml(entries: list[WordEvidence], today: str) -> str:
-    """The demoted words as ``framing`` groups of rules/neutral.yaml, one group per rewriter."""
-    import yaml
-
-    lines = [
-        f"# Words the reviewers' verdicts demoted, per rewriter (`rules learned --yaml`, {today}).",
-        "# Pasted under `framing:` in rules/neutral.yaml, a word is graded low for EVERY rewriter: paste",
-        "# only what holds beyond the rewriter named in its source. Raised and pinned entries are comments.",
-    ]
-    groups: dict[str, list[str]] = {}
-    for e in entries:
-        if e.kind == "added_content_word" and e.steps < 0:
-            groups.setdefault(e.rewriter, []).append(e.lemma)
-        elif e.steps > 0 or e.pinned is not None:
-            pinned = " (pinned)" if e.pinned is not None else ""
-            lines.append(f"#   {e.kind} {e.rewriter!r} {e.lemma!r}: {e.effect}{pinned}")
-    framing = [
-        {
-            "source": f"the reviewers' verdicts on rewriter {rw or 'unnamed'!r}: dismissed as false alarms",
-            "words": sorted(words),
-        }
-        for rw, words in sorted(groups.items())
-    ]
-    body = (
-        yaml.safe_dump({"framing": framing}, sort_keys=False, allow_unicode=True)
-        if framing
-        else "framing: []\n"
-    )
-    return "\n".join(lines) + "\n" + body
+OnlyRewriter = Annotated[str | None, typer.Option("--rewriter", help="Only this rewriter's entries.")]
+OnlyKind = Annotated[LearnedKind | None, typer.Option("--kind", help="Only this finding kind's entries.")]
+Effective = Annotated[bool, typer.Option("--effective", help="Only the entries that move a grade.")]
+LearnedJson = Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")]
+LearnedYaml = Annotated[
+    bool, typer.Option("--yaml", help="Print the demoted words as framing groups for rules/neutral.yaml.")
+]
 
 
 @learned_app.callback(invoke_without_command=True)
 def rules_learned(
     ctx: typer.Context,
-    rewriter: Annotated[str | None, typer.Option("--rewriter", help="Only this rewriter's entries.")] = None,
-    kind: Annotated[
-        LearnedKind | None, typer.Option("--kind", help="Only this finding kind's entries.")
-    ] = None,
-    effective: Annotated[
-        bool, typer.Option("--effective", help="Only the entries that move a grade.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")] = False,
-    as_yaml: Annotated[
-        bool, typer.Option("--yaml", help="Print the demoted words as framing groups for rules/neutral.yaml.")
-    ] = False,
+    rewriter: OnlyRewriter = None,
+    kind: OnlyKind = None,
+    effective: Effective = False,
+    as_json: LearnedJson = False,
+    as_yaml: LearnedYaml = False,
 ) -> None:
     """List what the reviewers' verdicts taught about each rewriter's words, and what it does.
 
@@ -434,34 +430,32 @@ def rules_learned(
         return
     if as_json and as_yaml:
         raise typer.BadParameter("--json or --yaml, not both")
+    from monitor.review.learned import learned_entries, learned_yaml
     from monitor.review.store import learned_table
     from monitor.store.engine import session_factory
 
     with session_factory(open_engine(ctx.obj))() as session:
         table = learned_table(session=session, checks=current_checks())
-    entries = [
-        table.entries[k]
-        for k in sorted(table.entries, key=lambda k: (k[1], k[0], k[2]))
-        if (rewriter is None or k[1] == rewriter)
-        and (kind is None or k[0] == kind.value)
-        and (not effective or table.entries[k].steps)
-    ]
+    only_kind = kind.value if kind is not None else None
+    entries = learned_entries(table, rewriter=rewriter, kind=only_kind, effective=effective)
     if as_json:
         out.print_json(json.dumps({"hash": table.hash, "entries": [e.as_dict() for e in entries]}))
-        return
-    if as_yaml:
-        typer.echo(_learned_yaml(entries, datetime.now(UTC).date().isoformat()), nl=False)
-        return
-    if not entries:
+    elif as_yaml:
+        typer.echo(learned_yaml(entries, datetime.now(UTC).date().isoformat()), nl=False)
+    elif not entries:
         err.print(
             "nothing learned yet: no verdict on a flagged word" + (" matches" if rewriter or kind else "")
         )
-        return
+    else:
+        _print_learned(entries, table.hash, learning=ctx.obj.settings.learn_from_verdicts)
+
+
+def _print_learned(entries: list[WordEvidence], table_hash: str, *, learning: bool) -> None:
     out.print(_learned_rows(entries))
-    if not ctx.obj.settings.learn_from_verdicts:
+    if not learning:
         err.print("learning is off (learn_from_verdicts = false): no check grades with these entries")
     moving = sum(1 for e in entries if e.steps)
-    err.print(f"{len(entries)} entries, {moving} moving a grade (learned table hash {table.hash or 'none'})")
+    err.print(f"{len(entries)} entries, {moving} moving a grade (learned table hash {table_hash or 'none'})")
 
 
 def _override(

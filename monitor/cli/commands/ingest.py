@@ -12,26 +12,32 @@ from rich.table import Table
 
 from monitor.cli.app import State, err, lazy_choice, open_engine, out, progress_bar, say_skipped
 
-
 # -- ingest --------------------------------------------------------------------------------------
+IngestPaths = Annotated[
+    list[str], typer.Argument(metavar="PATH", help="Files, .gz files, directories, or - for stdin.")
+]
+SourceLabel = Annotated[str | None, typer.Option("--source", help="Label stored with each event.")]
+Strict = Annotated[bool, typer.Option("--strict", help="Exit 1 when any line was rejected.")]
+SummaryJson = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+Globs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--glob",
+        metavar="PATTERN",
+        help="In directories, read the files whose name matches this shell pattern (repeatable); "
+        "default: *.jsonl, *.ndjson, *.json, *.log and their rotated generations (.1, .2.gz, "
+        "-20240304, .2024-03-04), gzipped or not.",
+    ),
+]
+
+
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[
-        list[str], typer.Argument(metavar="PATH", help="Files, .gz files, directories, or - for stdin.")
-    ],
-    source: Annotated[str | None, typer.Option("--source", help="Label stored with each event.")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any line was rejected.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    globs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--glob",
-            metavar="PATTERN",
-            help="In directories, read the files whose name matches this shell pattern (repeatable); "
-            "default: *.jsonl, *.ndjson, *.json, *.log and their rotated generations (.1, .2.gz, "
-            "-20240304, .2024-03-04), gzipped or not.",
-        ),
-    ] = None,
+    paths: IngestPaths,
+    source: SourceLabel = None,
+    strict: Strict = False,
+    as_json: SummaryJson = False,
+    globs: Globs = None,
 ) -> None:
     """Store every well-formed event of the given logs; quarantine the rest with a reason.
 
@@ -46,22 +52,13 @@ def ingest(
       rewrite-monitor ingest logs/ extra.jsonl.gz --source prod-eu
       rewrite-monitor ingest examples/otel/
     """
-    from rich.markup import escape
-
-    from monitor.ingest.sources import discover
-    from monitor.ingest.store.batches import ingest_sources
+    from monitor.ingest.paths import find_sources, ingest_paths
     from monitor.store.engine import session_factory
-    from monitor.text import visible
 
     state: State = ctx.obj
-    settings = state.settings
     engine = open_engine(state, writes=True)
-    skipped: list[Path] = []
-    unreadable: list[tuple[str, str]] = []
-    sources = discover(paths, globs=globs, skipped=skipped, errors=unreadable)
-    say_skipped(skipped, "name them, or pass --glob")
-    sizes = [s.size for s in sources]
-    total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
+    found = find_sources(paths, globs=globs)
+    say_skipped(found.skipped, "name them, or pass --glob")
     with (
         progress_bar(
             TextColumn("[bold]ingest[/] {task.description}"),
@@ -71,23 +68,16 @@ def ingest(
         ) as progress,
         session_factory(engine)() as session,
     ):
-        task = progress.add_task("", total=total)
+        task = progress.add_task("", total=found.total_bytes())
         # Progress is counted in decompressed bytes; for .gz the bar is approximate.
-        summary = ingest_sources(
+        summary = ingest_paths(
             session,
-            sources,
-            source_name=source or settings.source_name,
-            batch_size=settings.batch_size,
-            max_line_bytes=settings.max_line_bytes,
-            sample_seed=settings.sample_seed,  # the check draw is fixed here, as by `run` and the worker
-            redact_key=settings.ingest_redact_key,
-            trace_rules=settings.trace_rules,
-            # a file name is not markup: "[x]" in it would break the progress line
-            on_source=lambda s: progress.update(task, description=escape(visible(Path(s.origin).name))),
+            found,
+            settings=state.settings,
+            source_name=source,
+            on_source=lambda s: progress.update(task, description=_file_name(s.origin)),
             on_bytes=lambda n: progress.advance(task, n),
         )
-    # a path that could not be opened is a source that failed, as one that failed mid-read is
-    summary.source_errors[:0] = unreadable
     result = summary.as_dict()
     if as_json:
         out.print_json(json.dumps(result))
@@ -97,6 +87,16 @@ def ingest(
         raise typer.Exit(3)
     if strict and summary.rejected_total:
         raise typer.Exit(1)
+
+
+def _file_name(origin: str) -> str:
+    """The file name of ``origin`` for the progress line: a file name is not markup, and "[x]" in it
+    would break the line."""
+    from rich.markup import escape
+
+    from monitor.text import visible
+
+    return escape(visible(Path(origin).name))
 
 
 def _stored_origin(origin: str | None) -> str | None:

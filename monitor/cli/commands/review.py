@@ -7,14 +7,13 @@ are the same everywhere. ``replay`` needs no database: it reads an exported eval
 
 from __future__ import annotations
 
-import asyncio
 import getpass
-import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -30,9 +29,14 @@ from monitor.cli.app import (
     out,
     require_extra,
 )
-from monitor.errors import ReplayError
 from monitor.text import counted, split_terms
 from monitor.verdicts import Artifact, Label
+
+if TYPE_CHECKING:
+    from monitor.cases.export import ExportSummary
+    from monitor.replay.run import Comparison, ReplayRun
+    from monitor.review.evidence import Prefill
+    from monitor.review.walk import QueueWalk, WalkItem
 
 LABEL_KEYS = {
     "o": "ok",
@@ -84,39 +88,48 @@ def _say(renderable: Any) -> None:
 
 
 # -- verdict -------------------------------------------------------------------------------------
+Reviewer = Annotated[
+    str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
+]
+VerdictArtifact = Annotated[
+    Artifact | None,
+    typer.Option("--artifact", help="First wrong artifact; default: the one the label implies."),
+]
+CorrectedQuery = Annotated[str | None, typer.Option("--query", help="The corrected standalone query.")]
+MustInclude = Annotated[
+    list[str] | None,
+    typer.Option("--must-include", metavar="TERM", help="A term a right rewrite has (repeatable)."),
+]
+MustNotInclude = Annotated[
+    list[str] | None,
+    typer.Option("--must-not-include", metavar="TERM", help="A term it must not have (repeatable)."),
+]
+Conversation = Annotated[
+    str | None,
+    typer.Option("--conv", help="The conversation, when the request id was logged in several."),
+]
+Adjudicate = Annotated[
+    bool,
+    typer.Option(
+        "--adjudicate",
+        help="Settle a disagreement between an item's reviewers (stats --agreement lists them): "
+        "this verdict makes the regression case.",
+    ),
+]
+
+
 def verdict_cmd(
     ctx: typer.Context,
     request_id: Annotated[str, typer.Argument(help="The rewrite's request id.")],
     label: Annotated[Label, typer.Option("--label", help="The verdict label.")],
-    artifact: Annotated[
-        Artifact | None,
-        typer.Option("--artifact", help="First wrong artifact; default: the one the label implies."),
-    ] = None,
-    query: Annotated[str | None, typer.Option("--query", help="The corrected standalone query.")] = None,
-    must_include: Annotated[
-        list[str] | None,
-        typer.Option("--must-include", metavar="TERM", help="A term a right rewrite has (repeatable)."),
-    ] = None,
-    must_not_include: Annotated[
-        list[str] | None,
-        typer.Option("--must-not-include", metavar="TERM", help="A term it must not have (repeatable)."),
-    ] = None,
+    artifact: VerdictArtifact = None,
+    query: CorrectedQuery = None,
+    must_include: MustInclude = None,
+    must_not_include: MustNotInclude = None,
     note: Annotated[str | None, typer.Option("--note", help="Free text.")] = None,
-    reviewer: Annotated[
-        str | None, typer.Option("--reviewer", help="Default: reviewer_name, else the login name.")
-    ] = None,
-    conv: Annotated[
-        str | None,
-        typer.Option("--conv", help="The conversation, when the request id was logged in several."),
-    ] = None,
-    adjudicate: Annotated[
-        bool,
-        typer.Option(
-            "--adjudicate",
-            help="Settle a disagreement between an item's reviewers (stats --agreement lists them): "
-            "this verdict makes the regression case.",
-        ),
-    ] = False,
+    reviewer: Reviewer = None,
+    conv: Conversation = None,
+    adjudicate: Adjudicate = False,
 ) -> None:
     """Record a verdict on one request (queued or not: a request from a support ticket is added to
     the queue and verdicted at once), through the dashboard's service function. `ok` and
@@ -159,6 +172,13 @@ def verdict_cmd(
 
 
 # -- review --------------------------------------------------------------------------------------
+_LEGEND = (
+    "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items())
+    + "  |  e note  v full text  b back (change the last verdict)  s skip  q quit"
+)
+"""The keys, shown under each item."""
+
+
 def review_loop(
     *,
     session: Any,
@@ -179,128 +199,113 @@ def review_loop(
     can still hand them). Returns counts ``{verdicts, skipped}``. The reader functions are parameters so
     tests drive the loop with plain strings.
     """
-    from monitor.checks.store import list_findings
-    from monitor.cli.render import render_record
-    from monitor.ingest.store.records import get_record_view
-    from monitor.queue.store import claim_next, keep_verdict, release, reopen, reviewable_count, skip
     from monitor.review.evidence import prefill
-    from monitor.review.store import latest_verdict, record_verdict
-    from monitor.verdicts import DEFAULT_ARTIFACT, FINE_LABELS
+    from monitor.review.walk import QueueWalk
+    from monitor.verdicts import FINE_LABELS
 
-    legend = (
-        "  ".join(f"{k} {v}" for k, v in LABEL_KEYS.items())
-        + "  |  e note  v full text  b back (change the last verdict)  s skip  q quit"
+    walk = QueueWalk(
+        session=session, reviewer=reviewer, lease=lease, kind=kind, checks=current_checks(), now=now
     )
-    done = {"verdicts": 0, "skipped": 0}
-    history: list[int] = []  # items given a verdict in this session, newest last (``b`` pops one)
-    back: Any = None  # the item ``b`` reopened, shown next
     while True:
-        again = back is not None
-        row = back or claim_next(session=session, reviewer=reviewer, now=now(), lease=lease, kind=kind)
-        back = None
-        if row is None:
-            show(
-                f"the queue is empty: nothing left for {reviewer} ({done['verdicts']} verdicts this session)"
-            )
-            return done
-        position = len(history) + done["skipped"] + 1
-        total = position + reviewable_count(session=session, reviewer=reviewer, now=now(), kind=kind)
-        view = get_record_view(session=session, request_id=row.request_id, conv_id=row.conv_id)
-        findings = list_findings(
-            session=session, checks=current_checks(), request_id=row.request_id, conv_id=row.conv_id
-        )
-
-        redo = ""
-        if again:
-            earlier = latest_verdict(session=session, item_id=row.id, reviewer=reviewer)
-            said = f"your verdict: {earlier.label}; " if earlier is not None else ""
-            redo = f"  (back: {said}a new verdict replaces yours)"
-        heading = (
-            f"item {position} of {total} · {row.request_id} · {row.stratum} · "
-            f"due {row.due_at:%Y-%m-%d %H:%M}{redo}"
-        )
-
-        def draw(compact: bool, heading: str = heading, view: Any = view, findings: Any = findings) -> None:
-            show(heading)
-            if view is not None:
-                for block in render_record(view, findings, compact=compact):
-                    show(block)
-            show(legend)
-
-        draw(compact=True)
+        item = walk.next_item()
+        if item is None:
+            done = walk.done["verdicts"]
+            show(f"the queue is empty: nothing left for {reviewer} ({done} verdicts this session)")
+            return walk.done
+        draw = _drawer(item, show)
+        draw(True)
         # End the read transaction before waiting for the reviewer: on SQLite it holds the write lock
         # (BEGIN IMMEDIATE), and ingest, run, the worker and verdict would wait on an idle terminal.
         session.commit()
-
-        def give_back(row: Any = row, again: bool = again) -> None:
-            # an item reopened with ``b`` keeps its earlier verdict; any other goes back to the queue
-            if again:
-                keep_verdict(session=session, item_id=row.id, reviewer=reviewer, now=now())
-            else:
-                release(session=session, item_id=row.id, reviewer=reviewer, now=now())
-
-        note: str | None = None
-        try:
-            key = ""
-            while key not in LABEL_KEYS:
-                key = (read_key() or "q").lower()
-                if key == "e":
-                    note = read_line("note", note or "").strip() or None
-                elif key == "v":
-                    draw(compact=False)
-                elif key == "b" and not history:
-                    show("nothing to go back to yet in this session")
-                elif key in ("b", "s", "q"):
-                    break
-        except BaseException:
-            # Ctrl-C or a broken input must not leave the item locked for the whole lease.
-            give_back()
-            raise
+        with _given_back_on_error(walk, item):
+            key, note = _read_choice(walk, read_key, read_line, draw, show)
         if key == "q":
-            give_back()
-            return done
+            walk.give_back(item)
+            return walk.done
         if key == "b":
-            give_back()
-            back = reopen(session=session, item_id=history.pop(), reviewer=reviewer, now=now(), lease=lease)
+            walk.go_back(item)
             continue
         if key == "s":
-            if again:
-                give_back()  # the reopened item keeps its verdict: nothing was skipped
-            else:
-                skip(session=session, item_id=row.id, reviewer=reviewer, now=now())
-                done["skipped"] += 1
+            walk.skip(item)
             continue
         label = LABEL_KEYS[key]
-        corrected, must, must_not = None, [], []
+        terms: tuple[str | None, list[str], list[str]] = (None, [], [])
         if label not in FINE_LABELS:
             # The same terms the dashboard's form starts from (monitor.review.evidence), for this label.
-            pre = prefill(label, findings)
-            try:
-                corrected = read_line("corrected query (Enter: none)", "").strip() or None
-                must = split_terms(read_line("must include, comma-separated", ", ".join(pre.must_include)))
-                must_not = split_terms(
-                    read_line("must not include, comma-separated", ", ".join(pre.must_not_include))
-                )
-            except BaseException:
-                give_back()
-                raise
-        vid = record_verdict(
-            session=session,
-            item_id=row.id,
-            reviewer=reviewer,
-            label=label,
-            artifact=DEFAULT_ARTIFACT[label],
-            now=now(),
-            corrected_query=corrected,
-            must_include=must,
-            must_not_include=must_not,
-            note=note,
-            lease=lease,
-            again=again,
-        )
-        history.append(row.id)
-        done["verdicts"] += 1
-        show(f"verdict {vid}: {label}" + (" (replaces your earlier verdict)" if again else ""))
+            pre = prefill(label, item.findings)
+            with _given_back_on_error(walk, item):
+                terms = _read_terms(read_line, pre)
+        corrected, must, must_not = terms
+        vid = walk.record(item, label, note=note, corrected=corrected, must=must, must_not=must_not)
+        show(f"verdict {vid}: {label}" + (" (replaces your earlier verdict)" if item.again else ""))
+
+
+def _drawer(item: WalkItem, show: Callable[[Any], None]) -> Callable[[bool], None]:
+    """What draws ``item``: its heading, its record and findings (``compact`` or in full), the keys."""
+    from monitor.cli.render import render_record
+
+    row, redo = item.row, ""
+    if item.again:
+        said = f"your verdict: {item.earlier.label}; " if item.earlier is not None else ""
+        redo = f"  (back: {said}a new verdict replaces yours)"
+    heading = (
+        f"item {item.position} of {item.total} · {row.request_id} · {row.stratum} · "
+        f"due {row.due_at:%Y-%m-%d %H:%M}{redo}"
+    )
+
+    def draw(compact: bool) -> None:
+        show(heading)
+        if item.view is not None:
+            for block in render_record(item.view, item.findings, compact=compact):
+                show(block)
+        show(_LEGEND)
+
+    return draw
+
+
+@contextmanager
+def _given_back_on_error(walk: QueueWalk, item: WalkItem) -> Iterator[None]:
+    """Give ``item`` back when the block raises, then raise on."""
+    try:
+        yield
+    except BaseException:
+        # Ctrl-C or a broken input must not leave the item locked for the whole lease.
+        walk.give_back(item)
+        raise
+
+
+def _read_choice(
+    walk: QueueWalk,
+    read_key: Callable[[], str],
+    read_line: Callable[[str, str], str],
+    draw: Callable[[bool], None],
+    show: Callable[[Any], None],
+) -> tuple[str, str | None]:
+    """Keys until a label, ``b`` (with something to go back to), ``s`` or ``q``; with the note ``e``
+    gave (``None``: none)."""
+    note: str | None = None
+    key = ""
+    while key not in LABEL_KEYS:
+        key = (read_key() or "q").lower()
+        if key == "e":
+            note = read_line("note", note or "").strip() or None
+        elif key == "v":
+            draw(False)
+        elif key == "b" and not walk.history:
+            show("nothing to go back to yet in this session")
+        elif key in ("b", "s", "q"):
+            break
+    return key, note
+
+
+def _read_terms(
+    read_line: Callable[[str, str], str], pre: Prefill
+) -> tuple[str | None, list[str], list[str]]:
+    """The corrected query, must-include and must-not-include terms of a wrong rewrite, prefilled."""
+    corrected = read_line("corrected query (Enter: none)", "").strip() or None
+    must = split_terms(read_line("must include, comma-separated", ", ".join(pre.must_include)))
+    must_not = split_terms(read_line("must not include, comma-separated", ", ".join(pre.must_not_include)))
+    return corrected, must, must_not
 
 
 def _read_key() -> str:
@@ -362,65 +367,46 @@ def _formats() -> tuple[str, ...]:
     return FORMATS
 
 
-EXPORT_SUFFIXES = {
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-}
-"""The format an ``--out`` file's suffix names, when ``--format`` is not given."""
-
-
-def _export_format(out_path: Path, fmt: str | None) -> str:
-    """``--format`` when given, else the format ``out_path``'s suffix names (:data:`EXPORT_SUFFIXES`),
-    else jsonl (standard output, other suffixes): ``--out cases.csv`` alone writes CSV."""
-    if fmt is not None:
-        return fmt
-    return EXPORT_SUFFIXES.get(out_path.suffix.lower(), "jsonl") if str(out_path) != "-" else "jsonl"
+ExportOut = Annotated[Path, typer.Option("--out", help="File to write; - for standard output (jsonl, csv).")]
+ExportFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        parser=lazy_choice(_formats),
+        metavar="FORMAT",
+        help="jsonl, csv or parquet; default: the --out file's suffix (.csv, .parquet), else jsonl.",
+    ),
+]
+Since = Annotated[
+    str | None, typer.Option("--since", help="Only verdicts on or after this day (YYYY-MM-DD, UTC).")
+]
+NoRedact = Annotated[
+    bool, typer.Option("--no-redact", help="Keep personal details (emails, phones, names, ...).")
+]
 
 
 def export_cmd(
     ctx: typer.Context,
-    out_path: Annotated[
-        Path, typer.Option("--out", help="File to write; - for standard output (jsonl, csv).")
-    ],
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            parser=lazy_choice(_formats),
-            metavar="FORMAT",
-            help="jsonl, csv or parquet; default: the --out file's suffix (.csv, .parquet), else jsonl.",
-        ),
-    ] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", help="Only verdicts on or after this day (YYYY-MM-DD, UTC).")
-    ] = None,
+    out_path: ExportOut,
+    fmt: ExportFormat = None,
+    since: Since = None,
     label: Annotated[Label | None, typer.Option("--label", help="Only cases with this label.")] = None,
-    no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Keep personal details (emails, phones, names, ...).")
-    ] = False,
+    no_redact: NoRedact = False,
 ) -> None:
     """Write the regression cases (the eval set) as JSON Lines (schemas/regression_case.schema.json),
     CSV or Parquet, personal details redacted unless --no-redact.
 
     Example: rewrite-monitor export --out evalset.jsonl --since 2024-03-01 --label fabricated_constraint
     """
-    from monitor.cases.export import export_cases
+    from monitor.cases.export import export_cases, export_format
     from monitor.privacy import name_finder
 
-    fmt = _export_format(out_path, fmt)
+    fmt = export_format(out_path, fmt)
     if str(out_path) == "-" and fmt == "parquet":
         raise typer.BadParameter(
             "parquet is binary: write it to a file, not to standard output", param_hint="--out"
         )
-    since_dt = None
-    if since is not None:
-        try:
-            since_dt = datetime.combine(date.fromisoformat(since), time.min)
-        except ValueError:
-            raise typer.BadParameter("must be a day, YYYY-MM-DD", param_hint="--since") from None
+    since_dt = _since_day(since)
     state: State = ctx.obj
     finder = None if no_redact else name_finder(state.settings.spacy_model)
     with _session(state) as session:
@@ -434,10 +420,28 @@ def export_cmd(
             finder=finder,
             now=datetime.now(UTC),
         )
+    _say_exported(summary, out_path)
+
+
+def _since_day(since: str | None) -> datetime | None:
+    """``--since`` as the start of that day (naive UTC); a usage error when it is no day."""
+    if since is None:
+        return None
+    try:
+        return datetime.combine(date.fromisoformat(since), time.min)
+    except ValueError:
+        raise typer.BadParameter("must be a day, YYYY-MM-DD", param_hint="--since") from None
+
+
+def _say_exported(summary: ExportSummary, out_path: Path) -> None:
+    """The export's one-line summary: on stderr when the cases went to standard output."""
     labels = ", ".join(f"{k} {v}" for k, v in summary.by_label.items()) or "none"
     redacted = "redacted" if summary.redacted else "NOT redacted (--no-redact)"
     where = "standard output" if str(out_path) == "-" else summary.path
-    line = f"exported {counted(summary.cases, 'case')} to {where} ({fmt}, {redacted}); by label: {labels}"
+    line = (
+        f"exported {counted(summary.cases, 'case')} to {where} ({summary.format}, {redacted}); "
+        f"by label: {labels}"
+    )
     if str(out_path) == "-":
         from monitor.text import visible
 
@@ -447,29 +451,40 @@ def export_cmd(
 
 
 # -- replay --------------------------------------------------------------------------------------
+CasesPath = Annotated[Path, typer.Argument(help="An eval set written by `export` (JSON Lines).")]
+Model = Annotated[str | None, typer.Option("--model", help="Default: the replay_model setting.")]
+Prompt = Annotated[
+    Path | None, typer.Option("--prompt", help="System prompt file; default: the bundled contextualizer.")
+]
+Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Cases in flight at once.")]
+Junit = Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here (for CI).")]
+Compare = Annotated[
+    Path | None,
+    typer.Option("--compare", help="A replay's --out file, or an eval set (its logged rewrites)."),
+]
+Results = Annotated[
+    Path | None, typer.Option("--out", help="Write per-case results (JSON Lines) for a later --compare.")
+]
+Prices = Annotated[
+    Path | None, typer.Option("--prices", help="Price table; default: the replay_prices_file setting.")
+]
+AllowEmpty = Annotated[
+    bool,
+    typer.Option("--allow-empty", help="Exit 0 on an eval set (or --compare file) without a case."),
+]
+
+
 def replay_cmd(
     ctx: typer.Context,
-    cases_path: Annotated[Path, typer.Argument(help="An eval set written by `export` (JSON Lines).")],
-    model: Annotated[str | None, typer.Option("--model", help="Default: the replay_model setting.")] = None,
-    prompt: Annotated[
-        Path | None, typer.Option("--prompt", help="System prompt file; default: the bundled contextualizer.")
-    ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Cases in flight at once.")] = 4,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here (for CI).")] = None,
-    compare_path: Annotated[
-        Path | None,
-        typer.Option("--compare", help="A replay's --out file, or an eval set (its logged rewrites)."),
-    ] = None,
-    results_path: Annotated[
-        Path | None, typer.Option("--out", help="Write per-case results (JSON Lines) for a later --compare.")
-    ] = None,
-    prices: Annotated[
-        Path | None, typer.Option("--prices", help="Price table; default: the replay_prices_file setting.")
-    ] = None,
-    allow_empty: Annotated[
-        bool,
-        typer.Option("--allow-empty", help="Exit 0 on an eval set (or --compare file) without a case."),
-    ] = False,
+    cases_path: CasesPath,
+    model: Model = None,
+    prompt: Prompt = None,
+    concurrency: Concurrency = 4,
+    junit: Junit = None,
+    compare_path: Compare = None,
+    results_path: Results = None,
+    prices: Prices = None,
+    allow_empty: AllowEmpty = False,
 ) -> None:
     """Replay an eval set through the rewriter (anthropic SDK) and judge each new rewrite: pass/fail per
     label, cost, JUnit XML; exit 1 when a case fails (with --compare: when a case went pass -> fail).
@@ -480,68 +495,50 @@ def replay_cmd(
     --compare baseline.jsonl
     """
     require_extra("anthropic", "replay", "replay")
-    from monitor.replay import client as rp_client
-    from monitor.replay import judge as rp_judge
-    from monitor.replay import prices as rp_prices
-    from monitor.replay import report as rp_report
+    from monitor.replay.report import junit_xml
+    from monitor.replay.run import replay, write_results
 
     state: State = ctx.obj
-    settings = state.settings
-    # Before anything else: without a key there is nothing to replay against.
-    if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
-        raise ReplayError("ANTHROPIC_API_KEY is not set: replay calls the Anthropic API (export the key)")
-    from monitor.checks.nlp import use_model
-    from monitor.checks.rules import load_rules
-
-    use_model(settings.spacy_model)
-    rules = load_rules(settings.rules_dir)
-    replay = settings.replay
-    price_table = rp_prices.load_prices(prices or replay.prices_file)
-    cases = rp_judge.load_cases(cases_path, allow_empty=allow_empty)
-    system_path = prompt or rp_client.PROMPT_PATH
-    system = rp_judge.read_text(system_path, "prompt ")
-    before = (
-        rp_judge.load_results(compare_path, rules, allow_empty=allow_empty)
-        if compare_path is not None
-        else None
+    run = replay(
+        state.settings,
+        cases_path,
+        model=model,
+        prompt=prompt,
+        concurrency=concurrency,
+        compare_path=compare_path,
+        prices=prices,
+        allow_empty=allow_empty,
     )
-    model_name = model or replay.model
+    _print_replay(run)
+    if junit is not None:
+        junit_xml(run.results, junit)
+    if results_path is not None:
+        write_results(run.results, results_path)
+    if run.comparison is not None:
+        _print_comparison(run.comparison, compare_path)
+    if run.failed:
+        raise typer.Exit(1)
 
-    async def run() -> list[rp_judge.CaseResult]:
-        client = rp_client.make_client(
-            api_key=settings.anthropic_api_key.get_secret_value(),  # type: ignore[union-attr]
-            max_retries=replay.max_retries,
-        )
-        try:
-            return await rp_client.replay_cases(
-                cases,
-                client=client,
-                model=model_name,
-                system=system,
-                max_tokens=replay.max_tokens,
-                timeout=replay.timeout_seconds,
-                concurrency=concurrency,
-                rules=rules,
-            )
-        finally:
-            await client.close()
 
-    results = asyncio.run(run())
+def _print_replay(run: ReplayRun) -> None:
+    """The counts by label, a line per case that did not pass, and the cost."""
+    from monitor.replay.report import by_label
+
     table = Table(
         "label",
         "cases",
         "pass",
         "fail",
         "error",
-        title=f"replay of {counted(len(cases), 'case')} on {model_name}",
+        title=f"replay of {counted(len(run.cases), 'case')} on {run.model}",
     )
-    for lab, row in rp_report.by_label(results).items():
+    for lab, row in by_label(run.results).items():
         table.add_row(lab, str(row["cases"]), str(row["pass"]), str(row["fail"]), str(row["error"]))
     out.print(table)
-    for r in results:
+    for r in run.results:
         if r.status != "pass":
             _say(f"{r.status.upper()} {r.id[:12]} {r.source_request_id} [{r.label}]: {'; '.join(r.failures)}")
-    cost = rp_prices.total_cost(results, price_table)
+    cost = run.cost
     dollars = (
         f"${cost.dollars:.4f}"
         if cost.dollars is not None
@@ -549,30 +546,25 @@ def replay_cmd(
     )
     _say(
         f"cost: {cost.input_tokens:,} input + {cost.output_tokens:,} output tokens = {dollars}"
-        f" (prices: {price_table.source})"
+        f" (prices: {run.prices.source})"
     )
-    if junit is not None:
-        rp_report.junit_xml(results, junit)
-    if results_path is not None:
-        with results_path.open("w", encoding="utf-8") as fh:
-            for r in results:
-                fh.write(json.dumps(r.as_dict(), ensure_ascii=False) + "\n")
-    failed = any(r.status != "pass" for r in results)
-    if before is not None:
-        changes, same = rp_report.compare(before, results)
-        ct = Table("case", "request", "label", "before", "after", title=f"compared with {compare_path}")
-        for c in changes:
-            ct.add_row(
-                *(Text(v) for v in (c.id[:12], c.source_request_id, c.label, c.before or "-", c.after or "-"))
-            )
-        out.print(ct)
-        regressions = sum(c.regression for c in changes)
-        fixed = sum(c.before in ("fail", "error") and c.after == "pass" for c in changes)
-        other = len(changes) - regressions - fixed
-        _say(f"pass -> fail: {regressions}; fail -> pass: {fixed}; unchanged: {same}; other: {other}")
-        failed = regressions > 0
-    if failed:
-        raise typer.Exit(1)
+
+
+def _print_comparison(comparison: Comparison, compare_path: Path | None) -> None:
+    """The cases whose status changed since the compared run, and the counts of each change."""
+    ct = Table("case", "request", "label", "before", "after", title=f"compared with {compare_path}")
+    for c in comparison.changes:
+        ct.add_row(
+            *(Text(v) for v in (c.id[:12], c.source_request_id, c.label, c.before or "-", c.after or "-"))
+        )
+    out.print(ct)
+    regressions, fixed, same, other = (
+        comparison.regressions,
+        comparison.fixed,
+        comparison.same,
+        comparison.other,
+    )
+    _say(f"pass -> fail: {regressions}; fail -> pass: {fixed}; unchanged: {same}; other: {other}")
 
 
 def register(app: typer.Typer) -> None:
