@@ -161,13 +161,14 @@ def ingest_file(url: str, path: Path) -> tuple[int, float]:
         engine.dispose()
 
 
-def cli_run(url: str, path: Path) -> dict[str, Any]:
-    """``rewrite-monitor run path`` on the empty store ``url`` (migrated by ``db upgrade``, untimed).
+def cli_run(url: str, path: Path, *options: str) -> dict[str, Any]:
+    """``rewrite-monitor run path [options]`` on the empty store ``url`` (migrated by ``db upgrade``,
+    untimed).
 
     Returns ``seconds`` (wall clock of the run process), ``peak_rss_mb``, ``rewrites`` and
     ``check_s`` as the run's check line prints them."""
     spawn([str(CLI), "--database-url", url, "db", "upgrade"])
-    wall, rss, stdout = spawn([str(CLI), "--database-url", url, "run", str(path)])
+    wall, rss, stdout = spawn([str(CLI), "--database-url", url, "run", str(path), *options])
     got = CHECK_LINE.search(stdout)
     if got is None:
         raise RuntimeError(f"no check line in the output of run:\n{stdout[:2000]}")
@@ -285,6 +286,24 @@ def bench_backfill(lines: list[str], events: int) -> dict[str, Any]:
     return {"events": events, **x}
 
 
+def bench_workers(lines: list[str], events: int, counts: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+    """``rewrite-monitor run --workers N`` on ``events`` replicated events (texts differ between copies:
+    the non-repeating corpus), SQLite, for each N in ``counts``; ``speedup``: the first N's wall clock over
+    the last's, ``rewrites_per_s`` and per process (issue 36)."""
+    out: dict[str, Any] = {"events": events}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "backfill.jsonl"
+        write_corpus(path, replicate(lines, events))
+        for n in counts:
+            x = cli_run(f"sqlite:///{tmp}/workers{n}.db", path, "--workers", str(n))
+            x["rewrites_per_s"] = x["rewrites"] / x["seconds"]
+            x["rewrites_per_s_per_process"] = x["rewrites_per_s"] / n
+            out[str(n)] = x
+            print(f"run --workers {n}: {x['seconds']:.1f} s, check phase {x['check_s']:.1f} s", flush=True)
+    out["speedup"] = out[str(counts[0])]["seconds"] / out[str(counts[-1])]["seconds"]
+    return out
+
+
 def floor_total(floor: dict[str, Any]) -> float:
     """The floor as the check phase of ``run`` is compared with it: import + build + tokenize, seconds."""
     return float(floor["import_s"] + floor["build_s"] + floor["tokenize_s"])
@@ -379,6 +398,13 @@ def main() -> None:
     )
     parser.add_argument("--no-pg", action="store_true", help="SQLite only: no PostgreSQL figures")
     parser.add_argument("--backfill", type=int, default=0, help="also measure a backfill of N events")
+    parser.add_argument(
+        "--workers-events",
+        type=int,
+        default=40_000,
+        help="events of the non-repeating corpus `run --workers 1` and `--workers 2` are timed on "
+        "(default 40000: 20,000 rewrites; 0 skips it)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("PHASE", "ARGS_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -443,6 +469,8 @@ def main() -> None:
         results["prior_turns"] = bench_prior_turns(sample, args.repeat)
     if args.backfill:
         results["backfill"] = bench_backfill(lines, args.backfill)
+    if args.workers_events:
+        results["workers"] = bench_workers(lines, args.workers_events)
     results["ratios"] = ratios(results)
     results["check_phase_budget"].update(allowance(results))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -594,6 +622,27 @@ def print_table(r: dict[str, Any]) -> None:
                 target(b["peak_rss_mb"], 500, False)
                 if b["events"] >= 1_000_000
                 else "(target at 1,000,000: <= 500 MB)",
+            )
+        )
+    if "workers" in r:
+        w = r["workers"]
+        for n in ("1", "2"):
+            x = w[n]
+            rows.append(
+                (
+                    f"run --workers {n}, non-repeating texts (SQLite)",
+                    f"{x['rewrites_per_s']:,.0f} rewrites/s",
+                    f"{x['rewrites']:,} in {x['seconds']:.1f} s, check phase {x['check_s']:.1f} s, "
+                    f"{x['rewrites_per_s_per_process']:,.0f}/s per process, {x['peak_rss_mb']:.0f} MB peak",
+                    "",
+                )
+            )
+        rows.append(
+            (
+                "run --workers 2 over --workers 1",
+                f"{w['speedup']:.2f}x",
+                "wall clock",
+                target(w["speedup"], 1.7, True),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(3)]

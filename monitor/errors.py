@@ -13,6 +13,7 @@
     ├── AmbiguousRequestError    a request id names several conversations (use --conv)    2
     ├── QueueError               a queue operation is refused (claimed by someone else...)  6
     └── WorkerError              a worker cannot start (another holds a SQLite store...)    7
+        └── PoolError            a check worker process died mid-batch (nothing written)   7
 
 Library code raises these and never prints or exits; ``monitor.cli.app`` maps them to exit codes.
 """
@@ -101,6 +102,11 @@ class WorkerError(MonitorError):
     """A worker cannot start or run: another worker holds a SQLite store, or a job name is unknown."""
 
     exit_code = 7
+
+
+class PoolError(WorkerError):
+    """A process of the check phase's pool died mid-batch (killed, out of memory): that batch was not
+    written, and the next run or cycle checks it (``monitor.worker.pool``)."""
 
 
 def utf8_fault(exc: UnicodeDecodeError) -> tuple[int, str]:

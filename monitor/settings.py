@@ -173,6 +173,12 @@ class Settings(BaseSettings):
         "LlamaIndex and LangChain ones.",
     )
     check_rate: float = Field(default=1.0, gt=0, le=1, description="Share of rewrites checked.")
+    check_workers: int | None = Field(
+        default=None,
+        ge=1,
+        description="Processes the check phase grades on (`run`, `check`, the worker); unset: the cores, "
+        "capped by free memory at 512 MB each. 1 grades in the main process.",
+    )
     checks: dict[str, CheckSettings] = Field(
         default_factory=dict,
         description="Per check id (`rewrite-monitor checks list`): `enabled = false` turns a check off (not "

@@ -19,6 +19,17 @@ from rich.progress import BarColumn, Progress
 from monitor.errors import MonitorError
 from monitor.settings import Settings, load_settings
 
+Workers = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        metavar="N",
+        help="Processes the check phase grades on (default: the check_workers setting, else the cores).",
+    ),
+]
+"""The ``--workers`` option of ``run`` and ``check`` (the ``check_workers`` setting for one command)."""
+
 
 class _Group(typer.core.TyperGroup):
     """Maps ``MonitorError`` to a one-line message and its exit code, for every command, and disposes

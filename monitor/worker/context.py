@@ -21,6 +21,7 @@ from monitor.worker.locks import Locks
 if TYPE_CHECKING:
     from monitor.checks.rules import Rules
     from monitor.settings import Settings
+    from monitor.worker.pool import CheckPool
 
 
 def utcnow() -> datetime:
@@ -33,7 +34,9 @@ class WorkerContext:
     """Everything a worker job needs, built once per process by :func:`open_worker`.
 
     ``holder`` names this process in locks and leases (``host:pid``); ``clock`` gives wall-clock
-    naive UTC (tests pass a fixed one); ``sentry`` says whether alerts and check-ins go to Sentry.
+    naive UTC (tests pass a fixed one); ``sentry`` says whether alerts and check-ins go to Sentry;
+    ``pool`` grades the check phase's batches on worker processes, kept from cycle to cycle (started by
+    the first batch large enough, ``monitor.worker.pool``).
     """
 
     settings: Settings
@@ -44,6 +47,7 @@ class WorkerContext:
     sentry: bool = False
     stop_event: threading.Event = field(default_factory=threading.Event)
     clock: Callable[[], datetime] = utcnow
+    pool: CheckPool | None = None
 
     def stopping(self) -> bool:
         """Whether a shutdown was requested."""
@@ -70,6 +74,8 @@ class WorkerContext:
                 release(session=s, name="leader", holder=self.holder)
                 s.commit()
         finally:
+            if self.pool is not None:
+                self.pool.close()
             self.locks.close()
             if self.sentry:
                 from monitor.observability.sentry import close_sentry

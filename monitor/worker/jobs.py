@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
     from monitor.worker.context import WorkerContext
+    from monitor.worker.pool import CheckPool
 
 __all__ = [
     "ADMISSION_LOCK",
@@ -83,6 +84,7 @@ def check_job(
     claim: bool = False,
     stop: Callable[[], bool] | None = None,
     learn: bool = True,
+    pool: CheckPool | None = None,
 ) -> CheckSummary:
     """Run every registered check over the records not yet checked at the current versions.
 
@@ -99,6 +101,10 @@ def check_job(
     queue admission (:func:`enqueue_job`) grades the days it plans again against the whole store, and
     ``recheck`` grades everything again. With ``learn`` (the ``learn_from_verdicts`` setting) the words
     are also graded with the reviewers' verdicts so far (:func:`with_store_learning`).
+
+    With ``pool`` (``monitor.worker.pool.CheckPool``) the records of each batch are analysed and graded on
+    its processes; reading, the profile and every write stay here, in the same order, so the store ends
+    as one process leaves it. Raises ``PoolError`` when one of them dies (the batch in hand is not written).
     """
     from monitor.checks import current_versions, run_checks
 
@@ -117,7 +123,13 @@ def check_job(
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
     # is graded against the whole store's profile, whichever run checks it.
     learnt = _learn_profile(
-        session=session, rules=rules, checks=checks, check_rate=check_rate, batch_size=batch_size, stop=stop
+        session=session,
+        rules=rules,
+        checks=checks,
+        check_rate=check_rate,
+        batch_size=batch_size,
+        stop=stop,
+        pool=pool,
     )
     # Records below the first one the learning pass found were all checked when it scanned: starting
     # there spares a second scan of every record's runs, which costs as much as the store is large.
@@ -153,8 +165,9 @@ def check_job(
         else:
             loaded = load_records(session=session, record_ids=ids)
         batch_rules = rules.with_profile(_batch_profile(session, [r for _, r in loaded], check_rate))
-        for record_id, record in loaded:
-            outcome = run_checks(record, batch_rules)
+        graded = pool.grade(batch_rules, [r for _, r in loaded]) if pool is not None else None
+        for n, (record_id, record) in enumerate(loaded):
+            outcome = graded[n] if graded is not None else run_checks(record, batch_rules)
             outcomes.append((record_id, record.request_id, outcome))
             summary.records += 1
             if record.ts is not None:
@@ -190,10 +203,16 @@ def with_store_learning(
     return rules.with_learned(learned_table(session=session, checks=checks or current_versions()))
 
 
-def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str | None, str, str]]:
+def _profile_rows(
+    rules: Rules, records: list[RewriteRecord], pool: CheckPool | None = None
+) -> list[tuple[str | None, str, str]]:
     from monitor.checks.added_words import added_lemmas
 
-    return [(r.prompt_version, lemma, r.conv_id) for r in records for lemma in sorted(added_lemmas(r, rules))]
+    lemmas = pool.lemmas(rules, records) if pool is not None else None
+    if lemmas is None:
+        lemmas = [sorted(added_lemmas(r, rules)) for r in records]
+    pairs = zip(records, lemmas, strict=True)
+    return [(r.prompt_version, lemma, r.conv_id) for r, got in pairs for lemma in got]
 
 
 def _learn_profile(
@@ -204,6 +223,7 @@ def _learn_profile(
     check_rate: float,
     batch_size: int,
     stop: Callable[[], bool] | None = None,
+    pool: CheckPool | None = None,
 ) -> _Learnt:
     """Store the added lemmas of every record still to check (committed per batch; ``stop()`` is asked
     between batches, as the check loop does)."""
@@ -218,7 +238,7 @@ def _learn_profile(
         if learnt.first_id is None:
             learnt.first_id = ids[0]
         batch = dict(load_records(session=session, record_ids=ids))
-        record_added_lemmas(session=session, rows=_profile_rows(rules, list(batch.values())))
+        record_added_lemmas(session=session, rows=_profile_rows(rules, list(batch.values()), pool))
         learnt.keep(batch)
         session.commit()
         after = ids[-1]
@@ -335,14 +355,18 @@ def run_job(
             on_source=on_source,
         )
     # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
-    check = check_job(
-        session=session,
-        rules=rules,
-        check_rate=settings.check_rate,
-        on_batch=on_batch,
-        claim=True,
-        learn=settings.learn_from_verdicts,
-    )
+    from monitor.worker.pool import CheckPool
+
+    with CheckPool.for_settings(settings) as pool:
+        check = check_job(
+            session=session,
+            rules=rules,
+            check_rate=settings.check_rate,
+            on_batch=on_batch,
+            claim=True,
+            learn=settings.learn_from_verdicts,
+            pool=pool,
+        )
     if release_caches:
         from monitor.checks.base import analyzer
 
@@ -406,6 +430,7 @@ def cycle_job(ctx: WorkerContext) -> CycleSummary:
             claim=True,
             stop=ctx.stopping,
             learn=settings.learn_from_verdicts,
+            pool=ctx.pool,
         )
         summary = CycleSummary(report.ingest, report.actions, check, leader=False, stopped=ctx.stopping())
         summary.sources_waiting = waiting

@@ -64,8 +64,16 @@ def open_worker(
         prune_dead(session=session, host=socket.gethostname())
         session.commit()
     sentry = init_sentry(settings, transport=sentry_transport)
+    from monitor.worker.pool import CheckPool
+
     return WorkerContext(
-        settings=settings, engine=engine, rules=rules, locks=locks, holder=holder, sentry=sentry
+        settings=settings,
+        engine=engine,
+        rules=rules,
+        locks=locks,
+        holder=holder,
+        sentry=sentry,
+        pool=CheckPool.for_settings(settings),
     )
 
 

@@ -16,10 +16,12 @@ from tests.golden import findings as golden
 
 
 @pytest.mark.slow
-def test_findings_on_the_shared_logs_equal_the_golden_file(shared_logs: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_findings_on_the_shared_logs_equal_the_golden_file(shared_logs: Path, workers: int) -> None:
+    """On one process and graded on 2 and 4 worker processes (``monitor.worker.pool``) alike."""
     want_head, want = golden.read()
     with golden.fresh_store() as session:
-        head, got = golden.compute(session, shared_logs)
+        head, got = golden.compute(session, shared_logs, workers=workers)
     if head != want_head:
         changed = [k for k in ("corpus", "checks", "rules_hash") if head[k] != want_head[k]]
         pytest.fail(

@@ -123,17 +123,20 @@ def finding_lines(session: Session) -> list[str]:
     ]
 
 
-def compute(session: Session, logs: Path) -> tuple[dict[str, Any], list[str]]:
+def compute(session: Session, logs: Path, *, workers: int = 1) -> tuple[dict[str, Any], list[str]]:
     """Ingest ``logs`` into the (empty, migrated) store of ``session``, check everything with the bundled
-    rules, and return ``(header, finding lines)``."""
+    rules (graded on ``workers`` processes, ``monitor.worker.pool``), and return ``(header, finding
+    lines)``."""
     from monitor.checks.rules import load_rules
     from monitor.ingest.sources import discover
     from monitor.ingest.store.batches import ingest_sources
     from monitor.worker.jobs import check_job
+    from monitor.worker.pool import CheckPool
 
     rules = load_rules()
     ingest_sources(session, discover([logs]))
-    check_job(session=session, rules=rules)
+    with CheckPool(workers, model=None) as pool:
+        check_job(session=session, rules=rules, pool=pool)
     return header(session, logs, rules.hash), finding_lines(session)
 
 

@@ -451,19 +451,23 @@ _DEFAULT: dict[str | None, Analyzer] = {}
 _SELECTED: list[str | None] = [None]
 
 
-def use_model(model: str | None) -> None:
+def use_model(model: str | None, *, cache_bytes: int | None = None) -> None:
     """Make ``model`` (a trained spaCy pipeline name, or ``None`` for blank English + lookup lemmas)
     the pipeline :func:`get_analyzer` returns by default.
 
-    Loads it at once, so a missing pipeline fails at start-up: raises ``ConfigError`` naming it.
+    Loads it at once, so a missing pipeline fails at start-up: raises ``ConfigError`` naming it. With
+    ``cache_bytes`` the analyzer is built anew with that cache budget (a check worker process keeps its
+    share of :data:`CACHE_BYTES`, ``monitor.worker.pool``).
     """
-    if model is not None:
-        try:
+    try:
+        if cache_bytes is not None:
+            _DEFAULT[model] = Analyzer(model, cache_bytes=cache_bytes)
+        elif model is not None:
             get_analyzer(model)
-        except OSError as exc:
-            from monitor.errors import ConfigError
+    except OSError as exc:
+        from monitor.errors import ConfigError
 
-            raise ConfigError(f"spacy_model {model!r} cannot be loaded (is it installed?): {exc}") from exc
+        raise ConfigError(f"spacy_model {model!r} cannot be loaded (is it installed?): {exc}") from exc
     _SELECTED[0] = model
 
 

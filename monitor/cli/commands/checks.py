@@ -14,7 +14,16 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from monitor.cli.app import State, current_checks, err, kind_choice, open_engine, out, progress_bar
+from monitor.cli.app import (
+    State,
+    Workers,
+    current_checks,
+    err,
+    kind_choice,
+    open_engine,
+    out,
+    progress_bar,
+)
 from monitor.severity import Severity
 
 if TYPE_CHECKING:
@@ -116,6 +125,7 @@ def check(
         bool, typer.Option("--recheck", help="Forget current-version results; check all.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    workers: Workers = None,
 ) -> None:
     """Run the checks over every rewrite not yet checked at the current checker versions.
 
@@ -127,25 +137,29 @@ def check(
     from monitor.checks.rules import load_rules
     from monitor.store.engine import session_factory
     from monitor.worker.jobs import check_job
+    from monitor.worker.pool import CheckPool
 
     state: State = ctx.obj
-    rules = load_rules(state.settings.rules_dir)
-    use_model(state.settings.spacy_model)
+    settings = state.settings.model_copy(update={"check_workers": workers or state.settings.check_workers})
+    rules = load_rules(settings.rules_dir)
+    use_model(settings.spacy_model)
     engine = open_engine(state, writes=True)
     with (
         progress_bar(
             TextColumn("[bold]check[/]"), TextColumn("{task.completed} rewrites"), quiet=as_json
         ) as progress,
         session_factory(engine)() as session,
+        CheckPool.for_settings(settings) as pool,
     ):
         task = progress.add_task("", total=None)
         summary = check_job(
             session=session,
             rules=rules,
             recheck=recheck,
-            check_rate=state.settings.check_rate,
+            check_rate=settings.check_rate,
             on_batch=lambda n: progress.advance(task, n),
-            learn=state.settings.learn_from_verdicts,
+            learn=settings.learn_from_verdicts,
+            pool=pool,
         )
     result = summary.as_dict()
     if as_json:

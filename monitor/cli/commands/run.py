@@ -10,7 +10,7 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from monitor.cli.app import State, err, open_engine, out, progress_bar, say_skipped
+from monitor.cli.app import State, Workers, err, open_engine, out, progress_bar, say_skipped
 from monitor.settings import Settings
 
 
@@ -45,6 +45,7 @@ def run(
         typer.Argument(metavar="PATH", help="Logs to ingest; default: configured sources."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    workers: Workers = None,
 ) -> None:
     """The main job: ingest, check, admit the day's sample to the review queue, and report.
 
@@ -58,7 +59,7 @@ def run(
     from monitor.worker.jobs import run_job
 
     state: State = ctx.obj
-    settings = state.settings
+    settings = state.settings.model_copy(update={"check_workers": workers or state.settings.check_workers})
     rules = load_rules(settings.rules_dir)
     use_model(settings.spacy_model)
     engine = open_engine(state, writes=True)

@@ -1,0 +1,253 @@
+"""The check phase on worker processes (issue 36): a batch's records graded on every core.
+
+The check job reads, decides and writes in one process; only the pure, CPU-bound part (``added_lemmas``
+for the rewriter profile, ``run_checks`` for the findings) goes to :class:`CheckPool`'s worker processes.
+Each record goes to the process its conversation hashes to (:func:`shard_of`), so a conversation's
+messages, analysed again for every later request, stay in one analysis cache; each process keeps its
+share of the cache budget (``monitor.checks.nlp.analyzer.CACHE_BYTES`` over the number of processes).
+The results come back in the batch's order, so what the parent writes (check runs, findings, and the queue
+after them) is what one process writes.
+
+The processes are started with ``spawn``: a fork would copy the parent's threads' locks (the progress bar,
+a worker's scheduler) and its database connections. Each builds the analyzer once and registers the
+checks by importing ``monitor.checks`` (the entry points included); the pool refuses to start when a
+process registered other checks than the parent (a check registered in the parent alone, as tests do),
+and the batch is then graded in the parent. A process that dies (killed, out of memory) fails the batch
+before anything of it is written (``monitor.errors.PoolError``); the next run or cycle checks it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import threading
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, TypeVar
+
+from monitor.errors import PoolError
+
+if TYPE_CHECKING:
+    from monitor.checks.base import CheckOutcome
+    from monitor.checks.profile import RewriterProfile
+    from monitor.checks.rules import Rules
+    from monitor.record import RewriteRecord
+    from monitor.settings import Settings
+
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
+
+MIN_RECORDS = 2_000
+"""The processes start once the pool has been handed more records than this in all (a run's first
+batches, a worker's first cycles are graded in the parent): starting one costs about 2 s of a core
+(importing spaCy, building the analyzer), and on 2 processes a rewrite (1.7-4.9 ms, issue 36) saves about
+half its time, so a smaller job would not win back the start."""
+BYTES_PER_PROCESS = 512 * 2**20
+"""Memory one worker process may take (the analyzer and its share of the cache, the records of a chunk):
+the cap :func:`default_workers` puts on the number of processes (issue 36 asks at most 500 MB a process)."""
+
+
+def default_workers() -> int:
+    """The processes the check phase uses when ``check_workers`` is not set: the cores this process may
+    run on, capped by the memory available now at :data:`BYTES_PER_PROCESS` each; at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux: no affinity mask to read
+        cores = os.cpu_count() or 1
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # no sysconf name for it on this system
+        return max(1, cores)
+    return max(1, min(cores, available // BYTES_PER_PROCESS))
+
+
+def shard_of(conv_id: str, n: int) -> int:
+    """The process (0 to ``n`` - 1) that grades conversation ``conv_id``: CRC-32, stable across runs
+    and processes (``hash()`` of a string is salted per process)."""
+    return zlib.crc32(conv_id.encode("utf-8")) % n
+
+
+# -- in each worker process -----------------------------------------------------------------------------
+
+_RULES: list[Rules] = []
+"""The rules the parent sent last (one at most): sent again only when they change (their hash)."""
+
+
+def _start(model: str | None, cache_bytes: int, disabled: frozenset[str]) -> None:
+    import signal
+
+    from monitor.checks.nlp import use_model
+    from monitor.checks.registry import DISABLED
+
+    # Ctrl+C and systemd's SIGTERM reach the whole process group: the parent finishes the batch in hand
+    # and stops these processes itself; dying first would fail that batch (and print a traceback each).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # A parent killed outright (SIGKILL, the OOM killer) closes nothing: without this watch the process
+    # would wait on its task queue for ever, holding its memory.
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+
+    use_model(model, cache_bytes=cache_bytes)
+    DISABLED.clear()
+    DISABLED.update(disabled)
+
+
+def _exit_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
+
+
+def _registered() -> list[tuple[str, int]]:
+    from monitor.checks.registry import REGISTRY
+
+    return [(spec.id, spec.version) for spec in REGISTRY.values()]
+
+
+def _rules(rules: Rules | None) -> Rules:
+    if rules is not None:
+        _RULES[:] = [rules]
+    return _RULES[0]
+
+
+def _bare(rules: Rules) -> Rules:
+    """``rules`` without their profile and memo, to send to a process."""
+    import dataclasses
+
+    from monitor.checks.rules import RulesMemo
+
+    return dataclasses.replace(rules, profile=None, _memo=RulesMemo())
+
+
+def _lemmas(rules: Rules | None, records: list[RewriteRecord]) -> list[list[str]]:
+    from monitor.checks.added_words import added_lemmas
+
+    got = _rules(rules)
+    return [sorted(added_lemmas(r, got)) for r in records]
+
+
+def _grade(
+    rules: Rules | None, profile: RewriterProfile | None, records: list[RewriteRecord]
+) -> list[CheckOutcome]:
+    from monitor.checks import run_checks
+
+    got = _rules(rules).with_profile(profile)
+    return [run_checks(r, got) for r in records]
+
+
+# -- in the parent --------------------------------------------------------------------------------------
+
+
+class CheckPool:
+    """``workers`` processes, one executor each (so a conversation always meets the same cache), started
+    once more than :data:`MIN_RECORDS` records were handed to it. Use as a context manager, or call
+    :meth:`close`. ``model``: the ``spacy_model`` setting.
+
+    :meth:`lemmas` and :meth:`grade` return one result per record in the order given, or ``None`` when
+    the batch is to be graded in the parent (too few records so far, one process, or the processes
+    registered other checks than the parent). Raises ``PoolError`` when a process dies.
+    """
+
+    def __init__(self, workers: int, *, model: str | None) -> None:
+        self.workers = max(1, workers)
+        self.model = model
+        self._executors: list[ProcessPoolExecutor] = []
+        self._sent: list[str | None] = []
+        self._refused = self.workers == 1
+        self._handed = 0
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> CheckPool:
+        """The pool the settings ask for: ``check_workers`` processes, else :func:`default_workers`."""
+        return cls(settings.check_workers or default_workers(), model=settings.spacy_model)
+
+    def __enter__(self) -> CheckPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the processes (waits for them to exit)."""
+        for ex in self._executors:
+            ex.shutdown(wait=True, cancel_futures=True)
+        self._executors.clear()
+
+    def lemmas(self, rules: Rules, records: Sequence[RewriteRecord]) -> list[list[str]] | None:
+        """Each record's added lemmas, sorted (``monitor.checks.added_words.added_lemmas``)."""
+        return self._map(records, rules, _lemmas)
+
+    def grade(self, rules: Rules, records: Sequence[RewriteRecord]) -> list[CheckOutcome] | None:
+        """Each record's ``run_checks`` outcome under ``rules`` (its profile included)."""
+        return self._map(records, rules, _grade, rules.profile)
+
+    def _map(
+        self, records: Sequence[RewriteRecord], rules: Rules, fn: Callable[..., list[T]], *extra: object
+    ) -> list[T] | None:
+        """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``records``, results in order."""
+        self._handed += len(records)
+        if self._refused or self._handed <= MIN_RECORDS or not self._started():
+            return None
+        shards: list[list[int]] = [[] for _ in range(self.workers)]
+        for i, r in enumerate(records):
+            shards[shard_of(r.conv_id, self.workers)].append(i)
+        futures: list[tuple[list[int], Future[list[T]]]] = []
+        out: list[T | None] = [None] * len(records)
+        try:
+            for k, idx in enumerate(shards):
+                if idx:
+                    # The rules go to a process once, and again only when they change (their hash):
+                    # without their memo, which each process rebuilds. The profile, small, goes with
+                    # every chunk.
+                    send = None if self._sent[k] == rules.hash else _bare(rules)
+                    chunk = [records[i] for i in idx]
+                    futures.append((idx, self._executors[k].submit(fn, send, *extra, chunk)))
+                    self._sent[k] = rules.hash
+            for idx, fut in futures:
+                for i, got in zip(idx, fut.result(), strict=True):
+                    out[i] = got
+        except BrokenProcessPool as exc:
+            # a submit finds the pool broken when the process died between batches, a result when mid-batch
+            self.close()
+            raise PoolError(
+                f"a check worker process died mid-batch ({exc}); nothing of the batch was written"
+            ) from exc
+        return out  # type: ignore[return-value]  # every index was filled: each record is in one shard
+
+    def _started(self) -> bool:
+        if self._executors:
+            return True
+        from monitor.checks.nlp.analyzer import CACHE_BYTES
+        from monitor.checks.registry import DISABLED
+
+        ctx = multiprocessing.get_context("spawn")
+        share = CACHE_BYTES // self.workers
+        self._executors = [
+            ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=ctx,
+                initializer=_start,
+                initargs=(self.model, share, frozenset(DISABLED)),
+            )
+            for _ in range(self.workers)
+        ]
+        self._sent = [None] * self.workers
+        mine = _registered()
+        try:
+            same = all(ex.submit(_registered).result() == mine for ex in self._executors)
+            why = "they registered other checks than this process (one registered here alone)"
+        except BrokenProcessPool as exc:
+            # a main module that starts work at import (no ``if __name__ == "__main__"``) kills them
+            same, why = False, f"they could not start ({exc})"
+        if not same:
+            _log.warning(
+                "check phase: grading in this process, not on %d worker processes: %s", self.workers, why
+            )
+            self._refused = True
+            self.close()
+        return same

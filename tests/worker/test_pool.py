@@ -1,0 +1,172 @@
+"""The check phase on worker processes (``monitor.worker.pool``): a conversation's process, results equal
+to one process's, a check registered in the parent alone, and a process killed mid-phase.
+
+The shared logs' golden file is compared on 1, 2 and 4 processes in ``tests/checks/test_golden_findings.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.checks.rules import load_rules
+from monitor.errors import PoolError
+from monitor.ingest.sources import discover
+from monitor.ingest.store.batches import ingest_sources
+from monitor.store.models import CheckRun, Record
+from monitor.worker import pool as pool_module
+from monitor.worker.jobs import check_job
+from monitor.worker.pool import CheckPool, default_workers, shard_of
+from tests.factories import make_record
+from tests.golden.findings import finding_lines, fresh_store
+
+
+def test_a_conversation_always_goes_to_the_same_process() -> None:
+    # CRC-32 of "c1" is 1,591,159,457 (odd; 1 mod 4), of "c2" 3,353,246,491 (3 mod 4)
+    assert [shard_of("c1", 2), shard_of("c2", 2), shard_of("c1", 4), shard_of("c2", 4)] == [1, 1, 1, 3]
+    assert shard_of("c1", 1) == 0
+
+
+def test_the_default_is_the_cores_capped_by_memory() -> None:
+    assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
+
+
+def test_one_process_or_few_records_grade_in_the_parent() -> None:
+    rules = load_rules()
+    with CheckPool(1, model=None) as one:
+        assert one.grade(rules, []) is None
+    with CheckPool(2, model=None) as two:
+        # nothing handed yet beyond MIN_RECORDS: no process is started for an empty batch
+        assert two.lemmas(rules, []) is None
+        assert multiprocessing.active_children() == []
+
+
+def _cast2020(session: Session, shared_logs: Path) -> int:
+    ingest_sources(session, discover([shared_logs / "cast2020.jsonl"]))
+    session.commit()
+    return int(session.scalar(select(func.count()).select_from(Record)) or 0)
+
+
+@pytest.mark.slow
+def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(
+    shared_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pool_module, "MIN_RECORDS", 0)
+    rules = load_rules()
+    with fresh_store() as one:
+        records = _cast2020(one, shared_logs)
+        check_job(session=one, rules=rules, batch_size=50)
+        want = finding_lines(one)
+        runs = one.scalar(select(func.count()).select_from(CheckRun))
+    with fresh_store() as session:
+        assert _cast2020(session, shared_logs) == records
+        batches: list[int] = []
+
+        def kill_after_the_first_batch(n: int) -> None:
+            batches.append(n)
+            if len(batches) == 1:
+                for child in multiprocessing.active_children():
+                    os.kill(child.pid or 0, signal.SIGKILL)
+
+        with CheckPool(2, model=None) as pool, pytest.raises(PoolError, match="died mid-batch"):
+            check_job(
+                session=session, rules=rules, batch_size=50, pool=pool, on_batch=kill_after_the_first_batch
+            )
+        session.rollback()
+        # the first batch (50 records) was written; the one in hand when the processes died was not
+        checked = session.scalar(select(func.count(func.distinct(CheckRun.record_id))))
+        assert checked == 50
+        with CheckPool(2, model=None) as pool:
+            check_job(session=session, rules=rules, batch_size=50, pool=pool)
+        assert finding_lines(session) == want
+        assert session.scalar(select(func.count()).select_from(CheckRun)) == runs
+
+
+@pytest.mark.slow
+def test_a_check_registered_in_the_parent_alone_keeps_the_phase_in_the_parent(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from monitor.checks import registry
+
+    monkeypatch.setattr(pool_module, "MIN_RECORDS", 0)
+    spec = next(iter(registry.REGISTRY.values()))
+    monkeypatch.setitem(registry.REGISTRY, "only_here", spec)
+    rules = load_rules()
+    with caplog.at_level(logging.WARNING), CheckPool(2, model=None) as pool:
+        assert pool.lemmas(rules, [make_record([("user", "Which regions?")], "And SLAs?", "SLAs")]) is None
+    assert "registered other checks than this process" in caplog.text
+
+
+def test_workers_must_be_at_least_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import app
+
+    got = CliRunner().invoke(app, ["--database-url", f"sqlite:///{tmp_path}/s.db", "check", "--workers", "0"])
+    assert got.exit_code == 2
+    assert "Invalid value for '--workers': Input should be greater than or equal to 1" in got.output
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_a_run_killed_mid_phase_leaves_no_process_and_the_next_run_checks_the_rest(
+    shared_logs: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from monitor.store.engine import make_engine, session_factory, upgrade
+    from tests.golden.findings import read
+
+    url = f"sqlite:///{tmp_path}/killed.db"
+    upgrade(url)
+    argv = [sys.executable, "-m", "monitor", "--database-url", url, "run", str(shared_logs), "--workers", "2"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    workers: list[int] = []
+    # the shared logs' 3,385 rewrites pass MIN_RECORDS: the pool starts in the check phase
+    while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = [c for c in _children(proc.pid) if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
+    assert len(workers) == 2, "the run ended before its worker processes started"
+    time.sleep(3)  # mid-phase: some batches written, one in hand
+    proc.kill()
+    proc.wait()
+    time.sleep(3)
+    assert [w for w in workers if _alive(w)] == []
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            assert finding_lines(session) == read()[1]
+            # each (record, check) ran once: the unique key holds, and every record has every check
+            records = session.scalar(select(func.count()).select_from(Record))
+            pairs = session.scalar(select(func.count()).select_from(CheckRun))
+            from monitor.checks import current_versions
+
+            assert pairs == records * len(current_versions())
+    finally:
+        engine.dispose()
