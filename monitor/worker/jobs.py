@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
     from monitor.worker.context import WorkerContext
-    from monitor.worker.pool import CheckPool
+    from monitor.worker.pool import CheckPool, Pending
 
 __all__ = [
     "ADMISSION_LOCK",
@@ -134,6 +134,31 @@ def check_job(
     # Records below the first one the learning pass found were all checked when it scanned: starting
     # there spares a second scan of every record's runs, which costs as much as the store is large.
     after = learnt.first_id - 1 if learnt.first_id is not None else 0
+
+    def finish(batch: _Batch) -> None:
+        """Grade ``batch`` (or take what the pool graded), count it, store it and commit."""
+        got = batch.pending.results() if batch.pending is not None else None
+        outcomes: list[tuple[int, str, CheckOutcome]] = []
+        for n, (record_id, record) in enumerate(batch.loaded):
+            outcome = got[n] if got is not None else run_checks(record, batch.rules)
+            outcomes.append((record_id, record.request_id, outcome))
+            summary.records += 1
+            if record.ts is not None:
+                summary.days.add(record.ts.date())
+            for f in outcome.findings:
+                summary.findings[(f.kind, f.severity)] += 1
+            for s in outcome.statuses:
+                if s.status == "skipped":
+                    summary.skipped[s.check_id] += 1
+        store_outcomes(session=session, outcomes=outcomes, now=batch.now)
+        session.commit()
+        if on_batch:
+            on_batch(len(batch.loaded))
+
+    # With a pool the processes grade a batch while this one stores the last and reads the next; not
+    # where a claim is a row lock (PostgreSQL): committing the last batch would release the next's claim.
+    overlap = pool is not None and not (claim and session.get_bind().dialect.name == "postgresql")
+    in_hand: _Batch | None = None
     while not (stop and stop()):
         ids = unchecked_record_ids(
             session=session,
@@ -148,7 +173,6 @@ def check_job(
         if not learned:
             rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
         now = datetime.now(UTC)
-        outcomes: list[tuple[int, str, CheckOutcome]] = []
         # The records the learning pass kept (a worker's cycle, a run of a few thousand rewrites) are not
         # read and parsed again (every ctx_input carries the conversation's whole history); each is let
         # go once checked.
@@ -165,23 +189,20 @@ def check_job(
         else:
             loaded = load_records(session=session, record_ids=ids)
         batch_rules = rules.with_profile(_batch_profile(session, [r for _, r in loaded], check_rate))
-        graded = pool.grade(batch_rules, [r for _, r in loaded]) if pool is not None else None
-        for n, (record_id, record) in enumerate(loaded):
-            outcome = graded[n] if graded is not None else run_checks(record, batch_rules)
-            outcomes.append((record_id, record.request_id, outcome))
-            summary.records += 1
-            if record.ts is not None:
-                summary.days.add(record.ts.date())
-            for f in outcome.findings:
-                summary.findings[(f.kind, f.severity)] += 1
-            for s in outcome.statuses:
-                if s.status == "skipped":
-                    summary.skipped[s.check_id] += 1
-        store_outcomes(session=session, outcomes=outcomes, now=now)
-        session.commit()
+        records = [r for _, r in loaded]
+        batch = _Batch(
+            loaded, batch_rules, now, pool.submit_grade(batch_rules, records) if pool is not None else None
+        )
+        if in_hand is not None:
+            finish(in_hand)
+        in_hand = None
+        if overlap:
+            in_hand = batch
+        else:
+            finish(batch)
         after = ids[-1]
-        if on_batch:
-            on_batch(len(ids))
+    if in_hand is not None:
+        finish(in_hand)
     # what comes next (coverage, queue admission) reads what this run wrote
     refresh_planner_statistics(
         session, ("records", "check_runs", "findings", "added_lemmas"), rows=summary.records
@@ -204,11 +225,11 @@ def with_store_learning(
 
 
 def _profile_rows(
-    rules: Rules, records: list[RewriteRecord], pool: CheckPool | None = None
+    rules: Rules, records: list[RewriteRecord], lemmas: list[list[str]] | None = None
 ) -> list[tuple[str | None, str, str]]:
+    """The profile's rows of ``records``: their added lemmas, found here unless given (a pool found them)."""
     from monitor.checks.added_words import added_lemmas
 
-    lemmas = pool.lemmas(rules, records) if pool is not None else None
     if lemmas is None:
         lemmas = [sorted(added_lemmas(r, rules)) for r in records]
     pairs = zip(records, lemmas, strict=True)
@@ -229,6 +250,14 @@ def _learn_profile(
     between batches, as the check loop does)."""
     after = 0
     learnt = _Learnt()
+
+    def store(batch: dict[int, RewriteRecord], pending: Pending[list[str]] | None) -> None:
+        lemmas = pending.results() if pending is not None else None
+        record_added_lemmas(session=session, rows=_profile_rows(rules, list(batch.values()), lemmas))
+        learnt.keep(batch)
+        session.commit()
+
+    in_hand: tuple[dict[int, RewriteRecord], Pending[list[str]] | None] | None = None
     while not (stop and stop()):
         ids = unchecked_record_ids(
             session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
@@ -238,10 +267,14 @@ def _learn_profile(
         if learnt.first_id is None:
             learnt.first_id = ids[0]
         batch = dict(load_records(session=session, record_ids=ids))
-        record_added_lemmas(session=session, rows=_profile_rows(rules, list(batch.values()), pool))
-        learnt.keep(batch)
-        session.commit()
+        pending = pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
+        if in_hand is not None:
+            store(*in_hand)
+        # with a pool, its processes find this batch's lemmas while the last one's are stored
+        in_hand = (batch, pending)
         after = ids[-1]
+    if in_hand is not None:
+        store(*in_hand)
     return learnt
 
 
@@ -251,6 +284,17 @@ every batch while their contexts hold no more than this, else only the last batc
 3,385 records hold 3.7 M (24 MB parsed, tracemalloc), so a run of that size reads and parses each
 record once instead of twice (0.2 s of its check phase); a backfill lets them go after its first
 batches, long before its analysis cache fills, which is where its peak memory is."""
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """A batch of the check loop between reading and writing: its records, the rules with its profile,
+    the time its runs are stamped with, and what the pool was handed (None: graded here)."""
+
+    loaded: list[tuple[int, RewriteRecord]]
+    rules: Rules
+    now: datetime
+    pending: Pending[CheckOutcome] | None
 
 
 @dataclass

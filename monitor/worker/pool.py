@@ -18,16 +18,18 @@ before anything of it is written (``monitor.errors.PoolError``); the next run or
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
 import threading
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from monitor.errors import PoolError
 
@@ -41,11 +43,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
-MIN_RECORDS = 2_000
-"""The processes start once the pool has been handed more records than this in all (a run's first
-batches, a worker's first cycles are graded in the parent): starting one costs about 2 s of a core
-(importing spaCy, building the analyzer), and on 2 processes a rewrite (1.7-4.9 ms, issue 36) saves about
-half its time, so a smaller job would not win back the start."""
+MIN_RECORDS = 1_000
+"""The processes start once the pool has been handed more records than this in all (two of a run's
+batches): starting one costs about 2 s of a core (importing spaCy, building the analyzer), which a smaller
+job (1.7-4.9 ms a rewrite, issue 36) would not win back. They start beside the work: batches are graded
+in this process until they are ready."""
 BYTES_PER_PROCESS = 512 * 2**20
 """Memory one worker process may take (the analyzer and its share of the cache, the records of a chunk):
 the cap :func:`default_workers` puts on the number of processes (issue 36 asks at most 500 MB a process)."""
@@ -145,12 +147,12 @@ def _grade(
 
 class CheckPool:
     """``workers`` processes, one executor each (so a conversation always meets the same cache), started
-    once more than :data:`MIN_RECORDS` records were handed to it. Use as a context manager, or call
-    :meth:`close`. ``model``: the ``spacy_model`` setting.
+    once more than :data:`MIN_RECORDS` records were handed to it (or by :meth:`start`). Use as a context
+    manager, or call :meth:`close`. ``model``: the ``spacy_model`` setting.
 
     :meth:`lemmas` and :meth:`grade` return one result per record in the order given, or ``None`` when
-    the batch is to be graded in the parent (too few records so far, one process, or the processes
-    registered other checks than the parent). Raises ``PoolError`` when a process dies.
+    the batch is to be graded in the parent (too few records so far, one process, the processes not
+    ready yet, or registered other checks than the parent). Raises ``PoolError`` when a process dies.
     """
 
     def __init__(self, workers: int, *, model: str | None) -> None:
@@ -160,6 +162,8 @@ class CheckPool:
         self._sent: list[str | None] = []
         self._refused = self.workers == 1
         self._handed = 0
+        self._hello: list[Future[list[tuple[str, int]]]] = []
+        self._checked = False
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CheckPool:
@@ -180,25 +184,36 @@ class CheckPool:
 
     def lemmas(self, rules: Rules, records: Sequence[RewriteRecord]) -> list[list[str]] | None:
         """Each record's added lemmas, sorted (``monitor.checks.added_words.added_lemmas``)."""
-        return self._map(records, rules, _lemmas)
+        pending = self.submit_lemmas(rules, records)
+        return pending.results() if pending is not None else None
 
     def grade(self, rules: Rules, records: Sequence[RewriteRecord]) -> list[CheckOutcome] | None:
         """Each record's ``run_checks`` outcome under ``rules`` (its profile included)."""
-        return self._map(records, rules, _grade, rules.profile)
+        pending = self.submit_grade(rules, records)
+        return pending.results() if pending is not None else None
 
-    def _map(
+    def submit_lemmas(self, rules: Rules, records: Sequence[RewriteRecord]) -> Pending[list[str]] | None:
+        """:meth:`lemmas` without waiting: the processes work while the caller reads or writes."""
+        return self._submit(records, rules, _lemmas)
+
+    def submit_grade(self, rules: Rules, records: Sequence[RewriteRecord]) -> Pending[CheckOutcome] | None:
+        """:meth:`grade` without waiting: the processes work while the caller reads or writes."""
+        return self._submit(records, rules, _grade, rules.profile)
+
+    def _submit(
         self, records: Sequence[RewriteRecord], rules: Rules, fn: Callable[..., list[T]], *extra: object
-    ) -> list[T] | None:
-        """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``records``, results in order."""
+    ) -> Pending[T] | None:
+        """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``records``."""
         self._handed += len(records)
-        if self._refused or self._handed <= MIN_RECORDS or not self._started():
+        if not self._executors and self._handed > MIN_RECORDS and not self._refused:
+            self._spawn()
+        if not self._ready():
             return None
         shards: list[list[int]] = [[] for _ in range(self.workers)]
         for i, r in enumerate(records):
             shards[shard_of(r.conv_id, self.workers)].append(i)
-        futures: list[tuple[list[int], Future[list[T]]]] = []
-        out: list[T | None] = [None] * len(records)
-        try:
+        pending = Pending[T](self, len(records))
+        with self._broken_fails():
             for k, idx in enumerate(shards):
                 if idx:
                     # The rules go to a process once, and again only when they change (their hash):
@@ -206,22 +221,35 @@ class CheckPool:
                     # every chunk.
                     send = None if self._sent[k] == rules.hash else _bare(rules)
                     chunk = [records[i] for i in idx]
-                    futures.append((idx, self._executors[k].submit(fn, send, *extra, chunk)))
+                    pending.futures.append((idx, self._executors[k].submit(fn, send, *extra, chunk)))
                     self._sent[k] = rules.hash
-            for idx, fut in futures:
-                for i, got in zip(idx, fut.result(), strict=True):
-                    out[i] = got
+        return pending
+
+    @contextlib.contextmanager
+    def _broken_fails(self) -> Iterator[None]:
+        """A dead process as ``PoolError``: a submit finds the pool broken when it died between batches,
+        a result when it died mid-batch."""
+        try:
+            yield
         except BrokenProcessPool as exc:
-            # a submit finds the pool broken when the process died between batches, a result when mid-batch
             self.close()
             raise PoolError(
                 f"a check worker process died mid-batch ({exc}); nothing of the batch was written"
             ) from exc
-        return out  # type: ignore[return-value]  # every index was filled: each record is in one shard
 
-    def _started(self) -> bool:
-        if self._executors:
-            return True
+    def start(self, *, wait: bool = True) -> bool:
+        """Start the processes now (they start by themselves once more than :data:`MIN_RECORDS` records
+        were handed); with ``wait``, until they are ready. Whether they are ready."""
+        if self._refused:
+            return False
+        if not self._executors:
+            self._spawn()
+        if wait:
+            for f in self._hello:
+                concurrent.futures.wait([f])
+        return self._ready()
+
+    def _spawn(self) -> None:
         from monitor.checks.nlp.analyzer import CACHE_BYTES
         from monitor.checks.registry import DISABLED
 
@@ -237,9 +265,19 @@ class CheckPool:
             for _ in range(self.workers)
         ]
         self._sent = [None] * self.workers
+        self._hello = [ex.submit(_registered) for ex in self._executors]
+        self._checked = False
+
+    def _ready(self) -> bool:
+        """Whether the processes can take work: started, and registered the checks this one did. Until
+        they are (about 2 s), batches are graded here: they start beside the work, not before it."""
+        if self._refused or not self._executors or not all(f.done() for f in self._hello):
+            return False
+        if self._checked:
+            return True
         mine = _registered()
         try:
-            same = all(ex.submit(_registered).result() == mine for ex in self._executors)
+            same = all(f.result() == mine for f in self._hello)
             why = "they registered other checks than this process (one registered here alone)"
         except BrokenProcessPool as exc:
             # a main module that starts work at import (no ``if __name__ == "__main__"``) kills them
@@ -250,4 +288,23 @@ class CheckPool:
             )
             self._refused = True
             self.close()
+        self._checked = same
         return same
+
+
+class Pending(Generic[T]):
+    """A batch handed to the processes: :meth:`results` waits for them and returns one result per
+    record, in the order the records were given. Raises ``PoolError`` when a process died."""
+
+    def __init__(self, pool: CheckPool, n: int) -> None:
+        self.pool = pool
+        self.n = n
+        self.futures: list[tuple[list[int], Future[list[T]]]] = []
+
+    def results(self) -> list[T]:
+        out: list[T | None] = [None] * self.n
+        with self.pool._broken_fails():
+            for idx, fut in self.futures:
+                for i, got in zip(idx, fut.result(), strict=True):
+                    out[i] = got
+        return out  # type: ignore[return-value]  # every index was filled: each record is in one shard
