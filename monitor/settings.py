@@ -176,8 +176,9 @@ class Settings(BaseSettings):
     check_workers: int | None = Field(
         default=None,
         ge=1,
-        description="Processes the check phase grades on (`run`, `check`, the worker); unset: the cores, "
-        "capped by free memory at 512 MB each. 1 grades in the main process.",
+        le=256,
+        description="Processes the check phase grades on (`run`, `check`, the worker) for jobs of 5,000 "
+        "rewrites or more; unset: the cores, capped by available memory at 512 MB each. 1: the main process.",
     )
     checks: dict[str, CheckSettings] = Field(
         default_factory=dict,

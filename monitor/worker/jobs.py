@@ -102,9 +102,10 @@ def check_job(
     ``recheck`` grades everything again. With ``learn`` (the ``learn_from_verdicts`` setting) the words
     are also graded with the reviewers' verdicts so far (:func:`with_store_learning`).
 
-    With ``pool`` (``monitor.worker.pool.CheckPool``) the records of each batch are analysed and graded on
-    its processes; reading, the profile and every write stay here, in the same order, so the store ends
-    as one process leaves it. Raises ``PoolError`` when one of them dies (the batch in hand is not written).
+    With ``pool`` (``monitor.worker.pool.CheckPool``), when it ``wants`` the job's size, the records of
+    each batch are analysed and graded on its processes; reading, the profile and every write stay
+    here, in the same order, so the store ends as one process leaves it. Raises ``PoolError`` when one
+    of them dies (the batch in hand is not written).
     """
     from monitor.checks import current_versions, run_checks
 
@@ -120,6 +121,12 @@ def check_job(
     if recheck:
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
+    if pool is not None and pool.workers > 1:
+        waiting = unchecked_record_ids(
+            session=session, checks=checks, after_id=0, limit=pool.min_job, check_rate=check_rate
+        )
+        if not pool.wants(len(waiting)):
+            pool = None
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
     # is graded against the whole store's profile, whichever run checks it.
     learnt = _learn_profile(

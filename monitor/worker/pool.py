@@ -20,15 +20,21 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import hashlib
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import pickle
+import signal
+import sys
 import threading
+import types
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from monitor.errors import PoolError
@@ -43,11 +49,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
-MIN_RECORDS = 1_000
-"""The processes start once the pool has been handed more records than this in all (two of a run's
-batches): starting one costs about 2 s of a core (importing spaCy, building the analyzer), which a smaller
-job (1.7-4.9 ms a rewrite, issue 36) would not win back. They start beside the work: batches are graded
-in this process until they are ready."""
+MIN_JOB = 5_000
+"""A check job uses the processes only when at least this many rewrites wait at its start (:meth:`CheckPool.
+wants`): starting one costs about 2 s of a core (importing spaCy, building the analyzer), and the main
+process's analysis cache, warm from the records it read, is of no use to them. On the shared logs (3,385
+rewrites whose conversations repeat their history) two processes took twice the time of one
+(``run``, 28.5 s against 14.2 s, a newcomer's measurement); on 16,000 rewrites of texts that do not
+repeat, half (``check_job`` 75.5 s against 36.8 s, processes ready from the start)."""
 BYTES_PER_PROCESS = 512 * 2**20
 """Memory one worker process may take (the analyzer and its share of the cache, the records of a chunk):
 the cap :func:`default_workers` puts on the number of processes (issue 36 asks at most 500 MB a process)."""
@@ -55,16 +63,44 @@ the cap :func:`default_workers` puts on the number of processes (issue 36 asks a
 
 def default_workers() -> int:
     """The processes the check phase uses when ``check_workers`` is not set: the cores this process may
-    run on, capped by the memory available now at :data:`BYTES_PER_PROCESS` each; at least 1."""
+    run on (:func:`usable_cores`), capped by :func:`memory_cap`; at least 1."""
+    return max(1, min(usable_cores(), memory_cap()))
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its affinity mask (a cpuset), lowered by a cgroup v2 CPU quota
+    (``/sys/fs/cgroup/cpu.max``, a container's ``--cpus``) when one is set; ``os.cpu_count()`` elsewhere."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux: no affinity mask to read
-        cores = os.cpu_count() or 1
+        return os.cpu_count() or 1
     try:
-        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # no sysconf name for it on this system
-        return max(1, cores)
-    return max(1, min(cores, available // BYTES_PER_PROCESS))
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):  # no cgroup v2 here, or a file of another shape: the mask stands
+        pass
+    return cores
+
+
+def memory_cap() -> int:
+    """How many processes of :data:`BYTES_PER_PROCESS` fit in the memory available now: the kernel's
+    ``MemAvailable`` (free plus reclaimable cache), lowered by a cgroup v2 limit (``memory.max`` less
+    ``memory.current``) when one is set; at least 1. Unknown memory caps nothing (a large number)."""
+    available: list[int] = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                available.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            available.append(int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    return max(1, min(available) // BYTES_PER_PROCESS) if available else 1 << 16
 
 
 def shard_of(conv_id: str, n: int) -> int:
@@ -76,19 +112,19 @@ def shard_of(conv_id: str, n: int) -> int:
 # -- in each worker process -----------------------------------------------------------------------------
 
 _RULES: list[Rules] = []
-"""The rules the parent sent last (one at most): sent again only when they change (their hash)."""
+"""The rules the parent sent last (one at most): sent again only when their content changes."""
 
 
 def _start(model: str | None, cache_bytes: int, disabled: frozenset[str]) -> None:
-    import signal
+    # Ctrl+C and systemd's SIGTERM reach the whole process group: the parent finishes the batch in hand
+    # and stops these processes itself; dying first would fail that batch (and print a traceback each).
+    # First, before the slow imports below (the parent also spawns them with both ignored).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     from monitor.checks.nlp import use_model
     from monitor.checks.registry import DISABLED
 
-    # Ctrl+C and systemd's SIGTERM reach the whole process group: the parent finishes the batch in hand
-    # and stops these processes itself; dying first would fail that batch (and print a traceback each).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # A parent killed outright (SIGKILL, the OOM killer) closes nothing: without this watch the process
     # would wait on its task queue for ever, holding its memory.
     parent = multiprocessing.parent_process()
@@ -111,22 +147,24 @@ def _registered() -> list[tuple[str, int]]:
     return [(spec.id, spec.version) for spec in REGISTRY.values()]
 
 
-def _rules(rules: Rules | None) -> Rules:
+def _rules(rules: bytes | None) -> Rules:
     if rules is not None:
-        _RULES[:] = [rules]
+        _RULES[:] = [pickle.loads(rules)]
     return _RULES[0]
 
 
-def _bare(rules: Rules) -> Rules:
-    """``rules`` without their profile and memo, to send to a process."""
+def _bare(rules: Rules) -> bytes:
+    """``rules`` pickled without their profile and memo (which each process rebuilds), to send: the
+    bytes are also what says whether they changed (a learned table can change its evidence, the
+    counts a finding shows, without changing ``rules.hash``)."""
     import dataclasses
 
     from monitor.checks.rules import RulesMemo
 
-    return dataclasses.replace(rules, profile=None, _memo=RulesMemo())
+    return pickle.dumps(dataclasses.replace(rules, profile=None, _memo=RulesMemo()), pickle.HIGHEST_PROTOCOL)
 
 
-def _lemmas(rules: Rules | None, records: list[RewriteRecord]) -> list[list[str]]:
+def _lemmas(rules: bytes | None, records: list[RewriteRecord]) -> list[list[str]]:
     from monitor.checks.added_words import added_lemmas
 
     got = _rules(rules)
@@ -134,7 +172,7 @@ def _lemmas(rules: Rules | None, records: list[RewriteRecord]) -> list[list[str]
 
 
 def _grade(
-    rules: Rules | None, profile: RewriterProfile | None, records: list[RewriteRecord]
+    rules: bytes | None, profile: RewriterProfile | None, records: list[RewriteRecord]
 ) -> list[CheckOutcome]:
     from monitor.checks import run_checks
 
@@ -146,29 +184,43 @@ def _grade(
 
 
 class CheckPool:
-    """``workers`` processes, one executor each (so a conversation always meets the same cache), started
-    once more than :data:`MIN_RECORDS` records were handed to it (or by :meth:`start`). Use as a context
-    manager, or call :meth:`close`. ``model``: the ``spacy_model`` setting.
+    """``workers`` processes, one executor each (so a conversation always meets the same cache),
+    started when a job :meth:`wants` them (or by :meth:`start`). Use as a context manager, or call
+    :meth:`close`. ``model``: the ``spacy_model`` setting; ``min_job``: :data:`MIN_JOB` unless given.
 
     :meth:`lemmas` and :meth:`grade` return one result per record in the order given, or ``None`` when
-    the batch is to be graded in the parent (too few records so far, one process, the processes not
-    ready yet, or registered other checks than the parent). Raises ``PoolError`` when a process dies.
+    the batch is to be graded in the parent (one process, the processes not ready yet, or registered
+    other checks than the parent). Raises ``PoolError`` when a process dies.
     """
 
-    def __init__(self, workers: int, *, model: str | None) -> None:
+    def __init__(self, workers: int, *, model: str | None, min_job: int = MIN_JOB) -> None:
         self.workers = max(1, workers)
         self.model = model
+        self.min_job = min_job
         self._executors: list[ProcessPoolExecutor] = []
         self._sent: list[str | None] = []
         self._refused = self.workers == 1
-        self._handed = 0
         self._hello: list[Future[list[tuple[str, int]]]] = []
         self._checked = False
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CheckPool:
-        """The pool the settings ask for: ``check_workers`` processes, else :func:`default_workers`."""
-        return cls(settings.check_workers or default_workers(), model=settings.spacy_model)
+        """The pool the settings ask for: ``check_workers`` processes, else :func:`default_workers`; a
+        number asked for that the memory available cannot hold (:func:`memory_cap`) is lowered to it,
+        with a warning (64 processes on a machine with 8 GB filled it before one batch was checked)."""
+        asked = settings.check_workers
+        if asked is None:
+            return cls(default_workers(), model=settings.spacy_model)
+        cap = memory_cap()
+        if asked > cap:
+            _log.warning(
+                "check_workers %d: the memory available holds %d processes of %d MB; using %d",
+                asked,
+                cap,
+                BYTES_PER_PROCESS // 2**20,
+                cap,
+            )
+        return cls(min(asked, cap), model=settings.spacy_model)
 
     def __enter__(self) -> CheckPool:
         return self
@@ -204,25 +256,23 @@ class CheckPool:
         self, records: Sequence[RewriteRecord], rules: Rules, fn: Callable[..., list[T]], *extra: object
     ) -> Pending[T] | None:
         """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``records``."""
-        self._handed += len(records)
-        if not self._executors and self._handed > MIN_RECORDS and not self._refused:
-            self._spawn()
         if not self._ready():
             return None
         shards: list[list[int]] = [[] for _ in range(self.workers)]
         for i, r in enumerate(records):
             shards[shard_of(r.conv_id, self.workers)].append(i)
         pending = Pending[T](self, len(records))
+        blob = _bare(rules)
+        key = hashlib.sha256(blob).hexdigest()
         with self._broken_fails():
             for k, idx in enumerate(shards):
                 if idx:
-                    # The rules go to a process once, and again only when they change (their hash):
-                    # without their memo, which each process rebuilds. The profile, small, goes with
-                    # every chunk.
-                    send = None if self._sent[k] == rules.hash else _bare(rules)
+                    # The rules go to a process once, and again only when they change; the profile,
+                    # small, goes with every chunk.
+                    send = None if self._sent[k] == key else blob
                     chunk = [records[i] for i in idx]
                     pending.futures.append((idx, self._executors[k].submit(fn, send, *extra, chunk)))
-                    self._sent[k] = rules.hash
+                    self._sent[k] = key
         return pending
 
     @contextlib.contextmanager
@@ -237,9 +287,17 @@ class CheckPool:
                 f"a check worker process died mid-batch ({exc}); nothing of the batch was written"
             ) from exc
 
+    def wants(self, waiting: int) -> bool:
+        """Whether a job with ``waiting`` rewrites to check is worth the processes (at least
+        ``min_job``, more than one process, none refused); if so they are started, without waiting:
+        the job's first batches are graded in the main process until they are ready."""
+        if self._refused or waiting < self.min_job:
+            return False
+        self.start(wait=False)
+        return not self._refused
+
     def start(self, *, wait: bool = True) -> bool:
-        """Start the processes now (they start by themselves once more than :data:`MIN_RECORDS` records
-        were handed); with ``wait``, until they are ready. Whether they are ready."""
+        """Start the processes now; with ``wait``, until they are ready. Whether they are ready."""
         if self._refused:
             return False
         if not self._executors:
@@ -265,7 +323,24 @@ class CheckPool:
             for _ in range(self.workers)
         ]
         self._sent = [None] * self.workers
-        self._hello = [ex.submit(_registered) for ex in self._executors]
+        # The processes start at the first submit. Signals ignored here are ignored there from their
+        # first instruction (an exec keeps SIG_IGN, and Python then leaves SIGINT alone): a Ctrl+C
+        # while they import spaCy stops the main process only, which stops them.
+        main = threading.current_thread() is threading.main_thread()
+        signals = (signal.SIGINT, signal.SIGTERM) if main else ()
+        saved = [(sig, signal.signal(sig, signal.SIG_IGN)) for sig in signals]
+        # ``spawn`` runs the parent's __main__ again in each process ("safe importing of main module"):
+        # a script without a __main__ guard, or the script of a host that runs ours (Streamlit, a test
+        # runner's app) would run there. The processes need nothing of it: they see a bare one.
+        host_main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            self._hello = [ex.submit(_registered) for ex in self._executors]
+        finally:
+            if host_main is not None:
+                sys.modules["__main__"] = host_main
+            for sig, handler in saved:
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         self._checked = False
 
     def _ready(self) -> bool:
@@ -280,7 +355,6 @@ class CheckPool:
             same = all(f.result() == mine for f in self._hello)
             why = "they registered other checks than this process (one registered here alone)"
         except BrokenProcessPool as exc:
-            # a main module that starts work at import (no ``if __name__ == "__main__"``) kills them
             same, why = False, f"they could not start ({exc})"
         if not same:
             _log.warning(

@@ -135,7 +135,7 @@ def compute(session: Session, logs: Path, *, workers: int = 1) -> tuple[dict[str
 
     rules = load_rules()
     ingest_sources(session, discover([logs]))
-    with CheckPool(workers, model=None) as pool:
+    with CheckPool(workers, model=None, min_job=0) as pool:
         check_job(session=session, rules=rules, pool=pool)
     return header(session, logs, rules.hash), finding_lines(session)
 

@@ -21,7 +21,6 @@ from monitor.errors import PoolError
 from monitor.ingest.sources import discover
 from monitor.ingest.store.batches import ingest_sources
 from monitor.store.models import CheckRun, Record
-from monitor.worker import pool as pool_module
 from monitor.worker.jobs import check_job
 from monitor.worker.pool import CheckPool, default_workers, shard_of
 from tests.factories import make_record
@@ -38,12 +37,15 @@ def test_the_default_is_the_cores_capped_by_memory() -> None:
     assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
 
 
-def test_one_process_or_few_records_grade_in_the_parent() -> None:
+def test_one_process_or_a_small_job_grades_in_the_parent() -> None:
     rules = load_rules()
     with CheckPool(1, model=None) as one:
+        assert one.wants(1_000_000) is False
         assert one.grade(rules, []) is None
     with CheckPool(2, model=None) as two:
-        # nothing handed yet beyond MIN_RECORDS: no process is started for an empty batch
+        # 4,999 waiting rewrites: below MIN_JOB (5,000), no process is started
+        assert two.min_job == 5_000
+        assert two.wants(4_999) is False
         assert two.lemmas(rules, []) is None
         assert multiprocessing.active_children() == []
 
@@ -55,10 +57,7 @@ def _cast2020(session: Session, shared_logs: Path) -> int:
 
 
 @pytest.mark.slow
-def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(
-    shared_logs: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pool_module, "MIN_RECORDS", 0)
+def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(shared_logs: Path) -> None:
     rules = load_rules()
     with fresh_store() as one:
         records = _cast2020(one, shared_logs)
@@ -75,7 +74,7 @@ def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(
                 for child in multiprocessing.active_children():
                     os.kill(child.pid or 0, signal.SIGKILL)
 
-        with CheckPool(2, model=None) as pool, pytest.raises(PoolError, match="died mid-batch"):
+        with CheckPool(2, model=None, min_job=0) as pool, pytest.raises(PoolError, match="died mid-batch"):
             assert pool.start()  # ready before the phase, so that the first batch is graded there
             check_job(
                 session=session, rules=rules, batch_size=50, pool=pool, on_batch=kill_after_the_first_batch
@@ -85,7 +84,7 @@ def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(
         # before they died (it is handed to them before the first is written); no other one was
         checked = session.scalar(select(func.count(func.distinct(CheckRun.record_id))))
         assert checked in (50, 100)
-        with CheckPool(2, model=None) as pool:
+        with CheckPool(2, model=None, min_job=0) as pool:
             check_job(session=session, rules=rules, batch_size=50, pool=pool)
         assert finding_lines(session) == want
         assert session.scalar(select(func.count()).select_from(CheckRun)) == runs
@@ -97,7 +96,6 @@ def test_a_check_registered_in_the_parent_alone_keeps_the_phase_in_the_parent(
 ) -> None:
     from monitor.checks import registry
 
-    monkeypatch.setattr(pool_module, "MIN_RECORDS", 0)
     spec = next(iter(registry.REGISTRY.values()))
     monkeypatch.setitem(registry.REGISTRY, "only_here", spec)
     rules = load_rules()
@@ -141,35 +139,57 @@ def test_a_run_killed_mid_phase_leaves_no_process_and_the_next_run_checks_the_re
     import sys
     import time
 
+    from benchmarks.corpus import real_lines, replicate, write_corpus
+    from monitor.checks import current_versions
     from monitor.store.engine import make_engine, session_factory, upgrade
-    from tests.golden.findings import read
 
-    url = f"sqlite:///{tmp_path}/killed.db"
-    upgrade(url)
-    argv = [sys.executable, "-m", "monitor", "--database-url", url, "run", str(shared_logs), "--workers", "2"]
+    # 5,200 rewrites of texts that do not repeat: a job the processes are started for (MIN_JOB)
+    corpus = tmp_path / "corpus.jsonl"
+    write_corpus(corpus, replicate(real_lines(), 10_400))
+
+    def store(name: str, workers: int) -> tuple[str, list[str]]:
+        url = f"sqlite:///{tmp_path}/{name}.db"
+        upgrade(url)
+        return url, [
+            sys.executable,
+            "-m",
+            "monitor",
+            "--database-url",
+            url,
+            "run",
+            str(corpus),
+            "--workers",
+            str(workers),
+        ]
+
+    url, argv = store("killed", 2)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     workers: list[int] = []
-    # the shared logs' 3,385 rewrites pass MIN_RECORDS: the pool starts in the check phase
     while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
         workers = [c for c in _children(proc.pid) if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
     assert len(workers) == 2, "the run ended before its worker processes started"
-    time.sleep(3)  # mid-phase: some batches written, one in hand
+    time.sleep(8)  # mid-phase: the processes ready, some batches written, one in hand
     proc.kill()
     proc.wait()
     time.sleep(3)
     assert [w for w in workers if _alive(w)] == []
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            assert finding_lines(session) == read()[1]
-            # each (record, check) ran once: the unique key holds, and every record has every check
-            records = session.scalar(select(func.count()).select_from(Record))
-            pairs = session.scalar(select(func.count()).select_from(CheckRun))
-            from monitor.checks import current_versions
-
-            assert pairs == records * len(current_versions())
-    finally:
-        engine.dispose()
+    one_url, one_argv = store("one", 1)
+    subprocess.run(one_argv, check=True, stdout=subprocess.DEVNULL)
+    got: list[tuple[list[str], int, int]] = []
+    for u in (url, one_url):
+        engine = make_engine(u)
+        try:
+            with session_factory(engine)() as session:
+                records = session.scalar(select(func.count()).select_from(Record)) or 0
+                pairs = session.scalar(select(func.count()).select_from(CheckRun)) or 0
+                got.append((finding_lines(session), records, pairs))
+        finally:
+            engine.dispose()
+    (lines, records, pairs), (one_lines, one_records, _one_pairs) = got
+    assert records == one_records == 5_200
+    # each (record, check) ran once, and the findings are those of one uninterrupted process
+    assert pairs == records * len(current_versions())
+    assert lines == one_lines
