@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 _worker_log = logging.getLogger("monitor.worker")
+B = TypeVar("B")
 ADMISSION_LOCK = "rewrite-monitor:admission"
 """Name of the PostgreSQL advisory lock that serialises queue admissions (see :func:`enqueue_job`)."""
 
@@ -138,9 +139,6 @@ def check_job(
         stop=stop,
         pool=pool,
     )
-    # Records below the first one the learning pass found were all checked when it scanned: starting
-    # there spares a second scan of every record's runs, which costs as much as the store is large.
-    after = learnt.first_id - 1 if learnt.first_id is not None else 0
 
     def finish(batch: _Batch) -> None:
         """Grade ``batch`` (or take what the pool graded), count it, store it and commit."""
@@ -162,54 +160,58 @@ def check_job(
         if on_batch:
             on_batch(len(batch.loaded))
 
-    # With a pool the processes grade a batch while this one stores the last and reads the next; not
-    # where a claim is a row lock (PostgreSQL): committing the last batch would release the next's claim.
-    overlap = pool is not None and not (claim and session.get_bind().dialect.name == "postgresql")
-    in_hand: _Batch | None = None
-    while not (stop and stop()):
-        ids = unchecked_record_ids(
-            session=session,
-            checks=checks,
-            after_id=after,
-            limit=batch_size,
-            check_rate=check_rate,
-            claim=claim,
-        )
-        if not ids:
-            break
-        if not learned:
-            rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
-        now = datetime.now(UTC)
-        # The records the learning pass kept (a worker's cycle, a run of a few thousand rewrites) are not
-        # read and parsed again (every ctx_input carries the conversation's whole history); each is let
-        # go once checked.
-        kept = learnt.records
-        if kept.keys() >= set(ids):
-            loaded = [(i, kept.pop(i)) for i in ids]
-            # read before the claim: a half or a turn that arrived since (another worker's ingest) is
-            # read again, or the record would be graded as it was (a skip for want of its ctx_input
-            # that nothing would ever run again: the ingest that completed it deleted the skips it saw)
-            stale = changed_since_loaded(session=session, loaded=loaded)
-            if stale:
-                fresh = dict(load_records(session=session, record_ids=sorted(stale)))
-                loaded = [(i, fresh.get(i, r)) for i, r in loaded]
-        else:
-            loaded = load_records(session=session, record_ids=ids)
-        batch_rules = rules.with_profile(_batch_profile(session, [r for _, r in loaded], check_rate))
-        records = [r for _, r in loaded]
-        batch = _Batch(
-            loaded, batch_rules, now, pool.submit_grade(batch_rules, records) if pool is not None else None
-        )
-        if in_hand is not None:
-            finish(in_hand)
-        in_hand = None
-        if overlap:
-            in_hand = batch
-        else:
-            finish(batch)
-        after = ids[-1]
-    if in_hand is not None:
-        finish(in_hand)
+    def batches() -> Iterator[_Batch]:
+        """The loop's batches, read (and handed to the pool) one by one, as :func:`_in_turn` asks."""
+        nonlocal rules, learned
+        # Records below the first one the learning pass found were all checked when it scanned: starting
+        # there spares a second scan of every record's runs, which costs as much as the store is large.
+        after = learnt.first_id - 1 if learnt.first_id is not None else 0
+        while not (stop and stop()):
+            ids = unchecked_record_ids(
+                session=session,
+                checks=checks,
+                after_id=after,
+                limit=batch_size,
+                check_rate=check_rate,
+                claim=claim,
+            )
+            if not ids:
+                return
+            if not learned:
+                rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
+            now = datetime.now(UTC)
+            # The records the learning pass kept (a worker's cycle, a run of a few thousand rewrites) are
+            # not read and parsed again (every ctx_input carries the conversation's whole history); each is
+            # let go once checked.
+            kept = learnt.records
+            if kept.keys() >= set(ids):
+                loaded = [(i, kept.pop(i)) for i in ids]
+                # read before the claim: a half or a turn that arrived since (another worker's ingest) is
+                # read again, or the record would be graded as it was (a skip for want of its ctx_input
+                # that nothing would ever run again: the ingest that completed it deleted the skips it saw)
+                stale = changed_since_loaded(session=session, loaded=loaded)
+                if stale:
+                    fresh = dict(load_records(session=session, record_ids=sorted(stale)))
+                    loaded = [(i, fresh.get(i, r)) for i, r in loaded]
+            else:
+                loaded = load_records(session=session, record_ids=ids)
+            records = [r for _, r in loaded]
+            batch_rules = rules.with_profile(_batch_profile(session, records, check_rate))
+            yield _Batch(
+                loaded,
+                batch_rules,
+                now,
+                pool.submit_grade(batch_rules, records) if pool is not None else None,
+            )
+            after = ids[-1]
+
+    # Not one behind where a claim is a row lock (PostgreSQL): committing the last batch would release
+    # the claim on the next.
+    _in_turn(
+        batches(),
+        finish,
+        overlap=pool is not None and not (claim and session.get_bind().dialect.name == "postgresql"),
+    )
     # what comes next (coverage, queue admission) reads what this run wrote
     refresh_planner_statistics(
         session, ("records", "check_runs", "findings", "added_lemmas"), rows=summary.records
@@ -229,6 +231,22 @@ def with_store_learning(
     from monitor.review.store import learned_table
 
     return rules.with_learned(learned_table(session=session, checks=checks or current_versions()))
+
+
+def _in_turn(batches: Iterable[B], finish: Callable[[B], None], *, overlap: bool) -> None:
+    """``finish`` each of ``batches`` in order. With ``overlap``, one behind: the next batch is read (and
+    handed to a pool's processes) before the last is finished, so the processes work while this process
+    writes; without, each is finished before the next is read."""
+    in_hand: list[B] = []
+    for batch in batches:
+        if in_hand:
+            finish(in_hand.pop())
+        if overlap:
+            in_hand.append(batch)
+        else:
+            finish(batch)
+    for batch in in_hand:
+        finish(batch)
 
 
 def _profile_rows(
@@ -255,33 +273,30 @@ def _learn_profile(
 ) -> _Learnt:
     """Store the added lemmas of every record still to check (committed per batch; ``stop()`` is asked
     between batches, as the check loop does)."""
-    after = 0
     learnt = _Learnt()
 
-    def store(batch: dict[int, RewriteRecord], pending: Pending[list[str]] | None) -> None:
+    def batches() -> Iterator[tuple[dict[int, RewriteRecord], Pending[list[str]] | None]]:
+        after = 0
+        while not (stop and stop()):
+            ids = unchecked_record_ids(
+                session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
+            )
+            if not ids:
+                return
+            if learnt.first_id is None:
+                learnt.first_id = ids[0]
+            batch = dict(load_records(session=session, record_ids=ids))
+            yield batch, pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
+            after = ids[-1]
+
+    def store(got: tuple[dict[int, RewriteRecord], Pending[list[str]] | None]) -> None:
+        batch, pending = got
         lemmas = pending.results() if pending is not None else None
         record_added_lemmas(session=session, rows=_profile_rows(rules, list(batch.values()), lemmas))
         learnt.keep(batch)
         session.commit()
 
-    in_hand: tuple[dict[int, RewriteRecord], Pending[list[str]] | None] | None = None
-    while not (stop and stop()):
-        ids = unchecked_record_ids(
-            session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
-        )
-        if not ids:
-            break
-        if learnt.first_id is None:
-            learnt.first_id = ids[0]
-        batch = dict(load_records(session=session, record_ids=ids))
-        pending = pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
-        if in_hand is not None:
-            store(*in_hand)
-        # with a pool, its processes find this batch's lemmas while the last one's are stored
-        in_hand = (batch, pending)
-        after = ids[-1]
-    if in_hand is not None:
-        store(*in_hand)
+    _in_turn(batches(), store, overlap=pool is not None)
     return learnt
 
 

@@ -188,9 +188,10 @@ class CheckPool:
     started when a job :meth:`wants` them (or by :meth:`start`). Use as a context manager, or call
     :meth:`close`. ``model``: the ``spacy_model`` setting; ``min_job``: :data:`MIN_JOB` unless given.
 
-    :meth:`lemmas` and :meth:`grade` return one result per record in the order given, or ``None`` when
-    the batch is to be graded in the parent (one process, the processes not ready yet, or registered
-    other checks than the parent). Raises ``PoolError`` when a process dies.
+    :meth:`submit_lemmas` and :meth:`submit_grade` hand a batch to the processes and return its
+    :class:`Pending` results, or ``None`` when the batch is to be graded in the parent (one process, the
+    processes not ready yet, or registered other checks than the parent). Raises ``PoolError`` when a
+    process dies.
     """
 
     def __init__(self, workers: int, *, model: str | None, min_job: int = MIN_JOB) -> None:
@@ -234,22 +235,14 @@ class CheckPool:
             ex.shutdown(wait=True, cancel_futures=True)
         self._executors.clear()
 
-    def lemmas(self, rules: Rules, records: Sequence[RewriteRecord]) -> list[list[str]] | None:
-        """Each record's added lemmas, sorted (``monitor.checks.added_words.added_lemmas``)."""
-        pending = self.submit_lemmas(rules, records)
-        return pending.results() if pending is not None else None
-
-    def grade(self, rules: Rules, records: Sequence[RewriteRecord]) -> list[CheckOutcome] | None:
-        """Each record's ``run_checks`` outcome under ``rules`` (its profile included)."""
-        pending = self.submit_grade(rules, records)
-        return pending.results() if pending is not None else None
-
     def submit_lemmas(self, rules: Rules, records: Sequence[RewriteRecord]) -> Pending[list[str]] | None:
-        """:meth:`lemmas` without waiting: the processes work while the caller reads or writes."""
+        """Each record's added lemmas, sorted (``monitor.checks.added_words.added_lemmas``), found by the
+        processes while the caller reads or writes."""
         return self._submit(records, rules, _lemmas)
 
     def submit_grade(self, rules: Rules, records: Sequence[RewriteRecord]) -> Pending[CheckOutcome] | None:
-        """:meth:`grade` without waiting: the processes work while the caller reads or writes."""
+        """Each record's ``run_checks`` outcome under ``rules`` (their profile included), found by the
+        processes while the caller reads or writes."""
         return self._submit(records, rules, _grade, rules.profile)
 
     def _submit(
@@ -303,8 +296,7 @@ class CheckPool:
         if not self._executors:
             self._spawn()
         if wait:
-            for f in self._hello:
-                concurrent.futures.wait([f])
+            concurrent.futures.wait(self._hello)
         return self._ready()
 
     def _spawn(self) -> None:

@@ -41,12 +41,12 @@ def test_one_process_or_a_small_job_grades_in_the_parent() -> None:
     rules = load_rules()
     with CheckPool(1, model=None) as one:
         assert one.wants(1_000_000) is False
-        assert one.grade(rules, []) is None
+        assert one.submit_grade(rules, []) is None
     with CheckPool(2, model=None) as two:
         # 4,999 waiting rewrites: below MIN_JOB (5,000), no process is started
         assert two.min_job == 5_000
         assert two.wants(4_999) is False
-        assert two.lemmas(rules, []) is None
+        assert two.submit_lemmas(rules, []) is None
         assert multiprocessing.active_children() == []
 
 
@@ -101,7 +101,10 @@ def test_a_check_registered_in_the_parent_alone_keeps_the_phase_in_the_parent(
     rules = load_rules()
     with caplog.at_level(logging.WARNING), CheckPool(2, model=None) as pool:
         assert pool.start() is False
-        assert pool.lemmas(rules, [make_record([("user", "Which regions?")], "And SLAs?", "SLAs")]) is None
+        assert (
+            pool.submit_lemmas(rules, [make_record([("user", "Which regions?")], "And SLAs?", "SLAs")])
+            is None
+        )
     assert "registered other checks than this process" in caplog.text
 
 
