@@ -24,8 +24,10 @@ Workers = Annotated[
     typer.Option(
         "--workers",
         min=1,
+        max=256,
         metavar="N",
-        help="Processes the check phase grades on (default: the check_workers setting, else the cores).",
+        help="Processes the check phase grades on when 5,000 rewrites or more wait (default: the "
+        "check_workers setting, else the cores); 1: this process only.",
     ),
 ]
 """The ``--workers`` option of ``run`` and ``check`` (the ``check_workers`` setting for one command)."""
