@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from monitor.text import split_terms as text_split_terms
 
 if TYPE_CHECKING:
     from monitor.checks.store import FindingRow
+    from monitor.stats.calibration import Estimate
 
 ADDED_TITLE = "in no turn, in no alias group"
 """Hover text of an added content word: why the check flagged it."""
@@ -250,10 +251,15 @@ def legend_html() -> str:
     return f'<div class="rm-legend">Highlights:{items}</div>'
 
 
-def findings_html(findings: Sequence[FindingRow]) -> str:
+def findings_html(
+    findings: Sequence[FindingRow], estimates: Mapping[tuple[str, str], Estimate] | None = None
+) -> str:
     """The findings, most severe first, in plain words: the severity, what the kind means
     (``monitor.review.evidence.PLAIN_KINDS``, the id beside it) and the reason with word frequencies
-    said as "about 1 in 51,000 words" (``plain_reason``). Escaped: reasons quote logged words."""
+    said as "about 1 in 51,000 words" (``plain_reason``); with ``estimates``
+    (``monitor.stats.store.finding_estimates``), how often the finding's step was a real problem on this
+    rewriter by the verdicts so far. Escaped: reasons quote logged words, and a rewriter's name is
+    logged text too."""
     from monitor.review.evidence import PLAIN_KINDS, plain_reason
 
     rank = {"high": 0, "medium": 1, "low": 2}
@@ -262,9 +268,13 @@ def findings_html(findings: Sequence[FindingRow]) -> str:
         sev = html.escape(f.severity)
         plain = html.escape(PLAIN_KINDS.get(f.kind, f.kind.replace("_", " ")))
         reason = html.escape(plain_reason(f.reason))
+        est = (estimates or {}).get((f.kind, f.step or ""))
+        learned = (
+            f' <span class="rm-kind">(real: {html.escape(est.describe())})</span>' if est is not None else ""
+        )
         rows.append(
             f'<div class="rm-finding" title="{reason}"><span class="rm-sev rm-sev-{sev}">{sev}</span> '
-            f'<b>{plain}</b> <span class="rm-kind">({html.escape(f.kind)})</span>: {reason}</div>'
+            f'<b>{plain}</b> <span class="rm-kind">({html.escape(f.kind)})</span>: {reason}{learned}</div>'
         )
     return "\n".join(rows)
 

@@ -35,13 +35,15 @@ With ``--cv`` it runs instead the cross-validated measure of the calibration (is
 ``monitor.stats.calibration``) over one store of ``--logs`` (default: DATA/logs) checked with today's
 rules: **steady state**, for each conversation of a file, the estimates learned from the labels of the
 file's other conversations (as the verdicts above would give them) over a prior table made from the
-*other* files, then that conversation's findings graded (``learned_grade``) and ranked
-(``queue_order``); **cold start**, the same with no verdict on the file (the prior alone); **off**,
-today's grades ranked by severity. Per file and pooled: queue precision at a budget of the top third of
-the flagged items, false alarms at high and at medium+ (items without an error label), fabrication
-recall at medium+ (right word), the share of labelled errors in that budget, flagged and items. With
-``--json`` it prints ``{"files": {NAME: {"on": FIG, "off": FIG, "cold": FIG}}, "pooled": {"on": FIG,
-"off": FIG}}``. About 20 s for the six shared label files.
+*other* files, then that conversation's findings graded (``learned_grade``) and ranked (``queue_order``);
+**cold start**, the same with no verdict on the file (the prior alone); **off**, today's grades ranked by
+severity; **fitted**, the ceiling of the model on these labels: the estimates learned from every
+conversation of the file, the ranked one included (a figure no deployment can reach, printed so that a
+bar above it is seen to be out of reach of per-step estimates). Per file and pooled: queue precision at a
+budget of the top third of the flagged items, false alarms at high and at medium+ (items without an error
+label), fabrication recall at medium+ (right word), the share of labelled errors in that budget, flagged
+and items. With ``--json`` it prints ``{"files": {NAME: {"on": FIG, "off": FIG, "cold": FIG, "fitted":
+FIG}}, "pooled": {"on": FIG, "off": FIG, "fitted": FIG}}``. About 20 s for the six shared label files.
 
 Without LABELS it runs the four files issue 15 names (``mtrag_dev_*`` and ``llm_word_labels.jsonl``).
 About half a minute per file on two cores. Exit status 0 when every file meets the Done-when figures,
@@ -590,6 +592,7 @@ def cross_validate(data: dict[str, list[CvItem]]) -> dict[str, Any]:
     result: dict[str, Any] = {"files": {}, "pooled": {}}
     pooled_on: dict[str, list[tuple[CvFinding, str, float]]] = {}
     pooled_off: dict[str, list[tuple[CvFinding, str, float]]] = {}
+    pooled_fitted: dict[str, list[tuple[CvFinding, str, float]]] = {}
     every: list[CvItem] = []
     for name, items in data.items():
         prior = table_from(
@@ -606,19 +609,29 @@ def cross_validate(data: dict[str, list[CvItem]]) -> dict[str, Any]:
             on.update(graded_on(held, Calibration.from_observations(rest, prior)))
         off = graded_off(items)
         cold = graded_on(items, Calibration({}, prior))
+        # the ceiling: estimates fitted on every conversation of the file, the ranked one included
+        fitted = graded_on(
+            items, Calibration.from_observations([o for i in items for o in i.observations()], prior)
+        )
         result["files"][name] = {
             "on": figures(items, on),
             "off": figures(items, off),
             "cold": figures(items, cold),
+            "fitted": figures(items, fitted),
         }
         # pooled keys are per file: a request id may sit in two files
         pooled_on.update({f"{name}/{k}": v for k, v in on.items()})
         pooled_off.update({f"{name}/{k}": v for k, v in off.items()})
+        pooled_fitted.update({f"{name}/{k}": v for k, v in fitted.items()})
         every.extend(
             CvItem(f"{name}/{i.request_id}", i.conv_id, i.rewriter, i.verdict, i.fabricated_words, i.findings)
             for i in items
         )
-    result["pooled"] = {"on": figures(every, pooled_on), "off": figures(every, pooled_off)}
+    result["pooled"] = {
+        "on": figures(every, pooled_on),
+        "off": figures(every, pooled_off),
+        "fitted": figures(every, pooled_fitted),
+    }
     return result
 
 

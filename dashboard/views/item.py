@@ -12,7 +12,7 @@ import artifacts
 import pandas as pd
 import reads
 import streamlit as st
-from resources import db, flash, guarded, now, reads_changed, settings, show_flash
+from resources import database_url, db, flash, guarded, now, reads_changed, settings, show_flash
 
 from monitor.checks.store import FindingRow, list_findings
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
@@ -495,7 +495,13 @@ with focus_col, st.container(key="rm-focus"):
     # findings, in plain words
     st.subheader("Findings")
     if findings:
-        st.html(artifacts.findings_html(findings))
+        estimates = reads.step_estimates(
+            database_url(),
+            rec.prompt_version if rec else None,
+            rec.model if rec else None,
+            tuple(sorted({(f.kind, f.step or "") for f in findings})),
+        )
+        st.html(artifacts.findings_html(findings, estimates))
     else:
         st.caption("No findings (a control item, or the checks found nothing).")
 

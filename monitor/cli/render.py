@@ -13,7 +13,7 @@ cannot clear the reviewer's screen or retitle the window) and into a ``Text`` (s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -28,6 +28,7 @@ from monitor.text import _visible_with_offsets, visible
 if TYPE_CHECKING:
     from monitor.checks.store import FindingRow
     from monitor.ingest.store.quarantine import QuarantineRow
+    from monitor.stats.calibration import Estimate
 
 MESSAGE_CHARS = 600
 """Longer messages are cut in the terminal view (the passages of some transcripts run to pages)."""
@@ -191,35 +192,53 @@ def _answer(view: RecordView) -> RenderableType:
     )
 
 
-def _findings(findings: Sequence[FindingRow], compact: bool = False) -> RenderableType:
+def _findings(
+    findings: Sequence[FindingRow],
+    compact: bool = False,
+    estimates: Mapping[tuple[str, str], Estimate] | None = None,
+) -> RenderableType:
     """The findings, reasons in plain words (``monitor.review.evidence.plain_reason``: word frequencies
     as "about 1 in 51,000 words"); ``compact`` keeps the medium and high ones and says how many low ones
-    it left out (a keyword-expansion query can have dozens, which pushed the rewrite off the screen)."""
+    it left out (a keyword-expansion query can have dozens, which pushed the rewrite off the screen).
+    With ``estimates`` (``monitor.stats.store.finding_estimates``), a last column says how often the
+    finding's step was a real problem on this rewriter by the verdicts so far."""
     from monitor.review.evidence import plain_reason
 
     if not findings:
         return Panel("no findings", title="findings")
     shown = [f for f in findings if not compact or f.severity in ("medium", "high")]
-    table = Table("severity", "kind", "step", "words", "reason")
+    columns = ["severity", "kind", "step", "words", "reason"]
+    if estimates:
+        columns.append("real, by the verdicts")
+    table = Table(*columns)
     for f in shown:
-        table.add_row(
+        cells = [
             safe_text(f.severity),
             safe_text(f.kind),
             safe_text(f.step or "-"),
             safe_text(", ".join(f.words) or "-"),
             safe_text(plain_reason(f.reason)),
-        )
+        ]
+        if estimates:
+            est = estimates.get((f.kind, f.step or ""))
+            cells.append(safe_text(est.describe() if est is not None else "-"))
+        table.add_row(*cells)
     hidden = len(findings) - len(shown)
     title = "findings" + (f" ({hidden} low ones hidden; v shows them)" if hidden else "")
     return Panel(table, title=Text(title))
 
 
 def render_record(
-    view: RecordView, findings: Sequence[FindingRow], *, compact: bool = False
+    view: RecordView,
+    findings: Sequence[FindingRow],
+    *,
+    compact: bool = False,
+    estimates: Mapping[tuple[str, str], Estimate] | None = None,
 ) -> list[RenderableType]:
     """Rich renderables for ``show``: header, then the artifacts in review order, then the findings.
     ``compact`` (``review``'s default view) collapses older assistant passages to their start and the
-    lines around the flagged words (:func:`compact_passage`)."""
+    lines around the flagged words (:func:`compact_passage`); ``estimates`` as :func:`_findings` takes
+    them."""
     words = {w for f in findings for w in f.words}
     rec = view.record
     header = safe_text(f"{view.request_id}  conversation {view.conv_id}", style="bold")
@@ -235,7 +254,7 @@ def render_record(
             if compact and not view.hits and view.answer is None
             else Group(_retrieval(view), _answer(view))
         ),
-        _findings(findings, compact),
+        _findings(findings, compact, estimates),
     ]
 
 

@@ -79,6 +79,19 @@ class HitOut(BaseModel):
     score: float | None = None
 
 
+class EstimateOut(_Out):
+    """How often findings of this step were real problems on this rewriter, by the verdicts in the store
+    (``monitor.stats.calibration``): the posterior mean and its central 90% interval."""
+
+    rewriter: str = Field(description="The prompt version, else the model, else ''.")
+    estimate: float
+    low: float
+    high: float
+    confirmed: int = Field(description="Verdicts on this rewriter that found a real problem on the step.")
+    dismissed: int = Field(description="Verdicts on this rewriter that found the rewrite fine.")
+    text: str = Field(description="The same in words, as the terminal and the dashboard say it.")
+
+
 class FindingOut(_Out):
     """A finding of a current check on the rewrite."""
 
@@ -90,6 +103,9 @@ class FindingOut(_Out):
     words: list[str]
     reason: str
     evidence: dict[str, Any]
+    estimate: EstimateOut | None = Field(
+        default=None, description="What the verdicts taught of the finding's step; None for other kinds."
+    )
 
 
 class RecordViewOut(_Out):
@@ -156,8 +172,44 @@ class FindingLike(evidence.FindingLike, Protocol):
     def reason(self) -> str: ...
 
 
-def record_view_out(view: RecordView, findings: Sequence[FindingLike]) -> RecordViewOut:
-    """The JSON document of one request: ``view`` (``get_record_view``) and its current findings."""
+class EstimateLike(Protocol):
+    """What the document reads of an estimate (``monitor.stats.calibration.Estimate`` has it)."""
+
+    @property
+    def key(self) -> tuple[str, str, str]: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def low(self) -> float: ...
+    @property
+    def high(self) -> float: ...
+    @property
+    def counts(self) -> Any: ...
+    def describe(self) -> str: ...
+
+
+def _estimate_out(est: EstimateLike | None) -> EstimateOut | None:
+    if est is None:
+        return None
+    return EstimateOut(
+        rewriter=est.key[0],
+        estimate=round(est.mean, 4),
+        low=round(est.low, 4),
+        high=round(est.high, 4),
+        confirmed=est.counts.confirmed,
+        dismissed=est.counts.dismissed,
+        text=est.describe(),
+    )
+
+
+def record_view_out(
+    view: RecordView,
+    findings: Sequence[FindingLike],
+    estimates: Mapping[tuple[str, str], EstimateLike] | None = None,
+) -> RecordViewOut:
+    """The JSON document of one request: ``view`` (``get_record_view``), its current findings and, per
+    finding, ``estimates[(kind, step)]`` when given (``monitor.stats.store.finding_estimates``)."""
+    estimates = estimates or {}
     ctx, rec = view.context, view.record
     state = None
     if ctx is not None:
@@ -206,6 +258,7 @@ def record_view_out(view: RecordView, findings: Sequence[FindingLike]) -> Record
                 words=list(f.words),
                 reason=f.reason,
                 evidence=dict(f.evidence),
+                estimate=_estimate_out(estimates.get((f.kind, f.step or ""))),
             )
             for f in findings
         ],

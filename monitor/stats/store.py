@@ -33,6 +33,7 @@ from monitor.intervals import Z95, agresti_coull_centre, wilson
 from monitor.queue.store import WITHDRAWN
 from monitor.review.store import standing_reviews
 from monitor.stats.calibration import Calibration, PriorTable, outcome, shipped_table
+from monitor.stats.calibration import Estimate as StepEstimate
 from monitor.stats.evaluate import REWRITE_KINDS
 from monitor.store.models import Finding, QueueItem, Record, Verdict
 from monitor.verdicts import FINE_LABELS, Rating, first_per_reviewer
@@ -349,3 +350,28 @@ def calibration(
             if got is not None:
                 observations.append((key, got))
     return Calibration.from_observations(observations, table if table is not None else shipped_table())
+
+
+def finding_estimates(
+    *,
+    session: Session,
+    checks: Sequence[tuple[str, int]],
+    prompt_version: str | None,
+    model: str | None,
+    findings: Sequence[Any],
+    table: PriorTable | None = None,
+) -> dict[tuple[str, str], StepEstimate]:
+    """What the verdicts taught of each grading step of one rewrite's ``findings`` (objects with ``kind``
+    and ``step``): ``{(kind, step): StepEstimate}`` (``monitor.stats.calibration.Estimate``) for the
+    findings of a rewrite kind, on the rewriter ``rewriter_key(prompt_version, model)``, from every
+    standing verdict in the store (:func:`calibration`). What ``show`` and the dashboard's item page print
+    beside a finding ("0.18 (0.08–0.33) from 27 verdicts on mtrag-aggressive-v1"); informative only: the
+    queue's admission and the grades do not read it (issue 34's measure found no gain in them on the
+    shared labelled files). Empty, without reading the verdicts, when no finding is of a rewrite kind.
+    Reads only."""
+    keys = sorted({(f.kind, f.step or "") for f in findings if f.kind in REWRITE_KINDS})
+    if not keys:
+        return {}
+    cal = calibration(session=session, checks=checks, table=table)
+    rewriter = rewriter_key(prompt_version, model)
+    return {(kind, step): cal.estimate((rewriter, kind, step)) for kind, step in keys}

@@ -125,3 +125,57 @@ def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
     assert all(e["kind"] in REWRITE_KINDS for e in got["entries"])
     mixed = runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration", "--by", "model"])
     assert mixed.exit_code == 2 and "--calibration takes no --agreement, --by or --since" in mixed.output
+
+
+def test_show_prints_the_estimate_beside_each_finding(cli_db: str) -> None:
+    history = [
+        {"role": "user", "content": "What is the uptime SLA?"},
+        {"role": "assistant", "content": "99.9%."},
+    ]
+    events = [
+        ctx_input(request_id="r2", turn=2, messages=history),
+        rewrite(
+            request_id="r2",
+            turn=2,
+            latest="And for backups?",
+            query="What is the backup SLA on the enterprise plan?",
+        ),
+    ]
+    assert runner.invoke(app, ["--database-url", cli_db, "run", "-"], input=log(*events)).exit_code == 0
+
+    def shown() -> list[dict]:
+        got = runner.invoke(app, ["--database-url", cli_db, "show", "r2", "--json"])
+        assert got.exit_code == 0, got.output
+        return [f for f in json.loads(got.stdout)["findings"] if f["kind"] in REWRITE_KINDS]
+
+    before = shown()
+    assert before
+    table = shipped_table()
+    for f in before:
+        est = f["estimate"]
+        # no verdict yet: the shipped table's Laplace-smoothed figure for the step, at its weight
+        assert (est["confirmed"], est["dismissed"], est["rewriter"]) == (0, 0, "ctx-v1")
+        assert est["estimate"] == pytest.approx(table.mean(f["kind"], f["step"]), abs=1e-4)
+        assert est["text"].endswith("prior only (ctx-v1 has no verdicts)")
+    done = runner.invoke(
+        app, ["--database-url", cli_db, "verdict", "r2", "--label", "ok", "--reviewer", "ann"]
+    )
+    assert done.exit_code == 0, done.output
+    entries = {
+        (e["kind"], e["step"]): e
+        for e in json.loads(
+            runner.invoke(app, ["--database-url", cli_db, "stats", "--calibration", "--json"]).stdout
+        )["entries"]
+    }
+    for f in shown():
+        est, entry = f["estimate"], entries[(f["kind"], f["step"])]
+        # one "ok": a dismissal, so the mean drops below the prior: m·w / (w + 1) with the pool's weight
+        assert (est["confirmed"], est["dismissed"]) == (0, 1)
+        assert est["estimate"] == entry["estimate"]
+        m, w = entry["prior_mean"], entry["prior_weight"]
+        assert est["estimate"] == pytest.approx(m * w / (w + 1), abs=1e-3)
+        assert est["text"].endswith("from 1 verdict on ctx-v1")
+    page = runner.invoke(app, ["--database-url", cli_db, "show", "r2"], env={"COLUMNS": "250"})
+    assert page.exit_code == 0 and "real, by the verdicts" in page.stdout
+    # the column wraps the rewriter's name onto the next line
+    assert page.stdout.count("from 1 verdict on") == len(entries)

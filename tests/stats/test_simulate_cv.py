@@ -39,7 +39,9 @@ def test_the_cross_validated_measure_prints_its_documented_shape() -> None:
     assert set(got) == {"files", "pooled"}
     (name,) = got["files"]
     assert name == "qrecc_audit_labels.jsonl"
-    assert set(got["files"][name]) == {"on", "off", "cold"} and set(got["pooled"]) == {"on", "off"}
+    # "fitted" is the ceiling: the estimates fitted on the conversations they rank
+    assert set(got["files"][name]) == {"on", "off", "cold", "fitted"}
+    assert set(got["pooled"]) == {"on", "off", "fitted"}
     for fig in (*got["files"][name].values(), *got["pooled"].values()):
         assert set(fig) == FIGURES
         assert fig["items"] == 40  # every labelled item of the file has its rewrite in the log
@@ -47,3 +49,7 @@ def test_the_cross_validated_measure_prints_its_documented_shape() -> None:
     assert on["flagged"] == off["flagged"] > 0  # the same items, graded two ways
     # learning never raises a grade: no more false alarms at medium+ than today's grades
     assert on["fa_medium"] <= off["fa_medium"]
+    # on this file the fitted steps rank every one of the budget's 9 items right (27 flagged, 13 of
+    # them with an error label), where cross-validated learning and today's grades find 6
+    fitted = got["files"][name]["fitted"]
+    assert (fitted["flagged"], fitted["queue_precision_third"]) == (27, 1.0)

@@ -11,8 +11,11 @@ from rich.table import Table
 from monitor.cli.app import err, kind_choice, open_engine, out
 
 if TYPE_CHECKING:
-    from monitor.queue.show import Miss
+    from sqlalchemy.orm import Session
+
+    from monitor.queue.show import Found, Miss
     from monitor.queue.store.listing import QueueListing
+    from monitor.stats.calibration import Estimate
 
 
 class StateFilter(StrEnum):
@@ -155,15 +158,31 @@ def show(
     engine = open_engine(ctx.obj)
     with session_factory(engine)() as session:
         got = find_request(session=session, request_id=request_id, conv=conv)
-    if isinstance(got, Miss):
-        _say_miss(got)
+        if isinstance(got, Miss):
+            _say_miss(got)
+        estimates = _estimates(session, got)
     if as_json:
         from monitor.review.views import dump, record_view_out
 
-        typer.echo(dump(record_view_out(got.view, got.findings)))
+        typer.echo(dump(record_view_out(got.view, got.findings, estimates)))
         return
-    for block in render_record(got.view, got.findings):
+    for block in render_record(got.view, got.findings, estimates=estimates):
         out.print(block)
+
+
+def _estimates(session: Session, got: Found) -> dict[tuple[str, str], Estimate]:
+    """What the verdicts taught of the steps of ``got``'s findings (``finding_estimates``)."""
+    from monitor.checks import current_versions
+    from monitor.stats.store import finding_estimates
+
+    rec = got.view.record
+    return finding_estimates(
+        session=session,
+        checks=current_versions(),
+        prompt_version=rec.prompt_version if rec is not None else None,
+        model=rec.model if rec is not None else None,
+        findings=got.findings,
+    )
 
 
 def _say_miss(miss: Miss) -> NoReturn:
