@@ -212,7 +212,7 @@ def review_loop(
             done = walk.done["verdicts"]
             show(f"the queue is empty: nothing left for {reviewer} ({done} verdicts this session)")
             return walk.done
-        draw = _drawer(item, show)
+        draw = _drawer(item, show, walk)
         draw(True)
         # End the read transaction before waiting for the reviewer: on SQLite it holds the write lock
         # (BEGIN IMMEDIATE), and ingest, run, the worker and verdict would wait on an idle terminal.
@@ -240,9 +240,20 @@ def review_loop(
         show(f"verdict {vid}: {label}" + (" (replaces your earlier verdict)" if item.again else ""))
 
 
-def _drawer(item: WalkItem, show: Callable[[Any], None]) -> Callable[[bool], None]:
-    """What draws ``item``: its heading, its record and findings (``compact`` or in full), the keys."""
+def _drawer(item: WalkItem, show: Callable[[Any], None], walk: QueueWalk) -> Callable[[bool], None]:
+    """What draws ``item``: its heading, its record and findings (``compact`` or in full, each with what
+    the verdicts taught of its step: ``finding_estimates``), the keys."""
     from monitor.cli.render import render_record
+    from monitor.stats.store import finding_estimates
+
+    rec = item.view.record if item.view is not None else None
+    estimates = finding_estimates(
+        session=walk.session,
+        checks=walk.checks,
+        prompt_version=rec.prompt_version if rec is not None else None,
+        model=rec.model if rec is not None else None,
+        findings=item.findings,
+    )
 
     row, redo = item.row, ""
     if item.again:
@@ -256,7 +267,7 @@ def _drawer(item: WalkItem, show: Callable[[Any], None]) -> Callable[[bool], Non
     def draw(compact: bool) -> None:
         show(heading)
         if item.view is not None:
-            for block in render_record(item.view, item.findings, compact=compact):
+            for block in render_record(item.view, item.findings, compact=compact, estimates=estimates):
                 show(block)
         show(_LEGEND)
 
