@@ -177,8 +177,8 @@ class Settings(BaseSettings):
         default=None,
         ge=1,
         le=256,
-        description="Processes the check phase grades on (`run`, `check`, the worker) for jobs of 5,000 "
-        "rewrites or more; unset: the cores, capped by available memory at 512 MB each. 1: the main process.",
+        description="Processes grading the check phase (`run`, `check`, the worker) in jobs of 5,000+ "
+        "rewrites; unset: the cores the load leaves free, capped by memory at 512 MB each. 1: this process.",
     )
     checks: dict[str, CheckSettings] = Field(
         default_factory=dict,

@@ -27,7 +27,7 @@ Workers = Annotated[
         max=256,
         metavar="N",
         help="Processes the check phase grades on when 5,000 rewrites or more wait (default: the "
-        "check_workers setting, else the cores); 1: this process only.",
+        "check_workers setting, else the cores the load average leaves free); 1: this process only.",
     ),
 ]
 """The ``--workers`` option of ``run`` and ``check`` (the ``check_workers`` setting for one command)."""

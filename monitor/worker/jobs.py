@@ -122,6 +122,7 @@ def check_job(
     if recheck:
         summary.cleared_runs = clear_runs(session=session, checks=checks)
         session.commit()
+    handed_before = pool.handed if pool is not None else 0
     if pool is not None and pool.workers > 1:
         waiting = unchecked_record_ids(
             session=session, checks=checks, after_id=0, limit=pool.min_job, check_rate=check_rate
@@ -218,6 +219,8 @@ def check_job(
     )
     summary.seconds = time.perf_counter() - started
     summary.coverage = coverage(session=session, checks=checks)
+    if pool is not None and pool.handed > handed_before:
+        summary.processes = pool.workers
     return summary
 
 

@@ -63,8 +63,21 @@ the cap :func:`default_workers` puts on the number of processes (issue 36 asks a
 
 def default_workers() -> int:
     """The processes the check phase uses when ``check_workers`` is not set: the cores this process may
-    run on (:func:`usable_cores`), capped by :func:`memory_cap`; at least 1."""
-    return max(1, min(usable_cores(), memory_cap()))
+    run on (:func:`usable_cores`) less those busy with other work (:func:`busy_cores`), capped by
+    :func:`memory_cap`; at least 1. On a host already loaded, a process per core only queues behind the
+    others: with a test run holding this machine's two cores (load 2 to 3.4), ``run --workers 2`` took
+    48.6 s where one process took 34.1 s (6,770 non-repeating rewrites, a newcomer's measure)."""
+    return max(1, min(usable_cores() - busy_cores(), memory_cap()))
+
+
+def busy_cores() -> int:
+    """Cores other work holds now: the one-minute load average (runnable processes, averaged), rounded
+    to the nearest whole core; 0 where the system has no load average to read."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not a Unix, or the load is unknowable here
+        return 0
+    return int(load + 0.5)
 
 
 def usable_cores() -> int:
@@ -203,6 +216,8 @@ class CheckPool:
         self._refused = self.workers == 1
         self._hello: list[Future[list[tuple[str, int]]]] = []
         self._checked = False
+        self.handed = 0
+        """Batches handed to the processes so far (0: every batch was graded in the main process)."""
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CheckPool:
@@ -251,6 +266,7 @@ class CheckPool:
         """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``records``."""
         if not self._ready():
             return None
+        self.handed += 1
         shards: list[list[int]] = [[] for _ in range(self.workers)]
         for i, r in enumerate(records):
             shards[shard_of(r.conv_id, self.workers)].append(i)

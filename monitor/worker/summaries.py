@@ -31,6 +31,8 @@ class CheckSummary:
     days: set[date] = field(default_factory=set)
     seconds: float = 0.0
     coverage: list[Coverage] = field(default_factory=list)
+    processes: int = 1
+    """Processes that graded the rewrites: 1 when the main process did (no pool, or a job too small)."""
 
     @property
     def per_second(self) -> float | None:
@@ -44,6 +46,7 @@ class CheckSummary:
             "records_checked": self.records,
             "seconds": round(self.seconds, 3),
             "records_per_second": round(self.per_second, 1) if self.per_second else None,
+            "processes": self.processes,
             "findings": by_kind,
             "skipped": dict(sorted(self.skipped.items())),
             "cleared_runs": self.cleared_runs,
@@ -81,6 +84,7 @@ class RunSummary:
             "ingest": self.ingest.as_dict() if self.ingest is not None else None,
             "checked": check["records_checked"],
             "check_seconds": check["seconds"],
+            "check_processes": check["processes"],
             "findings_this_run": check["findings"],
             "coverage": check["coverage"],
             "rates": {

@@ -22,7 +22,7 @@ from monitor.ingest.sources import discover
 from monitor.ingest.store.batches import ingest_sources
 from monitor.store.models import CheckRun, Record
 from monitor.worker.jobs import check_job
-from monitor.worker.pool import CheckPool, default_workers, shard_of
+from monitor.worker.pool import CheckPool, busy_cores, default_workers, shard_of
 from tests.factories import make_record
 from tests.golden.findings import finding_lines, fresh_store
 
@@ -33,8 +33,21 @@ def test_a_conversation_always_goes_to_the_same_process() -> None:
     assert shard_of("c1", 1) == 0
 
 
-def test_the_default_is_the_cores_capped_by_memory() -> None:
+def test_the_default_is_the_free_cores_capped_by_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from monitor.worker import pool
+
     assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
+    monkeypatch.setattr(pool, "usable_cores", lambda: 8)
+    monkeypatch.setattr(pool, "memory_cap", lambda: 6)
+    for load, busy, workers in [(0.1, 0, 6), (2.49, 2, 6), (2.5, 3, 5), (7.6, 8, 1), (30.0, 30, 1)]:
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert (busy_cores(), default_workers()) == (busy, workers), load
+
+    def unknowable() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", unknowable)
+    assert (busy_cores(), default_workers()) == (0, 6)
 
 
 def test_one_process_or_a_small_job_grades_in_the_parent() -> None:
@@ -61,7 +74,7 @@ def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(share
     rules = load_rules()
     with fresh_store() as one:
         records = _cast2020(one, shared_logs)
-        check_job(session=one, rules=rules, batch_size=50)
+        assert check_job(session=one, rules=rules, batch_size=50).processes == 1
         want = finding_lines(one)
         runs = one.scalar(select(func.count()).select_from(CheckRun))
     with fresh_store() as session:
@@ -86,6 +99,9 @@ def test_a_process_killed_mid_phase_loses_nothing_and_checks_nothing_twice(share
         assert checked in (50, 100)
         with CheckPool(2, model=None, min_job=0) as pool:
             check_job(session=session, rules=rules, batch_size=50, pool=pool)
+            assert pool.start()  # the run above may have ended before they were ready
+            again = check_job(session=session, rules=rules, batch_size=50, pool=pool, recheck=True)
+        assert again.processes == 2 and again.as_dict()["processes"] == 2
         assert finding_lines(session) == want
         assert session.scalar(select(func.count()).select_from(CheckRun)) == runs
 

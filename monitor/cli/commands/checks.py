@@ -166,7 +166,8 @@ def check(
         out.print_json(json.dumps(result))
         return
     rate = result["records_per_second"]
-    out.print(f"checked {result['records_checked']} rewrites in {result['seconds']} s ({rate or '-'} /s)")
+    on = f" on {result['processes']} processes" if result["processes"] > 1 else ""
+    out.print(f"checked {result['records_checked']} rewrites in {result['seconds']} s{on} ({rate or '-'} /s)")
     table = Table("finding kind", "high", "medium", "low", title="findings of this run")
     for kind, sev in result["findings"].items():
         table.add_row(kind, *(str(sev.get(s, 0)) for s in ("high", "medium", "low")))

@@ -108,7 +108,8 @@ def _print_run_summary(r: dict[str, Any]) -> None:
         )
         if ing["rejected_total"]:
             err.print("see them with: rewrite-monitor quarantine (file, line, reason, detail)")
-    out.print(f"check: {r['checked']} rewrites checked in {r['check_seconds']} s")
+    on = f" on {r['check_processes']} processes" if r["check_processes"] > 1 else ""
+    out.print(f"check: {r['checked']} rewrites checked in {r['check_seconds']} s{on}")
     rates = Table(
         "finding kind",
         "rewrites flagged",
