@@ -125,3 +125,39 @@ def first_per_reviewer(ratings: Sequence[Rating]) -> list[Rating]:
         if not r.adjudication:
             first.setdefault(r.reviewer, r)
     return list(first.values())
+
+
+WHAT_TO_ASSERT: dict[str, str] = {
+    Label.FABRICATED_CONSTRAINT: "the invented words under must not include",
+    Label.DROPPED_CONSTRAINT: "the lost qualifier under must include",
+    Label.WRONG_ANTECEDENT: "the right antecedent under must include, the wrong one under must not include",
+    Label.UNRESOLVED_REFERENCE: "what the reference stands for under must include",
+    Label.OVER_CARRIED: "the carried-over words under must not include",
+    Label.NOT_A_QUERY: "a corrected query",
+}
+"""What a rewrite-error verdict's case should hold, said to a reviewer who gave it nothing to assert."""
+
+
+def nothing_to_assert(
+    label: str,
+    artifact: str,
+    *,
+    corrected: bool,
+    must_include: Sequence[str],
+    must_not_include: Sequence[str],
+) -> str | None:
+    """Why a verdict with this ``label`` and first wrong ``artifact`` would make a regression case that no
+    replay can fail, or None when it would not. A rewrite error (``artifact`` ``rewrite``) needs a
+    ``corrected`` query or at least one must / must-not term: without them the case holds only the
+    replay's own checks, which a rewriter passes by a different mistake. A fine label, and an error in
+    the retrieval or the answer, keep the logged query as the expected one; a chat-state fault makes no
+    case (the replay gives the rewriter the same received messages, so it cannot fail on them: the fix is
+    the client's). What the dashboard's and the terminal's forms refuse before they submit (issue 35)."""
+    if artifact != Artifact.REWRITE or label in FINE_LABELS:
+        return None
+    if corrected or any(t.strip() for t in (*must_include, *must_not_include)):
+        return None
+    what = WHAT_TO_ASSERT.get(label, "a must / must-not term")
+    if label != Label.NOT_A_QUERY:
+        what += ", or a corrected query"
+    return f"a {label} verdict on the rewrite needs something a replay can fail: {what}"

@@ -30,6 +30,7 @@ from monitor.queue.store import (
     reviewable_count,
     skip,
 )
+from monitor.review.evidence import corrected_query as evidence_corrected_query
 from monitor.review.evidence import prefill
 from monitor.review.proposals import clean_members
 from monitor.review.store import (
@@ -40,7 +41,7 @@ from monitor.review.store import (
     review_progress,
     verdicts_since,
 )
-from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS
+from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS, nothing_to_assert
 
 ss = st.session_state
 
@@ -136,6 +137,22 @@ def _submit(item_id: int, request_id: str) -> None:
     if artifact is None:
         flash("error", "Choose the first wrong artifact.")
         return
+    corrected = ss.get(f"query_{item_id}", "").strip() or None
+    must = artifacts.split_terms(ss.get(f"include_{item_id}_{label}", ""))
+    must_not = artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", ""))
+    missing = nothing_to_assert(
+        label,
+        artifact,
+        corrected=evidence_corrected_query(corrected, ss.get(f"logged_{item_id}")) is not None,
+        must_include=must,
+        must_not_include=must_not,
+    )
+    if missing and ss.get(f"warned_{item_id}") != (label, artifact):
+        # said once, next to Submit; a second Submit of the same label stores the verdict (it still counts
+        # in the rates and precision) without a regression case
+        ss[f"warned_{item_id}"] = (label, artifact)
+        flash("error", f"Not stored yet: {missing}. Submit again to store the verdict without a case.")
+        return
     members: list[str] = []
     if label == "false_alarm_synonym" and ss.get(f"alias_{item_id}", "").strip():
         members = clean_members(artifacts.split_terms(ss[f"alias_{item_id}"]))
@@ -151,9 +168,9 @@ def _submit(item_id: int, request_id: str) -> None:
                 label=label,
                 artifact=artifact,
                 now=now(),
-                corrected_query=ss.get(f"query_{item_id}", "").strip() or None,
-                must_include=artifacts.split_terms(ss.get(f"include_{item_id}_{label}", "")),
-                must_not_include=artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", "")),
+                corrected_query=corrected,
+                must_include=must,
+                must_not_include=must_not,
                 note=ss.get(f"note_{item_id}", "").strip() or None,
                 lease=_lease(),
                 again=_again(item_id),
@@ -178,7 +195,8 @@ def _submit(item_id: int, request_id: str) -> None:
     _history().append(item_id)
     ss.pop("again_item", None)
     alias = " and an alias proposal" if members else ""
-    flash("success", f"Stored verdict {label} ({artifact}){alias} for {request_id}.")
+    uncased = " (no regression case: nothing to assert)" if missing else ""
+    flash("success", f"Stored verdict {label} ({artifact}){alias} for {request_id}{uncased}.")
     _next_item()
     _whole_page()
 
@@ -329,6 +347,7 @@ def _verdict_form(
         )
     # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
     ss[f"typed_{i}"] = _typed(i, label)
+    ss[f"logged_{i}"] = logged_query
 
 
 # -- the page ---------------------------------------------------------------------------------------

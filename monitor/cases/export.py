@@ -13,6 +13,7 @@ data in as its ``pid_`` hash (:func:`monitor.privacy.outbound_id`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -24,7 +25,14 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from monitor.bundled import bundled_file
-from monitor.cases.store import CaseRow, list_cases, logged_rewrites, sync_cases
+from monitor.cases.store import (
+    CaseRow,
+    UncasedVerdict,
+    list_cases,
+    logged_rewrites,
+    sync_cases,
+    verdicts_without_case,
+)
 from monitor.privacy import NameFinder, redact_case
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -78,6 +86,9 @@ class ExportSummary:
     applied: int
     redacted: bool
     by_label: dict[str, int]
+    without_case: tuple[UncasedVerdict, ...] = ()
+    """The standing verdicts in the export's window that make no case, with why
+    (``monitor.cases.store.verdicts_without_case``)."""
 
 
 def case_schema() -> dict[str, Any]:
@@ -196,11 +207,23 @@ def export_cases(
     finder: NameFinder | None = None,
     now: datetime,
 ) -> ExportSummary:
-    """Bring the cases up to date with the verdicts (commits), then write the eval set to ``path``."""
+    """Bring the cases up to date with the verdicts (commits), then write the eval set to ``path``; the
+    summary lists the standing verdicts of the same window (``since``, ``label``) that made no case."""
     applied = sync_cases(session=session, now=now)
     cases = collect_cases(session=session, since=since, label=label, redact=redact, finder=finder)
     write_cases(cases, path, fmt)
     by_label: dict[str, int] = {}
     for c in cases:
         by_label[c["label"]] = by_label.get(c["label"], 0) + 1
-    return ExportSummary(path, fmt, len(cases), applied, redact, dict(sorted(by_label.items())))
+    from monitor.store.keys import outbound_ids
+
+    # named as the cases name their source request: a request id holding personal data by its pid_ hash
+    ids = outbound_ids(session=session, mode="hash_personal") if redact else str
+    uncased = [
+        dataclasses.replace(u, request_id=ids(u.request_id))
+        for u in verdicts_without_case(session=session, since=since)
+        if label is None or u.label == label
+    ]
+    return ExportSummary(
+        path, fmt, len(cases), applied, redact, dict(sorted(by_label.items())), tuple(uncased)
+    )

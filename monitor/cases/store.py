@@ -3,13 +3,20 @@
 A case is a prefix (the messages the rewriter received), a follow-up (the latest message) and a gold
 label (label, first wrong artifact, expected query, must-include and must-not-include terms).
 
-When a verdict makes a case (:func:`case_spec`):
+When a verdict makes a case (:func:`case_decision`; :data:`NO_CASE` names why one does not):
 
-- every label other than ``ok`` / ``false_alarm_synonym``;
+- an error on the rewrite with a corrected query or at least one must / must-not term (without them no
+  replay could fail the case: ``monitor.verdicts.nothing_to_assert``; the review forms ask for them);
+- an error in the retrieval or the answer (the logged query is the expected one);
 - ``ok`` / ``false_alarm_synonym`` on a hard case: the record has a stored finding at medium or above
   from the current checks (a false alarm stays a useful negative case); a clean control item does not;
-- never when the message list was not logged (without the prefix there is nothing to replay), nor
-  when the stored rewrite event no longer parses.
+- never for a chat-state fault (the replay gives the rewriter the same received messages: it cannot
+  fail), never when the message list was not logged (without the prefix there is nothing to replay),
+  nor when the stored rewrite event no longer parses.
+
+:func:`sync_cases` also withdraws the current cases that a verdict made before this rule
+(:func:`asserts_nothing`), and :func:`verdicts_without_case` lists the standing verdicts with no case
+and why (``export`` reports them).
 
 Identity and versions (:func:`apply_verdict`):
 
@@ -44,7 +51,7 @@ from sqlalchemy.orm import Session
 from monitor.ingest.store.records import load_records
 from monitor.store.models import Event, Finding, QueueItem, Record, RegressionCase, Verdict
 from monitor.store.rows import to_row
-from monitor.verdicts import FINE_LABELS, Rating, standing_verdict
+from monitor.verdicts import FINE_LABELS, Artifact, Rating, nothing_to_assert, standing_verdict
 
 HARD_MIN_RANK = 1
 """A finding at this severity rank or above (medium) makes an ``ok`` verdict a hard negative case."""
@@ -119,26 +126,59 @@ def is_hard(*, session: Session, record_id: int) -> bool:
     return bool(session.scalar(stmt))
 
 
-def case_spec(*, session: Session, verdict: Verdict) -> CaseSpec | None:
-    """The case ``verdict`` makes, or ``None`` when it makes none (module docstring, first list).
+NO_CASE: dict[str, str] = {
+    "fine_on_clean": "fine on an item without a medium or high finding: a control sample that tests nothing",
+    "not_logged": "the rewriter's message list was not logged: there is nothing to replay",
+    "unparsable": "the stored rewrite no longer parses",
+    "chat_state": "a chat-state fault: a replay gives the rewriter the same messages, so it cannot fail",
+    "nothing_to_assert": "an error on the rewrite with no corrected query and no must / must-not term",
+}
+"""Why a standing verdict makes no regression case, by reason (what ``export`` reports)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoCase:
+    """A verdict that makes no case, and why (a key of :data:`NO_CASE`)."""
+
+    reason: str
+
+    @property
+    def why(self) -> str:
+        return NO_CASE[self.reason]
+
+
+def case_decision(*, session: Session, verdict: Verdict) -> CaseSpec | NoCase:
+    """The case ``verdict`` makes, or why it makes none (module docstring, first list; :data:`NO_CASE`).
 
     ``expected_query`` is the reviewer's corrected query; without one, the logged query when the
     reviewer judged the rewrite right (a fine label, or a first wrong artifact after the rewrite:
-    retrieval or generation), else ``None``.
+    retrieval or generation), else ``None``. A case must be one a replay can fail
+    (``monitor.verdicts.nothing_to_assert``): a rewrite error with neither a corrected query nor a term,
+    and a chat-state fault, make none.
     """
     if verdict.label in FINE_LABELS and not is_hard(session=session, record_id=verdict.record_id):
-        return None
+        return NoCase("fine_on_clean")
+    if verdict.artifact == Artifact.CHAT_STATE:
+        return NoCase("chat_state")
+    if nothing_to_assert(
+        verdict.label,
+        verdict.artifact,
+        corrected=verdict.corrected_query is not None,
+        must_include=verdict.must_include,
+        must_not_include=verdict.must_not_include,
+    ):
+        return NoCase("nothing_to_assert")
     try:
         loaded = load_records(session=session, record_ids=[verdict.record_id])
     except ValidationError:
         # A stored event that no longer parses (altered by hand; ingest validates every event) makes
         # no case: the verdict itself must still be recorded.
-        return None
+        return NoCase("unparsable")
     if not loaded:
-        return None
+        return NoCase("not_logged")
     record = loaded[0][1]
     if record.context is None or record.context.messages is None:
-        return None
+        return NoCase("not_logged")
     messages = [{"role": m.role, "content": m.content} for m in record.context.messages]
     expected = verdict.corrected_query
     if expected is None and (verdict.label in FINE_LABELS or verdict.artifact in ("retrieval", "generation")):
@@ -155,6 +195,12 @@ def case_spec(*, session: Session, verdict: Verdict) -> CaseSpec | None:
         prompt_version=record.prompt_version,
         model=record.model,
     )
+
+
+def case_spec(*, session: Session, verdict: Verdict) -> CaseSpec | None:
+    """The case ``verdict`` makes, or ``None`` when it makes none (:func:`case_decision` says why)."""
+    got = case_decision(session=session, verdict=verdict)
+    return got if isinstance(got, CaseSpec) else None
 
 
 def _current(session: Session, key: str) -> RegressionCase | None:
@@ -291,8 +337,73 @@ def sync_cases(*, session: Session, now: datetime) -> int:
     for verdict in sorted(verdicts, key=lambda v: v.id):
         apply_verdict(session=session, verdict=verdict, now=now)
         n += 1
+    withdraw_empty_cases(session=session, now=now)
     session.commit()
     return n
+
+
+def asserts_nothing(case: RegressionCase | CaseRow) -> bool:
+    """Whether a stored case is one no replay can fail: a chat-state fault, or an error on the rewrite
+    with no expected query and no term (:func:`case_decision` no longer makes them)."""
+    return case.artifact == Artifact.CHAT_STATE or (
+        nothing_to_assert(
+            case.label,
+            case.artifact,
+            corrected=case.expected_query is not None,
+            must_include=case.must_include,
+            must_not_include=case.must_not_include,
+        )
+        is not None
+    )
+
+
+def withdraw_empty_cases(*, session: Session, now: datetime) -> int:
+    """Stamp superseded (withdrawn, no successor) every current case that asserts nothing
+    (:func:`asserts_nothing`), made before the rule; returns how many. Flushes; idempotent."""
+    candidates = session.scalars(
+        select(RegressionCase).where(
+            RegressionCase.superseded_at.is_(None),
+            RegressionCase.expected_query.is_(None) | (RegressionCase.artifact == Artifact.CHAT_STATE.value),
+        )
+    )
+    n = 0
+    for case in candidates:
+        if asserts_nothing(case):
+            case.superseded_at = now
+            n += 1
+    session.flush()
+    return n
+
+
+@dataclass(frozen=True, slots=True)
+class UncasedVerdict:
+    """A standing verdict that makes no regression case: its ids, label and why (:data:`NO_CASE`)."""
+
+    verdict_id: int
+    request_id: str
+    label: str
+    artifact: str
+    reason: str
+
+
+def verdicts_without_case(*, session: Session, since: datetime | None = None) -> list[UncasedVerdict]:
+    """Every standing verdict (:func:`standing_ids`) given at or after ``since`` (naive UTC) that makes no
+    case, oldest first, with the reason (:func:`case_decision`). A verdict whose case another verdict
+    already made (the same prefix, latest message and label) is not listed: the eval set holds its case.
+    Reads only."""
+    standing = sorted(standing_ids(session).values())
+    out: list[UncasedVerdict] = []
+    for start in range(0, len(standing), 500):
+        chunk = standing[start : start + 500]
+        stmt = select(Verdict).where(Verdict.id.in_(chunk)).order_by(Verdict.id)
+        if since is not None:
+            stmt = stmt.where(Verdict.created_at >= since)
+        for verdict in session.scalars(stmt):
+            got = case_decision(session=session, verdict=verdict)
+            if isinstance(got, NoCase):
+                v = verdict
+                out.append(UncasedVerdict(v.id, v.request_id, v.label, v.artifact, got.reason))
+    return out
 
 
 def _row(c: RegressionCase) -> CaseRow:

@@ -231,7 +231,7 @@ def test_a_redacted_export_names_a_personal_source_request_by_its_pid_hash(sessi
 
     req = "req-dana.reyes@example.com-3"
     ingest_checked(session, ctx_input(conv="pm", req=req), rewrite(conv="pm", req=req))
-    verdict(session, req)
+    verdict(session, req, must_not_include=["enterprise"])
     (case,) = collect_cases(session=session, finder=name_finder())
     assert case["source_request_id"] == hashed_id(req, store_key(session=session))
     (raw,) = collect_cases(session=session, redact=False)

@@ -30,21 +30,32 @@ APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 LOGGED = "What is the uptime SLA for the Dublin region on the enterprise plan?"
 KEY = {label: key for key, label in LABEL_KEYS.items()}
 
-# label -> (artifact, expected_query, must_include, must_not_include) of the exported case
-EXPECTED: dict[str, tuple[str, str | None, list[str], list[str]]] = {
+# label -> (artifact, expected_query, must_include, must_not_include) of the exported case; None: the
+# verdict makes no case. An error on the rewrite whose prefilled fields hold nothing (every label but a
+# fabrication, whose added words are prefilled) is first refused with what is missing, then stored
+# without a case on the second submit: the case would assert nothing (issue 35). A chat-state fault
+# makes none either: a replay gives the rewriter the same received messages.
+EXPECTED: dict[str, tuple[str, str | None, list[str], list[str]] | None] = {
     "ok": ("none", LOGGED, [], []),
     "false_alarm_synonym": ("none", LOGGED, [], []),
     "fabricated_constraint": ("rewrite", None, [], ["enterprise", "plan"]),
-    "dropped_constraint": ("rewrite", None, [], []),
-    "wrong_antecedent": ("rewrite", None, [], []),
-    "unresolved_reference": ("rewrite", None, [], []),
-    "over_carried": ("rewrite", None, [], []),
-    "not_a_query": ("rewrite", None, [], []),
-    "window_truncated": ("chat_state", None, [], []),
-    "missing_assistant_turns": ("chat_state", None, [], []),
-    "foreign_session": ("chat_state", None, [], []),
+    "dropped_constraint": None,
+    "wrong_antecedent": None,
+    "unresolved_reference": None,
+    "over_carried": None,
+    "not_a_query": None,
+    "window_truncated": None,
+    "missing_assistant_turns": None,
+    "foreign_session": None,
     "ranking": ("retrieval", LOGGED, [], []),
     "generation": ("generation", LOGGED, [], []),
+}
+REFUSED_ONCE = {
+    "dropped_constraint",
+    "wrong_antecedent",
+    "unresolved_reference",
+    "over_carried",
+    "not_a_query",
 }
 
 
@@ -89,10 +100,35 @@ def _dashboard(url: str, label: str, monkeypatch: pytest.MonkeyPatch) -> None:
     at = at.run()
     at = next(b for b in at.button if b.label == "Submit and next").click().run()
     assert not at.exception
+    if label in REFUSED_ONCE:
+        # said next to Submit, nothing stored; the same label submitted again stores the verdict
+        # (shown as literal text: Markdown's specials escaped)
+        said = [e.value.replace("\\", "") for e in at.error]
+        assert any(f"Not stored yet: a {label} verdict on the rewrite needs something" in e for e in said)
+        assert _verdicts(url) == 0
+        at = next(b for b in at.button if b.label == "Submit and next").click().run()
+        assert not at.exception
+        stored = [m.value.replace("\\", "") for m in at.success]
+        assert any("(no regression case: nothing to assert)" in m for m in stored)
+    assert _verdicts(url) == 1
+
+
+def _verdicts(url: str) -> int:
+    from sqlalchemy import func, select
+
+    from monitor.store.models import Verdict
+
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            return int(session.scalar(select(func.count()).select_from(Verdict)) or 0)
+    finally:
+        engine.dispose()
 
 
 def _terminal(url: str, label: str) -> None:
     keys = iter([KEY[label], "q"])
+    said: list[str] = []
     engine = make_engine(url)
     try:
         with session_factory(engine)() as session:
@@ -103,11 +139,15 @@ def _terminal(url: str, label: str) -> None:
                 kind=None,
                 read_key=lambda: next(keys),
                 read_line=lambda prompt, default: default,  # Enter: keep every prefilled value
-                show=lambda _: None,
+                show=lambda x: said.append(x) if isinstance(x, str) else None,
                 now=lambda: datetime.now(UTC),
             )
     finally:
         engine.dispose()
+    refused = [x for x in said if "needs something a replay can fail" in x]
+    assert len(refused) == (label in REFUSED_ONCE)
+    assert any(x.endswith("(no regression case: nothing to assert)") for x in said) == (label in REFUSED_ONCE)
+    assert _verdicts(url) == 1
 
 
 @pytest.mark.parametrize("label", LABELS)

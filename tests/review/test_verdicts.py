@@ -206,10 +206,13 @@ def test_a_re_review_supersedes_never_overwrites_and_a_change_of_mind_withdraws(
     old = session.scalars(select(RegressionCase).where(RegressionCase.version == 1)).one()
     assert old.superseded_at == datetime(2024, 3, 6, 9, 30)
     # the third review says the rewrite was over-carried, not fabricated: the fabricated case is
-    # withdrawn and a case under the new label starts at version 1
+    # withdrawn, and a case under the new label starts at version 1 once the verdict says what a replay
+    # must not carry over (without a term or a corrected query it would assert nothing: no case)
     verdict(session, req, label="over_carried", now=later + timedelta(hours=1))
+    assert list_cases(session=session) == []
+    verdict(session, req, label="over_carried", must_not_include=["CMK"], now=later + timedelta(hours=2))
     current = list_cases(session=session)
-    assert [(r.label, r.version) for r in current] == [("over_carried", 1)]
+    assert [(r.label, r.version, r.must_not_include) for r in current] == [("over_carried", 1, ["CMK"])]
     assert count_cases(session=session, include_superseded=True) == 3
 
 

@@ -199,7 +199,6 @@ def review_loop(
     can still hand them). Returns counts ``{verdicts, skipped}``. The reader functions are parameters so
     tests drive the loop with plain strings.
     """
-    from monitor.review.evidence import prefill
     from monitor.review.walk import QueueWalk
     from monitor.verdicts import FINE_LABELS
 
@@ -229,15 +228,56 @@ def review_loop(
             walk.skip(item)
             continue
         label = LABEL_KEYS[key]
+        logged = item.view.record.query if item.view is not None and item.view.record else None
         terms: tuple[str | None, list[str], list[str]] = (None, [], [])
         if label not in FINE_LABELS:
-            # The same terms the dashboard's form starts from (monitor.review.evidence), for this label.
-            pre = prefill(label, item.findings)
             with _given_back_on_error(walk, item):
-                terms = _read_terms(read_line, pre)
+                terms = _ask_terms(label, item, logged, read_line, show)
         corrected, must, must_not = terms
         vid = walk.record(item, label, note=note, corrected=corrected, must=must, must_not=must_not)
-        show(f"verdict {vid}: {label}" + (" (replaces your earlier verdict)" if item.again else ""))
+        uncased = _nothing_to_assert(label, terms, logged) and " (no regression case: nothing to assert)"
+        again = " (replaces your earlier verdict)" if item.again else ""
+        show(f"verdict {vid}: {label}{again}{uncased or ''}")
+
+
+def _ask_terms(
+    label: str,
+    item: WalkItem,
+    logged: str | None,
+    read_line: Callable[[str, str], str],
+    show: Callable[[Any], None],
+) -> tuple[str | None, list[str], list[str]]:
+    """The corrected query and terms of an error verdict, prefilled with what the dashboard's form
+    starts from (``monitor.review.evidence.prefill``); when they hold nothing a replay can fail, said
+    once and asked again: a second empty answer stores the verdict (it still counts in the rates and
+    precision) without a regression case."""
+    from monitor.review.evidence import prefill
+
+    pre = prefill(label, item.findings)
+    terms = _read_terms(read_line, pre)
+    missing = _nothing_to_assert(label, terms, logged)
+    if missing:
+        show(f"{missing}; give one, or Enter through to store the verdict without a case")
+        terms = _read_terms(read_line, pre)
+    return terms
+
+
+def _nothing_to_assert(
+    label: str, terms: tuple[str | None, list[str], list[str]], logged: str | None
+) -> str | None:
+    """``monitor.verdicts.nothing_to_assert`` for what the terminal asked (the label's default artifact;
+    a corrected query equal to the ``logged`` one is none, as ``record_verdict`` stores it)."""
+    from monitor.review.evidence import corrected_query
+    from monitor.verdicts import DEFAULT_ARTIFACT, nothing_to_assert
+
+    corrected, must, must_not = terms
+    return nothing_to_assert(
+        label,
+        DEFAULT_ARTIFACT[label],
+        corrected=corrected_query(corrected, logged) is not None,
+        must_include=must,
+        must_not_include=must_not,
+    )
 
 
 def _drawer(item: WalkItem, show: Callable[[Any], None], walk: QueueWalk) -> Callable[[bool], None]:
@@ -405,7 +445,9 @@ def export_cmd(
     no_redact: NoRedact = False,
 ) -> None:
     """Write the regression cases (the eval set) as JSON Lines (schemas/regression_case.schema.json),
-    CSV or Parquet, personal details redacted unless --no-redact.
+    CSV or Parquet, personal details redacted unless --no-redact. The standing verdicts that made no
+    case (an ok on an unflagged item, an error on the rewrite with nothing a replay can fail, a
+    chat-state fault, no message list logged) are listed on stderr with the reason.
 
     Example: rewrite-monitor export --out evalset.jsonl --since 2024-03-01 --label fabricated_constraint
     """
@@ -459,6 +501,28 @@ def _say_exported(summary: ExportSummary, out_path: Path) -> None:
         err.print(visible(line), markup=False, highlight=False)  # the cases are on stdout
     else:
         _say(line)
+    _say_uncased(summary)
+
+
+UNCASED_SHOWN = 5
+"""Request ids listed per reason a verdict made no case (the rest are counted)."""
+
+
+def _say_uncased(summary: ExportSummary) -> None:
+    """The standing verdicts that made no case, by reason, on stderr (the cases may be on stdout)."""
+    from monitor.cases.store import NO_CASE
+    from monitor.text import visible
+
+    if not summary.without_case:
+        return
+    by_reason: dict[str, list[str]] = {}
+    for u in summary.without_case:
+        by_reason.setdefault(u.reason, []).append(f"{u.request_id} ({u.label})")
+    err.print(f"{counted(len(summary.without_case), 'verdict')} made no case:", markup=False, highlight=False)
+    for reason, ids in by_reason.items():
+        more = len(ids) - UNCASED_SHOWN
+        shown = ", ".join(ids[:UNCASED_SHOWN]) + (f", and {more} more" if more > 0 else "")
+        err.print(visible(f"  {len(ids)}: {NO_CASE[reason]}: {shown}"), markup=False, highlight=False)
 
 
 # -- replay --------------------------------------------------------------------------------------
