@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ParamSpec, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
 import streamlit as st
 from sqlalchemy import Engine
@@ -24,6 +24,9 @@ from sqlalchemy.orm import Session
 
 from monitor.settings import Settings, load_settings
 from monitor.store.engine import open_store, session_factory
+
+if TYPE_CHECKING:
+    from monitor.queue.store import QueueRow
 
 LOG = logging.getLogger("rewrite_monitor.dashboard")
 _P = ParamSpec("_P")
@@ -144,3 +147,34 @@ def guarded(callback: Callable[_P, None]) -> Callable[_P, None]:
             flash("error", log_failure(callback.__name__.strip("_").replace("_", " ").capitalize(), exc))
 
     return run
+
+
+def review_scope() -> dict[str, Any]:
+    """What "Review next" hands out, as ``claim_next`` and ``reviewable_count`` take it: the filters the
+    Queue page showed when it was pressed (kept for the session; every open item without), with the
+    current checks and the queue's minimum severity that its kind filter reads."""
+    from monitor.checks import current_versions
+    from monitor.queue.store.filters import NO_FILTERS
+    from monitor.severity import SEVERITY_RANK
+
+    return {
+        "filters": st.session_state.get("review_filters", NO_FILTERS),
+        "checks": current_versions(),
+        "min_rank": SEVERITY_RANK[settings().queue_min_severity],
+    }
+
+
+def claim_filtered(session: Session) -> QueueRow | None:
+    """The reviewer's next item within :func:`review_scope` (``claim_next``), under the queue's lease;
+    ``None`` when none is left. Commits."""
+    from datetime import timedelta
+
+    from monitor.queue.store import claim_next
+
+    return claim_next(
+        session=session,
+        reviewer=st.session_state["reviewer"],
+        now=now(),
+        lease=timedelta(minutes=settings().claim_lease_minutes),
+        **review_scope(),
+    )

@@ -12,14 +12,24 @@ import artifacts
 import pandas as pd
 import reads
 import streamlit as st
-from resources import database_url, db, flash, guarded, now, reads_changed, settings, show_flash
+from resources import (
+    claim_filtered,
+    database_url,
+    db,
+    flash,
+    guarded,
+    now,
+    reads_changed,
+    review_scope,
+    settings,
+    show_flash,
+)
 
 from monitor.checks.store import FindingRow, list_findings
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.ingest.store.records import get_record_view
 from monitor.queue.store import (
     claim,
-    claim_next,
     get_item,
     held_item,
     item_for_request,
@@ -30,6 +40,7 @@ from monitor.queue.store import (
     reviewable_count,
     skip,
 )
+from monitor.queue.store.filters import NO_FILTERS, QueueFilters
 from monitor.review.evidence import corrected_query as evidence_corrected_query
 from monitor.review.evidence import prefill
 from monitor.review.proposals import clean_members
@@ -59,15 +70,37 @@ def _whole_page() -> NoReturn:
 
 
 def _next_item() -> None:
-    """Claim the reviewer's next item, or show the finished-queue screen when none is left."""
+    """Claim the reviewer's next item among those the Queue page's filters listed when "Review next" was
+    pressed there (every item, without), or show the finished-queue screen when none is left."""
     with db(writes=True) as session:
-        row = claim_next(session=session, reviewer=ss["reviewer"], now=now(), lease=_lease())
+        row = claim_filtered(session)
     st.query_params.clear()
     if row is None:
         ss.pop("item_id", None)
         ss["queue_done"] = True
     else:
         ss["item_id"] = row.id
+
+
+@guarded
+def _take_next() -> None:
+    """ "Review next" where the item on screen is not the reviewer's to judge (someone else's claim, a
+    lost claim, a finished item, a request outside the queue)."""
+    _next_item()
+
+
+def _scope_words(f: QueueFilters) -> str:
+    """The Queue page's filters that "Review next" keeps to, in words ("" for none)."""
+    days = f"days {f.day_from or '…'} to {f.day_to or '…'}" if f.day_from or f.day_to else ""
+    parts = [
+        f"{f.kind} findings" if f.kind else "",
+        f"{f.stratum} stratum" if f.stratum else "",
+        f"prompt version {f.prompt_version}" if f.prompt_version else "",
+        f"model {f.model}" if f.model else "",
+        days,
+        "overdue" if f.overdue_only else "",
+    ]
+    return ", ".join(p for p in parts if p)
 
 
 def _history() -> list[int]:
@@ -362,8 +395,10 @@ if ss.get("queue_done") and not request and "item_id" not in ss:
     with db() as session:
         given = verdicts_since(session=session, reviewer=reviewer, since=today)
     st.title("Queue done")
+    scope = _scope_words(ss.get("review_filters", NO_FILTERS))
+    within = f" within the Queue page's filters ({artifacts.md(scope)})" if scope else ""
     st.success(
-        f"All items processed: nothing is left in the queue for {artifacts.md(reviewer)}. "
+        f"All items processed: nothing is left in the queue for {artifacts.md(reviewer)}{within}. "
         f"{given} items judged today."
     )
     with st.container(horizontal=True):
@@ -397,7 +432,7 @@ with db() as session:
     verdict = latest_verdict(session=session, item_id=item.id) if item else None
     progress = review_progress(session=session, item_id=item.id, reviewer=reviewer) if item else None
     given_today = verdicts_since(session=session, reviewer=reviewer, since=today)
-    left = reviewable_count(session=session, reviewer=reviewer, now=at)
+    left = reviewable_count(session=session, reviewer=reviewer, now=at, **review_scope())
 if view is None:
     st.error(f"No request {artifacts.md(repr(request_id))} in the store.")
     st.stop()
@@ -423,6 +458,9 @@ if mine and item is not None:
     meta.insert(0, f"**Item {position} of {position + left} today** ({left} more in the queue for you)")
     if _again(item.id):
         meta.insert(1, "changing your verdict: a new one replaces it, the old one is kept")
+scope = _scope_words(ss.get("review_filters", NO_FILTERS))
+if scope:
+    meta.append(f"next items: only {scope} (the Queue page's filters)")
 st.caption(" · ".join(m if m.startswith("**Item ") else artifacts.md(m) for m in meta if m))
 
 # One screen (issue 16, part 2): the evidence a reviewer reads (chat state, transcript, retrieval and
@@ -575,5 +613,8 @@ with focus_col, st.container(key="rm-focus"):
         _verdict_form(item.id, view.request_id, rec.query if rec else "", findings, progress)
         _keep_claim(item.id)
 
+if not mine:
+    # no form here: the next item is one key away all the same (a lost claim left no way on)
+    st.button("Review next", shortcut="N", on_click=_take_next)
 # an error or warning the form did not show (no form: the item is someone else's, done or skipped)
 show_flash(("error", "warning"))

@@ -3,34 +3,41 @@ filters and counts. Claiming happens only in the button's callback."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date
 
 import pandas as pd
 import reads
 import streamlit as st
 from artifacts import md
-from resources import database_url, db, flash, guarded, now, reads_changed, settings, show_flash
+from resources import (
+    claim_filtered,
+    database_url,
+    db,
+    flash,
+    guarded,
+    now,
+    reads_changed,
+    settings,
+    show_flash,
+)
 
 from monitor.queue.sampling import STRATA
-from monitor.queue.store import claim_next, held_item
+from monitor.queue.store import held_item
+from monitor.queue.store.filters import NO_FILTERS, QueueFilters
 
 PAGE_SIZE = 50
 
 
 @guarded
-def _claim_next(kind: str | None) -> None:
-    s = settings()
+def _claim_next(filters: QueueFilters) -> None:
+    # kept for the session: every "Review next" on the Item page hands out what these filters list
+    st.session_state["review_filters"] = filters
     with db(writes=True) as session:
-        row = claim_next(
-            session=session,
-            reviewer=st.session_state["reviewer"],
-            now=now(),
-            lease=timedelta(minutes=s.claim_lease_minutes),
-            kind=kind,
-        )
+        row = claim_filtered(session)
     reads_changed()
     if row is None:
-        flash("info", "Nothing left to review" + (f" of kind {kind}" if kind else "") + ".")
+        which = " that matches these filters" if filters != NO_FILTERS else ""
+        flash("info", f"Nothing left to review{which}.")
         return
     st.session_state["item_id"] = row.id
     st.session_state["goto_item"] = True
@@ -77,6 +84,16 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
     )
     overdue_only = st.checkbox("Overdue only", key="f_overdue", on_change=_reset_offset)
 
+day_from, day_to = (tuple(days) + (None, None))[:2] if days else (None, None)
+filters = QueueFilters(
+    kind,
+    stratum,
+    prompt_version,
+    model,
+    day_from if isinstance(day_from, date) else None,
+    day_to if isinstance(day_to, date) else None,
+    overdue_only,
+)
 with db() as session:
     held = held_item(session=session, reviewer=reviewer, now=now())
 with st.container(border=True):
@@ -91,26 +108,25 @@ with st.container(border=True):
     else:
         st.markdown(
             "**Review next** claims the most severe, oldest open item"
-            + (f" with a **{md(kind)}** finding" if kind else "")
-            + f" for you for {s.claim_lease_minutes:g} minutes."
+            + (" these filters list" if filters != NO_FILTERS else "")
+            + f" for you for {s.claim_lease_minutes:g} minutes, and the next one after each verdict."
         )
-        st.button("Review next", type="primary", shortcut="N", on_click=_claim_next, args=(kind,))
+        st.button("Review next", type="primary", shortcut="N", on_click=_claim_next, args=(filters,))
 if st.session_state.pop("goto_item", False):
     st.switch_page("views/item.py")
 
-day_from, day_to = (tuple(days) + (None, None))[:2] if days else (None, None)
 offset = st.session_state.get("queue_offset", 0)
 page = reads.open_items(
     url,
     reads.bucket(now()),
     s.queue_min_severity,
-    kind,
-    stratum,
-    prompt_version,
-    model,
-    day_from if isinstance(day_from, date) else None,
-    day_to if isinstance(day_to, date) else None,
-    overdue_only,
+    filters.kind,
+    filters.stratum,
+    filters.prompt_version,
+    filters.model,
+    filters.day_from,
+    filters.day_to,
+    filters.overdue_only,
     PAGE_SIZE,
     offset,
 )

@@ -629,3 +629,46 @@ def test_an_incomplete_auth_table_is_a_clear_error(store: str) -> None:
         "The [auth] table in .streamlit/secrets.toml is incomplete: it lacks cookie_secret, client_secret, "
         "server_metadata_url. Complete it (Streamlit OIDC) or remove it to run locally without a login."
     ]
+
+
+def test_review_next_keeps_to_the_queue_pages_filters_item_after_item(store: str, db: Session) -> None:
+    """Issue 35, part 3: every filter of the Queue page holds for the whole session of "Review next",
+    not only for its first item; the count "item i of N" and the finished screen say so."""
+    at = start()
+    at.selectbox(key="f_stratum").set_value("medium").run()
+    at = open_next_item(at)
+    # the medium item only, though the two high ones come first in review order
+    assert shown(at.title[0].value) == "c2_2"
+    caption = shown(at.caption[0].value)
+    assert caption.startswith("**Item 1 of 1 today** (0 more in the queue for you) · ")
+    assert "next items: only medium stratum (the Queue page" in caption
+    i = item_id(db, "c2_2")
+    at.radio(key=f"label_{i}").set_value("ok").run()
+    at = button(at, "Submit and next").click().run()
+    assert shown(at.title[0].value) == "Queue done"
+    assert shown(at.success[-1].value).startswith(
+        "All items processed: nothing is left in the queue for bob within the Queue page's filters "
+        "(medium stratum)."
+    )
+    states = {q.request_id: q.state for q in fresh(db).scalars(select(QueueItem))}
+    assert states == {"c1_2": "pending", "c3_2": "pending", "c2_2": "done"}
+
+
+def test_an_item_that_is_not_the_reviewers_still_offers_review_next(store: str, db: Session) -> None:
+    """Issue 35, part 3: a page without a form (the item someone else holds) has a "Review next"."""
+    claim(
+        session=db,
+        item_id=item_id(db, "c1_2"),
+        reviewer="alice",
+        now=datetime.now(UTC),
+        lease=timedelta(minutes=30),
+    )
+    db.commit()
+    at = start().switch_page("views/item.py")
+    at.query_params["request"] = "c1_2"
+    at = at.run()
+    assert any(shown(w.value).startswith("Claimed by alice until") for w in at.warning)
+    at = button(at, "Review next").click().run()
+    assert not at.exception
+    assert shown(at.title[0].value) == "c3_2"  # the next one alice does not hold
+    assert fresh(db).get_one(QueueItem, item_id(db, "c3_2")).claimed_by == "bob"

@@ -337,3 +337,24 @@ def test_two_concurrent_claimers_never_hold_the_same_item_on_postgresql(fresh_pg
     assert len(claimed) == total == 30
     assert len(set(claimed)) == len(claimed)  # no item claimed twice
     assert got["ann"] and got["bob"]  # both really competed
+
+
+def test_claim_next_keeps_to_the_queue_pages_filters(session: Session) -> None:
+    from monitor.queue.store import QueueFilters, reviewable_count
+
+    constructed_day(session)
+    enqueue_days(session=session, days=[DAY], checks=CHECKS, settings=settings(queue_budget=8), now=NOW)
+    medium = QueueFilters(stratum="medium")
+    # 3 high come first in review order; the filter hands out the 3 medium ones, then nothing
+    assert reviewable_count(session=session, reviewer="ann", now=NOW, filters=medium, checks=CHECKS) == 3
+    got = [
+        claim_next(session=session, reviewer=who, now=NOW, lease=LEASE, filters=medium, checks=CHECKS)
+        for who in ("ann", "bob", "cyd", "dee")
+    ]
+    assert [g.stratum if g else None for g in got] == ["medium", "medium", "medium", None]
+    assert reviewable_count(session=session, reviewer="dee", now=NOW, filters=medium, checks=CHECKS) == 0
+    # a filter nothing matches (a prompt version of no item) claims nothing; none is the whole queue
+    nobody = QueueFilters(prompt_version="no-such-version")
+    assert claim_next(session=session, reviewer="eve", now=NOW, lease=LEASE, filters=nobody) is None
+    first = claim_next(session=session, reviewer="eve", now=NOW, lease=LEASE)
+    assert first is not None and first.stratum == "high"

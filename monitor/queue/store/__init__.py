@@ -26,10 +26,10 @@ from monitor.queue.store.enqueue import (
     days_to_admit,
     enqueue_days,
 )
+from monitor.queue.store.filters import QueueFilters
 from monitor.queue.store.items import QueueRow, queue_row, review_order, reviewed_by
 from monitor.queue.store.listing import (
     FilterOptions,
-    QueueFilters,
     QueueListing,
     QueuePage,
     filter_options,

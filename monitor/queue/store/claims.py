@@ -9,12 +9,14 @@ nothing, so two reviewers can never hold the same item; on SQLite writes are ser
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import distinct, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from monitor.errors import QueueError
+from monitor.queue.store.filters import QueueFilters, filter_conditions
 from monitor.queue.store.items import QueueRow, claimable, queue_row, review_order, reviewed_by
 from monitor.store.engine import naive_utc, rowcount
 from monitor.store.models import QueueItem, Verdict
@@ -36,10 +38,21 @@ def held_claim(*, session: Session, reviewer: str, now: datetime) -> QueueItem |
 
 
 def claim_next(
-    *, session: Session, reviewer: str, now: datetime, lease: timedelta, kind: str | None = None
+    *,
+    session: Session,
+    reviewer: str,
+    now: datetime,
+    lease: timedelta,
+    kind: str | None = None,
+    filters: QueueFilters | None = None,
+    checks: Sequence[tuple[str, int]] = (),
+    min_rank: int = 0,
 ) -> QueueRow | None:
     """Claim the reviewer's next item (severity first, then age) and commit; ``None`` when none is left.
 
+    ``kind`` keeps items that show that finding kind (``review --kind``); ``filters`` keeps items the
+    Queue page's filters list (``filter_conditions``: the kind filter reads the findings of ``checks``
+    at ``min_rank`` or above), so "Review next" hands out only what the page shows, item after item.
     A reviewer who still holds an unexpired claim gets that item back (its lease renewed).
     """
     held = held_claim(session=session, reviewer=reviewer, now=now)
@@ -54,6 +67,8 @@ def claim_next(
             .where(claimable(now), ~reviewed_by(reviewer))
             .order_by(*review_order())
         )
+        if filters is not None:
+            stmt = stmt.where(*filter_conditions(filters, now, checks, min_rank))
         if kind is None:
             stmt = stmt.limit(10)
         ids = [i for i, kinds in session.execute(stmt) if kind is None or kind in kinds][:10]
@@ -135,10 +150,22 @@ def _own(session: Session, item_id: int, reviewer: str, now: datetime) -> QueueI
     raise QueueError(f"queue item {item_id} is {item.state}{who}, not claimed by {reviewer}")
 
 
-def reviewable_count(*, session: Session, reviewer: str, now: datetime, kind: str | None = None) -> int:
+def reviewable_count(
+    *,
+    session: Session,
+    reviewer: str,
+    now: datetime,
+    kind: str | None = None,
+    filters: QueueFilters | None = None,
+    checks: Sequence[tuple[str, int]] = (),
+    min_rank: int = 0,
+) -> int:
     """How many items :func:`claim_next` could still hand ``reviewer`` (claimable, not awaiting someone
-    else's second review, with finding kind ``kind`` when given): the "N" of "item i of N"."""
+    else's second review, with finding kind ``kind`` and within ``filters`` when given, as
+    :func:`claim_next` reads them): the "N" of "item i of N"."""
     stmt = select(QueueItem.kinds).where(claimable(now), ~reviewed_by(reviewer))
+    if filters is not None:
+        stmt = stmt.where(*filter_conditions(filters, now, checks, min_rank))
     if kind is None:
         return int(session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
     return sum(1 for (kinds,) in session.execute(stmt) if kind in kinds)

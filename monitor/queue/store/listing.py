@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
 
-from sqlalchemy import exists, func, select, tuple_
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.queue.sampling import STRATA
 from monitor.queue.store.claims import held_claim
+from monitor.queue.store.filters import NO_FILTERS, QueueFilters, filter_conditions
 from monitor.queue.store.items import QueueRow, claimable, queue_row, review_order
 from monitor.severity import SEVERITY_RANK
 from monitor.store.models import Finding, QueueItem
@@ -73,24 +73,6 @@ def queue_listing(
 
 
 @dataclass(frozen=True, slots=True)
-class QueueFilters:
-    """What the Queue page narrows the pending list to; ``None`` (or ``False``) means no filter.
-
-    ``kind`` keeps items whose record has a finding of that kind at or above the queue's minimum
-    severity (the kinds an item shows); ``stratum`` is the item's severity stratum (``STRATA``);
-    ``day_from``/``day_to`` bound the rewrite's UTC day, both inclusive.
-    """
-
-    kind: str | None = None
-    stratum: str | None = None
-    prompt_version: str | None = None
-    model: str | None = None
-    day_from: date | None = None
-    day_to: date | None = None
-    overdue_only: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class QueuePage:
     """One page of open items in review order, with counts over every item matching the filters.
 
@@ -117,45 +99,13 @@ class FilterOptions:
     last_day: date | None
 
 
-def _where(
-    filters: QueueFilters, now: datetime, checks: Sequence[tuple[str, int]], min_rank: int
-) -> list[Any]:
-    # Open for review: pending, or claimed (by anyone) and not finished. The page lists claimed items
-    # too, so a reviewer sees what a colleague holds; claim_next decides who gets which item.
-    conds: list[Any] = [QueueItem.state.in_(("pending", "claimed"))]
-    if filters.kind is not None:
-        # Findings rather than the JSON ``kinds`` column: an indexed EXISTS behaves the same on SQLite
-        # and PostgreSQL, where JSON containment does not.
-        conds.append(
-            exists().where(
-                Finding.record_id == QueueItem.record_id,
-                Finding.kind == filters.kind,
-                Finding.severity_rank >= min_rank,
-                tuple_(Finding.check_id, Finding.check_version).in_(checks),
-            )
-        )
-    if filters.stratum is not None:
-        conds.append(QueueItem.stratum == filters.stratum)
-    if filters.prompt_version is not None:
-        conds.append(QueueItem.prompt_version == filters.prompt_version)
-    if filters.model is not None:
-        conds.append(QueueItem.model == filters.model)
-    if filters.day_from is not None:
-        conds.append(QueueItem.day >= filters.day_from)
-    if filters.day_to is not None:
-        conds.append(QueueItem.day <= filters.day_to)
-    if filters.overdue_only:
-        conds.append(QueueItem.due_at < now)
-    return conds
-
-
 def list_open(
     *,
     session: Session,
     now: datetime,
     checks: Sequence[tuple[str, int]],
     min_severity: str = "medium",
-    filters: QueueFilters = QueueFilters(),
+    filters: QueueFilters = NO_FILTERS,
     limit: int = 50,
     offset: int = 0,
 ) -> QueuePage:
@@ -167,7 +117,12 @@ def list_open(
     """
     if filters.stratum is not None and filters.stratum not in STRATA:
         raise ValueError(f"unknown stratum {filters.stratum!r}; one of: {', '.join(STRATA)}")
-    conds = _where(filters, now, checks, SEVERITY_RANK[min_severity])
+    # Open for review: pending, or claimed (by anyone) and not finished. The page lists claimed items
+    # too, so a reviewer sees what a colleague holds; claim_next decides who gets which item.
+    conds = [
+        QueueItem.state.in_(("pending", "claimed")),
+        *filter_conditions(filters, now, checks, SEVERITY_RANK[min_severity]),
+    ]
     order = review_order()
     items = session.scalars(select(QueueItem).where(*conds).order_by(*order).limit(limit).offset(offset))
     rows = [queue_row(i, now) for i in items]
