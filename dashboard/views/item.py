@@ -563,6 +563,7 @@ with focus_col, st.container(key="rm-focus"):
         st.caption("No findings (a control item, or the checks found nothing).")
 
     # verdict: no heading of its own, so that the form's buttons fit on the first screen
+    claimable_here = False
     kept = ss.get(f"typed_{item.id}") if item is not None and not mine else None
     if kept and any(kept.values()):
         st.warning("You no longer hold this item. What you typed was not stored; copy it from here:")
@@ -604,6 +605,7 @@ with focus_col, st.container(key="rm-focus"):
         st.warning(f"Claimed by {artifacts.md(item.claimed_by)} until {item.lease_expires_at:%H:%M} UTC.")
     elif not mine:
         st.button("Claim to review", type="primary", on_click=_claim, args=(item.id,))
+        claimable_here = True
     else:
         if item.lease_expires_at and item.lease_expires_at < at.replace(tzinfo=None):
             st.warning(
@@ -613,8 +615,9 @@ with focus_col, st.container(key="rm-focus"):
         _verdict_form(item.id, view.request_id, rec.query if rec else "", findings, progress)
         _keep_claim(item.id)
 
-if not mine:
-    # no form here: the next item is one key away all the same (a lost claim left no way on)
+if not mine and not claimable_here:
+    # no form and nothing to claim here: the next item is one key away all the same (a lost claim
+    # left no way on); where "Claim to review" shows, N is that button's (dashboard/keys.py)
     st.button("Review next", shortcut="N", on_click=_take_next)
 # an error or warning the form did not show (no form: the item is someone else's, done or skipped)
 show_flash(("error", "warning"))
