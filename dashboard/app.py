@@ -44,17 +44,6 @@ except MonitorError as exc:  # invalid settings: say which, and stop
 
 # The pages are listed across the top and the page keeps its full width: with a sidebar, the Item page's
 # rewrite, findings and form did not fit on one screen at 1280x720.
-if auth_configured():
-    with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"reviewer: **{md(st.session_state['reviewer'])}**")
-        st.button("Log out", on_click=st.logout)
-else:
-    st.warning(
-        f"Running without auth: verdicts are signed as {md(repr(st.session_state['reviewer']))}, and this "
-        "server listens on this machine only. Configure [auth] in .streamlit/secrets.toml to log in.",
-        icon=":material/lock_open:",
-    )
-
 keys.install()
 
 pages = [
@@ -64,6 +53,20 @@ pages = [
     st.Page("views/eval_set.py", title="Eval set", icon=":material/checklist:", url_path="eval-set"),
 ]
 page = st.navigation(pages, position="top")
+if auth_configured():
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption(f"reviewer: **{md(st.session_state['reviewer'])}**")
+        st.button("Log out", on_click=st.logout)
+else:
+    unauthenticated = (
+        f"Running without auth: verdicts are signed as {md(repr(st.session_state['reviewer']))}, and this "
+        "server listens on this machine only. Configure [auth] in .streamlit/secrets.toml to log in."
+    )
+    if page.url_path == "item":
+        # one line on the Item page, whose rewrite, findings and Submit must fit the first screen
+        st.caption(f":material/lock_open: {unauthenticated}")
+    else:
+        st.warning(unauthenticated, icon=":material/lock_open:")
 try:
     page.run()
 except MonitorError as exc:  # the store is unreachable or not migrated: say how to fix it

@@ -64,6 +64,12 @@ mark.rm-word {background: #d7aefb; padding: 0 .15rem;}
 .st-key-rm-focus [data-testid="stRadio"] [role="radiogroup"] {gap: 0 .9rem;}
 /* one line per finding; the whole reason on hover */
 .rm-finding {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
+/* Issue 35: the rewrite, the first findings and Submit on the first screen at 1280x720. A long latest
+   message or query (a keyword expansion of 100 words) scrolls in its own box; findings past the first
+   three fold under "N more" (key F). */
+.st-key-rm-latest-box {max-height: 4.8em; overflow-y: auto;}
+.st-key-rm-query-box {max-height: 4.9em; overflow-y: auto;}
+details.rm-more summary {cursor: pointer; font-size: .85rem; color: #1a73e8;}
 </style>"""
 
 LEGEND = (
@@ -256,7 +262,8 @@ def findings_html(
 ) -> str:
     """The findings, most severe first, in plain words: the severity, what the kind means
     (``monitor.review.evidence.PLAIN_KINDS``, the id beside it) and the reason with word frequencies
-    said as "about 1 in 51,000 words" (``plain_reason``); with ``estimates``
+    said as "about 1 in 51,000 words" (``plain_reason``), the first :data:`FINDINGS_SHOWN` open and the
+    rest folded under "N more findings"; with ``estimates``
     (``monitor.stats.store.finding_estimates``), how often the finding's step was a real problem on this
     rewriter by the verdicts so far. Escaped: reasons quote logged words, and a rewriter's name is
     logged text too."""
@@ -264,7 +271,11 @@ def findings_html(
 
     rank = {"high": 0, "medium": 1, "low": 2}
     rows = []
-    for f in sorted(findings, key=lambda f: rank.get(f.severity, 3)):
+    for n, f in enumerate(sorted(findings, key=lambda f: rank.get(f.severity, 3))):
+        if n == FINDINGS_SHOWN:
+            more = len(findings) - FINDINGS_SHOWN
+            plural = "s" if more > 1 else ""
+            rows.append(f'<details class="rm-more"><summary>{more} more finding{plural}</summary>')
         sev = html.escape(f.severity)
         plain = html.escape(PLAIN_KINDS.get(f.kind, f.kind.replace("_", " ")))
         reason = html.escape(plain_reason(f.reason))
@@ -276,7 +287,14 @@ def findings_html(
             f'<div class="rm-finding" title="{reason}"><span class="rm-sev rm-sev-{sev}">{sev}</span> '
             f'<b>{plain}</b> <span class="rm-kind">({html.escape(f.kind)})</span>: {reason}{learned}</div>'
         )
+    if len(findings) > FINDINGS_SHOWN:
+        rows.append("</details>")
     return "\n".join(rows)
+
+
+FINDINGS_SHOWN = 3
+"""Findings shown open on the Item page (most severe first); the rest fold under "N more" (issue 35: the
+first three and Submit on the first screen at 1280x720)."""
 
 
 def constraining_dropped(dropped: Sequence[str], findings: Sequence[FindingRow]) -> list[tuple[str, bool]]:

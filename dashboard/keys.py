@@ -14,8 +14,11 @@ Keys (also in :data:`CHEAT_SHEET`, shown with "?"):
 - 1-9, 0: the 1st-9th, 10th label; Shift+1-5: the first wrong artifact (not while typing in a field).
 - Left arrow: "Previous item"; Right arrow: "Skip" (not while a radio button has the focus: there the
   arrows move between its options); N: "Claim to review" (Streamlit's own shortcut handles "Review
-  next" and "Continue reviewing" on the Queue page).
-- Any new item (the page's title changes) is scrolled to its top.
+  next" and "Continue reviewing" on the Queue page); F: show or fold the findings past the first three.
+- A label or Ctrl+Enter pressed within 300 ms of a new item showing is dropped (typed ahead, before
+  the item was seen), and a press still waiting for the form never lands on the item drawn after it.
+- Any new item (the page's title changes) is scrolled to its top, both columns of the Item page too,
+  and the evidence column then shows the last user message the rewriter received.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ CHEAT_SHEET = (
     ("←", "previous item (change its verdict)"),
     ("→", "skip this item"),
     ("N", "review next / claim this item"),
+    ("F", "show or fold the findings past the first three"),
     ("Ctrl+Shift+S / L / P", "skip / release / previous item"),
     ("?", "show or hide these keys"),
 )
@@ -45,6 +49,9 @@ SCRIPT = """
   if (w.__rmKeys) { return; }
   w.__rmKeys = true;
   const doc = w.document;
+  // the item on screen (its title) and when it showed: a key acts on the item it was pressed on
+  let title = null;
+  let shownAt = 0;
   const text = (el) => (el.innerText || "").trim();
   // While a run draws the next item, the previous item's form is still on the page, marked stale:
   // a key must never reach it (its Submit would send the old item's form again).
@@ -56,8 +63,11 @@ SCRIPT = """
   const shown = (label) => [...doc.querySelectorAll("button")].some((b) => labelled(b, [label]));
   // Submit stays disabled until a label is chosen; the click on a radio reruns the form, so a press
   // right after it may meet the old, disabled (or stale) button: retry for up to two seconds.
-  const submit = (tries) => {
-    if (!press("Submit and next") && tries > 0) { setTimeout(() => submit(tries - 1), 100); }
+  // ... but only while the item the key was pressed on is still the one on screen: a press that would
+  // land on the next item (drawn meanwhile, never seen) is dropped.
+  const submit = (tries, on) => {
+    if (title !== on) { return; }
+    if (!press("Submit and next") && tries > 0) { setTimeout(() => submit(tries - 1, on), 100); }
   };
   const press = (...labels) => { const b = button(labels); if (b) { b.click(); return true; } return false; };
   const radios = (group) => [...doc.querySelectorAll("[data-testid='stRadio']")].filter((r) => {
@@ -66,13 +76,14 @@ SCRIPT = """
   });
   // A number key pressed while the form is redrawn (a radio click reruns it, a new item replaces it)
   // waits for the live form, for up to two seconds.
-  const option = (group, n, tries) => {
+  const option = (group, n, tries, on) => {
+    if (title !== on) { return; }
     const radio = radios(group).find(live);
     if (radio) {
       const labels = radio.querySelectorAll("[role='radiogroup'] label");
       if (n < labels.length) { labels[n].click(); }
     } else if (tries > 0) {
-      setTimeout(() => option(group, n, tries - 1), 50);
+      setTimeout(() => option(group, n, tries - 1, on), 50);
     }
   };
   const typing = (el) => el && (el.isContentEditable || el.tagName === "TEXTAREA"
@@ -100,15 +111,22 @@ SCRIPT = """
     box.append(head, table);
     doc.body.appendChild(box);
   };
+  // A verdict key pressed within HOLD ms of a new item's title showing was typed ahead, before the
+  // reviewer saw the item: it is dropped (issue 35: "1, Ctrl+Enter" pressed twice 50 ms apart gave
+  // the next, never-drawn item an ok verdict, 4 times of 4).
+  const HOLD = 300;
+  const early = () => Date.now() - shownAt < HOLD;
+  const drop = (e) => { e.preventDefault(); e.stopImmediatePropagation(); };
   w.addEventListener("keydown", (e) => {
     const el = doc.activeElement;
     if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.key === "Enter") {
       if (!shown("Submit and next")) { return; }
-      e.preventDefault();
-      e.stopImmediatePropagation();
+      drop(e);
+      if (early()) { return; }
       // leaving a text field commits its text to the server before the click sends the form
       if (typing(el)) { el.blur(); }
-      setTimeout(() => submit(20), typing(el) ? 150 : 0);
+      const on = title;
+      setTimeout(() => submit(20, on), typing(el) ? 150 : 0);
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey || typing(el)) { return; }
@@ -118,7 +136,7 @@ SCRIPT = """
       const n = digit[1] === "0" ? 9 : Number(digit[1]) - 1;
       const group = e.shiftKey ? "First wrong artifact" : "Label";
       if (radios(group).length > 0) {
-        option(group, n, 40);
+        if (!early()) { option(group, n, 40, title); }
         done = true;
       }
     } else if (e.key === "ArrowLeft" && !(el && el.type === "radio")) {
@@ -127,14 +145,59 @@ SCRIPT = """
       done = press("Skip");
     } else if (e.key === "n" || e.key === "N") {
       done = !button(["Review next", "Continue reviewing"]) && press("Claim to review");
+    } else if (e.key === "f" || e.key === "F") {
+      const more = [...doc.querySelectorAll("details.rm-more")].find(live);
+      if (more) { more.open = !more.open; done = true; }
     } else if (e.key === "?") {
       sheet();
       done = true;
     }
     if (done) { e.preventDefault(); e.stopImmediatePropagation(); }
   }, true);
-  // A new item opens at its top: Streamlit keeps the scroll position of the page it redraws.
-  let title = null;
+  // A new item opens at its top, and so do the Item page's two columns: Streamlit keeps the scroll
+  // position of what it redraws, so the last item's scroll hid the next one's rewrite (issue 35).
+  // Then, while the item is drawn (two seconds, until the reviewer scrolls or clicks), the evidence
+  // column keeps the turn the rewrite was made from in view: the last user message it received.
+  let settle = 0;
+  const evidence = () => doc.querySelector(".st-key-rm-evidence");
+  const showTurn = () => {
+    const col = evidence();
+    const turns = col ? [...col.querySelectorAll(".rm-user")].filter(live) : [];
+    const turn = turns[turns.length - 1];
+    if (!turn) { return; }
+    const r = turn.getBoundingClientRect();
+    const q = col.getBoundingClientRect();
+    if (r.height > q.height - 16 || r.top < q.top) {
+      col.scrollTop += r.top - q.top - 8;
+    } else if (r.bottom > q.bottom - 8) {
+      col.scrollTop += r.bottom - q.bottom + 8;
+    }
+  };
+  for (const type of ["wheel", "mousedown", "touchstart"]) {
+    w.addEventListener(type, () => { settle = 0; }, true);
+  }
+  // The columns end at the window's bottom wherever they start: a banner above them (running without
+  // auth, a confirmation) pushed a fixed height's bottom, and the Submit button, off the screen.
+  const fit = () => {
+    for (const col of doc.querySelectorAll(".st-key-rm-evidence, .st-key-rm-focus")) {
+      const room = Math.floor(w.innerHeight - col.getBoundingClientRect().top - 8);
+      const want = Math.max(room, 240) + "px";
+      if (col.style.maxHeight !== want) { col.style.maxHeight = want; }
+    }
+  };
+  w.addEventListener("resize", fit);
+  // A refused submit's error shows right above the buttons: bring both into view, once per error (the
+  // column stayed scrolled at the field being typed, with the error and Submit out of sight).
+  const told = new WeakSet();
+  const showRefusal = () => {
+    for (const alert of doc.querySelectorAll(".st-key-rm-focus [data-testid='stAlert']")) {
+      if (told.has(alert) || !live(alert)) { continue; }
+      told.add(alert);
+      const b = button(["Submit and next"]);
+      (b || alert).scrollIntoView({ block: "nearest" });
+      alert.scrollIntoView({ block: "nearest" });
+    }
+  };
   new MutationObserver(() => {
     const h1 = doc.querySelector("h1");
     const now = h1 ? text(h1) : null;
@@ -143,7 +206,14 @@ SCRIPT = """
       const main = doc.querySelector("[data-testid='stMain']");
       if (main) { main.scrollTop = 0; }
       w.scrollTo(0, 0);
+      for (const col of doc.querySelectorAll(".st-key-rm-evidence, .st-key-rm-focus")) { col.scrollTop = 0; }
+      settle = Date.now() + 2000;
+      shownAt = Date.now();
     }
+    fit();
+    showRefusal();
+    if (Date.now() > settle) { return; }
+    showTurn();
   }).observe(doc.body, { childList: true, subtree: true, characterData: true });
 })();
 </script>

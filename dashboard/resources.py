@@ -102,17 +102,23 @@ def flash(kind: str, message: str) -> None:
     st.session_state["flash"] = (kind, message)
 
 
-def show_flash(kinds: tuple[str, ...] = ("success", "error", "warning", "info")) -> None:
+def show_flash(
+    kinds: tuple[str, ...] = ("success", "error", "warning", "info"), *, toast: bool = False
+) -> None:
     """Show, once, the message a callback left (``success``, ``error``, ``warning`` or ``info``), as
     literal text: an error message can quote a logged value (``artifacts.md``). Only a message of one
     of ``kinds`` is shown (and consumed) here: the Item page shows errors next to its buttons and the
-    rest at its top."""
+    rest at its top. With ``toast`` a success shows as a toast, which takes no room on the page (the
+    Item page's confirmation pushed the next item's Submit off a 1280x720 screen)."""
     from artifacts import md
 
     kind, message = st.session_state.get("flash", (None, None))
     if kind is not None and kind in kinds:
         del st.session_state["flash"]
-        getattr(st, kind)(md(message))
+        if toast and kind == "success":
+            st.toast(md(message), icon=":material/check_circle:")
+        else:
+            getattr(st, kind)(md(message))
 
 
 def reads_changed() -> None:

@@ -386,8 +386,8 @@ def _verdict_form(
 # -- the page ---------------------------------------------------------------------------------------
 if ss.pop("goto_queue", False):
     st.switch_page("views/queue.py")
-# a confirmation at the top (a new item opens there); errors next to the buttons, below
-show_flash(("success", "info"))
+# a confirmation as a toast (the next item opens in its place); errors next to the buttons, below
+show_flash(("success", "info"), toast=True)
 reviewer, at = ss["reviewer"], now()
 request = st.query_params.get("request")
 today = datetime.combine(at.date(), time.min, tzinfo=at.tzinfo)
@@ -527,9 +527,11 @@ with focus_col, st.container(key="rm-focus"):
         st.warning("No rewrite logged for this request.")
     else:
         st.markdown("**Latest message**")
-        st.html(artifacts.latest_html(rec.latest, findings))
+        with st.container(key="rm-latest-box"):
+            st.html(artifacts.latest_html(rec.latest, findings))
         st.markdown("**Query**" + ("" if rec.rewritten else " (not rewritten: the latest message as is)"))
-        st.html(artifacts.query_html(rec.query, findings))
+        with st.container(key="rm-query-box"):
+            st.html(artifacts.query_html(rec.query, findings))
         st.html(artifacts.legend_html())
         if rec.resolved:
             st.markdown(

@@ -108,7 +108,7 @@ def _dashboard(url: str, label: str, monkeypatch: pytest.MonkeyPatch) -> None:
         assert _verdicts(url) == 0
         at = next(b for b in at.button if b.label == "Submit and next").click().run()
         assert not at.exception
-        stored = [m.value.replace("\\", "") for m in at.success]
+        stored = [m.value.replace("\\", "") for m in at.toast]
         assert any("(no regression case: nothing to assert)" in m for m in stored)
     assert _verdicts(url) == 1
 

@@ -89,6 +89,11 @@ def htmls(at: AppTest) -> list[str]:
     return [h.proto.body for h in at.get("html") if not h.proto.body.lstrip().startswith("<script>")]
 
 
+def item_caption(at: AppTest) -> str:
+    """The Item page's line under the title ("**Item 1 of 3 today** ... · conversation ...")."""
+    return next(c.value for c in at.caption if c.value.startswith("**Item "))
+
+
 def open_next_item(at: AppTest) -> AppTest:
     """Click "Review next" on the Queue page (claims, then switches to the Item page)."""
     return button(at, "Review next").click().run()
@@ -215,7 +220,7 @@ def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_
     at.text_area(key=f"note_{i}").input("the user never named a plan")
     at = button(at, "Submit and next").click().run()
     assert not at.exception
-    assert shown(at.success[0].value) == "Stored verdict fabricated_constraint (rewrite) for c1_2."
+    assert shown(at.toast[0].value) == "Stored verdict fabricated_constraint (rewrite) for c1_2."
     v = fresh(db).scalars(select(Verdict)).one()
     assert (
         v.queue_item_id,
@@ -248,11 +253,11 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
     and a finished-queue screen instead of an empty form."""
     at = open_next_item(start())
     first = item_id(db, "c1_2")
-    assert at.caption[0].value.startswith("**Item 1 of 3 today** (2 more in the queue for you) · ")
+    assert item_caption(at).startswith("**Item 1 of 3 today** (2 more in the queue for you) · ")
     at.radio(key=f"label_{first}").set_value("ok").run()
     at = button(at, "Submit and next").click().run()
     assert shown(at.title[0].value) == "c3_2"
-    assert at.caption[0].value.startswith("**Item 2 of 3 today** (1 more in the queue for you) · ")
+    assert item_caption(at).startswith("**Item 2 of 3 today** (1 more in the queue for you) · ")
     at = button(at, "Previous item").click().run()
     assert not at.exception
     assert shown(at.title[0].value) == "c1_2"
@@ -373,7 +378,7 @@ def test_false_alarm_on_a_synonym_proposes_an_alias_and_the_cli_prints_it_as_yam
     at.text_input(key=f"alias_{i}").input("enterprise plan,  business   tier, Enterprise Plan")
     at = button(at, "Submit and next").click().run()
     assert (
-        shown(at.success[0].value)
+        shown(at.toast[0].value)
         == "Stored verdict false_alarm_synonym (none) and an alias proposal for c1_2."
     )
     proposal = fresh(db).scalars(select(AliasProposal)).one()
@@ -639,7 +644,7 @@ def test_review_next_keeps_to_the_queue_pages_filters_item_after_item(store: str
     at = open_next_item(at)
     # the medium item only, though the two high ones come first in review order
     assert shown(at.title[0].value) == "c2_2"
-    caption = shown(at.caption[0].value)
+    caption = shown(item_caption(at))
     assert caption.startswith("**Item 1 of 1 today** (0 more in the queue for you) · ")
     assert "next items: only medium stratum (the Queue page" in caption
     i = item_id(db, "c2_2")

@@ -341,3 +341,24 @@ def test_auth_missing_names_what_a_login_still_needs() -> None:
         "client_secret",
         "server_metadata_url",
     ]
+
+
+def test_findings_past_the_first_three_fold_under_n_more() -> None:
+    """Issue 35, part 2: the three most severe findings open, the rest under "N more findings"."""
+    import re
+    from types import SimpleNamespace
+
+    from dashboard.artifacts import FINDINGS_SHOWN, findings_html
+
+    def finding(kind: str, severity: str) -> SimpleNamespace:
+        return SimpleNamespace(kind=kind, step="s", severity=severity, reason=f"{kind} reason", evidence={})
+
+    five = [finding(f"k{i}", sev) for i, sev in enumerate(["low", "high", "low", "medium", "high"])]
+    out = findings_html(five)  # type: ignore[arg-type]
+    assert FINDINGS_SHOWN == 3
+    opened, folded = out.split('<details class="rm-more"><summary>2 more findings</summary>')
+    # most severe first: the two highs and the medium open, the two lows folded
+    assert re.findall(r"\((k\d)\)", opened) == ["k1", "k4", "k3"]
+    assert re.findall(r"\((k\d)\)", folded) == ["k0", "k2"] and folded.endswith("</details>")
+    assert "<details" not in findings_html(five[:3])  # type: ignore[arg-type]
+    assert "1 more finding</summary>" in findings_html(five[:4])  # type: ignore[arg-type]
