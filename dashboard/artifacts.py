@@ -185,11 +185,14 @@ def _message_spans(index: int, content: str, findings: Sequence[FindingRow], wor
     return spans
 
 
-def transcript_html(ctx: ContextInput | None, findings: Sequence[FindingRow]) -> str:
+def transcript_html(
+    ctx: ContextInput | None, findings: Sequence[FindingRow], *, newest_first: bool = False
+) -> str:
     """The messages the rewriter received, oldest first, role-labelled, with the words the findings
     name highlighted; preceded by one row per turn the client showed but the rewriter never received.
 
-    The unseen turns are the oldest ones (a window keeps the latest), so they come first.
+    The unseen turns are the oldest ones (a window keeps the latest), so they come first. With
+    ``newest_first`` the same rows in the reverse order: the turn the rewrite was made from at the top.
     """
     if ctx is None:
         return "<p>no ctx_input logged: what the rewriter received is unknown</p>"
@@ -205,12 +208,15 @@ def transcript_html(ctx: ContextInput | None, findings: Sequence[FindingRow]) ->
         rows.append(f'<div class="rm-msg rm-missing">… {unseen - MISSING_SHOWN} more missing turns</div>')
     if ctx.messages is None:
         rows.append(f"<p>{html.escape(ctx.missing_messages())} (signals only)</p>")
-        return "\n".join(rows)
+        return "\n".join(reversed(rows) if newest_first else rows)
+    # the turn the rewrite was made from: the Item page keeps it in view on opening (dashboard/keys.py)
+    latest_user = max((i for i, m in enumerate(ctx.messages) if m.role == "user"), default=None)
     for i, m in enumerate(ctx.messages):
         role = html.escape(m.role)
         body = mark(m.content, _message_spans(i, m.content, findings, words))
-        rows.append(f'<div class="rm-msg rm-{role}"><span class="rm-role">[{i}] {role}</span>{body}</div>')
-    return "\n".join(rows)
+        css = f"rm-msg rm-{role}" + (" rm-latest-user" if i == latest_user else "")
+        rows.append(f'<div class="{css}"><span class="rm-role">[{i}] {role}</span>{body}</div>')
+    return "\n".join(reversed(rows) if newest_first else rows)
 
 
 # -- 3. rewrite ------------------------------------------------------------------------------------

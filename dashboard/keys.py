@@ -162,8 +162,7 @@ SCRIPT = """
   const evidence = () => doc.querySelector(".st-key-rm-evidence");
   const showTurn = () => {
     const col = evidence();
-    const turns = col ? [...col.querySelectorAll(".rm-user")].filter(live) : [];
-    const turn = turns[turns.length - 1];
+    const turn = col ? [...col.querySelectorAll(".rm-latest-user")].find(live) : null;
     if (!turn) { return; }
     const r = turn.getBoundingClientRect();
     const q = col.getBoundingClientRect();

@@ -89,6 +89,11 @@ def _take_next() -> None:
     _next_item()
 
 
+def _flip_order() -> None:
+    """The transcript's order toggled: remembered for every item of the session."""
+    ss["transcript_newest_first"] = not ss.get("transcript_newest_first", False)
+
+
 def _scope_words(f: QueueFilters) -> str:
     """The Queue page's filters that "Review next" keeps to, in words ("" for none)."""
     days = f"days {f.day_from or '…'} to {f.day_to or '…'}" if f.day_from or f.day_to else ""
@@ -497,8 +502,13 @@ with evidence_col, st.container(key="rm-evidence"):
 
     # 2. transcript
     n_msgs = len(ctx.messages) if ctx is not None and ctx.messages is not None else 0
-    st.subheader(f"2. Transcript ({n_msgs} messages received, oldest first)")
-    st.html(artifacts.transcript_html(ctx, findings))
+    # the order is the reviewer's, kept for the session (the widget's own state would be dropped on
+    # the pages that do not draw it)
+    newest = ss.setdefault("transcript_newest_first", False)
+    order = "newest first" if newest else "oldest first"
+    st.subheader(f"2. Transcript ({n_msgs} messages received, {order})")
+    st.toggle("Newest first", value=newest, key=f"newest_{view.request_id}", on_change=_flip_order)
+    st.html(artifacts.transcript_html(ctx, findings, newest_first=newest))
 
     # 4. retrieval and answer
     st.subheader("4. Retrieval and answer")

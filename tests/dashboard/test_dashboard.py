@@ -677,3 +677,24 @@ def test_an_item_that_is_not_the_reviewers_still_offers_review_next(store: str, 
     assert not at.exception
     assert shown(at.title[0].value) == "c3_2"  # the next one alice does not hold
     assert fresh(db).get_one(QueueItem, item_id(db, "c3_2")).claimed_by == "bob"
+
+
+def test_the_transcript_reads_newest_first_on_request_and_stays_so(store: str, db: Session) -> None:
+    """Issue 35, part 1: a toggle puts the turn the rewrite was made from at the top, for every item
+    after it in the session."""
+    at = open_next_item(start())
+    assert "2. Transcript (2 messages received, oldest first)" in [h.value for h in at.subheader]
+    transcript = htmls(at)[0]
+    assert transcript.index("[0] user") < transcript.index("[1] assistant")
+    # the last user message received is marked: the page keeps it in view on opening
+    assert '<div class="rm-msg rm-user rm-latest-user"><span class="rm-role">[0] user</span>' in transcript
+    i = item_id(db, "c1_2")
+    at = at.toggle(key="newest_c1_2").set_value(True).run()
+    assert "2. Transcript (2 messages received, newest first)" in [h.value for h in at.subheader]
+    transcript = htmls(at)[0]
+    order = [transcript.index(x) for x in ("[1] assistant", "[0] user", "turn 1: missing")]
+    assert order == sorted(order)
+    at.radio(key=f"label_{i}").set_value("ok").run()
+    at = button(at, "Submit and next").click().run()
+    assert shown(at.title[0].value) == "c3_2"
+    assert any(h.value.endswith("newest first)") for h in at.subheader)

@@ -54,9 +54,8 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 LIVE = "[not(ancestor-or-self::*[@data-stale='true'])]"
 SUBMIT = f"//button[.//p[normalize-space()='Submit and next']]{LIVE}"
 REWRITE = f"//h3[contains(normalize-space(), '3. Rewrite')]{LIVE}"
-LAST_USER_TURN = (
-    f"(//div[contains(@class, 'st-key-rm-evidence')]//div[contains(@class, 'rm-user')]{LIVE})[last()]"
-)
+EVIDENCE = "//div[contains(@class, 'st-key-rm-evidence')]"
+LAST_USER_TURN = f"{EVIDENCE}//div[contains(@class, 'rm-latest-user')]{LIVE}"
 FIRST_FINDING = f"(//div[@class='rm-finding']{LIVE})[1]"
 REFUSED = f"//*[@data-testid='stAlert'][contains(normalize-space(), 'Not stored yet')]{LIVE}"
 # In view: inside the window and inside every ancestor that clips it (the scrolling columns).
