@@ -51,6 +51,7 @@ mark.rm-word {background: #d7aefb; padding: 0 .15rem;}
 .rm-sev {display: inline-block; min-width: 4.2rem; font-weight: 600;}
 .rm-sev-high {color: #c5221f;} .rm-sev-medium {color: #b06000;} .rm-sev-low {color: #5f6368;}
 .rm-kind {color: #5f6368; font-size: .8rem;}
+.rm-real {color: #5f6368; font-size: .8rem; margin-right: .3rem; border-bottom: 1px dotted #9aa0a6;}
 /* One screen (issue 16): each column scrolls on its own, so the rewrite, the findings and the form
    stay in view while the reviewer reads the transcript beside them. */
 .st-key-rm-evidence, .st-key-rm-focus {max-height: calc(100vh - 9rem); overflow-y: auto; padding-top: .3rem;
@@ -271,7 +272,8 @@ def findings_html(
     said as "about 1 in 51,000 words" (``plain_reason``), the first :data:`FINDINGS_SHOWN` open and the
     rest folded under "N more findings"; with ``estimates``
     (``monitor.stats.store.finding_estimates``), how often the finding's step was a real problem on this
-    rewriter by the verdicts so far. Escaped: reasons quote logged words, and a rewriter's name is
+    rewriter by the verdicts so far ("real 0.60" after the severity; the interval and the verdicts on
+    hover). Escaped: reasons quote logged words, and a rewriter's name is
     logged text too."""
     from monitor.review.evidence import PLAIN_KINDS, plain_reason
 
@@ -286,12 +288,16 @@ def findings_html(
         plain = html.escape(PLAIN_KINDS.get(f.kind, f.kind.replace("_", " ")))
         reason = html.escape(plain_reason(f.reason))
         est = (estimates or {}).get((f.kind, f.step or ""))
+        # right after the severity: a line is cut at the column's width, and reasons are long
         learned = (
-            f' <span class="rm-kind">(real: {html.escape(est.describe())})</span>' if est is not None else ""
+            f'<span class="rm-real" title="real on this rewriter: {html.escape(est.describe())}">'
+            f"real {est.mean:.2f}</span> "
+            if est is not None
+            else ""
         )
         rows.append(
             f'<div class="rm-finding" title="{reason}"><span class="rm-sev rm-sev-{sev}">{sev}</span> '
-            f'<b>{plain}</b> <span class="rm-kind">({html.escape(f.kind)})</span>: {reason}{learned}</div>'
+            f'{learned}<b>{plain}</b> <span class="rm-kind">({html.escape(f.kind)})</span>: {reason}</div>'
         )
     if len(findings) > FINDINGS_SHOWN:
         rows.append("</details>")

@@ -175,6 +175,8 @@ SCRIPT = """
   for (const type of ["wheel", "mousedown", "touchstart"]) {
     w.addEventListener(type, () => { settle = 0; }, true);
   }
+  const scrolling = ["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "];
+  w.addEventListener("keydown", (e) => { if (scrolling.includes(e.key)) { settle = 0; } }, true);
   // The columns end at the window's bottom wherever they start: a banner above them (running without
   // auth, a confirmation) pushed a fixed height's bottom, and the Submit button, off the screen.
   const fit = () => {

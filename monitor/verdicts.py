@@ -160,4 +160,5 @@ def nothing_to_assert(
     what = WHAT_TO_ASSERT.get(label, "a must / must-not term")
     if label != Label.NOT_A_QUERY:
         what += ", or a corrected query"
-    return f"a {label} verdict on the rewrite needs something a replay can fail: {what}"
+    article = "an" if label[:1] in "aeiou" else "a"
+    return f"{article} {label} verdict on the rewrite needs something a replay can fail: {what}"

@@ -25,6 +25,7 @@ from resources import (
     show_flash,
 )
 
+from monitor.cases.store import no_case_why
 from monitor.checks.store import FindingRow, list_findings
 from monitor.errors import AmbiguousRequestError, ProposalError, QueueError
 from monitor.ingest.store.records import get_record_view
@@ -213,6 +214,7 @@ def _submit(item_id: int, request_id: str) -> None:
                 lease=_lease(),
                 again=_again(item_id),
             )
+            why = no_case_why(session=session, verdict_id=verdict_id)
             if members:
                 propose_alias(
                     session=session,
@@ -233,7 +235,7 @@ def _submit(item_id: int, request_id: str) -> None:
     _history().append(item_id)
     ss.pop("again_item", None)
     alias = " and an alias proposal" if members else ""
-    uncased = " (no regression case: nothing to assert)" if missing else ""
+    uncased = f" (no regression case: {why})" if why else ""
     flash("success", f"Stored verdict {label} ({artifact}){alias} for {request_id}{uncased}.")
     _next_item()
     _whole_page()

@@ -94,6 +94,8 @@ filters = QueueFilters(
     day_to if isinstance(day_to, date) else None,
     overdue_only,
 )
+# What "Review next", "Continue reviewing" and the list's links go on with: the filters shown now
+st.session_state["review_filters"] = filters
 with db() as session:
     held = held_item(session=session, reviewer=reviewer, now=now())
 with st.container(border=True):

@@ -127,7 +127,7 @@ def is_hard(*, session: Session, record_id: int) -> bool:
 
 
 NO_CASE: dict[str, str] = {
-    "fine_on_clean": "fine on an item without a medium or high finding: a control sample that tests nothing",
+    "fine_on_clean": "fine on a rewrite without a medium or high finding: nothing for a replay to hold",
     "not_logged": "the rewriter's message list was not logged: there is nothing to replay",
     "unparsable": "the stored rewrite no longer parses",
     "chat_state": "a chat-state fault: a replay gives the rewriter the same messages, so it cannot fail",
@@ -373,6 +373,16 @@ def withdraw_empty_cases(*, session: Session, now: datetime) -> int:
             n += 1
     session.flush()
     return n
+
+
+def no_case_why(*, session: Session, verdict_id: int) -> str | None:
+    """Why the verdict ``verdict_id`` makes no regression case (:data:`NO_CASE`, in words), or None when
+    it makes one: what the review forms and ``verdict`` say after storing it. Reads only."""
+    verdict = session.get(Verdict, verdict_id)
+    if verdict is None:
+        return None
+    got = case_decision(session=session, verdict=verdict)
+    return got.why if isinstance(got, NoCase) else None
 
 
 @dataclass(frozen=True, slots=True)

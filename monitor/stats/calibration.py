@@ -116,14 +116,15 @@ class Estimate:
     prior_weight: float
 
     def describe(self) -> str:
-        """One line such as "0.18 (0.08–0.33) from 27 verdicts on mtrag-aggressive-v1" (what the item page is
-        to show once the queue reads the estimate; not shown yet)."""
+        """One line such as "0.18 (0.08–0.33) from 27 verdicts on mtrag-aggressive-v1", or "... prior only
+        (no verdict on this step for mtrag-aggressive-v1)": what ``show``, ``review`` and the Item page
+        print beside a finding."""
         who = self.key[0] or "an unnamed rewriter"
         n = self.counts.n
         basis = (
             f"from {n} verdict{'s' if n != 1 else ''} on {who}"
             if n
-            else f"prior only ({who} has no verdicts)"
+            else f"prior only (no verdict on this step for {who})"
         )
         return f"{self.mean:.2f} ({self.low:.2f}–{self.high:.2f}) {basis}"
 

@@ -63,11 +63,14 @@ the cap :func:`default_workers` puts on the number of processes (issue 36 asks a
 
 def default_workers() -> int:
     """The processes the check phase uses when ``check_workers`` is not set: the cores this process may
-    run on (:func:`usable_cores`) less those busy with other work (:func:`busy_cores`), capped by
-    :func:`memory_cap`; at least 1. On a host already loaded, a process per core only queues behind the
-    others: with a test run holding this machine's two cores (load 2 to 3.4), ``run --workers 2`` took
-    48.6 s where one process took 34.1 s (6,770 non-repeating rewrites, a newcomer's measure)."""
-    return max(1, min(usable_cores() - busy_cores(), memory_cap()))
+    run on (:func:`usable_cores`), no more than the host's cores other work leaves idle (``os.cpu_count()``
+    less :func:`busy_cores`: the load average is the whole host's, a container's quota is not), capped
+    by :func:`memory_cap`; at least 1. Read when the pool is made (a ``run``, a ``check``, a worker's
+    start). On a host already loaded, a process per core only queues behind the others: with a test run
+    holding this machine's two cores (load 2 to 3.4), ``run --workers 2`` took 48.6 s where one process
+    took 34.1 s (6,770 non-repeating rewrites, a newcomer's measure)."""
+    idle = (os.cpu_count() or 1) - busy_cores()
+    return max(1, min(usable_cores(), idle, memory_cap()))
 
 
 def busy_cores() -> int:

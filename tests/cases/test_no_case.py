@@ -59,7 +59,8 @@ def test_what_an_error_on_the_rewrite_needs() -> None:
     for label in LABELS:
         if label not in ("ok", "false_alarm_synonym"):
             said = nothing_to_assert(label, "rewrite", **empty)  # type: ignore[arg-type]
-            assert said is not None and said.startswith(f"a {label} verdict on the rewrite")
+            article = "an" if label[0] in "aeiou" else "a"
+            assert said is not None and said.startswith(f"{article} {label} verdict on the rewrite")
 
 
 def test_each_verdict_without_a_case_is_listed_with_its_reason(session: Session) -> None:

@@ -184,9 +184,15 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
     assert "zipf" not in findings
     # beside each rewrite finding, what the verdicts taught of its step (none yet: the shipped prior);
     # the chat-state kinds judge the logging, which no verdict speaks to
-    learned = re.findall(r"\(([a-z_]+)\)</span>: [^\n]*?\(real: ([^<]+)\)</span>", findings)
-    assert [k for k, _ in learned] == ["added_content_word", "antecedent_not_in_input"]
-    assert all(t.endswith("prior only (ctx-v1 has no verdicts)") for _, t in learned)
+    # (after the severity, where the cut of a long line cannot reach it; the interval on hover)
+    learned = re.findall(
+        r'<span class="rm-real" title="real on this rewriter: ([^"]+)">real (\d\.\d\d)</span> '
+        r'<b>[^<]+</b> <span class="rm-kind">\(([a-z_]+)\)',
+        findings,
+    )
+    assert [k for _, _, k in learned] == ["added_content_word", "antecedent_not_in_input"]
+    assert all(t.endswith("prior only (no verdict on this step for ctx-v1)") for t, _, _ in learned)
+    assert all(t.startswith(f"{mean} (") for t, mean, _ in learned)
     item = db.get_one(QueueItem, item_id(db, "c1_2"))
     assert (item.state, item.claimed_by) == ("claimed", "bob")
     # the form starts from the logged query and, once a label says what is wrong, from its terms

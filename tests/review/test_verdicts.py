@@ -423,3 +423,29 @@ def test_review_quit_releases_the_item(cli_db: str) -> None:
     with session_factory(engine)() as s:
         assert s.scalar(select(QueueItem.state).where(QueueItem.request_id == "c1_2")) == "pending"
     engine.dispose()
+
+
+def test_review_with_piped_input_stays_in_step_when_a_verdict_makes_no_case(cli_db: str) -> None:
+    """Found by a newcomer: the form asked the questions again after an answer with nothing a replay can
+    fail, and piped input (one line per answer) then answered them with the next item's lines."""
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
+        s.commit()
+    engine.dispose()
+    # two items, each "u" (unresolved_reference, whose prefill holds nothing) and three empty answers
+    keys = "u\n\n\n\n" * 2 + "q\n"
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
+    assert result.exit_code == 0, result.output
+    said = "an unresolved_reference verdict on the rewrite needs something a replay can fail"
+    assert result.output.count(said) == 2  # before the questions, once per item
+    assert result.output.count("(no regression case: an error on the rewrite with no corrected query") == 2
+    assert "2 verdicts, 0 skipped" in result.output
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        got = [(v.label, v.corrected_query) for v in s.scalars(select(Verdict).order_by(Verdict.id))]
+    engine.dispose()
+    assert got == [("unresolved_reference", None)] * 2
+    assert _cases(cli_db) == []

@@ -49,7 +49,8 @@ def test_a_posterior_by_hand() -> None:
     # a rewriter with no verdicts on a step the table does not know: its kind's figure, weight 4
     c = cal.estimate(("C", "added_content_word", "synonym"))
     assert (c.mean, c.prior_weight, c.counts.n) == (pytest.approx(1 / 3), 4, 0)
-    assert c.describe().startswith("0.33 (") and c.describe().endswith("prior only (C has no verdicts)")
+    assert c.describe().startswith("0.33 (")
+    assert c.describe().endswith("prior only (no verdict on this step for C)")
     assert a.describe().endswith("from 6 verdicts on A")
     # a kind nobody knows: 1/2
     assert cal.estimate(("C", "not_a_query", "meta_text")).mean == pytest.approx(0.5)
@@ -156,7 +157,7 @@ def test_show_prints_the_estimate_beside_each_finding(cli_db: str) -> None:
         # no verdict yet: the shipped table's Laplace-smoothed figure for the step, at its weight
         assert (est["confirmed"], est["dismissed"], est["rewriter"]) == (0, 0, "ctx-v1")
         assert est["estimate"] == pytest.approx(table.mean(f["kind"], f["step"]), abs=1e-4)
-        assert est["text"].endswith("prior only (ctx-v1 has no verdicts)")
+        assert est["text"].endswith("prior only (no verdict on this step for ctx-v1)")
     done = runner.invoke(
         app, ["--database-url", cli_db, "verdict", "r2", "--label", "ok", "--reviewer", "ann"]
     )

@@ -39,9 +39,19 @@ def test_the_default_is_the_free_cores_capped_by_memory(monkeypatch: pytest.Monk
     assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
     monkeypatch.setattr(pool, "usable_cores", lambda: 8)
     monkeypatch.setattr(pool, "memory_cap", lambda: 6)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
     for load, busy, workers in [(0.1, 0, 6), (2.49, 2, 6), (2.5, 3, 5), (7.6, 8, 1), (30.0, 30, 1)]:
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
         assert (busy_cores(), default_workers()) == (busy, workers), load
+    # a container allowed 2 of a 64-core host's cores, the host at load 30: 34 idle, so both of its own
+    monkeypatch.setattr(pool, "usable_cores", lambda: 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "getloadavg", lambda: (30.0, 0.0, 0.0))
+    assert default_workers() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (63.0, 0.0, 0.0))
+    assert default_workers() == 1
+    monkeypatch.setattr(pool, "usable_cores", lambda: 8)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
 
     def unknowable() -> tuple[float, float, float]:
         raise OSError("no load average here")

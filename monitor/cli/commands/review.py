@@ -140,6 +140,7 @@ def verdict_cmd(
     Example: rewrite-monitor verdict cast2020-90_3 --label fabricated_constraint --must-not-include
     Boeing --query "How does the biggest commercial plane's fuel consumption compare to its competitors?"
     """
+    from monitor.cases.store import no_case_why
     from monitor.review.store import verdict_for_request
     from monitor.verdicts import DEFAULT_ARTIFACT, FINE_LABELS
 
@@ -167,8 +168,10 @@ def verdict_cmd(
             conv_id=conv,
             adjudication=adjudicate,
         )
+        why = no_case_why(session=session, verdict_id=vid)
     what = "adjudication" if adjudicate else "verdict"
-    _say(f"{what} {vid} recorded on {request_id}: {label.value}")
+    uncased = f" (no regression case: {why})" if why else ""
+    _say(f"{what} {vid} recorded on {request_id}: {label.value}{uncased}")
 
 
 # -- review --------------------------------------------------------------------------------------
@@ -199,6 +202,7 @@ def review_loop(
     can still hand them). Returns counts ``{verdicts, skipped}``. The reader functions are parameters so
     tests drive the loop with plain strings.
     """
+    from monitor.cases.store import no_case_why
     from monitor.review.walk import QueueWalk
     from monitor.verdicts import FINE_LABELS
 
@@ -235,9 +239,9 @@ def review_loop(
                 terms = _ask_terms(label, item, logged, read_line, show)
         corrected, must, must_not = terms
         vid = walk.record(item, label, note=note, corrected=corrected, must=must, must_not=must_not)
-        uncased = _nothing_to_assert(label, terms, logged) and " (no regression case: nothing to assert)"
+        why = no_case_why(session=session, verdict_id=vid)
         again = " (replaces your earlier verdict)" if item.again else ""
-        show(f"verdict {vid}: {label}{again}{uncased or ''}")
+        show(f"verdict {vid}: {label}{again}" + (f" (no regression case: {why})" if why else ""))
 
 
 def _ask_terms(
@@ -248,18 +252,17 @@ def _ask_terms(
     show: Callable[[Any], None],
 ) -> tuple[str | None, list[str], list[str]]:
     """The corrected query and terms of an error verdict, prefilled with what the dashboard's form
-    starts from (``monitor.review.evidence.prefill``); when they hold nothing a replay can fail, said
-    once and asked again: a second empty answer stores the verdict (it still counts in the rates and
-    precision) without a regression case."""
+    starts from (``monitor.review.evidence.prefill``). When the prefilled answers hold nothing a replay
+    can fail, that is said before the questions: answered as they are, the verdict is stored (it still
+    counts in the rates and precision) without a regression case. One line per answer, as piped input
+    gives them."""
     from monitor.review.evidence import prefill
 
     pre = prefill(label, item.findings)
-    terms = _read_terms(read_line, pre)
-    missing = _nothing_to_assert(label, terms, logged)
+    missing = _nothing_to_assert(label, (None, list(pre.must_include), list(pre.must_not_include)), logged)
     if missing:
-        show(f"{missing}; give one, or Enter through to store the verdict without a case")
-        terms = _read_terms(read_line, pre)
-    return terms
+        show(f"{missing} (Enter through: the verdict is stored without a case)")
+    return _read_terms(read_line, pre)
 
 
 def _nothing_to_assert(

@@ -37,8 +37,11 @@ def filter_conditions(
 ) -> list[Any]:
     """The WHERE conditions of ``filters`` on ``QueueItem`` (none for an unset filter): what the Queue
     page lists and what "Review next" claims from (``claim_next``). ``checks`` and ``min_rank`` define
-    the findings the kind filter looks at."""
+    the findings the kind filter looks at; ``ValueError`` for a kind filter without ``checks``."""
     conds: list[Any] = []
+    if filters.kind is not None and not checks:
+        # no current check would match every item out: a caller's mistake, not an empty queue
+        raise ValueError("a kind filter needs the current checks (monitor.checks.current_versions())")
     if filters.kind is not None:
         # Findings rather than the JSON ``kinds`` column: an indexed EXISTS behaves the same on SQLite
         # and PostgreSQL, where JSON containment does not.
