@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks import serve
 from benchmarks.dashboard_load import measured_on, seed_and_say
 from benchmarks.serve import dashboard
 
@@ -61,7 +62,6 @@ def _until(check: Callable[[], Any], timeout: float = WAIT) -> float:
 def review(base: str, items: int) -> dict[str, Any]:
     """Clear ``items`` queue items at ``base`` with the keyboard; the keys and waits (module docstring)."""
     from selenium import webdriver
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -77,13 +77,7 @@ def review(base: str, items: int) -> dict[str, Any]:
         _until(lambda: driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Review next']]"))
 
         def press(*chord: str) -> None:
-            actions = ActionChains(driver)
-            for k in chord[:-1]:
-                actions.key_down(k)
-            actions.send_keys(chord[-1])
-            for k in reversed(chord[:-1]):
-                actions.key_up(k)
-            actions.perform()
+            serve.press(driver, *chord)
 
         def done() -> bool:
             return "Queue done" in driver.find_element(By.TAG_NAME, "h1").text

@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -64,3 +65,17 @@ def dashboard(url: str, home: Path, reviewer: str, wait: float = 60.0) -> Iterat
         proc.wait(timeout=30)
         if proc.stderr:
             proc.stderr.close()
+
+
+def press(driver: Any, *chord: str) -> None:
+    """Press ``chord`` in the browser ``driver`` drives (a selenium WebDriver) as a reviewer would: the
+    modifier keys held down (``Keys.CONTROL``, ``Keys.SHIFT``), the last key typed, then all released."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    actions = ActionChains(driver)
+    for k in chord[:-1]:
+        actions.key_down(k)
+    actions.send_keys(chord[-1])
+    for k in reversed(chord[:-1]):
+        actions.key_up(k)
+    actions.perform()

@@ -257,3 +257,42 @@ class Receiver:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def count_verdicts(url: str) -> int:
+    """How many verdicts the store at ``url`` holds (what a screen under test has stored)."""
+    from sqlalchemy import func, select
+
+    from monitor.store.engine import make_engine, session_factory
+    from monitor.store.models import Verdict
+
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            return int(session.scalar(select(func.count()).select_from(Verdict)) or 0)
+    finally:
+        engine.dispose()
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+"""Debian's headless Chromium and its driver, which ``.ci/run`` installs for the browser tests."""
+
+
+def require_browser() -> None:
+    """Skip the calling test module when selenium (the dev extra) or Chromium is not installed here; on
+    CI, where ``.ci/run`` installs them, fail instead. Call at module level, before importing selenium."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("selenium") is None:
+        if os.environ.get("CI"):
+            pytest.fail("selenium is missing on CI (it is in the dev extra)", pytrace=False)
+        pytest.skip("selenium not installed (pip install -e '.[dev]')", allow_module_level=True)
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        if os.environ.get("CI"):
+            pytest.fail(
+                "chromium and chromium-driver are missing on CI (.ci/run installs them)", pytrace=False
+            )
+        pytest.skip("chromium / chromium-driver not installed", allow_module_level=True)

@@ -24,7 +24,7 @@ from monitor.cases.export import collect_cases
 from monitor.cli.commands.review import LABEL_KEYS, review_loop
 from monitor.store.engine import make_engine, session_factory
 from monitor.verdicts import DEFAULT_ARTIFACT, FINE_LABELS, LABELS
-from tests.helpers import seed_dashboard_store
+from tests.helpers import count_verdicts, seed_dashboard_store
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 LOGGED = "What is the uptime SLA for the Dublin region on the enterprise plan?"
@@ -106,26 +106,13 @@ def _dashboard(url: str, label: str, monkeypatch: pytest.MonkeyPatch) -> None:
         said = [e.value.replace("\\", "") for e in at.error]
         article = "an" if label[0] in "aeiou" else "a"
         assert any(f"Not stored yet: {article} {label} verdict on the rewrite needs" in e for e in said)
-        assert _verdicts(url) == 0
+        assert count_verdicts(url) == 0
         at = next(b for b in at.button if b.label == "Submit and next").click().run()
         assert not at.exception
-    assert _verdicts(url) == 1
+    assert count_verdicts(url) == 1
     # the confirmation says when the verdict made no case, and why
     stored = [m.value.replace("\\", "") for m in at.toast]
     assert any("(no regression case: " in m for m in stored) == (EXPECTED[label] is None), stored
-
-
-def _verdicts(url: str) -> int:
-    from sqlalchemy import func, select
-
-    from monitor.store.models import Verdict
-
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            return int(session.scalar(select(func.count()).select_from(Verdict)) or 0)
-    finally:
-        engine.dispose()
 
 
 def _terminal(url: str, label: str) -> None:
@@ -149,7 +136,7 @@ def _terminal(url: str, label: str) -> None:
     refused = [x for x in said if "needs something a replay can fail" in x]
     assert len(refused) == (label in REFUSED_ONCE)
     assert any("(no regression case: " in x for x in said) == (EXPECTED[label] is None)
-    assert _verdicts(url) == 1
+    assert count_verdicts(url) == 1
 
 
 @pytest.mark.parametrize("label", LABELS)

@@ -25,23 +25,12 @@ from sqlalchemy import select
 from benchmarks.serve import dashboard
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.helpers import seed_dashboard_store
+from tests.helpers import CHROMEDRIVER, CHROMIUM, require_browser, seed_dashboard_store
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 REPO = Path(__file__).resolve().parents[2]
 
-try:
-    from selenium import webdriver
-except ImportError:
-    if os.environ.get("CI"):
-        pytest.fail("selenium is missing on CI (it is in the dev extra)", pytrace=False)
-    pytest.skip("selenium not installed (pip install -e '.[dev]')", allow_module_level=True)
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    if os.environ.get("CI"):
-        pytest.fail("chromium and chromium-driver are missing on CI (.ci/run installs them)", pytrace=False)
-    pytest.skip("chromium / chromium-driver not installed", allow_module_level=True)
-
+require_browser()
+from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402

@@ -11,7 +11,6 @@ verdict the form refuses (``not_a_query`` with nothing a replay can fail): its e
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -19,34 +18,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, update
 
+from benchmarks import serve
 from benchmarks.serve import dashboard
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.helpers import SHARED_DATA
+from tests.helpers import CHROMEDRIVER, CHROMIUM, SHARED_DATA, count_verdicts, require_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 LOGS = ("mtrag_dev_sonnet45agg.jsonl", "mtrag_dev_mixtral.jsonl", "cast2020.jsonl")
 ITEMS = 40
 WAIT = 60.0
 
-try:
-    from selenium import webdriver
-except ImportError:
-    if os.environ.get("CI"):
-        pytest.fail("selenium is missing on CI (it is in the dev extra)", pytrace=False)
-    pytest.skip("selenium not installed (pip install -e '.[dev]')", allow_module_level=True)
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    if os.environ.get("CI"):
-        pytest.fail("chromium and chromium-driver are missing on CI (.ci/run installs them)", pytrace=False)
-    pytest.skip("chromium / chromium-driver not installed", allow_module_level=True)
+require_browser()
+from selenium import webdriver  # noqa: E402
+
 if not all((SHARED_DATA / "logs" / name).exists() for name in LOGS):
     pytest.skip("the shared logs are not here", allow_module_level=True)
 
 from selenium.common.exceptions import WebDriverException  # noqa: E402
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -97,15 +87,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]
     yield url, home
 
 
-def _verdicts(url: str) -> int:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            return int(session.scalar(select(func.count()).select_from(Verdict)) or 0)
-    finally:
-        engine.dispose()
-
-
 def _reopen(url: str) -> None:
     """Every item back in the queue, no verdict: each window size walks the same items."""
     engine = make_engine(url)
@@ -134,13 +115,7 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
             driver.set_window_size(*size)
 
             def press(*chord: str) -> None:
-                actions = ActionChains(driver)
-                for k in chord[:-1]:
-                    actions.key_down(k)
-                actions.send_keys(chord[-1])
-                for k in reversed(chord[:-1]):
-                    actions.key_up(k)
-                actions.perform()
+                serve.press(driver, *chord)
 
             def title() -> str:
                 return str(driver.find_element(By.TAG_NAME, "h1").text)
@@ -168,7 +143,7 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
                     assert found, (now, what)
                     if not driver.execute_script(IN_VIEW, found[0]):
                         out_of_view.append((now, what))
-                before = _verdicts(url)
+                before = count_verdicts(url)
                 if n == 3:
                     # a verdict the form refuses (not_a_query on the rewrite, nothing a replay can fail):
                     # its error and Submit in view; the second press stores it
@@ -182,10 +157,10 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
                     for what, xpath in (("the refusal", REFUSED), ("Submit after a refusal", SUBMIT)):
                         if not driver.execute_script(IN_VIEW, driver.find_element(By.XPATH, xpath)):
                             out_of_view.append((now, what))
-                    assert _verdicts(url) == before
+                    assert count_verdicts(url) == before
                     press(Keys.CONTROL, Keys.ENTER)
                     _until(lambda now=now: opened(now))
-                    assert _verdicts(url) == before + 1
+                    assert count_verdicts(url) == before + 1
                     continue
                 press("1")
                 time.sleep(0.15)
@@ -198,7 +173,7 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
                 _until(lambda now=now: opened(now))
                 if n == 5:
                     time.sleep(1.0)  # a press that would land on this item has had time to
-                    assert _verdicts(url) == before + 1, "a key typed ahead judged the next item"
+                    assert count_verdicts(url) == before + 1, "a key typed ahead judged the next item"
         finally:
             driver.quit()
     assert out_of_view == [], out_of_view

@@ -89,7 +89,8 @@ def test_the_table_round_trips_and_the_shipped_one_names_its_sources() -> None:
 runner = CliRunner()
 
 
-def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
+def _run_one_flagged_rewrite(url: str) -> None:
+    """``run`` a store with request r2 (prompt version ctx-v1), whose query adds "enterprise plan"."""
     history = [
         {"role": "user", "content": "What is the uptime SLA?"},
         {"role": "assistant", "content": "99.9%."},
@@ -103,7 +104,11 @@ def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
             query="What is the backup SLA on the enterprise plan?",
         ),
     ]
-    assert runner.invoke(app, ["--database-url", cli_db, "run", "-"], input=log(*events)).exit_code == 0
+    assert runner.invoke(app, ["--database-url", url, "run", "-"], input=log(*events)).exit_code == 0
+
+
+def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
+    _run_one_flagged_rewrite(cli_db)
     listed = runner.invoke(app, ["--database-url", cli_db, "findings", "--json"])
     keys = {(f["kind"], f["step"]) for f in map(json.loads, listed.stdout.splitlines())}
     assert keys
@@ -129,20 +134,7 @@ def test_stats_calibration_reads_the_verdicts(cli_db: str) -> None:
 
 
 def test_show_prints_the_estimate_beside_each_finding(cli_db: str) -> None:
-    history = [
-        {"role": "user", "content": "What is the uptime SLA?"},
-        {"role": "assistant", "content": "99.9%."},
-    ]
-    events = [
-        ctx_input(request_id="r2", turn=2, messages=history),
-        rewrite(
-            request_id="r2",
-            turn=2,
-            latest="And for backups?",
-            query="What is the backup SLA on the enterprise plan?",
-        ),
-    ]
-    assert runner.invoke(app, ["--database-url", cli_db, "run", "-"], input=log(*events)).exit_code == 0
+    _run_one_flagged_rewrite(cli_db)
 
     def shown() -> list[dict]:
         got = runner.invoke(app, ["--database-url", cli_db, "show", "r2", "--json"])
