@@ -271,7 +271,7 @@ def findings_html(
     (``monitor.review.evidence.PLAIN_KINDS``, the id beside it) and the reason with word frequencies
     said as "about 1 in 51,000 words" (``plain_reason``), the first :data:`FINDINGS_SHOWN` open and the
     rest folded under "N more findings"; with ``estimates``
-    (``monitor.stats.store.finding_estimates``), how often the finding's step was a real problem on this
+    (``Calibration.for_findings``), how often the finding's step was a real problem on this
     rewriter by the verdicts so far ("real 0.60" after the severity; the interval and the verdicts on
     hover). Escaped: reasons quote logged words, and a rewriter's name is
     logged text too."""

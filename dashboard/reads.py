@@ -10,7 +10,7 @@ session's own writes clear the cache at once (``resources.reads_changed``). Clai
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import NamedTuple, TypedDict
+from typing import TypedDict
 
 import pandas as pd
 import streamlit as st
@@ -24,11 +24,11 @@ from monitor.queue.store import FilterOptions, QueueFilters, QueuePage, filter_o
 from monitor.review.store import learned_table, reviewer_throughput
 from monitor.severity import SEVERITY_RANK
 from monitor.stats.agreement import agreement_table
-from monitor.stats.calibration import Estimate
+from monitor.stats.calibration import Calibration
 from monitor.stats.store import (
+    calibration,
     demoted_controls,
     double_reviews,
-    finding_estimates,
     finding_rates_by,
     latest_verdicts,
     precision_by_kind,
@@ -316,26 +316,14 @@ def cases(
     return rows, total
 
 
-@st.cache_data(ttl=60, show_spinner=False)
-def step_estimates(
-    url: str, prompt_version: str | None, model: str | None, steps: tuple[tuple[str, str], ...]
-) -> dict[tuple[str, str], Estimate]:
-    """What the verdicts taught of each (kind, step) of ``steps`` on the rewriter
-    (``monitor.stats.store.finding_estimates``); reads every standing verdict, so cached a minute."""
-    findings = [_Step(kind, step) for kind, step in steps]
+@st.cache_resource(ttl=60, show_spinner=False)
+def step_calibration(url: str) -> Calibration:
+    """The calibration of the grading steps from every standing verdict (``monitor.stats.store.
+    calibration``), for the estimate beside each finding. It reads every verdict, so it is kept a minute
+    as a resource: a resource outlives the cache clearing after this session's own writes, which would
+    otherwise read it again for every item (one verdict more barely moves an estimate)."""
     with _session(url) as session:
-        return finding_estimates(
-            session=session,
-            checks=current_versions(),
-            prompt_version=prompt_version,
-            model=model,
-            findings=findings,
-        )
-
-
-class _Step(NamedTuple):
-    kind: str
-    step: str
+        return calibration(session=session, checks=current_versions())
 
 
 def bucket(now: datetime, minutes: int = 1) -> datetime:

@@ -566,11 +566,8 @@ with focus_col, st.container(key="rm-focus"):
     # findings, in plain words
     st.subheader("Findings")
     if findings:
-        estimates = reads.step_estimates(
-            database_url(),
-            rec.prompt_version if rec else None,
-            rec.model if rec else None,
-            tuple(sorted({(f.kind, f.step or "") for f in findings})),
+        estimates = reads.step_calibration(database_url()).for_findings(
+            rec.prompt_version if rec else None, rec.model if rec else None, findings
         )
         st.html(artifacts.findings_html(findings, estimates))
     else:

@@ -200,7 +200,7 @@ def _findings(
     """The findings, reasons in plain words (``monitor.review.evidence.plain_reason``: word frequencies
     as "about 1 in 51,000 words"); ``compact`` keeps the medium and high ones and says how many low ones
     it left out (a keyword-expansion query can have dozens, which pushed the rewrite off the screen).
-    With ``estimates`` (``monitor.stats.store.finding_estimates``), a last column says how often the
+    With ``estimates`` (``Calibration.for_findings``), a last column says how often the
     finding's step was a real problem on this rewriter by the verdicts so far."""
     from monitor.review.evidence import plain_reason
 

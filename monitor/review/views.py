@@ -208,7 +208,7 @@ def record_view_out(
     estimates: Mapping[tuple[str, str], EstimateLike] | None = None,
 ) -> RecordViewOut:
     """The JSON document of one request: ``view`` (``get_record_view``), its current findings and, per
-    finding, ``estimates[(kind, step)]`` when given (``monitor.stats.store.finding_estimates``)."""
+    finding, ``estimates[(kind, step)]`` when given (``Calibration.for_findings``)."""
     estimates = estimates or {}
     ctx, rec = view.context, view.record
     state = None

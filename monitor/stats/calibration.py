@@ -295,3 +295,18 @@ class Calibration:
     def keys(self) -> list[Key]:
         """Every key with verdicts, sorted."""
         return sorted(self.counts)
+
+    def for_findings(
+        self, prompt_version: str | None, model: str | None, findings: Iterable[Any]
+    ) -> dict[tuple[str, str], Estimate]:
+        """``{(kind, step): Estimate}`` for one rewrite's ``findings`` (objects with ``kind`` and
+        ``step``) of a rewrite kind, on the rewriter ``rewriter_key(prompt_version, model)``: what
+        ``show``, ``review`` and the Item page print beside a finding ("0.18 (0.08–0.33) from 27
+        verdicts on mtrag-aggressive-v1"). Informative only: the queue's admission and the grades do not
+        read it (issue 34's measure found no gain in them on the shared labelled files)."""
+        from monitor.checks.learned import rewriter_key
+        from monitor.stats.evaluate import REWRITE_KINDS
+
+        rewriter = rewriter_key(prompt_version, model)
+        keys = sorted({(f.kind, f.step or "") for f in findings if f.kind in REWRITE_KINDS})
+        return {(kind, step): self.estimate((rewriter, kind, step)) for kind, step in keys}

@@ -16,8 +16,9 @@ queue items (displaced by a later admission of their day) are not part of any sa
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -33,7 +34,6 @@ from monitor.intervals import Z95, agresti_coull_centre, wilson
 from monitor.queue.store import WITHDRAWN
 from monitor.review.store import standing_reviews
 from monitor.stats.calibration import Calibration, PriorTable, outcome, shipped_table
-from monitor.stats.calibration import Estimate as StepEstimate
 from monitor.stats.evaluate import REWRITE_KINDS
 from monitor.store.models import Finding, QueueItem, Record, Verdict
 from monitor.verdicts import FINE_LABELS, Rating, first_per_reviewer
@@ -352,26 +352,26 @@ def calibration(
     return Calibration.from_observations(observations, table if table is not None else shipped_table())
 
 
-def finding_estimates(
-    *,
-    session: Session,
-    checks: Sequence[tuple[str, int]],
-    prompt_version: str | None,
-    model: str | None,
-    findings: Sequence[Any],
-    table: PriorTable | None = None,
-) -> dict[tuple[str, str], StepEstimate]:
-    """What the verdicts taught of each grading step of one rewrite's ``findings`` (objects with ``kind``
-    and ``step``): ``{(kind, step): StepEstimate}`` (``monitor.stats.calibration.Estimate``) for the
-    findings of a rewrite kind, on the rewriter ``rewriter_key(prompt_version, model)``, from every
-    standing verdict in the store (:func:`calibration`). What ``show`` and the dashboard's item page print
-    beside a finding ("0.18 (0.08–0.33) from 27 verdicts on mtrag-aggressive-v1"); informative only: the
-    queue's admission and the grades do not read it (issue 34's measure found no gain in them on the
-    shared labelled files). Empty, without reading the verdicts, when no finding is of a rewrite kind.
-    Reads only."""
-    keys = sorted({(f.kind, f.step or "") for f in findings if f.kind in REWRITE_KINDS})
-    if not keys:
-        return {}
-    cal = calibration(session=session, checks=checks, table=table)
-    rewriter = rewriter_key(prompt_version, model)
-    return {(kind, step): cal.estimate((rewriter, kind, step)) for kind, step in keys}
+class HeldCalibration:
+    """The store's :func:`calibration` for a walk through the queue, read again at most every ``ttl``
+    seconds: it reads every standing verdict, which is too much for each item a reviewer opens, and one
+    verdict more barely moves an estimate (the dashboard caches it as long: ``dashboard/reads.py``).
+    ``clock`` is ``time.monotonic`` unless a test gives another."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        checks: Sequence[tuple[str, int]],
+        ttl: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.session, self.checks, self.ttl, self.clock = session, checks, ttl, clock
+        self._held: tuple[float, Calibration] | None = None
+
+    def get(self) -> Calibration:
+        """The calibration, read now when none is held or the one held is older than ``ttl``."""
+        now = self.clock()
+        if self._held is None or now - self._held[0] > self.ttl:
+            self._held = (now, calibration(session=self.session, checks=self.checks))
+        return self._held[1]

@@ -172,3 +172,45 @@ def test_show_prints_the_estimate_beside_each_finding(cli_db: str) -> None:
     assert page.exit_code == 0 and "real, by the verdicts" in page.stdout
     # the column wraps the rewriter's name onto the next line
     assert page.stdout.count("from 1 verdict on") == len(entries)
+
+
+def test_a_held_calibration_is_read_again_only_after_its_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal review keeps the calibration between items (it reads every standing verdict)."""
+    from monitor.stats import store
+
+    reads: list[int] = []
+
+    def read(**_: object) -> Calibration:
+        reads.append(1)
+        return Calibration({("A", *STEP): Counts(len(reads), 0)}, TABLE)
+
+    monkeypatch.setattr(store, "calibration", read)
+    clock = [0.0]
+    held = store.HeldCalibration(session=None, checks=[], ttl=60.0, clock=lambda: clock[0])  # type: ignore[arg-type]
+    first = held.get()
+    clock[0] = 60.0
+    assert held.get() is first and len(reads) == 1  # within the ttl: the one held
+    clock[0] = 60.5
+    again = held.get()
+    assert again is not first and len(reads) == 2
+    assert again.counts[("A", *STEP)] == Counts(2, 0)
+
+
+def test_the_estimates_of_one_rewrites_findings() -> None:
+    from types import SimpleNamespace
+
+    cal = Calibration({("ctx-v1", *STEP): Counts(confirmed=0, dismissed=1)}, TABLE)
+    findings = [
+        SimpleNamespace(kind="added_content_word", step="framing"),
+        SimpleNamespace(kind="added_content_word", step="framing"),  # once per (kind, step)
+        SimpleNamespace(kind="window_truncated", step="gap"),  # a chat-state kind: not calibrated
+    ]
+    got = cal.for_findings("ctx-v1", "m1", findings)
+    assert list(got) == [STEP]
+    # the table's 1/3 at weight 4, one dismissal: (4/3) / (4 + 1) = 4/15
+    assert got[STEP].mean == pytest.approx(4 / 15)
+    # without a prompt version the model names the rewriter: m1 has no verdicts, so its estimate is the
+    # pooled prior, the table moved by ctx-v1's dismissal: (4/3 + 0) / (4 + 1) = 4/15 at weight 5
+    m1 = cal.for_findings(None, "m1", findings)[STEP]
+    assert (m1.key[0], m1.counts.n, m1.prior_weight) == ("m1", 0, 5)
+    assert m1.mean == pytest.approx(4 / 15)

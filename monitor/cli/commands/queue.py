@@ -171,17 +171,13 @@ def show(
 
 
 def _estimates(session: Session, got: Found) -> dict[tuple[str, str], Estimate]:
-    """What the verdicts taught of the steps of ``got``'s findings (``finding_estimates``)."""
+    """What the verdicts taught of the steps of ``got``'s findings (``Calibration.for_findings``)."""
     from monitor.checks import current_versions
-    from monitor.stats.store import finding_estimates
+    from monitor.stats.store import calibration
 
     rec = got.view.record
-    return finding_estimates(
-        session=session,
-        checks=current_versions(),
-        prompt_version=rec.prompt_version if rec is not None else None,
-        model=rec.model if rec is not None else None,
-        findings=got.findings,
+    return calibration(session=session, checks=current_versions()).for_findings(
+        rec.prompt_version if rec is not None else None, rec.model if rec is not None else None, got.findings
     )
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from monitor.replay.run import Comparison, ReplayRun
     from monitor.review.evidence import Prefill
     from monitor.review.walk import QueueWalk, WalkItem
+    from monitor.stats.store import HeldCalibration
 
 LABEL_KEYS = {
     "o": "ok",
@@ -204,18 +205,20 @@ def review_loop(
     """
     from monitor.cases.store import no_case_why
     from monitor.review.walk import QueueWalk
+    from monitor.stats.store import HeldCalibration
     from monitor.verdicts import FINE_LABELS
 
     walk = QueueWalk(
         session=session, reviewer=reviewer, lease=lease, kind=kind, checks=current_checks(), now=now
     )
+    held = HeldCalibration(session=session, checks=walk.checks)
     while True:
         item = walk.next_item()
         if item is None:
             done = walk.done["verdicts"]
             show(f"the queue is empty: nothing left for {reviewer} ({done} verdicts this session)")
             return walk.done
-        draw = _drawer(item, show, walk)
+        draw = _drawer(item, show, held)
         draw(True)
         # End the read transaction before waiting for the reviewer: on SQLite it holds the write lock
         # (BEGIN IMMEDIATE), and ingest, run, the worker and verdict would wait on an idle terminal.
@@ -283,19 +286,14 @@ def _nothing_to_assert(
     )
 
 
-def _drawer(item: WalkItem, show: Callable[[Any], None], walk: QueueWalk) -> Callable[[bool], None]:
+def _drawer(item: WalkItem, show: Callable[[Any], None], held: HeldCalibration) -> Callable[[bool], None]:
     """What draws ``item``: its heading, its record and findings (``compact`` or in full, each with what
-    the verdicts taught of its step: ``finding_estimates``), the keys."""
+    the verdicts taught of its step, from the ``held`` calibration), the keys."""
     from monitor.cli.render import render_record
-    from monitor.stats.store import finding_estimates
 
     rec = item.view.record if item.view is not None else None
-    estimates = finding_estimates(
-        session=walk.session,
-        checks=walk.checks,
-        prompt_version=rec.prompt_version if rec is not None else None,
-        model=rec.model if rec is not None else None,
-        findings=item.findings,
+    estimates = held.get().for_findings(
+        rec.prompt_version if rec is not None else None, rec.model if rec is not None else None, item.findings
     )
 
     row, redo = item.row, ""
