@@ -400,12 +400,16 @@ def verdicts_without_case(*, session: Session, since: datetime | None = None) ->
     """Every standing verdict (:func:`standing_ids`) given at or after ``since`` (naive UTC) that makes no
     case, oldest first, with the reason (:func:`case_decision`). A verdict whose case another verdict
     already made (the same prefix, latest message and label) is not listed: the eval set holds its case.
-    Reads only."""
+    Only the verdicts without a current case of their own are decided (each decision reads its record):
+    the export runs this every time. Reads only."""
     standing = sorted(standing_ids(session).values())
+    has_current_case = exists().where(
+        RegressionCase.verdict_id == Verdict.id, RegressionCase.superseded_at.is_(None)
+    )
     out: list[UncasedVerdict] = []
     for start in range(0, len(standing), 500):
         chunk = standing[start : start + 500]
-        stmt = select(Verdict).where(Verdict.id.in_(chunk)).order_by(Verdict.id)
+        stmt = select(Verdict).where(Verdict.id.in_(chunk), ~has_current_case).order_by(Verdict.id)
         if since is not None:
             stmt = stmt.where(Verdict.created_at >= since)
         for verdict in session.scalars(stmt):
