@@ -235,11 +235,10 @@ def review_loop(
             walk.skip(item)
             continue
         label = LABEL_KEYS[key]
-        logged = item.view.record.query if item.view is not None and item.view.record else None
         terms: tuple[str | None, list[str], list[str]] = (None, [], [])
         if label not in FINE_LABELS:
             with _given_back_on_error(walk, item):
-                terms = _ask_terms(label, item, logged, read_line, show)
+                terms = _ask_terms(label, item, read_line, show)
         corrected, must, must_not = terms
         vid = walk.record(item, label, note=note, corrected=corrected, must=must, must_not=must_not)
         why = no_case_why(session=session, verdict_id=vid)
@@ -248,42 +247,27 @@ def review_loop(
 
 
 def _ask_terms(
-    label: str,
-    item: WalkItem,
-    logged: str | None,
-    read_line: Callable[[str, str], str],
-    show: Callable[[Any], None],
+    label: str, item: WalkItem, read_line: Callable[[str, str], str], show: Callable[[Any], None]
 ) -> tuple[str | None, list[str], list[str]]:
     """The corrected query and terms of an error verdict, prefilled with what the dashboard's form
     starts from (``monitor.review.evidence.prefill``). When the prefilled answers hold nothing a replay
-    can fail, that is said before the questions: answered as they are, the verdict is stored (it still
-    counts in the rates and precision) without a regression case. One line per answer, as piped input
-    gives them."""
+    can fail (``monitor.verdicts.nothing_to_assert``, for the label's default artifact), that is said
+    before the questions: answered as they are, the verdict is stored (it still counts in the rates and
+    precision) without a regression case. One line per answer, as piped input gives them."""
     from monitor.review.evidence import prefill
+    from monitor.verdicts import DEFAULT_ARTIFACT, nothing_to_assert
 
     pre = prefill(label, item.findings)
-    missing = _nothing_to_assert(label, (None, list(pre.must_include), list(pre.must_not_include)), logged)
+    missing = nothing_to_assert(
+        label,
+        DEFAULT_ARTIFACT[label],
+        corrected=False,
+        must_include=pre.must_include,
+        must_not_include=pre.must_not_include,
+    )
     if missing:
         show(f"{missing} (Enter through: the verdict is stored without a case)")
     return _read_terms(read_line, pre)
-
-
-def _nothing_to_assert(
-    label: str, terms: tuple[str | None, list[str], list[str]], logged: str | None
-) -> str | None:
-    """``monitor.verdicts.nothing_to_assert`` for what the terminal asked (the label's default artifact;
-    a corrected query equal to the ``logged`` one is none, as ``record_verdict`` stores it)."""
-    from monitor.review.evidence import corrected_query
-    from monitor.verdicts import DEFAULT_ARTIFACT, nothing_to_assert
-
-    corrected, must, must_not = terms
-    return nothing_to_assert(
-        label,
-        DEFAULT_ARTIFACT[label],
-        corrected=corrected_query(corrected, logged) is not None,
-        must_include=must,
-        must_not_include=must_not,
-    )
 
 
 def _drawer(item: WalkItem, show: Callable[[Any], None], held: HeldCalibration) -> Callable[[bool], None]:
