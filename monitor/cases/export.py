@@ -221,8 +221,7 @@ def export_cases(
     ids = outbound_ids(session=session, mode="hash_personal") if redact else str
     uncased = [
         dataclasses.replace(u, request_id=ids(u.request_id))
-        for u in verdicts_without_case(session=session, since=since)
-        if label is None or u.label == label
+        for u in verdicts_without_case(session=session, since=since, label=label)
     ]
     return ExportSummary(
         path, fmt, len(cases), applied, redact, dict(sorted(by_label.items())), tuple(uncased)

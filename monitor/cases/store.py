@@ -396,9 +396,11 @@ class UncasedVerdict:
     reason: str
 
 
-def verdicts_without_case(*, session: Session, since: datetime | None = None) -> list[UncasedVerdict]:
-    """Every standing verdict (:func:`standing_ids`) given at or after ``since`` (naive UTC) that makes no
-    case, oldest first, with the reason (:func:`case_decision`). A verdict whose case another verdict
+def verdicts_without_case(
+    *, session: Session, since: datetime | None = None, label: str | None = None
+) -> list[UncasedVerdict]:
+    """Every standing verdict (:func:`standing_ids`) given at or after ``since`` (naive UTC), with
+    ``label`` when given, that makes no case, oldest first, with the reason (:func:`case_decision`). A verdict whose case another verdict
     already made (the same prefix, latest message and label) is not listed: the eval set holds its case.
     Only the verdicts without a current case of their own are decided (each decision reads its record):
     the export runs this every time. Reads only."""
@@ -412,6 +414,8 @@ def verdicts_without_case(*, session: Session, since: datetime | None = None) ->
         stmt = select(Verdict).where(Verdict.id.in_(chunk), ~has_current_case).order_by(Verdict.id)
         if since is not None:
             stmt = stmt.where(Verdict.created_at >= since)
+        if label is not None:
+            stmt = stmt.where(Verdict.label == label)
         for verdict in session.scalars(stmt):
             got = case_decision(session=session, verdict=verdict)
             if isinstance(got, NoCase):
