@@ -400,10 +400,10 @@ def verdicts_without_case(
     *, session: Session, since: datetime | None = None, label: str | None = None
 ) -> list[UncasedVerdict]:
     """Every standing verdict (:func:`standing_ids`) given at or after ``since`` (naive UTC), with
-    ``label`` when given, that makes no case, oldest first, with the reason (:func:`case_decision`). A verdict whose case another verdict
-    already made (the same prefix, latest message and label) is not listed: the eval set holds its case.
-    Only the verdicts without a current case of their own are decided (each decision reads its record):
-    the export runs this every time. Reads only."""
+    ``label`` when given, that makes no case, oldest first, with the reason (:func:`case_decision`). A
+    verdict whose case another verdict already made (the same prefix, latest message and label) is not
+    listed: the eval set holds its case. Only the verdicts without a current case of their own are
+    decided (each decision reads its record): the export runs this every time. Reads only."""
     standing = sorted(standing_ids(session).values())
     has_current_case = exists().where(
         RegressionCase.verdict_id == Verdict.id, RegressionCase.superseded_at.is_(None)
