@@ -14,11 +14,13 @@ Keys (also in :data:`CHEAT_SHEET`, shown with "?"):
 - 1-9, 0: the 1st-9th, 10th label; Shift+1-5: the first wrong artifact (not while typing in a field).
 - Left arrow: "Previous item"; Right arrow: "Skip" (not while a radio button has the focus: there the
   arrows move between its options); N: "Claim to review" (Streamlit's own shortcut handles "Review
-  next" and "Continue reviewing" on the Queue page); F: show or fold the findings past the first three.
+  next" and "Continue reviewing" on the Queue page); F: show or fold the findings past the first three;
+  A: accept every suggested term (a suggested term is stored only when accepted).
 - A label or Ctrl+Enter pressed within 300 ms of a new item showing is dropped (typed ahead, before
   the item was seen), and a press still waiting for the form never lands on the item drawn after it.
 - Any new item (the page's title changes) is scrolled to its top, both columns of the Item page too,
-  and the evidence column then shows the last user message the rewriter received.
+  and the evidence column then shows the last user message the rewriter received; the terms a label
+  suggests are scrolled into view once when they appear.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ CHEAT_SHEET = (
     ("→", "skip this item"),
     ("N", "review next / claim this item"),
     ("F", "show or fold the findings past the first three"),
+    ("A", "accept all the suggested terms (click one to accept only it)"),
     ("Ctrl+Shift+S / L / P", "skip / release / previous item"),
     ("?", "show or hide these keys"),
 )
@@ -148,6 +151,8 @@ SCRIPT = """
     } else if (e.key === "f" || e.key === "F") {
       const more = [...doc.querySelectorAll("details.rm-more")].find(live);
       if (more) { more.open = !more.open; done = true; }
+    } else if (e.key === "a" || e.key === "A") {
+      done = press("Accept all suggestions");
     } else if (e.key === "?") {
       sheet();
       done = true;
@@ -199,6 +204,16 @@ SCRIPT = """
       alert.scrollIntoView({ block: "nearest" });
     }
   };
+  // Suggested terms appear under the label once one is chosen: bring them into view once, so that
+  // what A would accept is read first (at 1280x720 they drew below the window).
+  const offered = new WeakSet();
+  const showSuggestions = () => {
+    for (const group of doc.querySelectorAll(".st-key-rm-focus [data-testid='stButtonGroup']")) {
+      if (offered.has(group) || !live(group)) { continue; }
+      offered.add(group);
+      group.scrollIntoView({ block: "nearest" });
+    }
+  };
   new MutationObserver(() => {
     const h1 = doc.querySelector("h1");
     const now = h1 ? text(h1) : null;
@@ -213,6 +228,7 @@ SCRIPT = """
     }
     fit();
     showRefusal();
+    showSuggestions();
     if (Date.now() > settle) { return; }
     showTurn();
   }).observe(doc.body, { childList: true, subtree: true, characterData: true });

@@ -50,6 +50,7 @@ FILES = {
         "versions/0011_double_review.py",
         "versions/0012_finding_steps.py",
         "versions/0013_store_keys.py",
+        "versions/0014_accepted_terms.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

@@ -43,8 +43,8 @@ from monitor.queue.store import (
     skip,
 )
 from monitor.queue.store.filters import QueueFilters
+from monitor.review.evidence import Suggestion, choose_terms, prefill, suggestions
 from monitor.review.evidence import corrected_query as evidence_corrected_query
-from monitor.review.evidence import prefill
 from monitor.review.proposals import clean_members
 from monitor.review.store import (
     ReviewProgress,
@@ -166,8 +166,13 @@ def _claim(item_id: int) -> None:
     ss["item_id"] = item_id
 
 
+def _accept_all(key: str, offered: tuple[Suggestion, ...]) -> None:
+    """ "Accept all suggestions" (key A): every suggested term of the form's label, accepted."""
+    ss[key] = list(offered)
+
+
 @guarded
-def _submit(item_id: int, request_id: str, logged_query: str) -> None:
+def _submit(item_id: int, request_id: str, logged_query: str, offered: int) -> None:
     label, artifact = ss.get(f"label_{item_id}"), ss.get(f"artifact_{item_id}")
     if label is None:
         flash("error", "Choose a label first.")
@@ -178,8 +183,13 @@ def _submit(item_id: int, request_id: str, logged_query: str) -> None:
         flash("error", "Choose the first wrong artifact.")
         return
     corrected = ss.get(f"query_{item_id}", "").strip() or None
-    must = artifacts.split_terms(ss.get(f"include_{item_id}_{label}", ""))
-    must_not = artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", ""))
+    # a suggested term is stored only when accepted (its pill, or A for all); typed terms always
+    chosen = choose_terms(
+        ss.get(f"accept_{item_id}_{label}") or (),
+        artifacts.split_terms(ss.get(f"include_{item_id}_{label}", "")),
+        artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", "")),
+    )
+    must, must_not = chosen.must_include, chosen.must_not_include
     missing = nothing_to_assert(
         label,
         artifact,
@@ -191,7 +201,8 @@ def _submit(item_id: int, request_id: str, logged_query: str) -> None:
         # said once, next to Submit; a second Submit of the same label stores the verdict (it still counts
         # in the rates and precision) without a regression case
         ss[f"warned_{item_id}"] = (label, artifact)
-        flash("error", f"Not stored yet: {missing}. Submit again to store the verdict without a case.")
+        hint = " (none of the suggested terms is accepted: A accepts them all)" if offered else ""
+        flash("error", f"Not stored yet: {missing}{hint}. Submit again to store the verdict without a case.")
         return
     members: list[str] = []
     if label == "false_alarm_synonym" and ss.get(f"alias_{item_id}", "").strip():
@@ -214,6 +225,7 @@ def _submit(item_id: int, request_id: str, logged_query: str) -> None:
                 note=ss.get(f"note_{item_id}", "").strip() or None,
                 lease=_lease(),
                 again=_again(item_id),
+                accepted=chosen,
             )
             why = no_case_why(session=session, verdict_id=verdict_id)
             if members:
@@ -309,15 +321,19 @@ FORM_LABELS = (*FINE_LABELS, *(x for x in LABELS if x not in FINE_LABELS))
 
 
 def _typed(item_id: int, label: str | None) -> dict[str, str]:
-    """What the reviewer typed in the form of ``item_id`` (label-keyed terms under their label)."""
+    """What the reviewer typed or accepted in the form of ``item_id`` (label-keyed terms under their
+    label)."""
     keys = {
         "query": f"query_{item_id}",
+        "accepted": f"accept_{item_id}_{label}",
         "include": f"include_{item_id}_{label}",
         "exclude": f"exclude_{item_id}_{label}",
         "note": f"note_{item_id}",
         "alias": f"alias_{item_id}",
     }
-    return {name: str(ss.get(key) or "") for name, key in keys.items()}
+    typed = {name: str(ss.get(key) or "") for name, key in keys.items()}
+    typed["accepted"] = ", ".join(str(x) for x in ss.get(keys["accepted"]) or ())
+    return typed
 
 
 @st.fragment
@@ -346,7 +362,7 @@ def _verdict_form(
             type="primary",
             shortcut="Ctrl+Enter",
             on_click=_submit,
-            args=(i, request_id, logged_query),
+            args=(i, request_id, logged_query, len(suggestions(prefill(label, findings)))),
             disabled=not ready,
         )
         st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
@@ -358,26 +374,19 @@ def _verdict_form(
                 "Choose a label" + ("" if label is None else " and the first wrong artifact") + " to submit."
             )
     label = st.radio("Label", FORM_LABELS, index=None, horizontal=True, key=f"label_{i}")
+    # The suggested terms follow the label, right under it (monitor.review.evidence, as the terminal
+    # review): keyed by it, so choosing another label offers that label's; none for ok and false
+    # alarms. Only accepted ones are stored (issue 35: prefilled terms went into the cases unread).
+    _suggested_terms(i, label, findings)
     st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
-    # The terms follow the label (monitor.review.evidence, as the terminal review): keyed by it, so
-    # choosing another label starts from that label's terms; nothing for ok and false alarms.
-    pre = prefill(label, findings)
     st.text_input(
         "Corrected standalone query (stored only when it differs from the logged one)",
         value=logged_query,
         key=f"query_{i}",
     )
     with st.container(horizontal=True):
-        st.text_input(
-            "Must include (comma-separated)",
-            value=", ".join(pre.must_include),
-            key=f"include_{i}_{label}",
-        )
-        st.text_input(
-            "Must not include (comma-separated)",
-            value=", ".join(pre.must_not_include),
-            key=f"exclude_{i}_{label}",
-        )
+        st.text_input("Must include, typed (comma-separated)", key=f"include_{i}_{label}")
+        st.text_input("Must not include, typed (comma-separated)", key=f"exclude_{i}_{label}")
     st.text_area("Note", key=f"note_{i}", height=68)
     if label == "false_alarm_synonym":
         flagged = ", ".join(prefill("fabricated_constraint", findings).must_not_include)
@@ -388,6 +397,24 @@ def _verdict_form(
         )
     # kept outside the widgets, whose state Streamlit drops once the form is no longer drawn
     ss[f"typed_{i}"] = _typed(i, label)
+
+
+def _suggested_terms(i: int, label: str | None, findings: list[FindingRow]) -> None:
+    """The terms the findings suggest for ``label``, as pills the reviewer clicks to accept one, and
+    "Accept all suggestions" (key A); nothing when there are none."""
+    offered = suggestions(prefill(label, findings))
+    if not offered:
+        return
+    key = f"accept_{i}_{label}"
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        st.pills(
+            "Suggested terms: stored only when accepted (click one, or A for all)",
+            offered,
+            selection_mode="multi",
+            format_func=str,
+            key=key,
+        )
+        st.button("Accept all suggestions", on_click=_accept_all, args=(key, offered), key=f"accept_all_{i}")
 
 
 # -- the page ---------------------------------------------------------------------------------------

@@ -3,8 +3,12 @@
 One case per line/row, in the shape of ``schemas/regression_case.schema.json`` (:func:`case_schema`),
 oldest verdict first, so a later export appends new cases at the end and an unchanged store exports
 the same bytes again (nothing in a line depends on when the export ran). CSV and Parquet hold the same
-columns; the nested ones (``messages``, ``must_include``, ``must_not_include``, ``logged``) are JSON
-text there, so the two tabular formats read back the same way.
+columns; the nested ones (``messages``, ``must_include``, ``must_not_include``, ``accepted_terms``,
+``typed_terms``, ``logged``) are JSON text there, so the two tabular formats read back the same way.
+
+``accepted_terms`` / ``typed_terms`` say where each assertion term came from (issue 35, part 4): accepted
+from the findings' suggestions, or typed by the reviewer; both ``null`` for a case whose verdict was
+stored before that was recorded (migration 0014).
 
 Personal details are redacted by default (``monitor.privacy``); reviewer identity and source ids
 (``source_request_id``, ``record_id``, ``verdict_id``) are kept, a request id the redactor finds personal
@@ -53,10 +57,12 @@ COLUMNS = (
     "expected_query",
     "must_include",
     "must_not_include",
+    "accepted_terms",
+    "typed_terms",
     "logged",
     "redacted",
 )
-NESTED = ("messages", "must_include", "must_not_include", "logged")
+NESTED = ("messages", "must_include", "must_not_include", "accepted_terms", "typed_terms", "logged")
 EXPORT_SUFFIXES = {
     ".csv": "csv",
     ".parquet": "parquet",
@@ -107,8 +113,23 @@ def _iso(dt: datetime) -> str:
     return dt.isoformat() + "Z"  # stored as naive UTC
 
 
+def term_origins(row: CaseRow) -> tuple[dict[str, list[str]] | None, dict[str, list[str]] | None]:
+    """The case's terms split by origin, ``(accepted, typed)``, each ``{must_include, must_not_include}``
+    in the case's order; ``(None, None)`` when its verdict did not record it (before migration 0014)."""
+    if row.accepted_terms is None:
+        return None, None
+    accepted: dict[str, list[str]] = {}
+    typed: dict[str, list[str]] = {}
+    for field, terms in (("must_include", row.must_include), ("must_not_include", row.must_not_include)):
+        took = {t.casefold() for t in row.accepted_terms.get(field, [])}
+        accepted[field] = [t for t in terms if t.casefold() in took]
+        typed[field] = [t for t in terms if t.casefold() not in took]
+    return accepted, typed
+
+
 def case_dict(row: CaseRow, logged: dict[str, Any] | None) -> dict[str, Any]:
     """One case in the export shape (keys in :data:`COLUMNS` order), not redacted."""
+    accepted, typed = term_origins(row)
     return {
         "id": row.case_key,
         "version": row.version,
@@ -126,6 +147,8 @@ def case_dict(row: CaseRow, logged: dict[str, Any] | None) -> dict[str, Any]:
         "expected_query": row.expected_query,
         "must_include": list(row.must_include),
         "must_not_include": list(row.must_not_include),
+        "accepted_terms": accepted,
+        "typed_terms": typed,
         "logged": logged,
         "redacted": False,
     }

@@ -75,6 +75,7 @@ class CaseRow:
     expected_query: str | None
     must_include: list[str]
     must_not_include: list[str]
+    accepted_terms: dict[str, list[str]] | None
     label: str
     artifact: str
     reviewer: str
@@ -87,7 +88,9 @@ class CaseRow:
 
 @dataclass(frozen=True, slots=True)
 class CaseSpec:
-    """What a verdict says a case should be (before it is stored)."""
+    """What a verdict says a case should be (before it is stored). ``accepted_terms``: which of the terms
+    the reviewer accepted from the findings' suggestions (``Verdict.accepted_terms``; None when the
+    verdict predates migration 0014); provenance, not gold."""
 
     key: str
     messages: list[dict[str, str]]
@@ -95,6 +98,7 @@ class CaseSpec:
     expected_query: str | None
     must_include: list[str]
     must_not_include: list[str]
+    accepted_terms: dict[str, list[str]] | None
     label: str
     artifact: str
     prompt_version: str | None
@@ -190,6 +194,7 @@ def case_decision(*, session: Session, verdict: Verdict) -> CaseSpec | NoCase:
         expected_query=expected,
         must_include=list(verdict.must_include),
         must_not_include=list(verdict.must_not_include),
+        accepted_terms=verdict.accepted_terms,
         label=verdict.label,
         artifact=verdict.artifact,
         prompt_version=record.prompt_version,
@@ -261,6 +266,7 @@ def apply_verdict(*, session: Session, verdict: Verdict, now: datetime, attempts
                     expected_query=spec.expected_query,
                     must_include=spec.must_include,
                     must_not_include=spec.must_not_include,
+                    accepted_terms=spec.accepted_terms,
                     label=spec.label,
                     artifact=spec.artifact,
                     reviewer=verdict.reviewer,

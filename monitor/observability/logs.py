@@ -39,6 +39,8 @@ TEXT_KEYS = frozenset(
         "expected_query",
         "must_include",
         "must_not_include",
+        "accepted_terms",
+        "typed_terms",
         "note",
     }
 )

@@ -129,8 +129,9 @@ def redact_case(case: dict[str, Any], finder: NameFinder | None) -> dict[str, An
     """A copy of an exported case (``monitor.cases.export`` shape) with its personal details redacted.
 
     Redacted, in this order: message contents, ``latest``, ``expected_query``, ``must_include``,
-    ``must_not_include``, and the logged rewrite (``query``, ``resolved`` surfaces and antecedents,
-    ``dropped``). Ids, labels, reviewer, model and times are kept as they are.
+    ``must_not_include`` (and the same terms in ``accepted_terms`` / ``typed_terms``), and the logged
+    rewrite (``query``, ``resolved`` surfaces and antecedents, ``dropped``). Ids, labels, reviewer,
+    model and times are kept as they are.
     """
     r = Redactor(finder)
     logged = case.get("logged")
@@ -143,6 +144,9 @@ def redact_case(case: dict[str, Any], finder: NameFinder | None) -> dict[str, An
     out["expected_query"] = sub(case.get("expected_query"))
     out["must_include"] = [r.redact_term(t) for t in case["must_include"]]
     out["must_not_include"] = [r.redact_term(t) for t in case["must_not_include"]]
+    for origin in ("accepted_terms", "typed_terms"):
+        if case.get(origin) is not None:
+            out[origin] = {field: [r.redact_term(t) for t in terms] for field, terms in case[origin].items()}
     if logged is not None:
         out["logged"] = {
             **logged,

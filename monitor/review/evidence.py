@@ -1,9 +1,9 @@
 """What a verdict form starts from: the assertion terms the findings suggest, per label (issue 16, part 1).
 
 One model for the dashboard's Item page and the terminal ``review``: both show and store what this
-module returns, so the same findings prefill the same terms on either screen. Pure: it reads findings
-as plain objects (``kind``, ``severity``, ``evidence``), imports only the standard library and the
-verdict vocabulary.
+module returns, so the same findings suggest the same terms on either screen. Pure: it reads findings
+as plain objects (``kind``, ``severity``, ``evidence``), imports only the standard library, the verdict
+vocabulary and ``monitor.text``.
 
 The prefill follows the label, because the label says what the eval set must test:
 
@@ -23,9 +23,13 @@ other labels              nothing (chat state, retrieval, generation, an unresol
                           non-query are judged by the reviewer's own terms)
 ========================= ==========================================================================
 
-Only findings at medium or above count (what put the item in the queue). A corrected query is stored
-only when it differs from the logged one (:func:`corrected_query`), and an alias proposal is filed only
-when the reviewer fills its own field: nothing prefilled becomes one.
+Only findings at medium or above count (what put the item in the queue). The terms are suggestions
+(issue 35, part 4): the forms show them (:func:`suggestions`), and a suggested term is stored only when
+the reviewer accepts it (one key accepts all of them; one click or number accepts one). The verdict and
+its case record which terms were accepted and which typed (:class:`TermChoice`, :func:`choose_terms`),
+so a case never holds a term nobody read. A corrected query is stored only when it differs from the
+logged one (:func:`corrected_query`), and an alias proposal is filed only when the reviewer fills its own
+field: nothing prefilled becomes one.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from monitor.text import normalise_terms
 from monitor.verdicts import FINE_LABELS, Label
 
 
@@ -140,6 +145,86 @@ def prefill(label: str | None, findings: Iterable[FindingLike]) -> Prefill:
     return Prefill(tuple(t.include), tuple(t.exclude))
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Suggestion:
+    """One suggested assertion term: ``field`` is ``must_include`` or ``must_not_include``. Shown as
+    "must: X" / "must not: X" (its ``str``: the dashboard's pill, the terminal's numbered line)."""
+
+    field: str
+    term: str
+
+    def __str__(self) -> str:
+        return f"{'must' if self.field == 'must_include' else 'must not'}: {self.term}"
+
+
+def suggestions(pre: Prefill) -> tuple[Suggestion, ...]:
+    """The suggested terms of ``pre`` as one list: the must-include terms first, in the findings' order."""
+    return (
+        *(Suggestion("must_include", t) for t in pre.must_include),
+        *(Suggestion("must_not_include", t) for t in pre.must_not_include),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TermChoice:
+    """The assertion terms of a verdict and where each came from: ``accepted_*`` are suggestions the
+    reviewer accepted, ``typed_*`` what they typed themselves (a typed term equal to an accepted one,
+    ignoring case, is kept once, as accepted). ``must_include`` / ``must_not_include`` are what the case
+    asserts: accepted first, then typed."""
+
+    accepted_include: tuple[str, ...] = ()
+    accepted_exclude: tuple[str, ...] = ()
+    typed_include: tuple[str, ...] = ()
+    typed_exclude: tuple[str, ...] = ()
+
+    @property
+    def must_include(self) -> list[str]:
+        return [*self.accepted_include, *self.typed_include]
+
+    @property
+    def must_not_include(self) -> list[str]:
+        return [*self.accepted_exclude, *self.typed_exclude]
+
+    def accepted(self) -> dict[str, list[str]]:
+        """The accepted terms as stored (``verdicts.accepted_terms``): ``{must_include: [...],
+        must_not_include: [...]}``."""
+        return {"must_include": list(self.accepted_include), "must_not_include": list(self.accepted_exclude)}
+
+
+def choose_terms(
+    accepted: Iterable[Suggestion], typed_include: Iterable[str] = (), typed_exclude: Iterable[str] = ()
+) -> TermChoice:
+    """The terms of a verdict from the suggestions the reviewer ``accepted`` and the terms they typed,
+    each list normalised (``monitor.text.normalise_terms``) with repeats dropped ignoring case; the
+    accepted ones in their suggested order. ``choose_terms([Suggestion("must_include", "Dublin")],
+    ["dublin", "SLA"])`` -> accepted_include ``("Dublin",)``, typed_include ``("SLA",)``."""
+    chosen = list(dict.fromkeys(accepted))
+    acc_in = normalise_terms((s.term for s in chosen if s.field == "must_include"), ignore_case=True)
+    acc_ex = normalise_terms((s.term for s in chosen if s.field == "must_not_include"), ignore_case=True)
+
+    def typed(terms: Iterable[str], taken: list[str]) -> tuple[str, ...]:
+        seen = {t.casefold() for t in taken}
+        return tuple(t for t in normalise_terms(terms, ignore_case=True) if t.casefold() not in seen)
+
+    return TermChoice(
+        tuple(acc_in), tuple(acc_ex), typed(typed_include, acc_in), typed(typed_exclude, acc_ex)
+    )
+
+
+def accepted_numbers(answer: str, count: int) -> tuple[int, ...]:
+    """The suggestions a terminal answer accepts, as 0-based indexes of ``count`` numbered ones: ``a``
+    (or ``all``) all of them, numbers 1..count (spaces or commas between) those, empty none.
+    ``accepted_numbers("1, 3", 3)`` -> ``(0, 2)``. Raises ``ValueError`` naming what is not a
+    suggestion's number."""
+    words = answer.replace(",", " ").split()
+    if [w.lower() for w in words] in (["a"], ["all"]):
+        return tuple(range(count))
+    bad = [w for w in words if not w.isdigit() or not 1 <= int(w) <= count]
+    if bad:
+        raise ValueError(f"not a suggestion's number (1 to {count}, or a for all): {', '.join(bad)}")
+    return tuple(sorted({int(w) - 1 for w in words}))
+
+
 def corrected_query(typed: str | None, logged: str | None) -> str | None:
     """The corrected standalone query to store: what the reviewer typed, stripped, or ``None`` when it is
     empty or the logged query itself (compared with whitespace collapsed): an untouched form field is
@@ -187,4 +272,17 @@ def plain_reason(reason: str) -> str:
     return _ZIPF_RE.sub(lambda m: f"about {one_in(float(m.group(1)))} of English", reason)
 
 
-__all__ = ["PLAIN_KINDS", "FindingLike", "Prefill", "corrected_query", "one_in", "plain_reason", "prefill"]
+__all__ = [
+    "PLAIN_KINDS",
+    "FindingLike",
+    "Prefill",
+    "Suggestion",
+    "TermChoice",
+    "accepted_numbers",
+    "choose_terms",
+    "corrected_query",
+    "one_in",
+    "plain_reason",
+    "prefill",
+    "suggestions",
+]

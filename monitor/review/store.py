@@ -38,6 +38,22 @@ def _validate(label: str, artifact: str) -> None:
         raise QueueError(f"label {label!r} does not go with artifact {artifact!r}")
 
 
+def _accepted(
+    accepted: evidence.TermChoice | None, must_include: Sequence[str], must_not_include: Sequence[str]
+) -> dict[str, list[str]]:
+    """The ``accepted_terms`` to store: those of ``accepted`` (none without it), each checked to be
+    among the verdict's terms of its field."""
+    if accepted is None:
+        return {"must_include": [], "must_not_include": []}
+    stored = accepted.accepted()
+    for field, terms in (("must_include", must_include), ("must_not_include", must_not_include)):
+        given = {t.casefold() for t in normalise_terms(terms)}
+        stray = [t for t in stored[field] if t.casefold() not in given]
+        if stray:
+            raise QueueError(f"accepted {field} terms not among the verdict's {field}: {', '.join(stray)}")
+    return stored
+
+
 def record_verdict(
     *,
     session: Session,
@@ -53,6 +69,7 @@ def record_verdict(
     lease: timedelta = timedelta(minutes=10),
     adjudication: bool = False,
     again: bool = False,
+    accepted: evidence.TermChoice | None = None,
 ) -> int:
     """Record a verdict on a queue item, mark it done (or back to pending while it awaits another
     reviewer) and update its regression case; returns the verdict id.
@@ -63,7 +80,10 @@ def record_verdict(
     ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and ``false_alarm_synonym`` go with artifact ``none``.
     Raises ``QueueError`` otherwise. Assertion terms are stripped and blank ones dropped; a corrected
     query equal to the logged one is stored as none (``monitor.review.evidence.corrected_query``: an
-    untouched form field is no correction).
+    untouched form field is no correction). ``accepted``, from a review form, says which of the terms
+    the reviewer accepted from the findings' suggestions (``monitor.review.evidence.choose_terms``): its
+    accepted terms are stored in ``accepted_terms`` and must be among ``must_include`` /
+    ``must_not_include`` (else ``QueueError``); without it every term counts as typed.
 
     An item that needs several reviewers (``reviews_needed``, the blind second review) is done once that
     many distinct reviewers gave a verdict; until then it returns to the queue for someone else. An
@@ -96,6 +116,7 @@ def record_verdict(
         ),
         must_include=normalise_terms(must_include),
         must_not_include=normalise_terms(must_not_include),
+        accepted_terms=_accepted(accepted, must_include, must_not_include),
         note=note,
         created_at=now,
         adjudication=adjudication,
@@ -184,6 +205,7 @@ def verdict_for_request(
     lease: timedelta = timedelta(minutes=10),
     conv_id: str | None = None,
     adjudication: bool = False,
+    accepted: evidence.TermChoice | None = None,
 ) -> int:
     """Record a verdict on the rewrite of ``request_id`` (in ``conv_id``, when given), queued or not;
     returns the verdict id.
@@ -197,7 +219,8 @@ def verdict_for_request(
     ``conv_id``, when given), and ``AmbiguousRequestError`` for one shared by rewrites of several
     conversations when ``conv_id`` does not pick one. Naming the request is deliberate, so a reviewer may
     revise their own first verdict on an item that awaits a second reviewer; ``adjudication`` records
-    an adjudicator's verdict on a doubly reviewed item (see :func:`record_verdict`).
+    an adjudicator's verdict on a doubly reviewed item and ``accepted`` which terms were accepted
+    suggestions (see :func:`record_verdict`).
     """
     _validate(label, artifact)
     stmt = select(Record.id, Record.conv_id, Record.ts).where(
@@ -279,6 +302,7 @@ def verdict_for_request(
         lease=lease,
         adjudication=adjudication,
         again=True,
+        accepted=accepted,
     )
 
 

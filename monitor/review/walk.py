@@ -17,6 +17,7 @@ from monitor.checks.store import FindingRow, list_findings
 from monitor.ingest.store.records import RecordView, get_record_view
 from monitor.queue.store import QueueRow, claim_next, keep_verdict, release, reopen, reviewable_count
 from monitor.queue.store import skip as skip_item
+from monitor.review.evidence import TermChoice
 from monitor.review.store import VerdictRow, latest_verdict, record_verdict
 from monitor.verdicts import DEFAULT_ARTIFACT
 
@@ -107,12 +108,11 @@ class QueueWalk:
         *,
         note: str | None,
         corrected: str | None,
-        must: Sequence[str],
-        must_not: Sequence[str],
+        terms: TermChoice,
     ) -> int:
         """Record the reviewer's verdict ``label`` on ``item`` with the artifact the label implies (a new
-        version of their verdict on a reopened item); returns the verdict id
-        (``monitor.review.store.record_verdict``, whose errors it raises)."""
+        version of their verdict on a reopened item) and the ``terms`` accepted and typed; returns the
+        verdict id (``monitor.review.store.record_verdict``, whose errors it raises)."""
         vid = record_verdict(
             session=self.session,
             item_id=item.row.id,
@@ -121,11 +121,12 @@ class QueueWalk:
             artifact=DEFAULT_ARTIFACT[label],
             now=self.now(),
             corrected_query=corrected,
-            must_include=must,
-            must_not_include=must_not,
+            must_include=terms.must_include,
+            must_not_include=terms.must_not_include,
             note=note,
             lease=self.lease,
             again=item.again,
+            accepted=terms,
         )
         self.history.append(item.row.id)
         self.done["verdicts"] += 1

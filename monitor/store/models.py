@@ -275,6 +275,9 @@ class Verdict(Base):
     must_include: Mapped[list[str]] = mapped_column(Json)
     must_not_include: Mapped[list[str]] = mapped_column(Json)
     note: Mapped[str | None] = mapped_column(Text)
+    # {"must_include": [...], "must_not_include": [...]}: the terms above the reviewer accepted from the
+    # findings' suggestions (the rest they typed); None on verdicts stored before migration 0014.
+    accepted_terms: Mapped[dict[str, list[str]] | None] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # Settles a disagreement between the item's reviewers: it makes the regression case, and agreement
     # figures leave it out.
@@ -441,6 +444,7 @@ class RegressionCase(Base):
     expected_query: Mapped[str | None] = mapped_column(Text)
     must_include: Mapped[list[str]] = mapped_column(Json)
     must_not_include: Mapped[list[str]] = mapped_column(Json)
+    accepted_terms: Mapped[dict[str, list[str]] | None] = mapped_column(Json)  # as Verdict.accepted_terms
     label: Mapped[str] = mapped_column(String(32))
     artifact: Mapped[str] = mapped_column(String(16))
     reviewer: Mapped[str] = mapped_column(String(255))

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from monitor.cases.export import case_schema, collect_cases, export_cases, write_cases
 from monitor.cli.main import app
 from monitor.privacy import name_finder
+from monitor.review.evidence import Suggestion, choose_terms
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "export_cases.jsonl"
@@ -70,6 +71,10 @@ def seed(session: Session) -> dict[str, int]:
             must_include=["Dublin", "dana.reyes@acme.io"],
             must_not_include=["CMK", "enterprise", "Dana Reyes"],
             note="reported by Dana on ticket 88",
+            # two of the findings' suggestions accepted, the rest typed (exported as such)
+            accepted=choose_terms(
+                [Suggestion("must_include", "Dublin"), Suggestion("must_not_include", "CMK")]
+            ),
         ),
         "c2_2": verdict(
             session,
@@ -130,7 +135,7 @@ def test_csv_and_parquet_hold_the_same_cases(session: Session, tmp_path: Path) -
     write_cases(cases, tmp_path / "e.parquet", "parquet")
     write_cases(cases, tmp_path / "f.parquet", "parquet")
     assert (tmp_path / "e.parquet").read_bytes() == (tmp_path / "f.parquet").read_bytes()
-    nested = ("messages", "must_include", "must_not_include", "logged")
+    nested = ("messages", "must_include", "must_not_include", "accepted_terms", "typed_terms", "logged")
     for frame in (
         pd.read_csv(tmp_path / "e.csv", keep_default_na=False),
         pd.read_parquet(tmp_path / "e.parquet"),

@@ -46,10 +46,10 @@ def fresh_tables() -> str:
     return ", ".join(f"{t} ({ROWS_IN_A_FRESH_STORE.get(t, '0 rows')})" for t in TABLES_AFTER_0003)
 
 
-# Columns they add to older tables (0007, 0011, 0012), as the refusal names them after the tables.
+# Columns they add to older tables (0007, 0011, 0012, 0014), as the refusal names them after the tables.
 COLUMNS_AFTER_0003 = (
     "; columns findings.step, quarantine.resolution, quarantine.resolved_at, "
-    "queue_items.reviews_needed, verdicts.adjudication"
+    "queue_items.reviews_needed, verdicts.accepted_terms, verdicts.adjudication"
 )
 
 

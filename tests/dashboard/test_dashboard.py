@@ -195,8 +195,9 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
     assert all(t.startswith(f"{mean} (") for t, mean, _ in learned)
     item = db.get_one(QueueItem, item_id(db, "c1_2"))
     assert (item.state, item.claimed_by) == ("claimed", "bob")
-    # the form starts from the logged query and, once a label says what is wrong, from its terms
-    # (monitor.review.evidence): the added words as must-not-include for a fabrication, nothing for ok
+    # the form starts from the logged query and, once a label says what is wrong, suggests its terms
+    # (monitor.review.evidence): the added words as must-not-include for a fabrication, nothing for ok;
+    # a suggestion is stored only when accepted, so none is accepted and the typed fields start empty
     i = item.id
     assert (
         at.text_input(key=f"query_{i}").value
@@ -206,11 +207,14 @@ def test_review_next_claims_the_most_severe_item_and_shows_its_evidence_in_order
         "",
         "",
     )
+    assert len(at.pills) == 0
     at.radio(key=f"label_{i}").set_value("fabricated_constraint").run()
+    (offered,) = at.pills
+    assert (offered.options, offered.value) == (["must not: enterprise", "must not: plan"], [])
     assert at.text_input(key=f"include_{i}_fabricated_constraint").value == ""
-    assert at.text_input(key=f"exclude_{i}_fabricated_constraint").value == "enterprise, plan"
+    assert at.text_input(key=f"exclude_{i}_fabricated_constraint").value == ""
     at.radio(key=f"label_{i}").set_value("ok").run()
-    assert at.text_input(key=f"exclude_{i}_ok").value == ""
+    assert (len(at.pills), at.text_input(key=f"exclude_{i}_ok").value) == (0, "")
 
 
 def test_verdict_is_stored_with_exactly_the_submitted_fields_then_the_next_item_opens(
@@ -276,6 +280,7 @@ def test_progress_previous_item_and_the_finished_queue(store: str, db: Session) 
     assert states["c3_2"] == ("pending", None) and states["c1_2"] == ("claimed", "bob")
     at.radio(key=f"artifact_{first}").set_value("rewrite")
     at.radio(key=f"label_{first}").set_value("fabricated_constraint").run()
+    at = button(at, "Accept all suggestions").click().run()
     at = button(at, "Submit and next").click().run()
     labels = fresh(db).scalars(
         select(Verdict.label).where(Verdict.queue_item_id == first).order_by(Verdict.id)
@@ -336,6 +341,7 @@ def test_a_verdict_on_an_expired_claim_taken_by_someone_else_is_refused(store: s
     i = item_id(db, "c1_2")
     at.radio(key=f"artifact_{i}").set_value("rewrite")
     at.radio(key=f"label_{i}").set_value("fabricated_constraint").run()
+    at = button(at, "Accept all suggestions").click().run()
     # bob's lease runs out (renewed at a time long past), and alice takes the item over
     past = datetime.now(UTC) - timedelta(hours=1)
     # the page renewed bob's claim as it drew the form: end this session's older read first
@@ -358,6 +364,7 @@ def test_a_verdict_on_an_expired_claim_taken_by_someone_else_is_refused(store: s
     kept = at.code[0].value
     assert "note: the enterprise plan is in no turn" in kept
     assert "query: What is the uptime SLA for the Dublin region on the enterprise plan?" in kept
+    assert "accepted: must not: enterprise, must not: plan" in kept
 
 
 def test_skip_and_release(store: str, db: Session) -> None:

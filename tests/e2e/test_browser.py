@@ -110,9 +110,30 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
     assert "the rewriter never saw 7 turns" in browser.find_element(By.TAG_NAME, "body").text
     note = wait.until(ec.presence_of_element_located((By.XPATH, "//textarea[@aria-label='Note']")))
     note.send_keys("the user never named a plan")
+    browser.set_window_size(1280, 720)  # the smallest screen the form is made for
     wait.until(ec.element_to_be_clickable(_radio_option("First wrong artifact", "rewrite"))).click()
     wait.until(ec.element_to_be_clickable(_radio_option("Label", "fabricated_constraint"))).click()
+    # the added words are suggested, stored only when accepted: A accepts both (issue 35, part 4)
+    accepted = "//button[@data-variant='pills'][@data-selected='true']"
+    assert browser.find_elements(By.XPATH, accepted) == []
+    time.sleep(0.5)
+    browser.switch_to.active_element.send_keys("a")
+    wait.until(
+        lambda d: (
+            [b.text for b in d.find_elements(By.XPATH, accepted)]
+            == [
+                "must not: enterprise",
+                "must not: plan",
+            ]
+        )
+    )
     time.sleep(1)  # let the widget's rerun finish before the screenshots and the shortcut
+    # the suggestions came into view under the label as it was chosen, with Submit still in view
+    # above them
+    bottom = browser.execute_script("return window.innerHeight")
+    for what in ((By.XPATH, "//*[@data-testid='stButtonGroup']"), _button("Submit and next")):
+        r = browser.find_element(*what).rect
+        assert 0 <= r["y"] and r["y"] + r["height"] <= bottom, (what, r, bottom)
     # one screen (issue 16): at both sizes the rewrite, the findings and Submit are in view unscrolled
     shots = Path(os.environ.get("REWRITE_MONITOR_TEST_ARTIFACTS", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
@@ -209,6 +230,7 @@ def test_a_reviewer_takes_the_next_item_and_submits_a_verdict_in_chromium(
             )
             assert v.corrected_query is None  # the logged query the form starts with, untouched
             assert (v.must_include, v.must_not_include) == ([], ["enterprise", "plan"])
+            assert v.accepted_terms == {"must_include": [], "must_not_include": ["enterprise", "plan"]}
             # the note typed before the refused press was kept and stored with the next one
             assert (ok.request_id, ok.label, ok.artifact, ok.note) == (
                 "c3_2",

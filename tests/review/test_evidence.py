@@ -3,8 +3,18 @@ terms on the dashboard and in the terminal, nothing for a fine rewrite, no untou
 
 from __future__ import annotations
 
+import pytest
+
 from monitor.checks import run_checks
-from monitor.review.evidence import Prefill, corrected_query, prefill
+from monitor.review.evidence import (
+    Prefill,
+    TermChoice,
+    accepted_numbers,
+    choose_terms,
+    corrected_query,
+    prefill,
+    suggestions,
+)
 from monitor.verdicts import LABELS
 from tests.factories import make_record
 
@@ -94,3 +104,33 @@ def test_the_live_topic_and_measure_a_follow_up_lost_are_must_includes(rules) ->
         garage, "How about replacing it instead?", "How about replacing a garage door opener?", rules
     )
     assert prefill("dropped_constraint", got) == Prefill(("cost",), ())
+
+
+def test_suggestions_are_listed_must_first_and_only_accepted_ones_are_stored() -> None:
+    """Issue 35, part 4: a suggestion becomes a term only when accepted; typed terms are kept apart."""
+    pre = Prefill(("Dublin",), ("enterprise", "plan"))
+    offered = suggestions(pre)
+    assert [str(s) for s in offered] == ["must: Dublin", "must not: enterprise", "must not: plan"]
+    # nothing accepted, nothing typed: nothing to assert
+    assert choose_terms([]) == TermChoice()
+    assert (choose_terms([]).must_include, choose_terms([]).must_not_include) == ([], [])
+    # "plan" accepted; "dublin" typed (differs from the suggestion only in case: not accepted, so typed)
+    # and "SLA" typed; " enterprise " typed twice as must-not
+    got = choose_terms([offered[2]], ["dublin", "SLA"], [" enterprise ", "Enterprise"])
+    assert got == TermChoice((), ("plan",), ("dublin", "SLA"), ("enterprise",))
+    assert (got.must_include, got.must_not_include) == (["dublin", "SLA"], ["plan", "enterprise"])
+    assert got.accepted() == {"must_include": [], "must_not_include": ["plan"]}
+    # a typed term equal to an accepted one (ignoring case) is kept once, as accepted; order as given
+    got = choose_terms([offered[2], offered[0], offered[2]], ["DUBLIN"], ["Plan", "CMK"])
+    assert got == TermChoice(("Dublin",), ("plan",), (), ("CMK",))
+    assert got.must_not_include == ["plan", "CMK"]
+
+
+def test_a_terminal_answer_accepts_all_some_or_none_of_the_numbered_suggestions() -> None:
+    assert accepted_numbers("a", 3) == accepted_numbers(" ALL ", 3) == (0, 1, 2)
+    assert accepted_numbers("", 3) == ()
+    assert accepted_numbers("3, 1 3", 3) == (0, 2)
+    with pytest.raises(ValueError, match=r"not a suggestion's number \(1 to 2, or a for all\): 0, 3, x"):
+        accepted_numbers("0 1 3 x", 2)
+    with pytest.raises(ValueError, match="a for all"):
+        accepted_numbers("a 1", 2)  # "a" only alone

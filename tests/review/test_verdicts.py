@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from monitor.cases.store import count_cases, list_cases, sync_cases
 from monitor.cli.main import app
 from monitor.queue.store import QueueError, claim, enqueue_days, list_queue
+from monitor.review.evidence import Suggestion, choose_terms
 from monitor.review.store import record_verdict
 from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, whole_traffic_estimates
@@ -256,6 +257,47 @@ def test_record_verdict_keeps_the_dashboard_keyword_signature(session: Session) 
     )
 
 
+def test_the_verdict_and_its_case_record_which_terms_were_accepted_suggestions(session: Session) -> None:
+    """Issue 35, part 4: accepted suggestions and typed terms are told apart in the verdict and the case;
+    a term claimed as accepted that the verdict does not hold is refused, nothing written."""
+    (req,) = seed(session, FABRICATED)
+    enqueue_days(
+        session=session, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW
+    )
+    item = session.scalars(select(QueueItem)).one()
+    chosen = choose_terms([Suggestion("must_not_include", "enterprise")], ["Dublin"], ["plan"])
+    common = {"session": session, "item_id": item.id, "reviewer": "carol", "now": NOW, "lease": LEASE}
+    with pytest.raises(QueueError, match="accepted must_not_include terms not among the verdict's"):
+        record_verdict(
+            **common,
+            label="fabricated_constraint",
+            artifact="rewrite",
+            must_include=["Dublin"],
+            accepted=chosen,
+        )
+    session.rollback()
+    assert session.scalar(select(func.count()).select_from(Verdict)) == 0
+    vid = record_verdict(
+        **common,
+        label="fabricated_constraint",
+        artifact="rewrite",
+        must_include=chosen.must_include,
+        must_not_include=chosen.must_not_include,
+        accepted=chosen,
+    )
+    accepted = {"must_include": [], "must_not_include": ["enterprise"]}
+    assert session.get_one(Verdict, vid).accepted_terms == accepted
+    (case,) = list_cases(session=session)
+    assert (case.must_include, case.must_not_include, case.accepted_terms) == (
+        ["Dublin"],
+        ["enterprise", "plan"],
+        accepted,
+    )
+    # terms given without a form (the `verdict` command, the API without `accepted`) count as typed
+    again = verdict(session, req, must_include=["Dublin", "uptime"], reviewer="carol")
+    assert session.get_one(Verdict, again).accepted_terms == {"must_include": [], "must_not_include": []}
+
+
 # -- the terminal commands ---------------------------------------------------------------------
 @pytest.fixture
 def cli_db(cli_db: str) -> str:
@@ -283,6 +325,17 @@ def _cases(url: str) -> list[tuple[str, str, str | None, list[str], list[str], s
         (r.source_request_id, r.label, r.expected_query, r.must_include, r.must_not_include, r.reviewer)
         for r in rows
     ]
+
+
+def _accepted(url: str) -> list[dict[str, list[str]] | None]:
+    """The terms each current case (oldest first) says its reviewer accepted from the suggestions."""
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(url)
+    with session_factory(engine)() as s:
+        rows = list_cases(session=s, oldest_first=True)
+    engine.dispose()
+    return [r.accepted_terms for r in rows]
 
 
 def test_verdict_command_records_through_the_service_function(cli_db: str) -> None:
@@ -315,16 +368,20 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
         s.commit()
     engine.dispose()
     # Piped input, one answer per line. Item 1 (the flagged one, first in review order): "f", then the
-    # corrected query, the prefilled must-include (an empty line keeps the empty default) and the
-    # prefilled must-not-include (an empty line keeps "enterprise, plan"); item 2 (control): "o".
-    keys = "f\n" + "uptime SLA of Dublin\n" + "\n" + "\n" + "o\n"
+    # corrected query; the suggestions are listed by number ("1. must not: enterprise  2. must not:
+    # plan"): "3" is refused and asked again, "1" accepts "enterprise" only; then the typed
+    # must-include ("Dublin") and must-not-include (none); item 2 (control): "o".
+    keys = "f\n" + "uptime SLA of Dublin\n" + "3\n" + "1\n" + "Dublin\n" + "\n" + "o\n"
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
     assert result.exit_code == 0, result.output
     assert "the queue is empty" in result.output
     assert "What's the uptime SLA on the second one?" in result.output  # the artifacts were shown
+    assert "suggested terms: 1. must not: enterprise  2. must not: plan" in result.output
+    assert "not a suggestion's number (1 to 2, or a for all): 3" in result.output
     assert _cases(cli_db) == [
-        ("c1_2", "fabricated_constraint", "uptime SLA of Dublin", [], ["enterprise", "plan"], "rita")
+        ("c1_2", "fabricated_constraint", "uptime SLA of Dublin", ["Dublin"], ["enterprise"], "rita")
     ]
+    assert _accepted(cli_db) == [{"must_include": [], "must_not_include": ["enterprise"]}]
     assert "2 verdicts, 0 skipped" in result.output
 
 
@@ -344,9 +401,11 @@ def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: st
 
     _enqueue(cli_db)
     engine = make_engine(cli_db)
-    # c1_2 (flagged): "e" and a note, "v" (the full text), then "f" with an empty corrected query and the
-    # prefilled terms kept; c2_2 (control): "b" goes back to c1_2, "o" replaces its verdict; c2_2 again: "o".
-    keys = "e\nchecked against ticket 4711\nv\nf\n\n\n\n" + "b\no\n" + "o\n"
+    # c1_2 (flagged): "e" and a note, "v" (the full text), then "f" with an empty corrected query, no
+    # suggestion accepted and no typed terms (four lines), and no suggestion accepted again when told
+    # the case would assert nothing (a fifth); c2_2 (control): "b" goes back to c1_2, "o" replaces its
+    # verdict; c2_2 again: "o".
+    keys = "e\nchecked against ticket 4711\nv\nf\n" + "\n" * 5 + "b\no\n" + "o\n"
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
     assert result.exit_code == 0, result.output
     heads = [line for line in result.output.splitlines() if line.startswith("item ")]
@@ -358,6 +417,12 @@ def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: st
         "item 2 of 2 · c2_2",
     ]
     assert heads[3].endswith("(back: your verdict: fabricated_constraint; a new verdict replaces yours)")
+    flat = " ".join(result.output.split())  # the console wraps long lines at 160 columns
+    assert (
+        "a fabricated_constraint verdict on the rewrite needs something a replay can fail: the invented "
+        "words under must not include, or a corrected query: none of the suggested terms is accepted"
+    ) in flat
+    assert "verdict 1: fabricated_constraint (no regression case: an error on the rewrite with no " in flat
     assert "verdict 2: ok (replaces your earlier verdict)" in result.output
     with session_factory(engine)() as s:
         rows = s.execute(select(Verdict.request_id, Verdict.label, Verdict.note).order_by(Verdict.id)).all()

@@ -8,6 +8,7 @@ from datetime import date
 from sqlalchemy.orm import Session
 
 from monitor.queue.store import enqueue_days
+from monitor.review.evidence import choose_terms
 from monitor.review.walk import QueueWalk
 from monitor.settings import Settings
 from tests.review.test_verdicts import CLEAN, FABRICATED, LEASE, NOW, _checks, seed
@@ -32,7 +33,8 @@ def test_a_verdict_then_back_reopens_it_with_the_earlier_verdict(session: Sessio
     assert (first.row.request_id, first.again, first.position, first.total) == ("c1_2", False, 1, 2)
     assert first.view is not None and first.earlier is None
     assert "added_content_word" in {f.kind for f in first.findings}
-    walk.record(first, "fabricated_constraint", note=None, corrected=None, must=["Dublin"], must_not=[])
+    typed = choose_terms([], ["Dublin"])
+    walk.record(first, "fabricated_constraint", note=None, corrected=None, terms=typed)
     assert (walk.done, walk.history) == ({"verdicts": 1, "skipped": 0}, [first.row.id])
 
     second = walk.next_item()

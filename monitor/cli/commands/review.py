@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import getpass
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -35,7 +35,7 @@ from monitor.verdicts import Artifact, Label
 if TYPE_CHECKING:
     from monitor.cases.export import ExportSummary
     from monitor.replay.run import Comparison, ReplayRun
-    from monitor.review.evidence import Prefill
+    from monitor.review.evidence import TermChoice
     from monitor.review.walk import QueueWalk, WalkItem
     from monitor.stats.store import HeldCalibration
 
@@ -204,6 +204,7 @@ def review_loop(
     tests drive the loop with plain strings.
     """
     from monitor.cases.store import no_case_why
+    from monitor.review.evidence import TermChoice
     from monitor.review.walk import QueueWalk
     from monitor.stats.store import HeldCalibration
     from monitor.verdicts import FINE_LABELS
@@ -235,12 +236,11 @@ def review_loop(
             walk.skip(item)
             continue
         label = LABEL_KEYS[key]
-        terms: tuple[str | None, list[str], list[str]] = (None, [], [])
+        corrected, terms = None, TermChoice()
         if label not in FINE_LABELS:
             with _given_back_on_error(walk, item):
-                terms = _ask_terms(label, item, read_line, show)
-        corrected, must, must_not = terms
-        vid = walk.record(item, label, note=note, corrected=corrected, must=must, must_not=must_not)
+                corrected, terms = _ask_terms(label, item, read_line, show)
+        vid = walk.record(item, label, note=note, corrected=corrected, terms=terms)
         why = no_case_why(session=session, verdict_id=vid)
         again = " (replaces your earlier verdict)" if item.again else ""
         show(f"verdict {vid}: {label}{again}" + (f" (no regression case: {why})" if why else ""))
@@ -248,26 +248,57 @@ def review_loop(
 
 def _ask_terms(
     label: str, item: WalkItem, read_line: Callable[[str, str], str], show: Callable[[Any], None]
-) -> tuple[str | None, list[str], list[str]]:
-    """The corrected query and terms of an error verdict, prefilled with what the dashboard's form
-    starts from (``monitor.review.evidence.prefill``). When the prefilled answers hold nothing a replay
-    can fail (``monitor.verdicts.nothing_to_assert``, for the label's default artifact), that is said
-    before the questions: answered as they are, the verdict is stored (it still counts in the rates and
-    precision) without a regression case. One line per answer, as piped input gives them."""
-    from monitor.review.evidence import prefill
+) -> tuple[str | None, TermChoice]:
+    """The corrected query and terms of an error verdict. The terms the findings suggest
+    (``monitor.review.evidence``, what the dashboard's form offers) are listed by number and stored only
+    when accepted: ``a`` all, numbers those, Enter none; then the reviewer's own terms.
+
+    What a replay could not fail (``monitor.verdicts.nothing_to_assert``, for the label's default
+    artifact) is said, as the dashboard refuses a submit once: before the questions when even every
+    suggestion would leave nothing to assert; after them, with the acceptance asked once more, when
+    nothing was accepted or typed. Answered as they are, the verdict is stored (it still counts in the
+    rates and precision) without a regression case. One line per answer, as piped input gives them."""
+    from monitor.review.evidence import choose_terms, prefill, suggestions
     from monitor.verdicts import DEFAULT_ARTIFACT, nothing_to_assert
 
+    def lacking(corrected: bool, must: Sequence[str], must_not: Sequence[str]) -> str | None:
+        return nothing_to_assert(
+            label, DEFAULT_ARTIFACT[label], corrected=corrected, must_include=must, must_not_include=must_not
+        )
+
     pre = prefill(label, item.findings)
-    missing = nothing_to_assert(
-        label,
-        DEFAULT_ARTIFACT[label],
-        corrected=False,
-        must_include=pre.must_include,
-        must_not_include=pre.must_not_include,
-    )
+    offered = suggestions(pre)
+    missing = lacking(False, pre.must_include, pre.must_not_include)
     if missing:
         show(f"{missing} (Enter through: the verdict is stored without a case)")
-    return _read_terms(read_line, pre)
+    corrected = read_line("corrected query (Enter: none)", "").strip() or None
+    if offered:
+        show("suggested terms: " + "  ".join(f"{n}. {s}" for n, s in enumerate(offered, 1)))
+    took = _accepted(read_line, show, len(offered), "Enter: none")
+    must = split_terms(read_line("must include, typed, comma-separated (Enter: none)", ""))
+    must_not = split_terms(read_line("must not include, typed, comma-separated (Enter: none)", ""))
+    chosen = choose_terms([offered[n] for n in took], must, must_not)
+    missing = lacking(corrected is not None, chosen.must_include, chosen.must_not_include)
+    if missing and offered:
+        show(f"{missing}: none of the suggested terms is accepted")
+        took = _accepted(read_line, show, len(offered), "Enter: store without a case")
+        chosen = choose_terms([offered[n] for n in took], must, must_not)
+    return corrected, chosen
+
+
+def _accepted(
+    read_line: Callable[[str, str], str], show: Callable[[Any], None], count: int, empty: str
+) -> tuple[int, ...]:
+    """The indexes of the ``count`` numbered suggestions the reviewer accepts (none asked when there are
+    none), asked again until the answer names only suggestions."""
+    from monitor.review.evidence import accepted_numbers
+
+    while count:
+        try:
+            return accepted_numbers(read_line(f"accept (a: all, numbers: those, {empty})", ""), count)
+        except ValueError as exc:
+            show(str(exc))
+    return ()
 
 
 def _drawer(item: WalkItem, show: Callable[[Any], None], held: HeldCalibration) -> Callable[[bool], None]:
@@ -334,16 +365,6 @@ def _read_choice(
     return key, note
 
 
-def _read_terms(
-    read_line: Callable[[str, str], str], pre: Prefill
-) -> tuple[str | None, list[str], list[str]]:
-    """The corrected query, must-include and must-not-include terms of a wrong rewrite, prefilled."""
-    corrected = read_line("corrected query (Enter: none)", "").strip() or None
-    must = split_terms(read_line("must include, comma-separated", ", ".join(pre.must_include)))
-    must_not = split_terms(read_line("must not include, comma-separated", ", ".join(pre.must_not_include)))
-    return corrected, must, must_not
-
-
 def _read_key() -> str:
     """One key: from the terminal, or the first character of the next line of piped input (end: quit)."""
     if sys.stdin.isatty():
@@ -373,10 +394,10 @@ def review_cmd(
     """Walk the pending review queue in the terminal, "item 3 of 40" at a time: the four artifacts
     (older answers collapsed to their start and the lines around the flagged words; v shows the full
     text), then one key for the label (o ok, f fabricated_constraint, d dropped_constraint, ...); a
-    wrong rewrite also asks for the corrected query and the terms, prefilled from the findings. e adds a
-    note, b goes back to change the last verdict (a new version; the old one is kept), s skips, q quits.
-    Piped input works too: one key per line, then one line per answer (an empty line keeps the
-    prefilled value).
+    wrong rewrite also asks for the corrected query, which of the terms the findings suggest to accept
+    (a: all, 1 3: those, Enter: none; only accepted ones are stored) and your own terms. e adds a note,
+    b goes back to change the last verdict (a new version; the old one is kept), s skips, q quits.
+    Piped input works too: one key per line, then one line per answer (an empty line: none).
 
     Example: rewrite-monitor review --kind added_content_word
     """
