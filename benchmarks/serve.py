@@ -79,3 +79,11 @@ def press(driver: Any, *chord: str) -> None:
     for k in reversed(chord[:-1]):
         actions.key_up(k)
     actions.perform()
+
+
+def type_text(driver: Any, text: str) -> None:
+    """Type ``text`` into whatever has the focus in the browser ``driver`` drives (a selenium WebDriver),
+    key by key, as a reviewer would."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(text).perform()
