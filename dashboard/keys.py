@@ -72,6 +72,11 @@ SCRIPT = """
     if (title !== on) { return; }
     if (!press("Submit and next") && tries > 0) { setTimeout(() => submit(tries - 1, on), 100); }
   };
+  // A pressed while the form redraws for a label just chosen waits for its suggestions, up to a second.
+  const accept = (tries, on) => {
+    if (title !== on) { return; }
+    if (!press("Accept all suggestions") && tries > 0) { setTimeout(() => accept(tries - 1, on), 50); }
+  };
   const press = (...labels) => { const b = button(labels); if (b) { b.click(); return true; } return false; };
   const radios = (group) => [...doc.querySelectorAll("[data-testid='stRadio']")].filter((r) => {
     const caption = r.querySelector("[data-testid='stWidgetLabel']");
@@ -152,7 +157,8 @@ SCRIPT = """
       const more = [...doc.querySelectorAll("details.rm-more")].find(live);
       if (more) { more.open = !more.open; done = true; }
     } else if (e.key === "a" || e.key === "A") {
-      done = press("Accept all suggestions");
+      // right after a label key the form is still redrawing with that label's suggestions: wait for them
+      if (radios("Label").length > 0) { accept(20, title); done = true; }
     } else if (e.key === "?") {
       sheet();
       done = true;

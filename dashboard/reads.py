@@ -134,33 +134,8 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
     """
     since_dt = datetime.combine(since, datetime.min.time()) if since else None
     checks = current_checks()
+    rates = finding_rates(url, now, min_severity, since)
     with _session(url) as session:
-        grouped = finding_rates_by(
-            session=session,
-            checks=checks,
-            min_rank=SEVERITY_RANK[min_severity],
-            groupings=("day", "prompt_version"),
-            since=since_dt,
-        )
-
-        def rates(by: str) -> pd.DataFrame:
-            rows = grouped[by]
-            return pd.DataFrame(
-                [
-                    {
-                        "group": r.group,
-                        "kind": r.kind,
-                        "flagged": r.flagged,
-                        "checked": r.checked,
-                        "per_1000": r.per_1000,
-                        "lo": r.ci_per_1000[0] if r.ci_per_1000 else None,
-                        "hi": r.ci_per_1000[1] if r.ci_per_1000 else None,
-                    }
-                    for r in rows
-                ],
-                columns=["group", "kind", "flagged", "checked", "per_1000", "lo", "hi"],
-            )
-
         depth, overdue = queue_depth(session=session, now=now)
         pairs = latest_verdicts(session=session, since=since)
         precision = precision_by_kind(pairs)
@@ -181,8 +156,8 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
         agree = agreement_table([[(r.label, r.artifact) for r in d.ratings] for d in doubled], LABELS)
         alerts = list_alerts(session=session, since=since_dt, limit=50)
         out: Overview = {
-            "by_day": rates("day"),
-            "by_prompt": rates("prompt_version"),
+            "by_day": rates["day"],
+            "by_prompt": rates["prompt_version"],
             "depth": depth,
             "overdue": overdue,
             "throughput": pd.DataFrame(
@@ -293,6 +268,47 @@ def overview(url: str, now: datetime, min_severity: str, since: date | None) -> 
             "disagreements": sum(1 for d in doubled if d.disagree and d.adjudication is None),
         }
     return out
+
+
+@st.cache_resource(ttl=STATS_TTL, show_spinner=False)
+def finding_rates(url: str, now: datetime, min_severity: str, since: date | None) -> dict[str, pd.DataFrame]:
+    """The finding rates per ``day`` and per ``prompt_version`` (the keys), each a DataFrame with columns
+    group, kind, flagged, checked, per_1000, lo, hi (rates per 1,000 checked rewrites at
+    ``min_severity`` and above, Wilson 95% bounds), from the rewrites checked since ``since`` (all when
+    None); ``now`` is the cache bucket (:func:`bucket`).
+
+    Kept as a resource for :data:`STATS_TTL` seconds: only checking moves these rates, never the
+    dashboard's own writes, whose clearing of the cached reads made the Overview after each verdict read
+    every check run again (0.84 s of its 1.9 s on 100,000 rewrites, ``benchmarks.dashboard_review``).
+    Callers must not modify the frames (a resource is shared, not copied)."""
+    since_dt = datetime.combine(since, datetime.min.time()) if since else None
+    with _session(url) as session:
+        grouped = finding_rates_by(
+            session=session,
+            checks=current_checks(),
+            min_rank=SEVERITY_RANK[min_severity],
+            groupings=("day", "prompt_version"),
+            since=since_dt,
+        )
+    columns = ["group", "kind", "flagged", "checked", "per_1000", "lo", "hi"]
+    return {
+        by: pd.DataFrame(
+            [
+                {
+                    "group": r.group,
+                    "kind": r.kind,
+                    "flagged": r.flagged,
+                    "checked": r.checked,
+                    "per_1000": r.per_1000,
+                    "lo": r.ci_per_1000[0] if r.ci_per_1000 else None,
+                    "hi": r.ci_per_1000[1] if r.ci_per_1000 else None,
+                }
+                for r in rows
+            ],
+            columns=columns,
+        )
+        for by, rows in ((g, grouped[g]) for g in ("day", "prompt_version"))
+    }
 
 
 @st.cache_data(ttl=60, show_spinner=False)

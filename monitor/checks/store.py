@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from sqlalchemy import BindParameter, Subquery, delete, func, select, tuple_
+from sqlalchemy import CTE, BindParameter, Subquery, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.checks.profile import RewriterProfile
@@ -70,14 +70,33 @@ class Coverage:
         return self.ran / self.rewrites if self.rewrites else None
 
 
+@overload
 def fully_checked(
     checks: Sequence[tuple[str, int]],
     start: datetime | BindParameter[datetime] | None = None,
     end: datetime | BindParameter[datetime] | None = None,
-) -> Subquery:
+    *,
+    cte: Literal[False] = False,
+) -> Subquery: ...
+@overload
+def fully_checked(
+    checks: Sequence[tuple[str, int]],
+    start: datetime | BindParameter[datetime] | None = None,
+    end: datetime | BindParameter[datetime] | None = None,
+    *,
+    cte: Literal[True],
+) -> CTE: ...
+def fully_checked(
+    checks: Sequence[tuple[str, int]],
+    start: datetime | BindParameter[datetime] | None = None,
+    end: datetime | BindParameter[datetime] | None = None,
+    *,
+    cte: bool = False,
+) -> Subquery | CTE:
     """Subquery (column ``record_id``) of the records with a run of every current check in ``checks``,
     of rewrites with ``start <= ts < end`` when bounds are given (naive UTC datetimes, or parameters
-    bound when the statement runs).
+    bound when the statement runs); with ``cte``, a common table expression named ``checked``, for a
+    statement that reads it more than once.
 
     The bounds sit inside the grouping, joined through the record's time (indexed), so a bounded read
     costs the window's runs rather than every run in the store.
@@ -89,7 +108,8 @@ def fully_checked(
             stmt = stmt.where(Record.ts >= start)
         if end is not None:
             stmt = stmt.where(Record.ts < end)
-    return stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks)).subquery()
+    grouped = stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks))
+    return grouped.cte("checked") if cte else grouped.subquery()
 
 
 def unchecked_record_ids(
