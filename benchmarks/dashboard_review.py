@@ -20,7 +20,7 @@ to assert, as on an item with nothing suggested), each item looked at for 0.35 s
   Submit is enabled (the page reruns on a radio click). The reviewer's own reading time is not in it;
 - the Overview after the review, in the same browser: from the click on its link in the navigation
   until its last section ("Alerts raised") is drawn and the app has stopped running, in seconds; first
-  right after the verdicts (each verdict cleared the cached reads: cold), then again from the Queue page
+  its first visit of this server (cold: nothing of it cached yet), then again from the Queue page
   (warm). Issue 35 bounds the cold figure at 1.5 s on 100,000 rewrites.
 
 Needs Chromium and chromedriver (``apt-get install chromium chromium-driver``) and selenium (the dev

@@ -322,7 +322,7 @@ def constraining_dropped(dropped: Sequence[str], findings: Sequence[FindingRow])
     return [(d, any(v in d.casefold() for v in values)) for d in dropped]
 
 
-# -- verdict form prefills -------------------------------------------------------------------------
+# -- verdict form terms ----------------------------------------------------------------------------
 def split_terms(text: str) -> list[str]:
     """Comma-separated terms from a form field: ``monitor.text.split_terms`` (normalised, empty and
     repeated ones dropped, order kept)."""

@@ -158,7 +158,7 @@ SCRIPT = """
       if (more) { more.open = !more.open; done = true; }
     } else if (e.key === "a" || e.key === "A") {
       // right after a label key the form is still redrawing with that label's suggestions: wait for them
-      if (radios("Label").length > 0) { accept(20, title); done = true; }
+      if (radios("Label").length > 0) { if (!early()) { accept(20, title); } done = true; }
     } else if (e.key === "?") {
       sheet();
       done = true;

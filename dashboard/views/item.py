@@ -141,12 +141,14 @@ def _previous(current: int | None) -> None:
         flash("error", f"Cannot go back: {exc}.")
         return
     if earlier is not None:
-        # The form starts from the verdict being changed: its label, artifact and note. The text
-        # fields drawn with a value (query, terms) keep theirs: set here too, Streamlit warns.
+        # The form starts from the verdict being changed: its label, artifact and note, and its terms
+        # (restored as the form draws, where the label's suggestions are known). The query field is
+        # drawn with a value and keeps it: set here too, Streamlit warns.
         i, label = earlier.queue_item_id, earlier.label
         ss[f"label_{i}"] = label
         ss[f"artifact_{i}"] = None if label in FINE_LABELS else earlier.artifact
         ss[f"note_{i}"] = earlier.note or ""
+        ss[f"restore_{i}"] = earlier
     reads_changed()
     ss["item_id"] = ss["again_item"] = history.pop()
     ss.pop("queue_done", None)
@@ -172,7 +174,7 @@ def _accept_all(key: str, offered: tuple[Suggestion, ...]) -> None:
 
 
 @guarded
-def _submit(item_id: int, request_id: str, logged_query: str, offered: int) -> None:
+def _submit(item_id: int, request_id: str, logged_query: str, offered: tuple[Suggestion, ...]) -> None:
     label, artifact = ss.get(f"label_{item_id}"), ss.get(f"artifact_{item_id}")
     if label is None:
         flash("error", "Choose a label first.")
@@ -188,6 +190,7 @@ def _submit(item_id: int, request_id: str, logged_query: str, offered: int) -> N
         ss.get(f"accept_{item_id}_{label}") or (),
         artifacts.split_terms(ss.get(f"include_{item_id}_{label}", "")),
         artifacts.split_terms(ss.get(f"exclude_{item_id}_{label}", "")),
+        offered=offered,
     )
     must, must_not = chosen.must_include, chosen.must_not_include
     missing = nothing_to_assert(
@@ -362,7 +365,7 @@ def _verdict_form(
             type="primary",
             shortcut="Ctrl+Enter",
             on_click=_submit,
-            args=(i, request_id, logged_query, len(suggestions(prefill(label, findings)))),
+            args=(i, request_id, logged_query, suggestions(prefill(label, findings))),
             disabled=not ready,
         )
         st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
@@ -399,12 +402,32 @@ def _verdict_form(
     ss[f"typed_{i}"] = _typed(i, label)
 
 
-def _suggested_terms(i: int, label: str | None, findings: list[FindingRow]) -> None:
-    """The terms the findings suggest for ``label``, as pills the reviewer clicks to accept one, and
-    "Accept all suggestions" (key A); nothing when there are none."""
-    offered = suggestions(prefill(label, findings))
-    if not offered:
+def _restore_terms(i: int, label: str | None, offered: tuple[Suggestion, ...]) -> None:
+    """Going back to a verdict ("Previous item"): its terms in the form of its label, once, before the
+    widgets draw; an accepted term no longer suggested (the findings changed) comes back as typed."""
+    earlier = ss.get(f"restore_{i}")
+    if earlier is None or earlier.label != label:
         return
+    del ss[f"restore_{i}"]
+    took = earlier.accepted_terms or {}
+    accepted = [s for s in offered if s.term in took.get(s.field, ())]
+    for field, key in (
+        ("must_include", f"include_{i}_{label}"),
+        ("must_not_include", f"exclude_{i}_{label}"),
+    ):
+        kept = {s.term for s in accepted if s.field == field}
+        ss[key] = ", ".join(t for t in getattr(earlier, field) if t not in kept)
+    if offered:
+        ss[f"accept_{i}_{label}"] = accepted
+
+
+def _suggested_terms(i: int, label: str | None, findings: list[FindingRow]) -> tuple[Suggestion, ...]:
+    """The terms the findings suggest for ``label``, as pills the reviewer clicks to accept one, and
+    "Accept all suggestions" (key A); nothing when there are none. Returns them, in their order."""
+    offered = suggestions(prefill(label, findings))
+    _restore_terms(i, label, offered)
+    if not offered:
+        return offered
     key = f"accept_{i}_{label}"
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.pills(
@@ -415,6 +438,7 @@ def _suggested_terms(i: int, label: str | None, findings: list[FindingRow]) -> N
             key=key,
         )
         st.button("Accept all suggestions", on_click=_accept_all, args=(key, offered), key=f"accept_all_{i}")
+    return offered
 
 
 # -- the page ---------------------------------------------------------------------------------------

@@ -5,10 +5,10 @@ module returns, so the same findings suggest the same terms on either screen. Pu
 as plain objects (``kind``, ``severity``, ``evidence``), imports only the standard library, the verdict
 vocabulary and ``monitor.text``.
 
-The prefill follows the label, because the label says what the eval set must test:
+The suggestions follow the label, because the label says what the eval set must test:
 
 ========================= ==========================================================================
-label                     prefill (``must_include`` / ``must_not_include``)
+label                     suggested (``must_include`` / ``must_not_include``)
 ========================= ==========================================================================
 ``ok``, ``false_alarm_*`` nothing: the rewrite was fine, and a flagged word kept as an assertion would
                           turn a false alarm into a case that fails every correct rewrite
@@ -29,13 +29,13 @@ the reviewer accepts it (one key accepts all of them; one click or number accept
 its case record which terms were accepted and which typed (:class:`TermChoice`, :func:`choose_terms`),
 so a case never holds a term nobody read. A corrected query is stored only when it differs from the
 logged one (:func:`corrected_query`), and an alias proposal is filed only when the reviewer fills its own
-field: nothing prefilled becomes one.
+field: nothing suggested becomes one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -192,13 +192,20 @@ class TermChoice:
 
 
 def choose_terms(
-    accepted: Iterable[Suggestion], typed_include: Iterable[str] = (), typed_exclude: Iterable[str] = ()
+    accepted: Iterable[Suggestion],
+    typed_include: Iterable[str] = (),
+    typed_exclude: Iterable[str] = (),
+    *,
+    offered: Sequence[Suggestion] = (),
 ) -> TermChoice:
     """The terms of a verdict from the suggestions the reviewer ``accepted`` and the terms they typed,
     each list normalised (``monitor.text.normalise_terms``) with repeats dropped ignoring case; the
-    accepted ones in their suggested order. ``choose_terms([Suggestion("must_include", "Dublin")],
-    ["dublin", "SLA"])`` -> accepted_include ``("Dublin",)``, typed_include ``("SLA",)``."""
-    chosen = list(dict.fromkeys(accepted))
+    accepted ones in the order they were ``offered`` (those not offered after them, as given), so the
+    order in which pills were clicked never makes another case version.
+    ``choose_terms([Suggestion("must_include", "Dublin")], ["dublin", "SLA"])`` -> accepted_include
+    ``("Dublin",)``, typed_include ``("SLA",)``."""
+    place = {s: n for n, s in enumerate(offered)}
+    chosen = sorted(dict.fromkeys(accepted), key=lambda s: place.get(s, len(place)))
     acc_in = normalise_terms((s.term for s in chosen if s.field == "must_include"), ignore_case=True)
     acc_ex = normalise_terms((s.term for s in chosen if s.field == "must_not_include"), ignore_case=True)
 

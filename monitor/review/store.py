@@ -308,7 +308,8 @@ def verdict_for_request(
 
 @dataclass(frozen=True, slots=True)
 class VerdictRow:
-    """A stored verdict as plain data (the newest of an item is its verdict)."""
+    """A stored verdict as plain data (the newest of an item is its verdict); ``accepted_terms`` as
+    ``Verdict.accepted_terms`` (which terms were accepted suggestions; None before migration 0014)."""
 
     id: int
     queue_item_id: int
@@ -321,6 +322,7 @@ class VerdictRow:
     must_not_include: list[str]
     note: str | None
     created_at: datetime
+    accepted_terms: dict[str, list[str]] | None = None
 
 
 def latest_verdict(*, session: Session, item_id: int, reviewer: str | None = None) -> VerdictRow | None:
@@ -421,7 +423,7 @@ CONFIRMING: dict[str, tuple[str, str]] = {
     "intent_dropped": (Label.DROPPED_CONSTRAINT.value, "must_include"),
 }
 """Per learned kind: the verdict label that confirms its words, and the assertion field that names them
-(the verdict form prefills the added words as must-not terms and the lost words as must terms)."""
+(the verdict form suggests the added words as must-not terms and the lost words as must terms)."""
 
 
 def _flagged_words(kind: str, evidence: dict[str, Any]) -> list[tuple[str, set[str], str]]:

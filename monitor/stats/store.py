@@ -112,10 +112,10 @@ def finding_rates_by(
 ) -> dict[str | None, list[KindRate]]:
     """:func:`finding_rates` for several groupings (e.g. ``("day", "prompt_version")``) from one pass.
 
-    Both queries group by every requested column at once and the rates of each grouping are summed
-    from those cells: a record lies in exactly one cell, so its distinct counts add up. The costly
-    part, finding the fully checked records among all check runs, then runs twice instead of twice
-    per grouping (the Overview page draws two groupings).
+    Both parts of the one statement group by every requested column at once and the rates of each
+    grouping are summed from those cells: a record lies in exactly one cell, so its distinct counts add
+    up. The costly part, finding the fully checked records among all check runs, then runs once instead
+    of twice per grouping (the Overview page draws two groupings).
     """
     columns = {by: _group_column(by).label(f"g{i}") for i, by in enumerate(groupings)}
     checked = fully_checked(checks, start=since, cte=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import pandas as pd
 import pytest
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
@@ -17,6 +18,7 @@ from monitor.cases.export import case_schema, collect_cases, export_cases, write
 from monitor.cli.main import app
 from monitor.privacy import name_finder
 from monitor.review.evidence import Suggestion, choose_terms
+from monitor.store.models import RegressionCase, Verdict
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "export_cases.jsonl"
@@ -154,6 +156,31 @@ def test_csv_and_parquet_hold_the_same_cases(session: Session, tmp_path: Path) -
         assert [r["messages"] for r in rows] == [c["messages"] for c in cases]
         assert [r["must_not_include"] for r in rows] == [c["must_not_include"] for c in cases]
         assert [r["expected_query"] for r in rows] == [c["expected_query"] for c in cases]
+        assert [(r["accepted_terms"], r["typed_terms"]) for r in rows] == [
+            ({"must_include": ["Dublin"], "must_not_include": ["CMK"]}, cases[0]["typed_terms"]),
+            (
+                {"must_include": [], "must_not_include": []},
+                {"must_include": ["enterprise", "burst"], "must_not_include": []},
+            ),
+        ]
+
+
+def test_a_case_whose_verdict_predates_the_accepted_terms_exports_null_origins(session: Session) -> None:
+    """A verdict stored before migration 0014 does not say which terms were accepted: its case exports
+    accepted_terms and typed_terms as null (and stays valid), never all its terms as typed."""
+    ids = seed(session)
+    session.execute(update(Verdict).where(Verdict.id == ids["c2_2"]).values(accepted_terms=None))
+    session.execute(
+        update(RegressionCase).where(RegressionCase.verdict_id == ids["c2_2"]).values(accepted_terms=None)
+    )
+    session.commit()
+    old = next(c for c in collect_cases(session=session, finder=FINDER) if c["source_request_id"] == "c2_2")
+    assert (old["must_include"], old["accepted_terms"], old["typed_terms"]) == (
+        ["enterprise", "burst"],
+        None,
+        None,
+    )
+    jsonschema.validate(old, case_schema())
 
 
 def test_since_and_label_filter_by_verdict_day_and_label(session: Session) -> None:

@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from monitor.cli.main import app as cli_app
 from monitor.queue.store import claim
+from monitor.review.evidence import Suggestion
 from monitor.review.store import record_verdict
 from monitor.store.engine import make_engine, session_factory, upgrade
 from monitor.store.models import AliasProposal, QueueItem, RegressionCase, Verdict
@@ -711,3 +712,29 @@ def test_the_transcript_reads_newest_first_on_request_and_stays_so(store: str, d
     at = button(at, "Submit and next").click().run()
     assert shown(at.title[0].value) == "c3_2"
     assert any(h.value.endswith("newest first)") for h in at.subheader)
+
+
+def test_previous_item_brings_back_the_accepted_and_typed_terms(store: str, db: Session) -> None:
+    """Found by a newcomer: going back to change a verdict showed its label but no terms, so a second
+    Submit replaced the case with none. The accepted suggestions and the typed terms come back."""
+    at = open_next_item(start())
+    i = item_id(db, "c1_2")
+    at.radio(key=f"artifact_{i}").set_value("rewrite")
+    at.radio(key=f"label_{i}").set_value("fabricated_constraint").run()
+    at = at.pills[0].set_value([Suggestion("must_not_include", "plan")]).run()
+    at.text_input(key=f"include_{i}_fabricated_constraint").input("Dublin")
+    at = button(at, "Submit and next").click().run()
+    assert shown(at.title[0].value) == "c3_2"
+    at = button(at, "Previous item").click().run()
+    assert shown(at.title[0].value) == "c1_2"
+    assert [str(s) for s in at.pills[0].value] == ["must not: plan"]
+    assert at.text_input(key=f"include_{i}_fabricated_constraint").value == "Dublin"
+    assert at.text_input(key=f"exclude_{i}_fabricated_constraint").value == ""
+    at = button(at, "Submit and next").click().run()
+    first, again = fresh(db).scalars(select(Verdict).order_by(Verdict.id)).all()
+    assert (again.must_include, again.must_not_include, again.accepted_terms) == (
+        ["Dublin"],
+        ["plan"],
+        {"must_include": [], "must_not_include": ["plan"]},
+    )
+    assert (first.must_include, first.must_not_include) == (again.must_include, again.must_not_include)

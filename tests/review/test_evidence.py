@@ -120,10 +120,14 @@ def test_suggestions_are_listed_must_first_and_only_accepted_ones_are_stored() -
     assert got == TermChoice((), ("plan",), ("dublin", "SLA"), ("enterprise",))
     assert (got.must_include, got.must_not_include) == (["dublin", "SLA"], ["plan", "enterprise"])
     assert got.accepted() == {"must_include": [], "must_not_include": ["plan"]}
-    # a typed term equal to an accepted one (ignoring case) is kept once, as accepted; order as given
+    # a typed term equal to an accepted one (ignoring case) is kept once, as accepted
     got = choose_terms([offered[2], offered[0], offered[2]], ["DUBLIN"], ["Plan", "CMK"])
     assert got == TermChoice(("Dublin",), ("plan",), (), ("CMK",))
     assert got.must_not_include == ["plan", "CMK"]
+    # accepted in the order clicked (plan, then enterprise), stored in the order offered
+    clicked = [offered[2], offered[1]]
+    assert choose_terms(clicked).accepted_exclude == ("plan", "enterprise")
+    assert choose_terms(clicked, offered=offered).accepted_exclude == ("enterprise", "plan")
 
 
 def test_a_terminal_answer_accepts_all_some_or_none_of_the_numbered_suggestions() -> None:

@@ -19,6 +19,7 @@ from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, whole_traffic_estimates
 from monitor.store.models import QueueDay, QueueItem, RegressionCase, Verdict
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
+from tests.helpers import count_verdicts
 
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
 LEASE = timedelta(minutes=10)
@@ -369,15 +370,14 @@ def test_review_walks_the_queue_with_one_key_labels(cli_db: str, monkeypatch: py
     engine.dispose()
     # Piped input, one answer per line. Item 1 (the flagged one, first in review order): "f", then the
     # corrected query; the suggestions are listed by number ("1. must not: enterprise  2. must not:
-    # plan"): "3" is refused and asked again, "1" accepts "enterprise" only; then the typed
-    # must-include ("Dublin") and must-not-include (none); item 2 (control): "o".
-    keys = "f\n" + "uptime SLA of Dublin\n" + "3\n" + "1\n" + "Dublin\n" + "\n" + "o\n"
+    # plan"): "1" accepts "enterprise" only; then the typed must-include ("Dublin") and must-not-include
+    # (none); item 2 (control): "o".
+    keys = "f\n" + "uptime SLA of Dublin\n" + "1\n" + "Dublin\n" + "\n" + "o\n"
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
     assert result.exit_code == 0, result.output
     assert "the queue is empty" in result.output
     assert "What's the uptime SLA on the second one?" in result.output  # the artifacts were shown
     assert "suggested terms: 1. must not: enterprise  2. must not: plan" in result.output
-    assert "not a suggestion's number (1 to 2, or a for all): 3" in result.output
     assert _cases(cli_db) == [
         ("c1_2", "fabricated_constraint", "uptime SLA of Dublin", ["Dublin"], ["enterprise"], "rita")
     ]
@@ -402,10 +402,9 @@ def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: st
     _enqueue(cli_db)
     engine = make_engine(cli_db)
     # c1_2 (flagged): "e" and a note, "v" (the full text), then "f" with an empty corrected query, no
-    # suggestion accepted and no typed terms (four lines), and no suggestion accepted again when told
-    # the case would assert nothing (a fifth); c2_2 (control): "b" goes back to c1_2, "o" replaces its
-    # verdict; c2_2 again: "o".
-    keys = "e\nchecked against ticket 4711\nv\nf\n" + "\n" * 5 + "b\no\n" + "o\n"
+    # suggestion accepted and no typed terms (four lines: piped input is never asked again); c2_2
+    # (control): "b" goes back to c1_2, "o" replaces its verdict; c2_2 again: "o".
+    keys = "e\nchecked against ticket 4711\nv\nf\n" + "\n" * 4 + "b\no\n" + "o\n"
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
     assert result.exit_code == 0, result.output
     heads = [line for line in result.output.splitlines() if line.startswith("item ")]
@@ -420,7 +419,8 @@ def test_review_counts_takes_a_note_and_goes_back_to_change_a_verdict(cli_db: st
     flat = " ".join(result.output.split())  # the console wraps long lines at 160 columns
     assert (
         "a fabricated_constraint verdict on the rewrite needs something a replay can fail: the invented "
-        "words under must not include, or a corrected query: none of the suggested terms is accepted"
+        "words under must not include, or a corrected query: none of the suggested terms is accepted "
+        "(stored without a case)"
     ) in flat
     assert "verdict 1: fabricated_constraint (no regression case: an error on the rewrite with no " in flat
     assert "verdict 2: ok (replaces your earlier verdict)" in result.output
@@ -500,8 +500,9 @@ def test_review_with_piped_input_stays_in_step_when_a_verdict_makes_no_case(cli_
         enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
         s.commit()
     engine.dispose()
-    # two items, each "u" (unresolved_reference, whose prefill holds nothing) and three empty answers
-    keys = "u\n\n\n\n" * 2 + "q\n"
+    # two items, each "u" (unresolved_reference, nothing suggested) and four empty answers (the accept
+    # line is read even when nothing is offered, so a script's lines never depend on the findings)
+    keys = "u\n\n\n\n\n" * 2 + "q\n"
     result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
     assert result.exit_code == 0, result.output
     said = "an unresolved_reference verdict on the rewrite needs something a replay can fail"
@@ -514,3 +515,40 @@ def test_review_with_piped_input_stays_in_step_when_a_verdict_makes_no_case(cli_
     engine.dispose()
     assert got == [("unresolved_reference", None)] * 2
     assert _cases(cli_db) == []
+
+
+def test_piped_review_stops_on_an_accept_line_that_names_no_suggestion(cli_db: str) -> None:
+    """Found by a newcomer: piped answers slid onto other questions when the accept line was read only
+    for items with suggestions ("a" became a must-include term) or asked again. Now the line is always
+    read, and one that names no suggestion stops the review (exit 2), the item given back, nothing
+    stored."""
+    _enqueue(cli_db)
+    for keys, said in (
+        # c1_2 suggests two terms: "3" names none of them
+        ("f\n\n3\n\n\n", "piped answer '3': not a suggestion's number (1 to 2, or a for all): 3"),
+        # an unresolved reference has nothing suggested: its accept line must be empty
+        ("u\n\na\n\n\n", "nothing is suggested here: the accept line must be empty, not 'a'"),
+    ):
+        result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
+        assert result.exit_code == 2, result.output
+        assert said in " ".join(result.output.split())
+        assert count_verdicts(cli_db) == 0
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        states = {i.request_id: (i.state, i.claimed_by) for i in s.scalars(select(QueueItem))}
+    engine.dispose()
+    assert states == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
+
+
+def test_the_logged_query_typed_back_is_no_correction_in_the_terminal(cli_db: str) -> None:
+    """Found by a newcomer: the terminal took any typed query for a correction, so it said nothing of a
+    verdict that made no case; the logged query typed back is no correction (as on the dashboard)."""
+    _enqueue(cli_db)
+    keys = f"f\n{FABRICATED}\n\n\n\nq\n"
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "none of the suggested terms is accepted (stored without a case)" in flat
+    assert "verdict 1: fabricated_constraint (no regression case: an error on the rewrite with no" in flat

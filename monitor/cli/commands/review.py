@@ -193,6 +193,7 @@ def review_loop(
     read_line: Callable[[str, str], str],
     show: Callable[[Any], None],
     now: Callable[[], datetime],
+    piped: bool = False,
 ) -> dict[str, int]:
     """Walk the pending queue: claim the next item, show it (compact), read a one-key label, record, next.
 
@@ -200,8 +201,8 @@ def review_loop(
     the item, ``b`` back to the previous item to change its verdict (a new verdict version; giving it
     back without one keeps the earlier verdict), ``s`` skip, ``q`` (or end of input) release and stop.
     Each item is headed "item i of N" (N: what the reviewer has done this session plus what the queue
-    can still hand them). Returns counts ``{verdicts, skipped}``. The reader functions are parameters so
-    tests drive the loop with plain strings.
+    can still hand them). Returns counts ``{verdicts, skipped}``. The readers are parameters so tests
+    drive the loop with plain strings; ``piped``: they read a script, not a terminal (:func:`_ask_terms`).
     """
     from monitor.cases.store import no_case_why
     from monitor.review.evidence import TermChoice
@@ -229,17 +230,14 @@ def review_loop(
         if key == "q":
             walk.give_back(item)
             return walk.done
-        if key == "b":
-            walk.go_back(item)
-            continue
-        if key == "s":
-            walk.skip(item)
+        if key in ("b", "s"):
+            (walk.go_back if key == "b" else walk.skip)(item)
             continue
         label = LABEL_KEYS[key]
         corrected, terms = None, TermChoice()
         if label not in FINE_LABELS:
             with _given_back_on_error(walk, item):
-                corrected, terms = _ask_terms(label, item, read_line, show)
+                corrected, terms = _ask_terms(label, item, read_line, show, piped)
         vid = walk.record(item, label, note=note, corrected=corrected, terms=terms)
         why = no_case_why(session=session, verdict_id=vid)
         again = " (replaces your earlier verdict)" if item.again else ""
@@ -247,7 +245,11 @@ def review_loop(
 
 
 def _ask_terms(
-    label: str, item: WalkItem, read_line: Callable[[str, str], str], show: Callable[[Any], None]
+    label: str,
+    item: WalkItem,
+    read_line: Callable[[str, str], str],
+    show: Callable[[Any], None],
+    piped: bool = False,
 ) -> tuple[str | None, TermChoice]:
     """The corrected query and terms of an error verdict. The terms the findings suggest
     (``monitor.review.evidence``, what the dashboard's form offers) are listed by number and stored only
@@ -255,44 +257,68 @@ def _ask_terms(
 
     What a replay could not fail (``monitor.verdicts.nothing_to_assert``, for the label's default
     artifact) is said, as the dashboard refuses a submit once: before the questions when even every
-    suggestion would leave nothing to assert; after them, with the acceptance asked once more, when
-    nothing was accepted or typed. Answered as they are, the verdict is stored (it still counts in the
-    rates and precision) without a regression case. One line per answer, as piped input gives them."""
+    suggestion would leave nothing to assert; after them when nothing was accepted or typed, with the
+    acceptance asked once more at a terminal. Answered as they are, the verdict is stored (it still counts
+    in the rates and precision) without a regression case.
+
+    ``piped`` (input not from a terminal): always four lines, one per answer (corrected query,
+    suggestions accepted, even when none is offered, must include, must not include), so that a script's
+    lines never slide onto another question; an answer naming no suggestion raises ``typer.BadParameter``
+    instead of being asked again."""
     from monitor.review.evidence import choose_terms, prefill, suggestions
+    from monitor.review.evidence import corrected_query as stored_correction
     from monitor.verdicts import DEFAULT_ARTIFACT, nothing_to_assert
 
-    def lacking(corrected: bool, must: Sequence[str], must_not: Sequence[str]) -> str | None:
+    def lacking(corrected: str | None, must: Sequence[str], must_not: Sequence[str]) -> str | None:
+        logged = item.view.record.query if item.view is not None and item.view.record is not None else None
         return nothing_to_assert(
-            label, DEFAULT_ARTIFACT[label], corrected=corrected, must_include=must, must_not_include=must_not
+            label,
+            DEFAULT_ARTIFACT[label],
+            corrected=stored_correction(corrected, logged) is not None,  # the logged query is no correction
+            must_include=must,
+            must_not_include=must_not,
         )
 
     pre = prefill(label, item.findings)
     offered = suggestions(pre)
-    missing = lacking(False, pre.must_include, pre.must_not_include)
+    missing = lacking(None, pre.must_include, pre.must_not_include)
     if missing:
         show(f"{missing} (Enter through: the verdict is stored without a case)")
     corrected = read_line("corrected query (Enter: none)", "").strip() or None
     if offered:
         show("suggested terms: " + "  ".join(f"{n}. {s}" for n, s in enumerate(offered, 1)))
-    took = _accepted(read_line, show, len(offered), "Enter: none")
+    took = _accepted(read_line, show, len(offered), "Enter: none", piped)
     must = split_terms(read_line("must include, typed, comma-separated (Enter: none)", ""))
     must_not = split_terms(read_line("must not include, typed, comma-separated (Enter: none)", ""))
     chosen = choose_terms([offered[n] for n in took], must, must_not)
-    missing = lacking(corrected is not None, chosen.must_include, chosen.must_not_include)
-    if missing and offered:
+    missing = lacking(corrected, chosen.must_include, chosen.must_not_include)
+    if missing and offered and not piped:
         show(f"{missing}: none of the suggested terms is accepted")
-        took = _accepted(read_line, show, len(offered), "Enter: store without a case")
+        took = _accepted(read_line, show, len(offered), "Enter: store without a case", piped)
         chosen = choose_terms([offered[n] for n in took], must, must_not)
+    elif missing and offered:
+        show(f"{missing}: none of the suggested terms is accepted (stored without a case)")
     return corrected, chosen
 
 
 def _accepted(
-    read_line: Callable[[str, str], str], show: Callable[[Any], None], count: int, empty: str
+    read_line: Callable[[str, str], str], show: Callable[[Any], None], count: int, empty: str, piped: bool
 ) -> tuple[int, ...]:
-    """The indexes of the ``count`` numbered suggestions the reviewer accepts (none asked when there are
-    none), asked again until the answer names only suggestions."""
+    """The indexes of the ``count`` numbered suggestions the reviewer accepts: at a terminal asked only
+    when there are some, and again until the answer names only suggestions; ``piped``, always one line,
+    and an answer naming anything else raises ``typer.BadParameter`` (its lines would be out of step)."""
     from monitor.review.evidence import accepted_numbers
 
+    if piped:
+        answer = read_line("accept", "")
+        if not count and answer.strip():
+            raise typer.BadParameter(
+                f"nothing is suggested here: the accept line must be empty, not {answer!r}"
+            )
+        try:
+            return accepted_numbers(answer, count)
+        except ValueError as exc:
+            raise typer.BadParameter(f"piped answer {answer.strip()!r}: {exc}") from None
     while count:
         try:
             return accepted_numbers(read_line(f"accept (a: all, numbers: those, {empty})", ""), count)
@@ -397,7 +423,9 @@ def review_cmd(
     wrong rewrite also asks for the corrected query, which of the terms the findings suggest to accept
     (a: all, 1 3: those, Enter: none; only accepted ones are stored) and your own terms. e adds a note,
     b goes back to change the last verdict (a new version; the old one is kept), s skips, q quits.
-    Piped input works too: one key per line, then one line per answer (an empty line: none).
+    Piped input works too: one key per line; after a wrong-rewrite label always four lines: corrected
+    query, suggestions accepted (empty when none is offered), must include, must not include (empty: none).
+    An accept line naming no suggestion stops with exit code 2.
 
     Example: rewrite-monitor review --kind added_content_word
     """
@@ -413,6 +441,7 @@ def review_cmd(
             read_line=_read_line,
             show=_say,
             now=lambda: datetime.now(UTC),
+            piped=not sys.stdin.isatty(),
         )
     err.print(f"{done['verdicts']} verdicts, {done['skipped']} skipped")
 
