@@ -11,8 +11,6 @@ verdict the form refuses (``not_a_query`` with nothing a replay can fail): its e
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,25 +22,16 @@ from benchmarks import serve
 from benchmarks.serve import dashboard
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.helpers import CHROMEDRIVER, CHROMIUM, SHARED_DATA, count_verdicts, require_browser
+from tests.e2e.shared_store import LIVE, SUBMIT, WAIT, make_store, until
+from tests.helpers import CHROMEDRIVER, CHROMIUM, count_verdicts, require_browser
 
-LOGS = ("mtrag_dev_sonnet45agg.jsonl", "mtrag_dev_mixtral.jsonl", "cast2020.jsonl")
 ITEMS = 40
-WAIT = 60.0
 
 require_browser()
 from selenium import webdriver  # noqa: E402
-
-if not all((SHARED_DATA / "logs" / name).exists() for name in LOGS):
-    pytest.skip("the shared logs are not here", allow_module_level=True)
-
-from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
-# While a run draws the next item, the previous item's elements stay on the page marked stale.
-LIVE = "[not(ancestor-or-self::*[@data-stale='true'])]"
-SUBMIT = f"//button[.//p[normalize-space()='Submit and next']]{LIVE}"
 REWRITE = f"//h3[contains(normalize-space(), '3. Rewrite')]{LIVE}"
 EVIDENCE = "//div[contains(@class, 'st-key-rm-evidence')]"
 LAST_USER_TURN = f"{EVIDENCE}//div[contains(@class, 'rm-latest-user')]{LIVE}"
@@ -64,27 +53,10 @@ return bottom - top >= Math.min(r.height, 20) - 1;
 """
 
 
-def _until(check: object, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():  # type: ignore[operator]
-                return
-        except WebDriverException:
-            pass  # an element redrawn by a rerun: look again
-        time.sleep(0.02)
-    raise AssertionError(f"gave up after {timeout:.0f} s waiting for the page")
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     home = tmp_path_factory.mktemp("first-screen")
-    url = f"sqlite:///{home / 'store.db'}"
-    cli = [sys.executable, "-m", "monitor", "--database-url", url]
-    subprocess.run([*cli, "db", "upgrade"], check=True, capture_output=True)
-    logs = [str(SHARED_DATA / "logs" / n) for n in LOGS]
-    subprocess.run([*cli, "run", *logs], check=True, capture_output=True)
-    yield url, home
+    yield make_store(home), home
 
 
 def _reopen(url: str) -> None:
@@ -124,9 +96,9 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
                 return title() != previous and bool(driver.find_elements(By.XPATH, SUBMIT))
 
             driver.get(base)
-            _until(lambda: driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Review next']]"))
+            until(lambda: driver.find_elements(By.XPATH, "//button[.//p[normalize-space()='Review next']]"))
             press("n")
-            _until(lambda: opened(None))
+            until(lambda: opened(None))
             for n in range(ITEMS):
                 now = title()
                 assert "Queue done" not in now, f"the queue ran out after {n} items"
@@ -152,14 +124,14 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
                     press(Keys.SHIFT, "2")
                     time.sleep(0.3)
                     press(Keys.CONTROL, Keys.ENTER)
-                    _until(lambda: driver.find_elements(By.XPATH, REFUSED))
+                    until(lambda: driver.find_elements(By.XPATH, REFUSED))
                     time.sleep(0.3)
                     for what, xpath in (("the refusal", REFUSED), ("Submit after a refusal", SUBMIT)):
                         if not driver.execute_script(IN_VIEW, driver.find_element(By.XPATH, xpath)):
                             out_of_view.append((now, what))
                     assert count_verdicts(url) == before
                     press(Keys.CONTROL, Keys.ENTER)
-                    _until(lambda now=now: opened(now))
+                    until(lambda now=now: opened(now))
                     assert count_verdicts(url) == before + 1
                     continue
                 press("1")
@@ -170,7 +142,7 @@ def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], siz
                     time.sleep(0.05)
                     press("1")
                     press(Keys.CONTROL, Keys.ENTER)
-                _until(lambda now=now: opened(now))
+                until(lambda now=now: opened(now))
                 if n == 5:
                     time.sleep(1.0)  # a press that would land on this item has had time to
                     assert count_verdicts(url) == before + 1, "a key typed ahead judged the next item"

@@ -11,8 +11,6 @@ items "Review next" hands out without it (most severe first, then oldest) includ
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -27,48 +25,21 @@ from benchmarks.serve import dashboard
 from monitor.queue.store import claim_next
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.helpers import CHROMEDRIVER, CHROMIUM, SHARED_DATA, require_browser
+from tests.e2e.shared_store import SUBMIT, WAIT, make_store, until
+from tests.helpers import CHROMEDRIVER, CHROMIUM, require_browser
 
-LOGS = ("mtrag_dev_sonnet45agg.jsonl", "mtrag_dev_mixtral.jsonl", "cast2020.jsonl")
 RUN = 10
-WAIT = 60.0
 
 require_browser()
 from selenium import webdriver  # noqa: E402
-
-if not all((SHARED_DATA / "logs" / name).exists() for name in LOGS):
-    pytest.skip("the shared logs are not here", allow_module_level=True)
-
-from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-
-LIVE = "[not(ancestor-or-self::*[@data-stale='true'])]"
-SUBMIT = f"//button[.//p[normalize-space()='Submit and next']]{LIVE}"
-
-
-def _until(check: Callable[[], object], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except WebDriverException:
-            pass  # an element redrawn by a rerun: look again
-        time.sleep(0.02)
-    raise AssertionError(f"gave up after {timeout:.0f} s waiting for the page")
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     home = tmp_path_factory.mktemp("review-filters")
-    url = f"sqlite:///{home / 'store.db'}"
-    cli = [sys.executable, "-m", "monitor", "--database-url", url]
-    subprocess.run([*cli, "db", "upgrade"], check=True, capture_output=True)
-    subprocess.run(
-        [*cli, "run", *(str(SHARED_DATA / "logs" / n) for n in LOGS)], check=True, capture_output=True
-    )
-    yield url, home
+    yield make_store(home), home
 
 
 def _items(url: str) -> list[QueueItem]:
@@ -149,7 +120,7 @@ def _choose(driver: object, label: str, option: str) -> None:
     box = _widget(driver, "stSelectbox", label).find_element(By.TAG_NAME, "input")  # type: ignore[attr-defined]
     box.click()
     box.send_keys(option)
-    _until(lambda: driver.find_elements(By.XPATH, f"//*[@role='option'][normalize-space()='{option}']"))  # type: ignore[attr-defined]
+    until(lambda: driver.find_elements(By.XPATH, f"//*[@role='option'][normalize-space()='{option}']"))  # type: ignore[attr-defined]
     box.send_keys(Keys.ENTER)
 
 
@@ -204,10 +175,10 @@ def _review_within(
     N and judge :data:`RUN` items ``ok`` by key, each once it has shown."""
     d: Any = driver
     d.get(base)
-    _until(lambda: _open_items(d) == str(total))
+    until(lambda: _open_items(d) == str(total))
     set_filter(d)
     try:
-        _until(lambda: _open_items(d) == str(shown), timeout=20)
+        until(lambda: _open_items(d) == str(shown), timeout=20)
     except AssertionError:
         raise AssertionError(f"the Queue page lists {_open_items(d)} items, not {shown}") from None
     time.sleep(0.3)
@@ -215,7 +186,7 @@ def _review_within(
     serve.press(d, "n")
     title = "Review queue"
     for _ in range(RUN):
-        _until(
+        until(
             lambda t=title: (
                 d.find_element(By.TAG_NAME, "h1").text != t and bool(d.find_elements(By.XPATH, SUBMIT))
             )
@@ -226,7 +197,7 @@ def _review_within(
         serve.press(d, "1")
         time.sleep(0.15)
         serve.press(d, Keys.CONTROL, Keys.ENTER)
-    _until(lambda t=title: d.find_element(By.TAG_NAME, "h1").text != t)
+    until(lambda t=title: d.find_element(By.TAG_NAME, "h1").text != t)
 
 
 @pytest.mark.slow
@@ -252,7 +223,7 @@ def test_every_filter_holds_over_ten_consecutive_items(store: tuple[str, Path]) 
                 _review_within(driver, base, set_filter, len(items), len(matching))
             finally:
                 driver.quit()
-        _until(lambda: len(_judged(url)) == RUN)
+        until(lambda: len(_judged(url)) == RUN)
         judged = _judged(url)
         assert len(judged) == RUN, name
         broken[name] = [i.request_id for i in judged if not holds(i)]
