@@ -25,6 +25,8 @@ Figures:
   tokenize against analyzer build + checks; ``import spacy`` outside both), with the CLI's check phase
   (import + build + tokenize: the CLI imports spaCy inside its check phase), and with the end-to-end
   run (the floor process's wall clock, interpreter start-up included);
+- the floor again on as many processes as ``run`` checked the real logs on (the texts dealt among
+  them, all spawned at once; issue 36: like for like with a check phase on a process pool);
 - end to end as users run it: ``rewrite-monitor --database-url URL run LOGS`` as a subprocess on a
   migrated empty store (``db upgrade`` untimed), wall clock from spawn to exit, on SQLite and
   PostgreSQL, with its peak RSS and the check phase it prints; PostgreSQL / SQLite as a throughput ratio;
@@ -55,6 +57,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,7 +82,7 @@ PRIOR_CONVERSATIONS = 12
 """Conversations per prior-messages size: the figure is their mean, so one slow request cannot decide it."""
 CHECK_RATIO_TARGET = 0.35
 """Issue 18: the tokenizer floor over the check phase (and over the checks in memory), at least this."""
-CHECK_LINE = re.compile(r"check: (\d+) rewrites checked in ([\d.]+) s")
+CHECK_LINE = re.compile(r"check: (\d+) rewrites checked in ([\d.]+) s(?: on (\d+) processes)?")
 
 
 # -- processes and stores -------------------------------------------------------------------------
@@ -165,14 +168,20 @@ def cli_run(url: str, path: Path, *options: str) -> dict[str, Any]:
     """``rewrite-monitor run path [options]`` on the empty store ``url`` (migrated by ``db upgrade``,
     untimed).
 
-    Returns ``seconds`` (wall clock of the run process), ``peak_rss_mb``, ``rewrites`` and
-    ``check_s`` as the run's check line prints them."""
+    Returns ``seconds`` (wall clock of the run process), ``peak_rss_mb``, ``rewrites``, ``check_s`` and
+    ``processes`` (1 unless it says "on N processes") as the run's check line prints them."""
     spawn([str(CLI), "--database-url", url, "db", "upgrade"])
     wall, rss, stdout = spawn([str(CLI), "--database-url", url, "run", str(path), *options])
     got = CHECK_LINE.search(stdout)
     if got is None:
         raise RuntimeError(f"no check line in the output of run:\n{stdout[:2000]}")
-    return {"seconds": wall, "peak_rss_mb": rss, "rewrites": int(got[1]), "check_s": float(got[2])}
+    return {
+        "seconds": wall,
+        "peak_rss_mb": rss,
+        "rewrites": int(got[1]),
+        "check_s": float(got[2]),
+        "processes": int(got[3] or 1),
+    }
 
 
 # -- the sections ---------------------------------------------------------------------------------
@@ -221,6 +230,35 @@ def bench_floor(texts: Path, repeat: int) -> dict[str, Any]:
     return median_of(repeat, once)
 
 
+def bench_floor_on(texts: Path, processes: int, repeat: int) -> dict[str, Any]:
+    """The tokenizer floor on ``processes`` processes at once, as the product's check phase uses them
+    (issue 36, part 3: like for like): the texts dealt round-robin to one cold floor process each, all
+    spawned together; ``process_s`` is the wall clock from the first spawn to the last exit, ``docs``
+    the texts in all."""
+    from monitor.cli.main import GC_THRESHOLDS
+
+    every = json.loads(texts.read_text(encoding="utf-8"))
+
+    def once() -> dict[str, Any]:
+        with tempfile.TemporaryDirectory() as tmp:
+            parts = []
+            for n in range(processes):
+                part = Path(tmp) / f"texts{n}.json"
+                part.write_text(json.dumps(every[n::processes]), encoding="utf-8")
+                parts.append(part)
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(processes) as pool:
+                list(
+                    pool.map(
+                        lambda part: child("floor", texts=str(part), gc_thresholds=list(GC_THRESHOLDS)),
+                        parts,
+                    )
+                )
+            return {"process_s": time.perf_counter() - t0, "docs": len(every), "processes": processes}
+
+    return median_of(repeat, once)
+
+
 def bench_startup(repeat: int) -> dict[str, Any]:
     def once() -> dict[str, Any]:
         wall, x = child("startup")
@@ -239,6 +277,7 @@ def bench_end_to_end(backends: list[str], pg: str, repeat: int) -> dict[str, Any
 
         x = median_of(repeat, once)
         x["rewrites_per_s"] = x["rewrites"] / x["seconds"]
+        x["rewrites_per_s_per_process"] = x["rewrites_per_s"] / x["processes"]
         out[backend] = x
     return out
 
@@ -317,6 +356,8 @@ def ratios(r: dict[str, Any]) -> dict[str, float | None]:
         "floor_to_check_in_memory": (floor["build_s"] + floor["tokenize_s"]) / checks["seconds"],
         "floor_to_check_phase_sqlite": floor_total(floor) / e2e["sqlite"]["check_s"],
         "floor_to_end_to_end_sqlite": floor["process_s"] / e2e["sqlite"]["seconds"],
+        "floor_on_processes_to_end_to_end_sqlite": r["tokenizer_floor_on"]["process_s"]
+        / e2e["sqlite"]["seconds"],
         "prior_128_to_8": r["prior_turns"]["ratio_128_to_8"],
         "postgresql_to_sqlite_end_to_end": None,
     }
@@ -462,6 +503,9 @@ def main() -> None:
         print("checks and floor done", flush=True)
         results["startup"] = bench_startup(args.repeat)
         results["end_to_end"] = bench_end_to_end(backends, args.pg, args.repeat)
+        # like for like (issue 36): the floor on as many processes as `run` checked the real logs on
+        used = int(results["end_to_end"]["sqlite"]["processes"])
+        results["tokenizer_floor_on"] = bench_floor_on(texts, used, args.repeat)
         results["check_phase_budget"] = bench_budget(work / "real.db", args.repeat)
         print("end to end and budget done", flush=True)
         sample = work / "sample_texts.json"
@@ -533,8 +577,9 @@ def print_table(r: dict[str, Any]) -> None:
             (
                 f"end to end `run` ({backend})",
                 f"{x['rewrites_per_s']:,.0f} rewrites/s",
-                f"{x['rewrites']:,} in {x['seconds']:.2f} s, check phase {x['check_s']:.2f} s, "
-                f"{x['peak_rss_mb']:.0f} MB peak",
+                f"{x['rewrites']:,} in {x['seconds']:.2f} s, check phase {x['check_s']:.2f} s on "
+                f"{x['processes']:.0f} processes ({x['rewrites_per_s_per_process']:,.0f} rewrites/s per "
+                f"process), {x['peak_rss_mb']:.0f} MB peak",
                 "",
             )
         )
@@ -589,6 +634,15 @@ def print_table(r: dict[str, Any]) -> None:
             f"{ratio['floor_to_end_to_end_sqlite']:.3f}",
             "process wall clocks",
             target(ratio["floor_to_end_to_end_sqlite"], 0.2, True),
+        )
+    )
+    x = r["tokenizer_floor_on"]
+    rows.append(
+        (
+            f"floor on {x['processes']:.0f} processes / end to end (SQLite)",
+            f"{ratio['floor_on_processes_to_end_to_end_sqlite']:.3f}",
+            f"the floor on as many processes as `run` used: {x['process_s']:.2f} s, {x['docs']:,.0f} texts",
+            target(ratio["floor_on_processes_to_end_to_end_sqlite"], 0.3, True),
         )
     )
     pg = ratio["postgresql_to_sqlite_end_to_end"]

@@ -278,8 +278,8 @@ def finding_rates(url: str, now: datetime, min_severity: str, since: date | None
     None); ``now`` is the cache bucket (:func:`bucket`).
 
     Kept as a resource for :data:`STATS_TTL` seconds: only checking moves these rates, never the
-    dashboard's own writes, whose clearing of the cached reads made the Overview after each verdict read
-    every check run again (0.84 s of its 1.9 s on 100,000 rewrites, ``benchmarks.dashboard_review``).
+    dashboard's own writes, whose clearing of the cached reads would make an Overview opened again after
+    a verdict read every check run again (0.55 s on 100,000 rewrites, most of the page's reading).
     Callers must not modify the frames (a resource is shared, not copied)."""
     since_dt = datetime.combine(since, datetime.min.time()) if since else None
     with _session(url) as session:

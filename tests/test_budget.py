@@ -184,3 +184,15 @@ def test_the_allowance_at_a_floor_of_1_44_s() -> None:
     assert got == pytest.approx(
         {"allowed_s": 4.1143, "over_s": 1.5257, "own_allowed_s": 2.6743, "own_s": 3.93}, abs=1e-4
     )
+
+
+def test_the_check_line_of_run_gives_the_processes_it_used() -> None:
+    """Issue 36, part 3: the floor is compared with `run` on as many processes as `run` used, read from
+    its check line ("... on 2 processes"; nothing said: one)."""
+    from benchmarks.run import CHECK_LINE
+
+    two = CHECK_LINE.search("ingest: ...\ncheck: 294 rewrites checked in 1.172 s on 2 processes\n")
+    one = CHECK_LINE.search("check: 294 rewrites checked in 1.172 s\nqueue: ...")
+    assert two is not None and one is not None
+    assert (two[1], two[2], two[3]) == ("294", "1.172", "2")
+    assert (one[1], one[2], one[3]) == ("294", "1.172", None)

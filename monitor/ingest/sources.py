@@ -17,6 +17,7 @@ import os
 import re
 import stat
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -416,14 +417,37 @@ MAX_PROTOBUF_MESSAGE = 64 << 20
 Collector's default 4 MiB message limit."""
 
 
-def _refuse_binary(raw: bytes) -> None:
-    """Raise :class:`IngestError` when the first bytes of the input carry the signature of a binary form:
-    a gzip stream (``1f 8b 08`` and flag bits that are defined: RFC 1952) where text was expected, or
-    the OTLP protobuf file format (each ``TracesData`` after its length as four big-endian bytes: the
-    length, the tag of field 1 (``0a``), a varint length that fits in the message, and the tag of a
-    ``ResourceSpans`` field). Anything else is read as lines, so that one junk first line costs that
-    line only."""
-    if raw[:3] == b"\x1f\x8b\x08" and len(raw) > 3 and not raw[3] & 0xE0:
+GZIP_PROBE = 1 << 16
+"""Bytes read ahead to tell a gzip stream from a junk line that starts like one (only when the input
+starts with the gzip signature)."""
+
+
+def _gzip_signature(raw: bytes) -> bool:
+    """``1f 8b 08`` and a flag byte whose reserved bits are clear (RFC 1952, section 2.3.1)."""
+    return raw[:3] == b"\x1f\x8b\x08" and len(raw) > 3 and not raw[3] & 0xE0
+
+
+def _is_gzip(probe: bytes, whole: bool) -> bool:
+    """Whether ``probe`` (the input's first bytes, all of them when ``whole``) inflates as gzip: zlib
+    accepts it so far and, when it is the whole input, it ends a gzip member. A junk line that starts
+    with the signature fails (its header checksum, its deflate blocks) or ends before its member does
+    (found by the hypothesis ingest test: ``1f 8b 08 0a``, the flag byte a newline, then JSON Lines)."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        inflate.decompress(probe)
+    except zlib.error:
+        return False
+    return inflate.eof or not whole
+
+
+def _refuse_binary(raw: bytes, whole: bool = False) -> None:
+    """Raise :class:`IngestError` when the first bytes of the input (``raw``: all of it when ``whole``)
+    carry a binary form: a gzip stream where text was expected (its signature, and the bytes inflate:
+    :func:`_is_gzip`), or the OTLP protobuf file format (each ``TracesData`` after its length as four
+    big-endian bytes: the length, the tag of field 1 (``0a``), a varint length that fits in the message,
+    and the tag of a ``ResourceSpans`` field). Anything else is read as lines, so that one junk first line
+    costs that line only."""
+    if _gzip_signature(raw) and _is_gzip(raw, whole):
         raise IngestError("a gzip stream, not text: name the file with .gz, or pipe it through zcat")
     if len(raw) >= 7 and raw[4] == 0x0A:
         size = int.from_bytes(raw[:4], "big")
@@ -448,9 +472,14 @@ def sniff(stream: IO[bytes]) -> tuple[str, bytes]:
     array), or with a line that is only ``{`` (a pretty-printed object), or is a one-line array with
     nothing after it; a first line that is a complete array followed by more lines is JSON Lines (its
     first record is then refused alone, as not an object). Raises :class:`IngestError` for the binary
-    forms :func:`_refuse_binary` tells from the first 16 bytes."""
+    forms :func:`_refuse_binary` tells from the first 16 bytes (up to :data:`GZIP_PROBE` when they start
+    like gzip)."""
     raw = stream.read(16)
-    _refuse_binary(raw)
+    whole = len(raw) < 16
+    if _gzip_signature(raw) and not whole:
+        raw += stream.read(GZIP_PROBE - len(raw))
+        whole = len(raw) < GZIP_PROBE
+    _refuse_binary(raw, whole)
     lines = Prefixed(raw, stream)
     head = lines.readline(SNIFF_BYTES)
     first = head[len(BOM) :] if head.startswith(BOM) else head
