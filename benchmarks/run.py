@@ -525,6 +525,8 @@ def main() -> None:
 
 def print_table(r: dict[str, Any]) -> None:
     """Figure, value, detail, and the target from issue 18 with whether it is met."""
+    from monitor.text import counted
+
     ratio = r["ratios"]
     rows: list[tuple[str, str, str, str]] = []
 
@@ -578,8 +580,9 @@ def print_table(r: dict[str, Any]) -> None:
                 f"end to end `run` ({backend})",
                 f"{x['rewrites_per_s']:,.0f} rewrites/s",
                 f"{x['rewrites']:,} in {x['seconds']:.2f} s, check phase {x['check_s']:.2f} s on "
-                f"{x['processes']:.0f} processes ({x['rewrites_per_s_per_process']:,.0f} rewrites/s per "
-                f"process), {x['peak_rss_mb']:.0f} MB peak",
+                + counted(int(x["processes"]), "process", "processes")
+                + f" ({x['rewrites_per_s_per_process']:,.0f} rewrites/s per process), "
+                f"{x['peak_rss_mb']:.0f} MB peak",
                 "",
             )
         )
@@ -639,7 +642,7 @@ def print_table(r: dict[str, Any]) -> None:
     x = r["tokenizer_floor_on"]
     rows.append(
         (
-            f"floor on {x['processes']:.0f} processes / end to end (SQLite)",
+            f"floor on {counted(int(x['processes']), 'process', 'processes')} / end to end (SQLite)",
             f"{ratio['floor_on_processes_to_end_to_end_sqlite']:.3f}",
             f"the floor on as many processes as `run` used: {x['process_s']:.2f} s, {x['docs']:,.0f} texts",
             target(ratio["floor_on_processes_to_end_to_end_sqlite"], 0.3, True),
