@@ -162,3 +162,26 @@ def nothing_to_assert(
         what += ", or a corrected query"
     article = "an" if label[:1] in "aeiou" else "a"
     return f"{article} {label} verdict on the rewrite needs something a replay can fail: {what}"
+
+
+TermsByField = dict[str, list[str]]
+"""Assertion terms by field: ``{"must_include": [...], "must_not_include": [...]}``."""
+
+
+def term_origins(
+    must_include: Sequence[str], must_not_include: Sequence[str], accepted_terms: TermsByField | None
+) -> tuple[TermsByField, TermsByField] | None:
+    """A verdict's or case's terms split by origin, ``(accepted, typed)``, each :data:`TermsByField` in
+    the terms' order: a term is accepted when ``accepted_terms`` (``verdicts.accepted_terms``: which
+    terms were accepted suggestions) holds it under its field, ignoring case, else typed. None when
+    ``accepted_terms`` is None (stored before migration 0014: not recorded). What the export writes and
+    what "Previous item" brings back into the form."""
+    if accepted_terms is None:
+        return None
+    accepted: TermsByField = {}
+    typed: TermsByField = {}
+    for field, terms in (("must_include", must_include), ("must_not_include", must_not_include)):
+        took = {t.casefold() for t in accepted_terms.get(field, [])}
+        accepted[field] = [t for t in terms if t.casefold() in took]
+        typed[field] = [t for t in terms if t.casefold() not in took]
+    return accepted, typed

@@ -54,7 +54,7 @@ from monitor.review.store import (
     review_progress,
     verdicts_since,
 )
-from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS, nothing_to_assert
+from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS, nothing_to_assert, term_origins
 
 ss = st.session_state
 
@@ -404,12 +404,13 @@ def _verdict_form(
 
 def _restore_terms(i: int, label: str | None, offered: tuple[Suggestion, ...]) -> None:
     """Going back to a verdict ("Previous item"): its terms in the form of its label, once, before the
-    widgets draw; an accepted term no longer suggested (the findings changed) comes back as typed."""
+    widgets draw (``monitor.verdicts.term_origins``); an accepted term no longer suggested (the findings
+    changed), and every term of a verdict from before migration 0014, comes back as typed."""
     earlier = ss.get(f"restore_{i}")
     if earlier is None or earlier.label != label:
         return
     del ss[f"restore_{i}"]
-    took = earlier.accepted_terms or {}
+    took, _ = term_origins(earlier.must_include, earlier.must_not_include, earlier.accepted_terms) or ({}, {})
     accepted = [s for s in offered if s.term in took.get(s.field, ())]
     for field, key in (
         ("must_include", f"include_{i}_{label}"),

@@ -38,6 +38,7 @@ from monitor.cases.store import (
     verdicts_without_case,
 )
 from monitor.privacy import NameFinder, redact_case
+from monitor.verdicts import term_origins
 
 FORMATS = ("jsonl", "csv", "parquet")
 COLUMNS = (
@@ -113,23 +114,9 @@ def _iso(dt: datetime) -> str:
     return dt.isoformat() + "Z"  # stored as naive UTC
 
 
-def term_origins(row: CaseRow) -> tuple[dict[str, list[str]] | None, dict[str, list[str]] | None]:
-    """The case's terms split by origin, ``(accepted, typed)``, each ``{must_include, must_not_include}``
-    in the case's order; ``(None, None)`` when its verdict did not record it (before migration 0014)."""
-    if row.accepted_terms is None:
-        return None, None
-    accepted: dict[str, list[str]] = {}
-    typed: dict[str, list[str]] = {}
-    for field, terms in (("must_include", row.must_include), ("must_not_include", row.must_not_include)):
-        took = {t.casefold() for t in row.accepted_terms.get(field, [])}
-        accepted[field] = [t for t in terms if t.casefold() in took]
-        typed[field] = [t for t in terms if t.casefold() not in took]
-    return accepted, typed
-
-
 def case_dict(row: CaseRow, logged: dict[str, Any] | None) -> dict[str, Any]:
     """One case in the export shape (keys in :data:`COLUMNS` order), not redacted."""
-    accepted, typed = term_origins(row)
+    accepted, typed = term_origins(row.must_include, row.must_not_include, row.accepted_terms) or (None, None)
     return {
         "id": row.case_key,
         "version": row.version,
