@@ -68,14 +68,10 @@ SCRIPT = """
   // right after it may meet the old, disabled (or stale) button: retry for up to two seconds.
   // ... but only while the item the key was pressed on is still the one on screen: a press that would
   // land on the next item (drawn meanwhile, never seen) is dropped.
-  const submit = (tries, on) => {
+  // The same wait serves A, pressed while the form redraws for a label just chosen: its suggestions.
+  const pressSoon = (label, tries, every, on) => {
     if (title !== on) { return; }
-    if (!press("Submit and next") && tries > 0) { setTimeout(() => submit(tries - 1, on), 100); }
-  };
-  // A pressed while the form redraws for a label just chosen waits for its suggestions, up to a second.
-  const accept = (tries, on) => {
-    if (title !== on) { return; }
-    if (!press("Accept all suggestions") && tries > 0) { setTimeout(() => accept(tries - 1, on), 50); }
+    if (!press(label) && tries > 0) { setTimeout(() => pressSoon(label, tries - 1, every, on), every); }
   };
   const press = (...labels) => { const b = button(labels); if (b) { b.click(); return true; } return false; };
   const radios = (group) => [...doc.querySelectorAll("[data-testid='stRadio']")].filter((r) => {
@@ -134,7 +130,7 @@ SCRIPT = """
       // leaving a text field commits its text to the server before the click sends the form
       if (typing(el)) { el.blur(); }
       const on = title;
-      setTimeout(() => submit(20, on), typing(el) ? 150 : 0);
+      setTimeout(() => pressSoon("Submit and next", 20, 100, on), typing(el) ? 150 : 0);
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey || typing(el)) { return; }
@@ -158,7 +154,10 @@ SCRIPT = """
       if (more) { more.open = !more.open; done = true; }
     } else if (e.key === "a" || e.key === "A") {
       // right after a label key the form is still redrawing with that label's suggestions: wait for them
-      if (radios("Label").length > 0) { if (!early()) { accept(20, title); } done = true; }
+      if (radios("Label").length > 0) {
+        if (!early()) { pressSoon("Accept all suggestions", 20, 50, title); }
+        done = true;
+      }
     } else if (e.key === "?") {
       sheet();
       done = true;

@@ -358,6 +358,7 @@ def _verdict_form(
     # the findings (1280x720); the radios' values are read from the session state to enable it.
     label, artifact = ss.get(f"label_{i}"), ss.get(f"artifact_{i}")
     ready = label is not None and (label in FINE_LABELS or artifact is not None)
+    offered = suggestions(prefill(label, findings))
     show_flash(("error", "warning"))
     with st.container(horizontal=True, vertical_alignment="center"):
         st.button(
@@ -365,7 +366,7 @@ def _verdict_form(
             type="primary",
             shortcut="Ctrl+Enter",
             on_click=_submit,
-            args=(i, request_id, logged_query, suggestions(prefill(label, findings))),
+            args=(i, request_id, logged_query, offered),
             disabled=not ready,
         )
         st.button("Skip", shortcut="Ctrl+Shift+S", on_click=_skip, args=(i,))
@@ -376,11 +377,11 @@ def _verdict_form(
             st.caption(
                 "Choose a label" + ("" if label is None else " and the first wrong artifact") + " to submit."
             )
-    label = st.radio("Label", FORM_LABELS, index=None, horizontal=True, key=f"label_{i}")
+    st.radio("Label", FORM_LABELS, index=None, horizontal=True, key=f"label_{i}")
     # The suggested terms follow the label, right under it (monitor.review.evidence, as the terminal
     # review): keyed by it, so choosing another label offers that label's; none for ok and false
     # alarms. Only accepted ones are stored (issue 35: prefilled terms went into the cases unread).
-    _suggested_terms(i, label, findings)
+    _suggested_terms(i, label, offered)
     st.radio("First wrong artifact", ARTIFACTS, index=None, horizontal=True, key=f"artifact_{i}")
     st.text_input(
         "Corrected standalone query (stored only when it differs from the logged one)",
@@ -422,13 +423,12 @@ def _restore_terms(i: int, label: str | None, offered: tuple[Suggestion, ...]) -
         ss[f"accept_{i}_{label}"] = accepted
 
 
-def _suggested_terms(i: int, label: str | None, findings: list[FindingRow]) -> tuple[Suggestion, ...]:
-    """The terms the findings suggest for ``label``, as pills the reviewer clicks to accept one, and
-    "Accept all suggestions" (key A); nothing when there are none. Returns them, in their order."""
-    offered = suggestions(prefill(label, findings))
+def _suggested_terms(i: int, label: str | None, offered: tuple[Suggestion, ...]) -> None:
+    """The terms the findings suggest for ``label`` (``offered``), as pills the reviewer clicks to accept
+    one, and "Accept all suggestions" (key A); nothing when there are none."""
     _restore_terms(i, label, offered)
     if not offered:
-        return offered
+        return
     key = f"accept_{i}_{label}"
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.pills(
@@ -439,7 +439,6 @@ def _suggested_terms(i: int, label: str | None, findings: list[FindingRow]) -> t
             key=key,
         )
         st.button("Accept all suggestions", on_click=_accept_all, args=(key, offered), key=f"accept_all_{i}")
-    return offered
 
 
 # -- the page ---------------------------------------------------------------------------------------
