@@ -7,11 +7,17 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import delete, update
+from sqlalchemy.orm import Session
 
+from monitor.store.engine import make_engine, session_factory
+from monitor.store.models import QueueItem, Verdict
 from tests.helpers import SHARED_DATA
 
 LOGS = ("mtrag_dev_sonnet45agg.jsonl", "mtrag_dev_mixtral.jsonl", "cast2020.jsonl")
@@ -52,3 +58,28 @@ def until(check: Callable[[], object], timeout: float = WAIT) -> None:
             pass
         time.sleep(0.02)
     raise AssertionError(f"gave up after {timeout:.0f} s waiting for the page")
+
+
+@contextmanager
+def store_session(url: str) -> Iterator[Session]:
+    """A session on the store at ``url``, its engine disposed afterwards (the dashboard under test holds
+    its own)."""
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            yield session
+    finally:
+        engine.dispose()
+
+
+def reopen(url: str, due_odd: datetime | None = None) -> None:
+    """Every item back in the queue with no verdict, so each walk meets the same items; with ``due_odd``
+    (naive UTC), the items with odd ids due then."""
+    with store_session(url) as session:
+        session.execute(delete(Verdict))
+        session.execute(
+            update(QueueItem).values(state="pending", claimed_by=None, claimed_at=None, lease_expires_at=None)
+        )
+        if due_odd is not None:
+            session.execute(update(QueueItem).where(QueueItem.id % 2 == 1).values(due_at=due_odd))
+        session.commit()

@@ -16,13 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import delete, update
 
 from benchmarks import serve
 from benchmarks.serve import dashboard
-from monitor.store.engine import make_engine, session_factory
-from monitor.store.models import QueueItem, Verdict
-from tests.e2e.shared_store import LIVE, SUBMIT, WAIT, make_store, until
+from tests.e2e.shared_store import LIVE, SUBMIT, WAIT, make_store, reopen, until
 from tests.helpers import CHROMEDRIVER, CHROMIUM, count_verdicts, require_browser
 
 ITEMS = 40
@@ -59,23 +56,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]
     yield make_store(home), home
 
 
-def _reopen(url: str) -> None:
-    """Every item back in the queue, no verdict: each window size walks the same items."""
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            session.execute(delete(Verdict))
-            session.execute(update(QueueItem).values(state="pending", claimed_by=None, lease_expires_at=None))
-            session.commit()
-    finally:
-        engine.dispose()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=["1280x720", "1440x900"])
 def test_every_item_opens_with_its_evidence_in_view(store: tuple[str, Path], size: tuple[int, int]) -> None:
     url, home = store
-    _reopen(url)
+    reopen(url)
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", f"--window-size={size[0]},{size[1]}"):

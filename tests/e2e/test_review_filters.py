@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, select, update
+from sqlalchemy import select
 
 from benchmarks import serve
 from benchmarks.serve import dashboard
 from monitor.queue.store import claim_next
-from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.e2e.shared_store import SUBMIT, WAIT, make_store, until
+from tests.e2e.shared_store import SUBMIT, WAIT, make_store, reopen, store_session, until
 from tests.helpers import CHROMEDRIVER, CHROMIUM, require_browser
 
 RUN = 10
@@ -43,41 +42,20 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]
 
 
 def _items(url: str) -> list[QueueItem]:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            return list(session.scalars(select(QueueItem).order_by(QueueItem.id)))
-    finally:
-        engine.dispose()
+    with store_session(url) as session:
+        return list(session.scalars(select(QueueItem).order_by(QueueItem.id)))
 
 
 def _reopen(url: str) -> None:
     """Every item back in the queue with no verdict, the odd ids due tomorrow (not overdue)."""
-    tomorrow = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=1)
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            session.execute(delete(Verdict))
-            session.execute(
-                update(QueueItem).values(
-                    state="pending", claimed_by=None, claimed_at=None, lease_expires_at=None
-                )
-            )
-            session.execute(update(QueueItem).where(QueueItem.id % 2 == 1).values(due_at=tomorrow))
-            session.commit()
-    finally:
-        engine.dispose()
+    reopen(url, due_odd=datetime.now(UTC).replace(tzinfo=None) + timedelta(days=1))
 
 
 def _judged(url: str) -> list[QueueItem]:
     """The items given a verdict, in verdict order."""
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            stmt = select(QueueItem).join(Verdict, Verdict.queue_item_id == QueueItem.id).order_by(Verdict.id)
-            return list(session.scalars(stmt))
-    finally:
-        engine.dispose()
+    with store_session(url) as session:
+        stmt = select(QueueItem).join(Verdict, Verdict.queue_item_id == QueueItem.id).order_by(Verdict.id)
+        return list(session.scalars(stmt))
 
 
 def _most_common(values: list[str]) -> str:
@@ -149,21 +127,17 @@ def _open_items(driver: object) -> str:
 def _unfiltered_run(url: str) -> list[QueueItem]:
     """The first :data:`RUN` items "Review next" hands out with no filter (claimed, then finished, in a
     row), before the store is reopened."""
-    engine = make_engine(url)
     out: list[QueueItem] = []
-    try:
-        with session_factory(engine)() as session:
-            for _ in range(RUN):
-                row = claim_next(
-                    session=session, reviewer="probe", now=datetime.now(UTC), lease=timedelta(minutes=5)
-                )
-                assert row is not None
-                item = session.get_one(QueueItem, row.id)
-                item.state = "done"
-                session.commit()
-                out.append(item)
-    finally:
-        engine.dispose()
+    with store_session(url) as session:
+        for _ in range(RUN):
+            row = claim_next(
+                session=session, reviewer="probe", now=datetime.now(UTC), lease=timedelta(minutes=5)
+            )
+            assert row is not None
+            item = session.get_one(QueueItem, row.id)
+            item.state = "done"
+            session.commit()
+            out.append(item)
     _reopen(url)
     return out
 
