@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
 from monitor.checks import CheckOutcome, run_checks
 from monitor.checks.rules import Rules
@@ -119,20 +120,16 @@ def queue_of(url: str) -> list[tuple[Any, ...]]:
 
     from monitor.store.models import QueueItem
 
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as s:
-            rows = s.execute(
-                select(
-                    QueueItem.request_id,
-                    QueueItem.day,
-                    QueueItem.stratum,
-                    QueueItem.inclusion_prob,
-                    QueueItem.kinds,
-                ).where(QueueItem.state != "withdrawn")
-            ).all()
-    finally:
-        engine.dispose()
+    with store_session(url) as s:
+        rows = s.execute(
+            select(
+                QueueItem.request_id,
+                QueueItem.day,
+                QueueItem.stratum,
+                QueueItem.inclusion_prob,
+                QueueItem.kinds,
+            ).where(QueueItem.state != "withdrawn")
+        ).all()
     return sorted((r[0], str(r[1]), r[2], round(r[3], 9), tuple(r[4])) for r in rows)
 
 
@@ -150,13 +147,21 @@ def wait_started(proc: subprocess.Popen[bytes], log: Path, before: int = 0, time
         time.sleep(0.05)
 
 
-def count(url: str, stmt: Any) -> int:
+@contextmanager
+def store_session(url: str) -> Iterator[Session]:
+    """A session on the store at ``url``, its engine disposed afterwards (a process under test holds its
+    own)."""
     engine = make_engine(url)
     try:
-        with session_factory(engine)() as s:
-            return int(s.scalar(stmt) or 0)
+        with session_factory(engine)() as session:
+            yield session
     finally:
         engine.dispose()
+
+
+def count(url: str, stmt: Any) -> int:
+    with store_session(url) as s:
+        return int(s.scalar(stmt) or 0)
 
 
 class Writer(threading.Thread):
@@ -263,15 +268,9 @@ def count_verdicts(url: str) -> int:
     """How many verdicts the store at ``url`` holds (what a screen under test has stored)."""
     from sqlalchemy import func, select
 
-    from monitor.store.engine import make_engine, session_factory
     from monitor.store.models import Verdict
 
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            return int(session.scalar(select(func.count()).select_from(Verdict)) or 0)
-    finally:
-        engine.dispose()
+    return count(url, select(func.count()).select_from(Verdict))
 
 
 CHROMIUM = Path("/usr/bin/chromium")

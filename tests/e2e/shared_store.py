@@ -7,18 +7,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import delete, update
-from sqlalchemy.orm import Session
 
-from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import QueueItem, Verdict
-from tests.helpers import SHARED_DATA
+from tests.helpers import SHARED_DATA, store_session
 
 LOGS = ("mtrag_dev_sonnet45agg.jsonl", "mtrag_dev_mixtral.jsonl", "cast2020.jsonl")
 """Three shared logs: long MTRAG transcripts (sonnet45agg, Mixtral) and CAsT 2020; about 100 queue
@@ -58,18 +55,6 @@ def until(check: Callable[[], object], timeout: float = WAIT) -> None:
             pass
         time.sleep(0.02)
     raise AssertionError(f"gave up after {timeout:.0f} s waiting for the page")
-
-
-@contextmanager
-def store_session(url: str) -> Iterator[Session]:
-    """A session on the store at ``url``, its engine disposed afterwards (the dashboard under test holds
-    its own)."""
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as session:
-            yield session
-    finally:
-        engine.dispose()
 
 
 def reopen(url: str, due_odd: datetime | None = None) -> None:

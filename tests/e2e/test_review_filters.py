@@ -24,8 +24,8 @@ from benchmarks import serve
 from benchmarks.serve import dashboard
 from monitor.queue.store import claim_next
 from monitor.store.models import QueueItem, Verdict
-from tests.e2e.shared_store import SUBMIT, WAIT, make_store, reopen, store_session, until
-from tests.helpers import CHROMEDRIVER, CHROMIUM, require_browser
+from tests.e2e.shared_store import SUBMIT, WAIT, make_store, reopen, until
+from tests.helpers import CHROMEDRIVER, CHROMIUM, require_browser, store_session
 
 RUN = 10
 
