@@ -164,6 +164,14 @@ def nothing_to_assert(
     return f"{article} {label} verdict on the rewrite needs something a replay can fail: {what}"
 
 
+def both_ways(must_include: Sequence[str], must_not_include: Sequence[str]) -> list[str]:
+    """The terms that are both must-include and must-not-include, ignoring case (the replay's judge
+    matches terms case-insensitively), in must-include order: a case holding one fails every rewrite.
+    What ``record_verdict`` refuses and ``review`` asks again."""
+    banned = {t.casefold() for t in must_not_include}
+    return [t for t in must_include if t.casefold() in banned]
+
+
 TermsByField = dict[str, list[str]]
 """Assertion terms by field: ``{"must_include": [...], "must_not_include": [...]}``."""
 

@@ -226,7 +226,7 @@ def accepted_numbers(answer: str, count: int) -> tuple[int, ...]:
     words = answer.replace(",", " ").split()
     if [w.lower() for w in words] in (["a"], ["all"]):
         return tuple(range(count))
-    bad = [w for w in words if not w.isdigit() or not 1 <= int(w) <= count]
+    bad = [w for w in words if not w.isdecimal() or not 1 <= int(w) <= count]  # isdigit takes "²"
     if bad:
         raise ValueError(f"not a suggestion's number (1 to {count}, or a for all): {', '.join(bad)}")
     return tuple(sorted({int(w) - 1 for w in words}))

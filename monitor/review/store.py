@@ -26,7 +26,7 @@ from monitor.store.engine import insert_ignore, naive_utc
 from monitor.store.models import AliasProposal, Event, Finding, LearnedOverride, QueueItem, Record, Verdict
 from monitor.store.rows import to_row
 from monitor.text import match_key, normalise_terms
-from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS, Label, Rating, standing_verdict
+from monitor.verdicts import ARTIFACTS, FINE_LABELS, LABELS, Label, Rating, both_ways, standing_verdict
 
 
 def _validate(label: str, artifact: str) -> None:
@@ -78,7 +78,8 @@ def record_verdict(
     awaiting a second reviewer is refused to the reviewer who gave the first verdict unless ``again``
     (a deliberate re-review of one's own verdict). ``label`` must be one of :data:`LABELS`,
     ``artifact`` one of :data:`ARTIFACTS`; ``ok`` and ``false_alarm_synonym`` go with artifact ``none``.
-    Raises ``QueueError`` otherwise. Assertion terms are stripped and blank ones dropped; a corrected
+    Raises ``QueueError`` otherwise. Assertion terms are stripped, blank ones and repeats (ignoring case)
+    dropped, and a term both must-include and must-not-include is refused (``QueueError``); a corrected
     query equal to the logged one is stored as none (``monitor.review.evidence.corrected_query``: an
     untouched form field is no correction). ``accepted``, from a review form, says which of the terms
     the reviewer accepted from the findings' suggestions (``monitor.review.evidence.choose_terms``): its
@@ -94,6 +95,12 @@ def record_verdict(
     item only once the reviewers agree or an adjudicator decided.
     """
     _validate(label, artifact)
+    must_include = normalise_terms(must_include, ignore_case=True)
+    must_not_include = normalise_terms(must_not_include, ignore_case=True)
+    if clash := both_ways(must_include, must_not_include):
+        raise QueueError(
+            f"{', '.join(map(repr, clash))} both must and must not be included: no rewrite could pass"
+        )
     if adjudication:
         _adjudicable(session, item_id, reviewer)
     claim(
@@ -114,8 +121,8 @@ def record_verdict(
         corrected_query=evidence.corrected_query(
             corrected_query, logged if isinstance(logged, str) else None
         ),
-        must_include=normalise_terms(must_include),
-        must_not_include=normalise_terms(must_not_include),
+        must_include=must_include,
+        must_not_include=must_not_include,
         accepted_terms=_accepted(accepted, must_include, must_not_include),
         note=note,
         created_at=now,

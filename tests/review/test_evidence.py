@@ -138,3 +138,5 @@ def test_a_terminal_answer_accepts_all_some_or_none_of_the_numbered_suggestions(
         accepted_numbers("0 1 3 x", 2)
     with pytest.raises(ValueError, match="a for all"):
         accepted_numbers("a 1", 2)  # "a" only alone
+    with pytest.raises(ValueError, match=r"\): ²"):
+        accepted_numbers("²", 2)  # a digit to str.isdigit, not a number to int()

@@ -475,13 +475,28 @@ def test_review_quit_releases_the_item(cli_db: str) -> None:
     with session_factory(engine)() as s:
         enqueue_days(session=s, days=[date(2024, 3, 4)], checks=_checks(), settings=Settings().queue, now=NOW)  # type: ignore[call-arg]
         s.commit()
-    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="z\nq\n")
+    result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="q\n")
     assert result.exit_code == 0, result.output
     with session_factory(engine)() as s:
         states = sorted((i.request_id, i.state, i.claimed_by) for i in s.scalars(select(QueueItem)))
     engine.dispose()
-    # "z" is no key: ignored; "q" gives c1_2 back; c2_2 keeps its manual verdict by sam
+    # "q" gives c1_2 back; c2_2 keeps its manual verdict by sam
     assert states == [("c1_2", "pending", None), ("c2_2", "done", "sam")]
+    # a piped line that is no key ("z", a word of a query out of step) stops the review (exit 2) and
+    # gives the item back too: it was ignored, and "fine" was taken for fabricated_constraint
+    for line in ("z", "fine", ""):
+        stopped = runner.invoke(
+            app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=f"{line}\nq\n"
+        )
+        assert stopped.exit_code == 2, stopped.output
+        assert (
+            f"a key line holds one key (a, b, c, d, e, f, g, m, n, o, q, r, s, t, u, v, w, x), not {line!r}"
+            in (" ".join(stopped.output.split()))
+        )
+        assert count_verdicts(cli_db) == 1  # sam's only
+    with session_factory(engine)() as s:
+        assert s.scalar(select(QueueItem.state).where(QueueItem.request_id == "c1_2")) == "pending"
+    engine.dispose()
     # Regression: piped input that simply ends (no "q") quits and releases too, never a traceback.
     ended = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input="")
     assert ended.exit_code == 0, ended.output
@@ -552,3 +567,52 @@ def test_the_logged_query_typed_back_is_no_correction_in_the_terminal(cli_db: st
     flat = " ".join(result.output.split())
     assert "none of the suggested terms is accepted (stored without a case)" in flat
     assert "verdict 1: fabricated_constraint (no regression case: an error on the rewrite with no" in flat
+
+
+def test_piped_input_that_ends_mid_verdict_stores_nothing(cli_db: str) -> None:
+    """Found by a newcomer: "u" and then the end of the input stored an unresolved_reference verdict
+    with every answer defaulted. The input must give the four answers; it stops with exit 2 instead,
+    the item given back."""
+    _enqueue(cli_db)
+    for keys in ("u\n", "f\n\n1\n"):
+        result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
+        assert result.exit_code == 2, result.output
+        assert "the input ended before the answer to " in " ".join(result.output.split())
+        assert count_verdicts(cli_db) == 0
+    from monitor.store.engine import make_engine, session_factory
+
+    engine = make_engine(cli_db)
+    with session_factory(engine)() as s:
+        states = {i.request_id: (i.state, i.claimed_by) for i in s.scalars(select(QueueItem))}
+    engine.dispose()
+    assert states == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
+
+
+def test_a_term_both_required_and_forbidden_is_refused(cli_db: str) -> None:
+    """Found by a newcomer: "Airbus" as must-include and "airbus" as must-not-include made a case no
+    rewrite could pass (the judge ignores case), and `verdict` kept "airbus" and "Airbus" as two terms.
+    Repeats are dropped ignoring case; a term on both sides is refused: by `verdict`, and by piped
+    `review` (exit 2, the item given back, nothing stored)."""
+    args = ["--database-url", cli_db, "verdict", "c1_2", "--label", "fabricated_constraint"]
+    refused = runner.invoke(app, [*args, "--must-include", "Airbus", "--must-not-include", "airbus"])
+    assert refused.exit_code != 0
+    assert "'Airbus' both must and must not be included: no rewrite could pass" in " ".join(
+        refused.output.split()
+    )
+    assert count_verdicts(cli_db) == 0
+    kept = runner.invoke(app, [*args, "--must-not-include", "airbus", "--must-not-include", "Airbus"])
+    assert kept.exit_code == 0, kept.output
+    assert _cases(cli_db) == [("c1_2", "fabricated_constraint", None, [], ["airbus"], _cases(cli_db)[0][5])]
+
+
+def test_piped_review_refuses_a_term_typed_on_both_sides(cli_db: str) -> None:
+    _enqueue(cli_db)
+    # c1_2: "f", no correction, "enterprise" accepted as must-not, then typed as must-include
+    result = runner.invoke(
+        app,
+        ["--database-url", cli_db, "review", "--reviewer", "rita"],
+        input="f\n\n1\nEnterprise\n\n",
+    )
+    assert result.exit_code == 2, result.output
+    assert "'Enterprise' both must and must not be included" in " ".join(result.output.split())
+    assert count_verdicts(cli_db) == 0

@@ -35,7 +35,7 @@ from monitor.verdicts import Artifact, Label
 if TYPE_CHECKING:
     from monitor.cases.export import ExportSummary
     from monitor.replay.run import Comparison, ReplayRun
-    from monitor.review.evidence import TermChoice
+    from monitor.review.evidence import Suggestion, TermChoice
     from monitor.review.walk import QueueWalk, WalkItem
     from monitor.stats.store import HeldCalibration
 
@@ -235,10 +235,10 @@ def review_loop(
             continue
         label = LABEL_KEYS[key]
         corrected, terms = None, TermChoice()
-        if label not in FINE_LABELS:
-            with _given_back_on_error(walk, item):
+        with _given_back_on_error(walk, item):
+            if label not in FINE_LABELS:
                 corrected, terms = _ask_terms(label, item, read_line, show, piped)
-        vid = walk.record(item, label, note=note, corrected=corrected, terms=terms)
+            vid = walk.record(item, label, note=note, corrected=corrected, terms=terms)
         why = no_case_why(session=session, verdict_id=vid)
         again = " (replaces your earlier verdict)" if item.again else ""
         show(f"verdict {vid}: {label}{again}" + (f" (no regression case: {why})" if why else ""))
@@ -288,9 +288,8 @@ def _ask_terms(
     if offered:
         show("suggested terms: " + "  ".join(f"{n}. {s}" for n, s in enumerate(offered, 1)))
     took = _accepted(read_line, show, len(offered), "Enter: none", piped)
-    must = split_terms(read_line("must include, typed, comma-separated (Enter: none)", ""))
-    must_not = split_terms(read_line("must not include, typed, comma-separated (Enter: none)", ""))
-    chosen = choose_terms([offered[n] for n in took], must, must_not)
+    chosen = _typed_terms(read_line, show, [offered[n] for n in took], piped)
+    must, must_not = list(chosen.typed_include), list(chosen.typed_exclude)
     missing = lacking(corrected, chosen.must_include, chosen.must_not_include)
     if missing and offered and not piped:
         show(f"{missing}: none of the suggested terms is accepted")
@@ -299,6 +298,28 @@ def _ask_terms(
     elif missing and offered:
         show(f"{missing}: none of the suggested terms is accepted (stored without a case)")
     return corrected, chosen
+
+
+def _typed_terms(
+    read_line: Callable[[str, str], str], show: Callable[[Any], None], accepted: list[Suggestion], piped: bool
+) -> TermChoice:
+    """The ``accepted`` suggestions and the must-include and must-not-include terms the reviewer types,
+    asked again at a terminal while a term is both (``monitor.verdicts.both_ways``: no rewrite could
+    pass such a case); piped, that raises ``typer.BadParameter``."""
+    from monitor.review.evidence import choose_terms
+    from monitor.verdicts import both_ways
+
+    while True:
+        must = split_terms(read_line("must include, typed, comma-separated (Enter: none)", ""))
+        must_not = split_terms(read_line("must not include, typed, comma-separated (Enter: none)", ""))
+        chosen = choose_terms(accepted, must, must_not)
+        clash = both_ways(chosen.must_include, chosen.must_not_include)
+        if not clash:
+            return chosen
+        said = f"{', '.join(map(repr, clash))} both must and must not be included: no rewrite could pass"
+        if piped:
+            raise typer.BadParameter(said)
+        show(f"{said}; type both again")
 
 
 def _accepted(
@@ -391,20 +412,37 @@ def _read_choice(
     return key, note
 
 
+PIPED_KEYS = frozenset((*LABEL_KEYS, "e", "v", "b", "s", "q"))
+"""The keys a line of piped input may hold where a key is read."""
+
+
 def _read_key() -> str:
-    """One key: from the terminal, or the first character of the next line of piped input (end: quit)."""
+    """One key: from the terminal, or the next line of piped input, which must hold exactly one key of
+    :data:`PIPED_KEYS` (the end of the input: quit). A script out of step would otherwise have a word of
+    a query taken for a label ("fine": fabricated_constraint), so any other line raises
+    ``typer.BadParameter`` (exit 2; the item is given back)."""
     if sys.stdin.isatty():
         return typer.getchar()
     line = sys.stdin.readline()
-    return line.strip()[:1] if line else "q"
+    if not line:
+        return "q"
+    if line.strip().lower() not in PIPED_KEYS:
+        raise typer.BadParameter(
+            f"a key line holds one key ({', '.join(sorted(PIPED_KEYS))}), not {line.strip()!r}"
+        )
+    return line.strip().lower()
 
 
 def _read_line(prompt: str, default: str) -> str:
-    """A line: prompted on a terminal; from piped input otherwise (an empty line keeps the default)."""
+    """A line: prompted on a terminal; from piped input otherwise (an empty line keeps the default). Piped
+    input that ends before the answer raises ``typer.BadParameter`` (exit 2; the item is given back,
+    nothing stored): a verdict is never stored from answers that were not given."""
     if sys.stdin.isatty():
         return str(typer.prompt(prompt, default=default, show_default=bool(default)))
     line = sys.stdin.readline()
-    return line.rstrip("\n") or default if line else default
+    if not line:
+        raise typer.BadParameter(f"the input ended before the answer to {prompt!r}")
+    return line.rstrip("\r\n") or default
 
 
 def review_cmd(
@@ -425,7 +463,8 @@ def review_cmd(
     b goes back to change the last verdict (a new version; the old one is kept), s skips, q quits.
     Piped input works too: one key per line; after a wrong-rewrite label always four lines: corrected
     query, suggestions accepted (empty when none is offered), must include, must not include (empty: none).
-    An accept line naming no suggestion stops with exit code 2.
+    A key line that is not one key, an accept line naming no suggestion, or input ending before an
+    answer stops with exit code 2, the item given back; the end of input at a key quits.
 
     Example: rewrite-monitor review --kind added_content_word
     """
