@@ -19,7 +19,7 @@ from monitor.settings import Settings
 from monitor.stats.store import latest_verdicts, whole_traffic_estimates
 from monitor.store.models import QueueDay, QueueItem, RegressionCase, Verdict
 from tests.factories import ctx_input, ingest_checked, rewrite, verdict
-from tests.helpers import count_verdicts
+from tests.helpers import count_verdicts, store_session
 
 NOW = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
 LEASE = timedelta(minutes=10)
@@ -532,6 +532,21 @@ def test_review_with_piped_input_stays_in_step_when_a_verdict_makes_no_case(cli_
     assert _cases(cli_db) == []
 
 
+def stopped_piped(url: str, keys: str, said: str) -> None:
+    """Piped ``keys`` to `review` stop it with exit 2 saying ``said`` (wrapped lines joined), no verdict
+    stored."""
+    result = runner.invoke(app, ["--database-url", url, "review", "--reviewer", "rita"], input=keys)
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split())
+    assert count_verdicts(url) == 0
+
+
+def queue_states(url: str) -> dict[str, tuple[str, str | None]]:
+    """Request id -> (state, claimed by) of every queue item."""
+    with store_session(url) as s:
+        return {i.request_id: (i.state, i.claimed_by) for i in s.scalars(select(QueueItem))}
+
+
 def test_piped_review_stops_on_an_accept_line_that_names_no_suggestion(cli_db: str) -> None:
     """Found by a newcomer: piped answers slid onto other questions when the accept line was read only
     for items with suggestions ("a" became a must-include term) or asked again. Now the line is always
@@ -544,17 +559,8 @@ def test_piped_review_stops_on_an_accept_line_that_names_no_suggestion(cli_db: s
         # an unresolved reference has nothing suggested: its accept line must be empty
         ("u\n\na\n\n\n", "nothing is suggested here: the accept line must be empty, not 'a'"),
     ):
-        result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
-        assert result.exit_code == 2, result.output
-        assert said in " ".join(result.output.split())
-        assert count_verdicts(cli_db) == 0
-    from monitor.store.engine import make_engine, session_factory
-
-    engine = make_engine(cli_db)
-    with session_factory(engine)() as s:
-        states = {i.request_id: (i.state, i.claimed_by) for i in s.scalars(select(QueueItem))}
-    engine.dispose()
-    assert states == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
+        stopped_piped(cli_db, keys, said)
+    assert queue_states(cli_db) == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
 
 
 def test_the_logged_query_typed_back_is_no_correction_in_the_terminal(cli_db: str) -> None:
@@ -575,17 +581,8 @@ def test_piped_input_that_ends_mid_verdict_stores_nothing(cli_db: str) -> None:
     the item given back."""
     _enqueue(cli_db)
     for keys in ("u\n", "f\n\n1\n"):
-        result = runner.invoke(app, ["--database-url", cli_db, "review", "--reviewer", "rita"], input=keys)
-        assert result.exit_code == 2, result.output
-        assert "the input ended before the answer to " in " ".join(result.output.split())
-        assert count_verdicts(cli_db) == 0
-    from monitor.store.engine import make_engine, session_factory
-
-    engine = make_engine(cli_db)
-    with session_factory(engine)() as s:
-        states = {i.request_id: (i.state, i.claimed_by) for i in s.scalars(select(QueueItem))}
-    engine.dispose()
-    assert states == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
+        stopped_piped(cli_db, keys, "the input ended before the answer to ")
+    assert queue_states(cli_db) == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
 
 
 def test_a_term_both_required_and_forbidden_is_refused(cli_db: str) -> None:
@@ -608,11 +605,5 @@ def test_a_term_both_required_and_forbidden_is_refused(cli_db: str) -> None:
 def test_piped_review_refuses_a_term_typed_on_both_sides(cli_db: str) -> None:
     _enqueue(cli_db)
     # c1_2: "f", no correction, "enterprise" accepted as must-not, then typed as must-include
-    result = runner.invoke(
-        app,
-        ["--database-url", cli_db, "review", "--reviewer", "rita"],
-        input="f\n\n1\nEnterprise\n\n",
-    )
-    assert result.exit_code == 2, result.output
-    assert "'Enterprise' both must and must not be included" in " ".join(result.output.split())
-    assert count_verdicts(cli_db) == 0
+    stopped_piped(cli_db, "f\n\n1\nEnterprise\n\n", "'Enterprise' both must and must not be included")
+    assert queue_states(cli_db) == {"c1_2": ("pending", None), "c2_2": ("pending", None)}
