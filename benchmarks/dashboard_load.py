@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy import insert
 
 from monitor.checks import current_versions
+from monitor.checks.store import check_set_ids, check_set_key
 from monitor.queue.store import enqueue_days
 from monitor.record import Message, transcript_digest
 from monitor.settings import load_settings
@@ -68,6 +69,8 @@ def seed(url: str, n_records: int, days: int) -> None:
         runs: list[dict[str, Any]] = []
         findings: list[dict[str, Any]] = []
         run_id = 0
+        # every record checked once at the current versions: one run each (migration 0015)
+        check_set = check_set_ids(session=session, sets=[checks], now=now)[check_set_key(checks)]
         for i in range(n_records):
             conv, turn = f"bench-{i // TURNS}", i % TURNS + 2
             req = f"{conv}_{turn}"
@@ -137,53 +140,48 @@ def seed(url: str, n_records: int, days: int) -> None:
                     "check_draw": rng.random(),
                 }
             )
-            for cid, ver in checks:
-                run_id += 1
-                hit = flagged and cid == "added_content_word"
-                runs.append(
+            run_id += 1
+            runs.append(
+                {
+                    "id": run_id,
+                    "record_id": i + 1,
+                    "check_set_id": check_set,
+                    "rules_hash": "bench",
+                    "n_findings": int(flagged),
+                    "checked_at": now,
+                }
+            )
+            if flagged:
+                cid, ver = "added_content_word", dict(checks)["added_content_word"]
+                start = query.index("enterprise")
+                findings.append(
                     {
-                        "id": run_id,
+                        "check_run_id": run_id,
+                        "ordinal": 0,
                         "record_id": i + 1,
+                        "request_id": req,
+                        "kind": "added_content_word",
+                        "severity": "high",
+                        "severity_rank": 2,
+                        "reason": "'enterprise' (plan_tier value): in no received turn and no alias group",
+                        "words": ["enterprise"],
+                        "evidence": {
+                            "words": [
+                                {
+                                    "text": "enterprise",
+                                    "start": start,
+                                    "end": start + 10,
+                                    "severity": "high",
+                                    "why": "plan_tier value",
+                                }
+                            ]
+                        },
                         "check_id": cid,
                         "check_version": ver,
                         "rules_hash": "bench",
-                        "status": "ran",
-                        "skip_reason": None,
-                        "n_findings": int(hit),
-                        "checked_at": now,
+                        "created_at": now,
                     }
                 )
-                if hit:
-                    start = query.index("enterprise")
-                    findings.append(
-                        {
-                            "check_run_id": run_id,
-                            "ordinal": 0,
-                            "record_id": i + 1,
-                            "request_id": req,
-                            "kind": "added_content_word",
-                            "severity": "high",
-                            "severity_rank": 2,
-                            "reason": "'enterprise' (plan_tier value): in no received turn and no alias "
-                            "group",
-                            "words": ["enterprise"],
-                            "evidence": {
-                                "words": [
-                                    {
-                                        "text": "enterprise",
-                                        "start": start,
-                                        "end": start + 10,
-                                        "severity": "high",
-                                        "why": "plan_tier value",
-                                    }
-                                ]
-                            },
-                            "check_id": cid,
-                            "check_version": ver,
-                            "rules_hash": "bench",
-                            "created_at": now,
-                        }
-                    )
         for model, rows in ((Event, events), (Record, records), (CheckRun, runs), (Finding, findings)):
             for chunk in _chunks(rows):
                 session.execute(insert(model), chunk)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from monitor.checks import REGISTRY, current_versions
 from monitor.record import ContextInput, Message, Resolution, RewriteRecord, transcript_digest
-from monitor.store.models import CheckRun, Event, Finding, Quarantine, QueueItem, Record
+from monitor.store.models import CheckRun, CheckSkip, Event, Finding, Quarantine, QueueItem, Record
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -371,17 +371,35 @@ def record_row(session: Session, **over: Any) -> Record:
     return _add(session, Record(**fields))
 
 
-def check_run_row(session: Session, **over: Any) -> CheckRun:
-    """A run of a check that ran and found nothing (``record_id``, ``check_id``, ``check_version`` needed)."""
+def check_run_row(
+    session: Session,
+    *,
+    record_id: int,
+    checks: list[tuple[str, int]] | None = None,
+    check_id: str | None = None,
+    check_version: int | None = None,
+    skipped: dict[str, str | None] | None = None,
+    **over: Any,
+) -> CheckRun:
+    """A run on record ``record_id`` at the check set ``checks`` (or of the one check ``check_id`` at
+    ``check_version``), on which every check ran and found nothing but those of ``skipped`` (check id ->
+    reason), which were skipped."""
+    from monitor.checks.store import check_set_ids, check_set_key
+
+    pairs = checks if checks is not None else [(check_id or "", check_version or 0)]
+    ids = check_set_ids(session=session, sets=[pairs], now=datetime(2024, 3, 4, 10))
     fields: dict[str, Any] = {
+        "record_id": record_id,
+        "check_set_id": ids[check_set_key(pairs)],
         "rules_hash": "h",
-        "status": "ran",
-        "skip_reason": None,
         "n_findings": 0,
         "checked_at": datetime(2024, 3, 4, 10),
     }
     fields.update(over)
-    return _add(session, CheckRun(**fields))
+    run = _add(session, CheckRun(**fields))
+    for cid, reason in (skipped or {}).items():
+        _add(session, CheckSkip(check_run_id=run.id, check_id=cid, reason=reason))
+    return run
 
 
 def finding_row(session: Session, *, severity: str = "high", **over: Any) -> Finding:
@@ -446,15 +464,12 @@ def checked_record(
         request_id=req,
         ts=datetime.combine(day, datetime.min.time()).replace(hour=hour),
     )
-    run_ids = {
-        cid: check_run_row(session, record_id=rec.id, check_id=cid, check_version=ver).id
-        for cid, ver in CHECKS
-    }
+    run = check_run_row(session, record_id=rec.id, checks=list(CHECKS))
     if severity is not None:
         spec = next(s for s in REGISTRY.values() if kind in s.kinds)
         finding_row(
             session,
-            check_run_id=run_ids[spec.id],
+            check_run_id=run.id,
             record_id=rec.id,
             request_id=req,
             kind=kind,

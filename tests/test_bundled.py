@@ -51,6 +51,7 @@ FILES = {
         "versions/0012_finding_steps.py",
         "versions/0013_store_keys.py",
         "versions/0014_accepted_terms.py",
+        "versions/0015_check_sets.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

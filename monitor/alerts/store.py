@@ -21,8 +21,9 @@ from monitor.alerts.policy import (
     GroupWindow,
     History,
 )
+from monitor.checks.store.runs import sets_holding
 from monitor.store.engine import insert_ignore
-from monitor.store.models import Alert, AlertDelivery, CheckRun, Finding, Record
+from monitor.store.models import Alert, AlertDelivery, CheckRun, CheckSkip, Finding, Record
 from monitor.store.rows import to_row
 
 
@@ -104,19 +105,23 @@ def _fabrication_checks(checks: Sequence[tuple[str, int]], kinds: Sequence[str])
 
 def _fully_ran(fab_checks: list[tuple[str, int]]) -> Any:
     """Condition on ``Record``: every fabrication check ran on it (skipped ones are not counted, see
-    module doc). Correlated, so a query bounded by ``Record.ts`` reads only its window's runs."""
-    # The check-id condition sits in FILTER, not WHERE, so the only index-usable condition is the
-    # record id: with stale statistics PostgreSQL otherwise probed the check-id index for every record.
-    ran = (
-        select(
-            func.count().filter(
-                tuple_(CheckRun.check_id, CheckRun.check_version).in_(fab_checks), CheckRun.status == "ran"
-            )
-        )
-        .where(CheckRun.record_id == Record.id)
-        .scalar_subquery()
+    module doc): it has a run of a set holding those versions that skipped none of them. Correlated on
+    the record id (``uq_check_runs_record_set``), so a query bounded by ``Record.ts`` reads only its
+    window's runs."""
+    skipped = (
+        select(CheckSkip.check_run_id)
+        .where(CheckSkip.check_run_id == CheckRun.id, CheckSkip.check_id.in_([c for c, _ in fab_checks]))
+        .exists()
     )
-    return ran >= len(fab_checks)
+    return (
+        select(CheckRun.id)
+        .where(
+            CheckRun.record_id == Record.id,
+            CheckRun.check_set_id.in_(sets_holding(fab_checks)),
+            ~skipped,
+        )
+        .exists()
+    )
 
 
 def _flagged(

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 from monitor.cases.store import item_ratings, standing_ids
 from monitor.checks.learned import KINDS as LEARNED_KINDS
 from monitor.checks.learned import learned_steps, rewriter_key
-from monitor.checks.store import fully_checked
+from monitor.checks.store.runs import fully_checked
 from monitor.intervals import Z95, agresti_coull_centre, wilson
 from monitor.queue.store import WITHDRAWN
 from monitor.review.store import standing_reviews

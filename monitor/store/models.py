@@ -5,7 +5,9 @@ Tables:
   unique on ``event_key`` so re-ingesting adds nothing.
 - ``records``: one row per follow-up turn joining a ``rewrite`` to its ``ctx_input``
   (by ``(conv_id, request_id)``, falling back to ``(conv_id, turn)``); either half may be missing.
-- ``check_runs`` and ``findings``: which checks ran (or were skipped) on which record, and what they found.
+- ``check_sets``, ``check_set_members``, ``check_runs``, ``check_skips`` and ``findings``: at which set of
+  check versions each record was checked (one run per record and set), which checks were skipped, and what
+  they found.
 - ``queue_items``, ``queue_days`` and ``verdicts``: the review queue, its per-day sampling counts, and
   what reviewers decided.
 - ``leases``, ``source_cursors``, ``alerts``, ``alert_deliveries``: the worker's locks, read positions,
@@ -140,30 +142,68 @@ class Quarantine(Base):
     __table_args__ = (UniqueConstraint("origin", "line_no", "raw_sha", name="uq_quarantine_line"),)
 
 
-class CheckRun(Base):
-    """One check applied to one record: ``status`` is ``ran`` or ``skipped`` (``skip_reason`` says why).
+class CheckSet(Base):
+    """A set of check versions a record was checked at: the ``(check_id, check_version)`` pairs of
+    :class:`CheckSetMember`, one version per check. ``key`` is :func:`monitor.checks.store.check_set_key`
+    of the pairs (unique), so every run of one registry shares a row (issue 36, part 2)."""
 
-    Unique on ``(record_id, check_id, check_version)``: re-running the same checker version adds
-    nothing, and a new version is a new row. ``rules_hash`` is the content hash of the rules used.
+    __tablename__ = "check_sets"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class CheckSetMember(Base):
+    """One check version of a :class:`CheckSet`."""
+
+    __tablename__ = "check_set_members"
+
+    check_set_id: Mapped[int] = mapped_column(
+        ForeignKey("check_sets.id", ondelete="CASCADE"), primary_key=True
+    )
+    check_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    check_version: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (Index("ix_check_set_members_check", "check_id", "check_version"),)
+
+
+class CheckRun(Base):
+    """Every check of one set (:class:`CheckSet`) applied to one record: one row per record and set of
+    check versions. A check of the set ran unless a :class:`CheckSkip` of the run names it.
+
+    Unique on ``(record_id, check_set_id)``: checking a record again at the same versions adds nothing,
+    and new versions make a new row (the findings of versions already stored stay on the earlier row).
+    ``rules_hash`` is the content hash of the rules used; ``n_findings`` counts the findings stored with
+    this run. Before migration 0015 there was one row per record and check (18 per record instead of 1).
     """
 
     __tablename__ = "check_runs"
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
-    check_id: Mapped[str] = mapped_column(String(64))
-    check_version: Mapped[int] = mapped_column(Integer)
+    check_set_id: Mapped[int] = mapped_column(ForeignKey("check_sets.id"))
     rules_hash: Mapped[str] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(16))
-    skip_reason: Mapped[str | None] = mapped_column(Text)
     n_findings: Mapped[int] = mapped_column(Integer)
     checked_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (
-        UniqueConstraint("record_id", "check_id", "check_version", name="uq_check_runs_record_check"),
-        Index("ix_check_runs_check", "check_id", "check_version", "status"),
+        UniqueConstraint("record_id", "check_set_id", name="uq_check_runs_record_set"),
+        Index("ix_check_runs_set_record", "check_set_id", "record_id"),
         Index("ix_check_runs_checked_at", "checked_at"),
     )
+
+
+class CheckSkip(Base):
+    """A check of a run's set that was skipped on its record, and why (``reason``)."""
+
+    __tablename__ = "check_skips"
+
+    check_run_id: Mapped[int] = mapped_column(
+        ForeignKey("check_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    check_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    reason: Mapped[str | None] = mapped_column(Text)
 
 
 class Finding(Base):

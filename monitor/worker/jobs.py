@@ -215,7 +215,7 @@ def check_job(
     )
     # what comes next (coverage, queue admission) reads what this run wrote
     refresh_planner_statistics(
-        session, ("records", "check_runs", "findings", "added_lemmas"), rows=summary.records
+        session, ("records", "check_runs", "check_skips", "findings", "added_lemmas"), rows=summary.records
     )
     summary.seconds = time.perf_counter() - started
     summary.coverage = coverage(session=session, checks=checks)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from monitor.alerts.policy import Decision
-    from monitor.checks.store import Coverage
+    from monitor.checks.store.runs import Coverage
     from monitor.ingest.store.batches import IngestSummary
     from monitor.ingest.store.retention import RetentionResult
     from monitor.queue.store import EnqueueResult

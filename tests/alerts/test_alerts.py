@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from monitor.alerts import policy as rules
 from monitor.alerts.store import list_alerts
 from monitor.checks import REGISTRY, current_versions
+from monitor.checks.store import check_set_ids, check_set_key
 from monitor.errors import ConfigError
 from monitor.observability.sentry import close_sentry, cron_checkin, init_sentry, scrub_event
 from monitor.settings import Settings
@@ -65,6 +66,7 @@ def add_rewrites(
     """
     events, records, runs, findings = [], [], [], []
     every = n // flagged if flagged else 0
+    fab_set = check_set_ids(session=session, sets=[FAB], now=start)[check_set_key(FAB)]
     for i in range(n):
         rid = next(_ids)
         ts = start + span * (i + 1) / n
@@ -98,28 +100,23 @@ def add_rewrites(
                 "prompt_version": version,
             }
         )
-        run_ids = {}
-        for cid, ver in FAB:
-            run_id = next(_ids)
-            run_ids[cid] = run_id
-            runs.append(
-                {
-                    "id": run_id,
-                    "record_id": rid,
-                    "check_id": cid,
-                    "check_version": ver,
-                    "rules_hash": "h",
-                    "status": "ran",
-                    "n_findings": 0,
-                    "checked_at": ts,
-                }
-            )
+        run_id = next(_ids)
+        runs.append(
+            {
+                "id": run_id,
+                "record_id": rid,
+                "check_set_id": fab_set,
+                "rules_hash": "h",
+                "n_findings": 0,
+                "checked_at": ts,
+            }
+        )
         if flagged and i % every == 0 and i // every < flagged:
             cid, ver = KIND_CHECK[kind]
             findings.append(
                 {
                     "id": next(_ids),
-                    "check_run_id": run_ids[cid],
+                    "check_run_id": run_id,
                     "ordinal": 0,
                     "record_id": rid,
                     "request_id": req,

@@ -15,7 +15,7 @@ from monitor.ingest.store.batches import ingest_bytes
 from monitor.ingest.store.records import load_records
 from monitor.intervals import wilson
 from monitor.stats.evaluate import evaluate, read_labels
-from monitor.store.models import CheckRun, Finding, Record
+from monitor.store.models import CheckRun, CheckSetMember, Finding, Record
 from monitor.worker.jobs import check_job
 from tests.factories import canonical_case_2_without_alias, ctx_input, log, rewrite
 
@@ -66,7 +66,8 @@ def test_check_job_stores_findings_and_is_idempotent(session: Session, rules) ->
     assert [(r.request_id, r.words) for r in rows] == [("cmk_2", ["eu-west-9"])]
     assert rows[0].severity == "high"
     runs = session.scalar(select(func.count()).select_from(CheckRun))
-    assert runs == len(CHECKS)
+    assert runs == 1  # one run for the record, at the set of every current version
+    assert session.scalar(select(func.count()).select_from(CheckSetMember)) == len(CHECKS)
     second = check_job(session=session, rules=rules)
     assert second.records == 0
     assert session.scalar(select(func.count()).select_from(CheckRun)) == runs

@@ -31,6 +31,9 @@ TABLES_AFTER_0003 = [
     "alert_deliveries",
     "alerts",
     "alias_proposals",
+    "check_set_members",
+    "check_sets",
+    "check_skips",
     "learned_overrides",
     "leases",
     "regression_cases",
@@ -48,7 +51,7 @@ def fresh_tables() -> str:
 
 # Columns they add to older tables (0007, 0011, 0012, 0014), as the refusal names them after the tables.
 COLUMNS_AFTER_0003 = (
-    "; columns findings.step, quarantine.resolution, quarantine.resolved_at, "
+    "; columns check_runs.check_set_id, findings.step, quarantine.resolution, quarantine.resolved_at, "
     "queue_items.reviews_needed, verdicts.accepted_terms, verdicts.adjudication"
 )
 
@@ -354,6 +357,7 @@ def test_downgrade_plan_lists_dropped_tables_and_columns(tmp_path: Path) -> None
     assert plan.current == head_revision() and plan.target == "0002"
     assert {"queue_items", "queue_days", "verdicts", *TABLES_AFTER_0003} == set(plan.tables)
     assert plan.columns == [
+        "check_runs.check_set_id",
         "findings.step",
         "quarantine.resolution",
         "quarantine.resolved_at",
@@ -369,15 +373,18 @@ def test_a_sqlite_downgrade_keeps_the_rows_of_tables_it_rebuilds(tmp_path: Path)
     assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(2)).exit_code == 0
     assert runner.invoke(app, ["--database-url", url, "check"]).exit_code == 0
 
-    def count() -> int:
+    def count(table: str) -> int:
         with sqlite3.connect(path) as conn:
-            return int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0])
+            return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
-    before = count()
-    assert before > 0
+    assert count("check_runs") == 2  # one per record (0015)
+    findings = count("findings")
     result = runner.invoke(app, ["--database-url", url, "db", "downgrade", "0002", "--yes"])
     assert result.exit_code == 0, result.output
-    assert count() == before
+    from monitor.checks import current_versions
+
+    per_check = 2 * len(current_versions())  # one row per record and check again
+    assert (count("check_runs"), count("findings")) == (per_check, findings)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -415,12 +422,14 @@ def test_a_bare_alembic_downgrade_on_sqlite_keeps_the_rows_too(tmp_path: Path) -
     url, path = _db(tmp_path)
     assert runner.invoke(app, ["--database-url", url, "ingest", "-"], input=_logs(2)).exit_code == 0
     assert runner.invoke(app, ["--database-url", url, "check"]).exit_code == 0
+    from monitor.checks import current_versions
+
     with sqlite3.connect(path) as conn:
-        before = int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0])
-    assert before > 0
+        assert int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0]) == 2  # one per record
     command.downgrade(alembic_config(url), "0002")
     with sqlite3.connect(path) as conn:
-        assert int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0]) == before
+        after = int(conn.execute("SELECT count(*) FROM check_runs").fetchone()[0])
+    assert after == 2 * len(current_versions())  # split back into one row per record and check
 
 
 def test_a_postgresql_downgrade_is_refused_and_then_done_with_yes() -> None:

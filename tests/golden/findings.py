@@ -58,16 +58,23 @@ def header(session: Session, logs: Path, rules_hash: str) -> dict[str, Any]:
     """What the golden lines depend on besides the code (the corpus, the check versions, the rules), and
     what each check did besides finding: its runs by status and skip reason (its coverage)."""
     from monitor.checks import current_versions
-    from monitor.store.models import CheckRun
+    from monitor.store.models import CheckRun, CheckSetMember, CheckSkip
 
     current = set(current_versions())
     statuses: dict[str, int] = {}
-    for check_id, version, status, reason, n in session.execute(
-        select(
-            CheckRun.check_id, CheckRun.check_version, CheckRun.status, CheckRun.skip_reason, func.count()
-        ).group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status, CheckRun.skip_reason)
+    skip = CheckSkip.check_run_id.is_not(None)
+    for check_id, version, skipped, reason, n in session.execute(
+        select(CheckSetMember.check_id, CheckSetMember.check_version, skip, CheckSkip.reason, func.count())
+        .select_from(CheckRun)
+        .join(CheckSetMember, CheckSetMember.check_set_id == CheckRun.check_set_id)
+        .outerjoin(
+            CheckSkip,
+            (CheckSkip.check_run_id == CheckRun.id) & (CheckSkip.check_id == CheckSetMember.check_id),
+        )
+        .group_by(CheckSetMember.check_id, CheckSetMember.check_version, skip, CheckSkip.reason)
     ):
         if (check_id, version) in current:
+            status = "skipped" if skipped else "ran"
             statuses[f"{check_id} {status}" + (f": {reason}" if reason else "")] = n
     return {
         "corpus": corpus(logs),

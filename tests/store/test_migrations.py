@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -26,7 +27,17 @@ from monitor.store.engine import (
 )
 from monitor.store.models import Base
 
-TABLES = {"events", "records", "quarantine", "check_runs", "findings", "alembic_version"}
+TABLES = {
+    "events",
+    "records",
+    "quarantine",
+    "check_sets",
+    "check_set_members",
+    "check_runs",
+    "check_skips",
+    "findings",
+    "alembic_version",
+}
 
 
 def test_one_head() -> None:
@@ -35,7 +46,7 @@ def test_one_head() -> None:
 
 def test_the_head_constant_is_the_migrations_head() -> None:
     """A new migration must update ``HEAD_REVISION``, or every command would call a current store old."""
-    assert HEAD_REVISION == head_revision() == "0014"
+    assert HEAD_REVISION == head_revision() == "0015"
 
 
 def test_a_store_at_head_opens_without_importing_alembic(tmp_path: Path) -> None:
@@ -57,7 +68,7 @@ def test_a_store_not_at_head_is_refused_with_its_revision(db_url: str) -> None:
         require_current_schema(engine)  # at head: no error
         downgrade(db_url, "0010")
         with pytest.raises(
-            StorageError, match="is at revision 0010, not 0014: run `rewrite-monitor db upgrade`"
+            StorageError, match="is at revision 0010, not 0015: run `rewrite-monitor db upgrade`"
         ):
             require_current_schema(engine)
         downgrade(db_url, "base")
@@ -150,4 +161,134 @@ def test_0008_merges_the_half_records_a_concurrent_join_left(db_url: str) -> Non
             conn.execute(text("DELETE FROM check_runs WHERE record_id IN (10, 11, 12, 13, 14)"))
             conn.execute(text("DELETE FROM records WHERE id IN (10, 11, 12, 13, 14)"))
             conn.execute(text("DELETE FROM events WHERE origin = 'o'"))
+        engine.dispose()
+
+
+def test_0015_makes_one_run_per_record_and_set_keeping_every_finding(db_url: str) -> None:
+    """Before 0015 a record had one run per check and version. Record 20 was checked at a (v1), b (v1,
+    skipped: no ctx_input) and c (v1), then again after a went to v2: its newest versions {a2, b1, c1}
+    become one run and {a1} another. Record 21 has {a1, b1}. Findings keep their runs' order, numbered
+    again within the merged run in their old runs' order: c1's (103, old run 3), then a2's two (101, 102,
+    old run 4)."""
+    from monitor.checks.store import check_set_key
+
+    downgrade(db_url, "0014")
+    engine = make_engine(db_url)
+    old_runs = [  # id, record, check, version, status, reason
+        (1, 20, "a", 1, "ran", None),
+        (2, 20, "b", 1, "skipped", "no ctx_input"),
+        (3, 20, "c", 1, "ran", None),
+        (4, 20, "a", 2, "ran", None),
+        (5, 21, "a", 1, "ran", None),
+        (6, 21, "b", 1, "ran", None),
+    ]
+    old_findings = [(101, 4, 0), (102, 4, 1), (103, 3, 0), (104, 1, 0), (105, 6, 0)]  # id, run, ordinal
+    old = {i: (rec, c, v) for i, rec, c, v, _st, _why in old_runs}
+
+    def old_rows(conn: Any) -> tuple[set[tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
+        """The per-check rows as (record, check, version, status, reason), and each finding's run as
+        (record, check, version) with its ordinal."""
+        runs = conn.execute(
+            text(
+                "SELECT id, record_id, check_id, check_version, status, skip_reason FROM check_runs "
+                "WHERE record_id IN (20, 21)"
+            )
+        ).all()
+        key = {r.id: (r.record_id, r.check_id, r.check_version) for r in runs}
+        found = conn.execute(text("SELECT id, check_run_id, ordinal FROM findings WHERE id > 100")).all()
+        return {tuple(r)[1:] for r in runs}, {f.id: (*key[f.check_run_id], f.ordinal) for f in found}
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO events (id, kind, event_key, content_sha, conv_id, request_id, turn, "
+                    "source, origin, line_no, raw, ingested_at) "
+                    "VALUES (:id, 'rewrite', :k, 'x', 'c', :r, 2, 's', 'o15', :id, '{}', "
+                    "'2024-03-04 08:00:00')"
+                ),
+                [{"id": 20, "k": "k20", "r": "r20"}, {"id": 21, "k": "k21", "r": "r21"}],
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO records (id, conv_id, request_id, turn, rewrite_event_id) "
+                    "VALUES (20, 'c', 'r20', 2, 20), (21, 'c', 'r21', 2, 21)"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO check_runs (id, record_id, check_id, check_version, status, skip_reason, "
+                    "rules_hash, n_findings, checked_at) VALUES (:id, :rec, :c, :v, :st, :why, 'h', :n, "
+                    ":t)"
+                ),
+                [
+                    {
+                        "id": i,
+                        "rec": rec,
+                        "c": c,
+                        "v": v,
+                        "st": st,
+                        "why": why,
+                        "n": sum(1 for _, run, _ in old_findings if run == i),
+                        "t": f"2024-03-0{4 + (v - 1)} 09:00:00",
+                    }
+                    for i, rec, c, v, st, why in old_runs
+                ],
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO findings (id, check_run_id, ordinal, record_id, request_id, kind, severity, "
+                    "severity_rank, reason, words, evidence, check_id, check_version, rules_hash, "
+                    "created_at) VALUES (:id, :run, :o, :rec, 'r', 'k', 'low', 0, 'r', '[]', '{}', :c, "
+                    ":v, 'h', '2024-03-04 09:00:00')"
+                ),
+                [
+                    {"id": f, "run": run, "o": o, "rec": old[run][0], "c": old[run][1], "v": old[run][2]}
+                    for f, run, o in old_findings
+                ],
+            )
+        upgrade(db_url)
+        with engine.connect() as conn:
+            runs = conn.execute(
+                text(
+                    "SELECT id, record_id, check_set_id, n_findings FROM check_runs "
+                    "WHERE record_id IN (20, 21)"
+                )
+            ).all()
+            sets = {key: sid for sid, key in conn.execute(text("SELECT id, key FROM check_sets")).all()}
+            skips = conn.execute(
+                text("SELECT check_run_id, check_id, reason FROM check_skips WHERE check_run_id <= 6")
+            ).all()
+            findings = conn.execute(
+                text("SELECT id, check_run_id, ordinal FROM findings WHERE id > 100 ORDER BY id")
+            ).all()
+        by_set = {(rec, sid): (rid, n) for rid, rec, sid, n in runs}
+        a2b1c1 = sets[check_set_key([("a", 2), ("b", 1), ("c", 1)])]
+        assert set(by_set) == {
+            (20, a2b1c1),
+            (20, sets[check_set_key([("a", 1)])]),
+            (21, sets[check_set_key([("a", 1), ("b", 1)])]),
+        }
+        # the lowest id of each group stays: 2 (of 2, 3, 4), 1 (a1 of record 20), 5 (of 5, 6)
+        assert by_set[(20, a2b1c1)] == (2, 3)
+        assert [tuple(s) for s in skips] == [(2, "b", "no ctx_input")]
+        assert [tuple(f) for f in findings] == [
+            (101, 2, 1),
+            (102, 2, 2),
+            (103, 2, 0),
+            (104, 1, 0),
+            (105, 5, 0),
+        ]
+    finally:
+        with engine.begin() as conn:  # the database is shared by the tests that follow
+            conn.execute(text("DELETE FROM findings WHERE record_id IN (20, 21)"))
+            conn.execute(
+                text(
+                    "DELETE FROM check_skips WHERE check_run_id IN (SELECT id FROM check_runs "
+                    "WHERE record_id IN (20, 21))"
+                )
+            )
+            conn.execute(text("DELETE FROM check_runs WHERE record_id IN (20, 21)"))
+            conn.execute(text("DELETE FROM records WHERE id IN (20, 21)"))
+            conn.execute(text("DELETE FROM events WHERE origin = 'o15'"))
         engine.dispose()

@@ -43,7 +43,7 @@ from monitor.otel.mapping import DEFAULT_RULES, MappingRules
 from monitor.otel.spans import SPAN
 from monitor.sampling import DEFAULT_SEED, draw
 from monitor.store.engine import dialect_insert, insert_ignore, refresh_planner_statistics
-from monitor.store.models import CheckRun, Event, Quarantine, Record
+from monitor.store.models import CheckRun, CheckSkip, Event, Finding, Quarantine, Record
 
 EXCERPT_CHARS = 2000
 JOINABLE = {"ctx_input": "ctx_event_id", "rewrite": "rewrite_event_id"}
@@ -453,10 +453,14 @@ class Ingestor:
         self.session.flush()
         completed_ids = [r.id for r in completed] + self._upsert_records(list(new.values()))
         if completed_ids:
-            # A check skipped for want of the other half must run again now that the record is whole.
-            self.session.execute(
-                delete(CheckRun).where(CheckRun.record_id.in_(completed_ids), CheckRun.status == "skipped")
-            )
+            # A record checked as a half (its chat-state checks skipped for want of the other half) is
+            # checked again now that it is whole: its runs go with their skips and findings, so no
+            # finding made from half a record stands beside the whole record's (as
+            # ``monitor.checks.store.delete_runs`` does; ingest reads nothing of the checks stage).
+            runs = select(CheckRun.id).where(CheckRun.record_id.in_(completed_ids))
+            for table in (Finding, CheckSkip):
+                self.session.execute(delete(table).where(table.check_run_id.in_(runs)))
+            self.session.execute(delete(CheckRun).where(CheckRun.record_id.in_(completed_ids)))
 
     def _upsert_records(self, records: list[Record]) -> list[int]:
         """Write new records, each joining the record another transaction opened for its request since

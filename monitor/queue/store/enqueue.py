@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Select, Table, bindparam, func, insert, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from monitor.checks.store import fully_checked
+from monitor.checks.store.runs import fully_checked
 from monitor.queue.admission import (
     WITHDRAWN,
     DayWrites,

@@ -1,23 +1,24 @@
-"""Store check outcomes and read findings back. Keyword-only, session in, plain dataclasses out."""
+"""Read findings back and grade them again. Keyword-only, session in, plain dataclasses out.
+
+The runs themselves (which records were checked at which versions, storing outcomes) are
+``monitor.checks.runs``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any
 
-from sqlalchemy import CTE, BindParameter, Subquery, delete, func, select, tuple_
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from monitor.checks.profile import RewriterProfile
+from monitor.checks.store.runs import run_statuses
 from monitor.severity import SEVERITY_RANK
-from monitor.store.engine import bulk_insert_ignore, insert_ignore, rowcount
-from monitor.store.models import AddedLemma, CheckRun, Event, Finding, Record
+from monitor.store.engine import insert_ignore
+from monitor.store.models import AddedLemma, Event, Finding, Record
 from monitor.store.rows import to_row
-
-if TYPE_CHECKING:
-    from monitor.checks.base import CheckOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,229 +53,6 @@ class FindingRow:
 def finding_row(f: Finding, conv_id: str) -> FindingRow:
     """The plain row of stored finding ``f`` of a rewrite in conversation ``conv_id``."""
     return to_row(FindingRow, f, conv_id=conv_id)
-
-
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    """How many rewrites a check ran on, was skipped on, and has not yet seen (at its current version)."""
-
-    check_id: str
-    version: int
-    ran: int
-    skipped: int
-    rewrites: int
-    top_skip_reason: str | None = None
-
-    @property
-    def share_ran(self) -> float | None:
-        return self.ran / self.rewrites if self.rewrites else None
-
-
-@overload
-def fully_checked(
-    checks: Sequence[tuple[str, int]],
-    start: datetime | BindParameter[datetime] | None = None,
-    end: datetime | BindParameter[datetime] | None = None,
-    *,
-    cte: Literal[False] = False,
-) -> Subquery: ...
-@overload
-def fully_checked(
-    checks: Sequence[tuple[str, int]],
-    start: datetime | BindParameter[datetime] | None = None,
-    end: datetime | BindParameter[datetime] | None = None,
-    *,
-    cte: Literal[True],
-) -> CTE: ...
-def fully_checked(
-    checks: Sequence[tuple[str, int]],
-    start: datetime | BindParameter[datetime] | None = None,
-    end: datetime | BindParameter[datetime] | None = None,
-    *,
-    cte: bool = False,
-) -> Subquery | CTE:
-    """Subquery (column ``record_id``) of the records with a run of every current check in ``checks``,
-    of rewrites with ``start <= ts < end`` when bounds are given (naive UTC datetimes, or parameters
-    bound when the statement runs); with ``cte``, a common table expression named ``checked``, for a
-    statement that reads it more than once.
-
-    The bounds sit inside the grouping, joined through the record's time (indexed), so a bounded read
-    costs the window's runs rather than every run in the store.
-    """
-    stmt = select(CheckRun.record_id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
-    if start is not None or end is not None:
-        stmt = stmt.join(Record, Record.id == CheckRun.record_id)
-        if start is not None:
-            stmt = stmt.where(Record.ts >= start)
-        if end is not None:
-            stmt = stmt.where(Record.ts < end)
-    grouped = stmt.group_by(CheckRun.record_id).having(func.count() >= len(checks))
-    return grouped.cte("checked") if cte else grouped.subquery()
-
-
-def unchecked_record_ids(
-    *,
-    session: Session,
-    checks: Sequence[tuple[str, int]],
-    after_id: int,
-    limit: int,
-    check_rate: float = 1.0,
-    claim: bool = False,
-) -> list[int]:
-    """Ids (ascending, above ``after_id``) of records with a rewrite lacking a run of some current check.
-
-    ``checks`` is the list of ``(check_id, version)`` currently registered; with ``check_rate`` < 1
-    only records whose ``check_draw`` is below the rate are returned. With ``claim`` on PostgreSQL
-    the rows are locked ``FOR UPDATE SKIP LOCKED`` until the caller's transaction ends, so concurrent
-    checkers take disjoint batches (on SQLite, one writer at a time, it changes nothing).
-    """
-    # Candidates are read by primary-key range, then their runs counted for that range only: two
-    # index range scans per batch whatever the planner knows (a correlated count per record became a
-    # scan of check_runs per record on a fresh PostgreSQL table without statistics).
-    scan = max(limit, 1000)
-    current = tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
-    pg_claim = claim and session.get_bind().dialect.name == "postgresql"
-
-    def unfinished(ids: list[int]) -> list[int]:
-        full = {
-            rid
-            for rid, n in session.execute(
-                select(CheckRun.record_id, func.count())
-                .where(current, CheckRun.record_id >= ids[0], CheckRun.record_id <= ids[-1])
-                .group_by(CheckRun.record_id)
-            )
-            if n >= len(checks)
-        }
-        return [i for i in ids if i not in full]
-
-    after = after_id
-    while True:
-        window = select(Record.id).where(Record.rewrite_event_id.is_not(None), Record.id > after)
-        if check_rate < 1.0:
-            window = window.where(Record.check_draw < check_rate)
-        candidates = list(session.scalars(window.order_by(Record.id).limit(scan)))
-        if not candidates:
-            return []
-        ids = unfinished(candidates)[:limit]
-        if ids and pg_claim:
-            locked = list(
-                session.scalars(
-                    select(Record.id)
-                    .where(Record.id.in_(ids))
-                    .order_by(Record.id)
-                    .with_for_update(skip_locked=True, of=Record)
-                )
-            )
-            # Another checker may have committed some of them between the count and the lock; a new
-            # statement sees its commit, and nobody else can check them while we hold them.
-            ids = unfinished(locked) if locked else []
-        if ids:
-            return ids
-        after = candidates[-1]
-
-
-def clear_runs(*, session: Session, checks: Sequence[tuple[str, int]]) -> int:
-    """Delete the runs and findings of these check versions so they run again; returns runs deleted.
-
-    The rewriter profile (``added_lemmas``) is emptied too: the re-check learns it again from every record
-    under the current rules, so rows written under other rules or versions never inflate its counts.
-    """
-    run_ids = select(CheckRun.id).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
-    session.execute(delete(Finding).where(Finding.check_run_id.in_(run_ids)))
-    session.execute(delete(AddedLemma))
-    result = session.execute(
-        delete(CheckRun).where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
-    )
-    return rowcount(result)
-
-
-def store_outcomes(
-    *, session: Session, outcomes: Sequence[tuple[int, str, CheckOutcome]], now: datetime
-) -> int:
-    """Store ``(record_id, request_id, CheckOutcome)`` triples in two statements; returns findings stored.
-
-    Idempotent: a run already stored for (record, check, version) is left as it is and its findings
-    are not added again (the unique key lives in the schema, so concurrent checkers agree too).
-    """
-    if not outcomes:
-        return 0
-    record_ids = [record_id for record_id, _req, _out in outcomes]
-
-    def stored_runs(ids: list[int], check_ids: set[str] | None = None) -> dict[tuple[int, str, int], int]:
-        stmt = select(CheckRun.id, CheckRun.record_id, CheckRun.check_id, CheckRun.check_version).where(
-            CheckRun.record_id.in_(ids)
-        )
-        if check_ids is not None:
-            stmt = stmt.where(CheckRun.check_id.in_(sorted(check_ids)))
-        return {(r.record_id, r.check_id, r.check_version): r.id for r in session.execute(stmt)}
-
-    before = stored_runs(record_ids)
-    runs = [
-        {
-            "record_id": record_id,
-            "check_id": st.check_id,
-            "check_version": st.version,
-            "rules_hash": outcome.rules_hash,
-            "status": st.status,
-            "skip_reason": st.reason,
-            "n_findings": st.n_findings,
-            "checked_at": now,
-        }
-        for record_id, _req, outcome in outcomes
-        for st in outcome.statuses
-        if (record_id, st.check_id, st.version) not in before
-    ]
-    if not runs:
-        return 0
-    # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite.
-    # Core inserts (the tables, not the mapped classes): the ORM's bulk path costs more than the
-    # statements themselves here, and nothing needs ORM objects back; on SQLite the driver's own
-    # executemany (:func:`bulk_insert_ignore`).
-    bulk_insert_ignore(session, CheckRun, ["record_id", "check_id", "check_version"], runs)
-    # The new runs' ids, read back only where a finding needs one: the records with findings, the checks
-    # that found something (a third of the runs of the shared logs' records; reading back every run's
-    # row cost as much as inserting them).
-    found = [(record_id, f.check_id) for record_id, _req, outcome in outcomes for f in outcome.findings]
-    run_ids = (
-        {
-            (rec, cid): rid
-            for (rec, cid, ver), rid in stored_runs(
-                sorted({rec for rec, _cid in found}), {cid for _rec, cid in found}
-            ).items()
-            if (rec, cid, ver) not in before
-        }
-        if found
-        else {}
-    )
-    rows = []
-    for record_id, request_id, outcome in outcomes:
-        ordinal: dict[str, int] = {}
-        for f in outcome.findings:
-            run_id = run_ids.get((record_id, f.check_id))
-            if run_id is None:  # stored before (or by a concurrent checker): so are its findings
-                continue
-            n = ordinal[f.check_id] = ordinal.get(f.check_id, -1) + 1
-            rows.append(
-                {
-                    "check_run_id": run_id,
-                    "ordinal": n,
-                    "record_id": record_id,
-                    "request_id": request_id,
-                    "kind": f.kind,
-                    "severity": f.severity,
-                    "severity_rank": SEVERITY_RANK[f.severity],
-                    "reason": f.reason,
-                    "words": f.words,
-                    "evidence": f.evidence,
-                    "check_id": f.check_id,
-                    "check_version": f.check_version,
-                    "step": f.step,
-                    "rules_hash": outcome.rules_hash,
-                    "created_at": now,
-                }
-            )
-    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
-    return len(rows)
 
 
 RESTYLE_PAGE = 1000
@@ -395,39 +173,6 @@ def list_findings(
     return [finding_row(f, conv_id) for f, conv_id in session.execute(stmt)]
 
 
-def coverage(*, session: Session, checks: Sequence[tuple[str, int]]) -> list[Coverage]:
-    """Per current check: rewrites it ran on, was skipped on (with the commonest reason), and the
-    number of stored rewrites."""
-    rewrites = session.scalar(select(func.count()).where(Record.rewrite_event_id.is_not(None))) or 0
-    counts = {
-        (cid, ver, status): n
-        for cid, ver, status, n in session.execute(
-            select(CheckRun.check_id, CheckRun.check_version, CheckRun.status, func.count())
-            .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks))
-            .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.status)
-        )
-    }
-    reasons: dict[tuple[str, int], str | None] = {}
-    for cid, ver, reason, _n in session.execute(
-        select(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason, func.count().label("n"))
-        .where(tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks), CheckRun.status == "skipped")
-        .group_by(CheckRun.check_id, CheckRun.check_version, CheckRun.skip_reason)
-        .order_by(func.count().desc())
-    ):
-        reasons.setdefault((cid, ver), reason)
-    return [
-        Coverage(
-            cid,
-            ver,
-            counts.get((cid, ver, "ran"), 0),
-            counts.get((cid, ver, "skipped"), 0),
-            rewrites,
-            reasons.get((cid, ver)),
-        )
-        for cid, ver in checks
-    ]
-
-
 @dataclass(slots=True)
 class StoredRewrite:
     """What the store holds about one logged rewrite, for scoring it against a label.
@@ -480,15 +225,17 @@ def stored_rewrites(
         ):
             if f.request_id in out:
                 out[f.request_id].findings.append(finding_row(f, conv_id))
-        for req, cid, status, rules_hash in session.execute(
-            select(Record.request_id, CheckRun.check_id, CheckRun.status, CheckRun.rules_hash)
-            .join(CheckRun, CheckRun.record_id == Record.id)
-            .where(
-                Record.request_id.in_(chunk), tuple_(CheckRun.check_id, CheckRun.check_version).in_(checks)
+        ids_of = {
+            rid: req
+            for rid, req in session.execute(
+                select(Record.id, Record.request_id).where(
+                    Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
+                )
             )
-        ):
-            if req in out:
-                out[req].statuses[cid] = (status, rules_hash)
+        }
+        for rid, statuses in run_statuses(session=session, record_ids=sorted(ids_of), checks=checks).items():
+            if ids_of[rid] in out:
+                out[ids_of[rid]].statuses.update(statuses)
     return out
 
 

@@ -1,0 +1,410 @@
+"""Check runs in the store: one row per record and set of check versions (issue 36, part 2).
+
+A run (``check_runs``) says a record was checked at a set of check versions (``check_sets``, whose pairs
+are ``check_set_members``); the checks of the set that were skipped on it are ``check_skips`` rows, with
+their reason; every other check of the set ran. Its findings hang on it (``findings.check_run_id``).
+
+Before migration 0015 each record had one row per check: 18 rows per record, grouped and counted each
+time a reader asked whether a record was checked at the current versions (0.43 s of the Overview's
+0.55 s on a 100,000-rewrite store). Now that question is an index lookup: does the record have a run
+whose set holds every current pair (:func:`fully_checked`). A set that holds more (a check since turned
+off) still counts, so turning a check off re-checks nothing.
+
+Keyword-only, session in, plain values out. Nothing here commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, overload
+
+from sqlalchemy import CTE, BindParameter, Select, Subquery, delete, func, select, tuple_
+from sqlalchemy.orm import Session
+
+from monitor.severity import SEVERITY_RANK
+from monitor.store.engine import bulk_insert_ignore, insert_ignore, rowcount
+from monitor.store.models import (
+    AddedLemma,
+    CheckRun,
+    CheckSet,
+    CheckSetMember,
+    CheckSkip,
+    Finding,
+    Record,
+)
+
+if TYPE_CHECKING:
+    from monitor.checks.base import CheckOutcome
+
+Pair = tuple[str, int]
+"""A check version: ``(check_id, version)``."""
+
+
+def check_set_key(pairs: Iterable[Pair]) -> str:
+    """The key of a set of check versions: the SHA-256 (hex, 64 characters) of its pairs sorted, one
+    ``check_id@version`` per line. The order the pairs come in does not matter.
+
+    Raises ``ValueError`` when a check appears at two versions (a run checks each check once)."""
+    ordered = sorted(set(pairs))
+    ids = [cid for cid, _ in ordered]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"a check set holds one version per check: {ordered}")
+    return hashlib.sha256("\n".join(f"{cid}@{ver}" for cid, ver in ordered).encode()).hexdigest()
+
+
+def check_set_ids(*, session: Session, sets: Iterable[Sequence[Pair]], now: datetime) -> dict[str, int]:
+    """``check_set_key`` -> id of each set of ``sets``, storing the sets not stored yet (insert-or-ignore on
+    the key, so concurrent checkers agree). Flushes, does not commit. Raises ``ValueError`` as
+    :func:`check_set_key` does."""
+    by_key = {check_set_key(pairs): sorted(set(pairs)) for pairs in sets}
+    if not by_key:
+        return {}
+
+    def stored() -> dict[str, int]:
+        stmt = select(CheckSet.key, CheckSet.id).where(CheckSet.key.in_(sorted(by_key)))
+        return {key: set_id for key, set_id in session.execute(stmt)}
+
+    ids = stored()
+    missing = [key for key in by_key if key not in ids]
+    if missing:
+        session.execute(
+            insert_ignore(session, CheckSet, ["key"]), [{"key": k, "created_at": now} for k in missing]
+        )
+        ids = stored()
+        members = [
+            {"check_set_id": ids[key], "check_id": cid, "check_version": ver}
+            for key in missing
+            for cid, ver in by_key[key]
+        ]
+        session.execute(insert_ignore(session, CheckSetMember, ["check_set_id", "check_id"]), members)
+    return ids
+
+
+def sets_holding(checks: Sequence[Pair], *, every: bool = True) -> Select[int]:
+    """Subquery of the ids of the check sets that hold every pair of ``checks`` (``every``) or any of them."""
+    stmt = select(CheckSetMember.check_set_id).where(
+        tuple_(CheckSetMember.check_id, CheckSetMember.check_version).in_(checks)
+    )
+    if not every:
+        return stmt.distinct()
+    return stmt.group_by(CheckSetMember.check_set_id).having(func.count() >= len(set(checks)))
+
+
+@overload
+def fully_checked(
+    checks: Sequence[Pair],
+    start: datetime | BindParameter[datetime] | None = None,
+    end: datetime | BindParameter[datetime] | None = None,
+    *,
+    cte: Literal[False] = False,
+) -> Subquery: ...
+@overload
+def fully_checked(
+    checks: Sequence[Pair],
+    start: datetime | BindParameter[datetime] | None = None,
+    end: datetime | BindParameter[datetime] | None = None,
+    *,
+    cte: Literal[True],
+) -> CTE: ...
+def fully_checked(
+    checks: Sequence[Pair],
+    start: datetime | BindParameter[datetime] | None = None,
+    end: datetime | BindParameter[datetime] | None = None,
+    *,
+    cte: bool = False,
+) -> Subquery | CTE:
+    """Subquery (column ``record_id``, each once) of the records with a run of a set holding every pair of
+    ``checks``, of rewrites with ``start <= ts < end`` when bounds are given (naive UTC datetimes, or
+    parameters bound when the statement runs); with ``cte``, a common table expression named
+    ``checked``, for a statement that reads it more than once.
+
+    One index range per set that holds them (``ix_check_runs_set_record``), joined through the record's
+    time (indexed) when bounded."""
+    stmt = select(CheckRun.record_id).where(CheckRun.check_set_id.in_(sets_holding(checks)))
+    if start is not None or end is not None:
+        stmt = stmt.join(Record, Record.id == CheckRun.record_id)
+        if start is not None:
+            stmt = stmt.where(Record.ts >= start)
+        if end is not None:
+            stmt = stmt.where(Record.ts < end)
+    stmt = stmt.distinct()
+    return stmt.cte("checked") if cte else stmt.subquery()
+
+
+def unchecked_record_ids(
+    *,
+    session: Session,
+    checks: Sequence[Pair],
+    after_id: int,
+    limit: int,
+    check_rate: float = 1.0,
+    claim: bool = False,
+) -> list[int]:
+    """Ids (ascending, above ``after_id``) of records with a rewrite and no run of a set holding every pair
+    of ``checks`` (the versions currently registered).
+
+    With ``check_rate`` < 1 only records whose ``check_draw`` is below the rate are returned. With
+    ``claim`` on PostgreSQL the rows are locked ``FOR UPDATE SKIP LOCKED`` until the caller's transaction
+    ends, so concurrent checkers take disjoint batches (on SQLite, one writer at a time, it changes
+    nothing).
+    """
+    # Candidates are read by primary-key range, then their runs looked up for that range only: two index
+    # range scans per batch whatever the planner knows.
+    scan = max(limit, 1000)
+    pg_claim = claim and session.get_bind().dialect.name == "postgresql"
+    holding = list(session.scalars(sets_holding(checks)))
+
+    def unfinished(ids: list[int]) -> list[int]:
+        full = set(
+            session.scalars(
+                select(CheckRun.record_id).where(
+                    CheckRun.check_set_id.in_(holding),
+                    CheckRun.record_id >= ids[0],
+                    CheckRun.record_id <= ids[-1],
+                )
+            )
+        )
+        return [i for i in ids if i not in full]
+
+    after = after_id
+    while True:
+        window = select(Record.id).where(Record.rewrite_event_id.is_not(None), Record.id > after)
+        if check_rate < 1.0:
+            window = window.where(Record.check_draw < check_rate)
+        candidates = list(session.scalars(window.order_by(Record.id).limit(scan)))
+        if not candidates:
+            return []
+        ids = unfinished(candidates)[:limit]
+        if ids and pg_claim:
+            locked = list(
+                session.scalars(
+                    select(Record.id)
+                    .where(Record.id.in_(ids))
+                    .order_by(Record.id)
+                    .with_for_update(skip_locked=True, of=Record)
+                )
+            )
+            # Another checker may have committed some of them between the lookup and the lock; a new
+            # statement sees its commit, and nobody else can check them while we hold them.
+            ids = unfinished(locked) if locked else []
+        if ids:
+            return ids
+        after = candidates[-1]
+
+
+def delete_runs(*, session: Session, run_ids: Select[int] | Sequence[int]) -> int:
+    """Delete the runs ``run_ids`` (a list, or a subquery of ids) with their findings and skips; returns
+    the runs deleted. The findings and skips are deleted first rather than left to ``ON DELETE CASCADE``,
+    which SQLite would run row by row."""
+    session.execute(delete(Finding).where(Finding.check_run_id.in_(run_ids)))
+    session.execute(delete(CheckSkip).where(CheckSkip.check_run_id.in_(run_ids)))
+    return rowcount(session.execute(delete(CheckRun).where(CheckRun.id.in_(run_ids))))
+
+
+def clear_runs(*, session: Session, checks: Sequence[Pair]) -> int:
+    """Delete the runs of every set holding any of these check versions, with their findings, so that the
+    records are checked again; returns runs deleted.
+
+    A run's findings of other versions (a check bumped since) go with it: they are history, read by no
+    report. The rewriter profile (``added_lemmas``) is emptied too: the re-check learns it again from
+    every record under the current rules, so rows written under other rules or versions never inflate
+    its counts.
+    """
+    runs = list(
+        session.scalars(
+            select(CheckRun.id).where(CheckRun.check_set_id.in_(sets_holding(checks, every=False)))
+        )
+    )
+    deleted = 0
+    for start in range(0, len(runs), 500):
+        deleted += delete_runs(session=session, run_ids=runs[start : start + 500])
+    session.execute(delete(AddedLemma))
+    return deleted
+
+
+def store_outcomes(
+    *, session: Session, outcomes: Sequence[tuple[int, str, CheckOutcome]], now: datetime
+) -> int:
+    """Store ``(record_id, request_id, CheckOutcome)`` triples: one run per record at the set of versions of
+    its statuses, its skips, and the findings of the versions the record has no run of yet; returns
+    findings stored.
+
+    Idempotent: a run already stored for (record, set) is left as it is and its findings are not added
+    again (the unique keys live in the schema, so concurrent checkers agree too). A record checked again
+    at a new set (a check's version bumped) keeps the findings of the versions it was checked at before on
+    the earlier run, so no finding is stored twice.
+    """
+    if not outcomes:
+        return 0
+    pairs = {rid: [(st.check_id, st.version) for st in out.statuses] for rid, _req, out in outcomes}
+    set_ids = check_set_ids(session=session, sets=pairs.values(), now=now)
+    set_of = {rid: set_ids[check_set_key(p)] for rid, p in pairs.items()}
+    record_ids = sorted(pairs)
+    before: dict[int, set[int]] = {}
+    for rid, sid in session.execute(
+        select(CheckRun.record_id, CheckRun.check_set_id).where(CheckRun.record_id.in_(record_ids))
+    ):
+        before.setdefault(rid, set()).add(sid)
+    fresh = [(rid, req, out) for rid, req, out in outcomes if set_of[rid] not in before.get(rid, ())]
+    if not fresh:
+        return 0
+    # The versions each record already has a run of: their findings are stored (on that run).
+    pairs_of = _pairs_of_sets(session, {sid for sids in before.values() for sid in sids})
+    new_findings = {
+        rid: [
+            f
+            for f in out.findings
+            if not any((f.check_id, f.check_version) in pairs_of[sid] for sid in before.get(rid, ()))
+        ]
+        for rid, _req, out in fresh
+    }
+    # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite. Core inserts
+    # (the tables, not the mapped classes): the ORM's bulk path costs more than the statements here.
+    bulk_insert_ignore(
+        session,
+        CheckRun,
+        ["record_id", "check_set_id"],
+        [
+            {
+                "record_id": rid,
+                "check_set_id": set_of[rid],
+                "rules_hash": out.rules_hash,
+                "n_findings": len(new_findings[rid]),
+                "checked_at": now,
+            }
+            for rid, _req, out in fresh
+        ],
+    )
+    run_of = {
+        rid: run_id
+        for run_id, rid, sid in session.execute(
+            select(CheckRun.id, CheckRun.record_id, CheckRun.check_set_id).where(
+                CheckRun.record_id.in_([rid for rid, _req, _out in fresh])
+            )
+        )
+        if sid == set_of[rid]
+    }
+    skips = [
+        {"check_run_id": run_of[rid], "check_id": st.check_id, "reason": st.reason}
+        for rid, _req, out in fresh
+        for st in out.statuses
+        if st.status == "skipped"
+    ]
+    bulk_insert_ignore(session, CheckSkip, ["check_run_id", "check_id"], skips)
+    rows = [
+        {
+            "check_run_id": run_of[rid],
+            "ordinal": n,
+            "record_id": rid,
+            "request_id": request_id,
+            "kind": f.kind,
+            "severity": f.severity,
+            "severity_rank": SEVERITY_RANK[f.severity],
+            "reason": f.reason,
+            "words": f.words,
+            "evidence": f.evidence,
+            "check_id": f.check_id,
+            "check_version": f.check_version,
+            "step": f.step,
+            "rules_hash": out.rules_hash,
+            "created_at": now,
+        }
+        for rid, request_id, out in fresh
+        for n, f in enumerate(new_findings[rid])
+    ]
+    bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
+    return len(rows)
+
+
+def _pairs_of_sets(session: Session, set_ids: Iterable[int]) -> dict[int, frozenset[Pair]]:
+    """Set id -> its pairs, for ``set_ids`` (sets are few: one per registry a store was checked with)."""
+    out: dict[int, set[Pair]] = {}
+    wanted = sorted(set(set_ids))
+    if wanted:
+        for sid, cid, ver in session.execute(
+            select(CheckSetMember.check_set_id, CheckSetMember.check_id, CheckSetMember.check_version).where(
+                CheckSetMember.check_set_id.in_(wanted)
+            )
+        ):
+            out.setdefault(sid, set()).add((cid, ver))
+    return {sid: frozenset(p) for sid, p in out.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How many rewrites a check ran on and was skipped on, among those checked at the current versions,
+    out of ``rewrites`` stored; ``top_skip_reason`` is the commonest reason it was skipped."""
+
+    check_id: str
+    version: int
+    ran: int
+    skipped: int
+    rewrites: int
+    top_skip_reason: str | None = None
+
+    @property
+    def share_ran(self) -> float | None:
+        return self.ran / self.rewrites if self.rewrites else None
+
+
+def coverage(*, session: Session, checks: Sequence[Pair]) -> list[Coverage]:
+    """Per current check: rewrites it ran on and was skipped on (with the commonest reason), among the
+    rewrites checked at every current version (:func:`fully_checked`), and the number of stored rewrites.
+    A rewrite not yet checked at the current versions counts for no check. Three statements: the
+    rewrites, the checked ones, and the skips grouped by check and reason."""
+    rewrites = session.scalar(select(func.count()).where(Record.rewrite_event_id.is_not(None))) or 0
+    checked = fully_checked(checks)
+    n_checked = session.scalar(select(func.count()).select_from(checked)) or 0
+    holding = sets_holding(checks)
+    skipped: Counter[str] = Counter()
+    reasons: dict[str, Counter[str | None]] = {}
+    for cid, reason, n in session.execute(
+        select(CheckSkip.check_id, CheckSkip.reason, func.count(func.distinct(CheckRun.record_id)))
+        .join(CheckRun, CheckRun.id == CheckSkip.check_run_id)
+        .where(CheckRun.check_set_id.in_(holding), CheckSkip.check_id.in_([c for c, _ in checks]))
+        .group_by(CheckSkip.check_id, CheckSkip.reason)
+    ):
+        skipped[cid] += int(n)
+        reasons.setdefault(cid, Counter())[reason] += int(n)
+    out = []
+    for cid, ver in checks:
+        # A record checked twice at sets holding the current versions (a check turned off, then on) is
+        # counted once; were its two runs skipped for two reasons, it would count under each.
+        n_skipped = min(skipped[cid], n_checked)
+        top = max(reasons[cid].items(), key=lambda kv: (kv[1], str(kv[0])))[0] if cid in reasons else None
+        out.append(Coverage(cid, ver, n_checked - n_skipped, n_skipped, rewrites, top))
+    return out
+
+
+def run_statuses(
+    *, session: Session, record_ids: Sequence[int], checks: Sequence[Pair]
+) -> dict[int, dict[str, tuple[str, str]]]:
+    """Record id -> check id -> ``(status, rules_hash)`` of the record's run holding that check at the
+    version ``checks`` gives (the newest such run when there are several); a check the record has no
+    run of at that version is absent. ``status`` is ``ran`` or ``skipped``."""
+    wanted = set(checks)
+    runs = session.execute(
+        select(CheckRun.id, CheckRun.record_id, CheckRun.check_set_id, CheckRun.rules_hash)
+        .where(CheckRun.record_id.in_(list(record_ids)))
+        .order_by(CheckRun.id)
+    ).all()
+    pairs = _pairs_of_sets(session, {sid for _, _, sid, _ in runs})
+    skipped = {
+        (run_id, cid)
+        for run_id, cid in session.execute(
+            select(CheckSkip.check_run_id, CheckSkip.check_id).where(
+                CheckSkip.check_run_id.in_([run_id for run_id, _, _, _ in runs])
+            )
+        )
+    }
+    out: dict[int, dict[str, tuple[str, str]]] = {}
+    for run_id, rid, sid, rules_hash in runs:  # by id: a newer run overwrites an older one's status
+        for cid, ver in pairs.get(sid, frozenset()):
+            if (cid, ver) in wanted:
+                status = "skipped" if (run_id, cid) in skipped else "ran"
+                out.setdefault(rid, {})[cid] = (status, rules_hash)
+    return out
