@@ -207,7 +207,8 @@ class CheckSkip(Base):
 
 
 class Finding(Base):
-    """One finding of one check run. ``severity_rank``: 0 low, 1 medium, 2 high (for filtering).
+    """One finding of one check run (``ordinal``: its place among the run's findings, in registry order).
+    ``severity_rank``: 0 low, 1 medium, 2 high (for filtering).
 
     ``words`` lists the query words the finding is about; ``evidence`` holds spans, counts, turns.
     """
