@@ -1,7 +1,7 @@
 """One check run per record and set of check versions (issue 36, part 2).
 
-Before: ``check_runs`` held one row per record, check and version (18 per record), and every reader
-that asked "was this record checked at the current versions?" grouped and counted them. After:
+Before: ``check_runs`` held one row per record, check and version, and every reader that asked "was
+this record checked at the current versions?" grouped and counted a record's rows. After:
 
 - ``check_sets`` (``key``: SHA-256 of the sorted ``check_id@version`` pairs, ``monitor.checks.store.
   check_set_key``) and ``check_set_members`` (its pairs, one version per check);
@@ -14,7 +14,8 @@ The upgrade keeps every run and finding. A record's old rows are grouped by vers
 each check make one run (the record's set as its checker last saw it), its next-newest versions another,
 and so on; the lowest row id of each group stays as the run, the others' findings move onto it and are
 numbered again in their old order (old run, then ordinal). The downgrade splits each run back into one
-row per check (``_split_runs``), so both directions keep every run, skip and finding.
+row per check version, taken from the newest run that holds it (``_split_runs``), so both directions keep
+every check version's status, skip reason and findings.
 
 Revision ID: 0015
 Revises: 0014
@@ -261,51 +262,53 @@ def downgrade() -> None:
 
 
 def _split_runs(conn: sa.Connection) -> None:
-    """One row per record, check and version again: each run's first pair (by check id) keeps the run's row,
-    the others get new rows; each finding goes to its check's row, numbered again in its old order. A pair
-    a record already has from an earlier run (a check turned off and on again) is not written twice."""
+    """One row per record, check and version again, a page of records at a time. A record's runs are read
+    newest first, and each check version goes to a row of the newest run holding it (the run that owns it,
+    ``monitor.checks.store.store_outcomes``): the run's first pair by check id keeps the run's row, the
+    others get new rows, and a run left with no pair is deleted. Each finding goes to the row of its
+    record, check and version, numbered again in its old order (run, then ordinal)."""
     members: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for sid, cid, ver in conn.execute(
         sa.text("SELECT check_set_id, check_id, check_version FROM check_set_members ORDER BY check_id")
     ).all():
         members[sid].append((cid, ver))
     next_id = int(conn.execute(sa.text("SELECT coalesce(max(id), 0) FROM check_runs")).scalar_one()) + 1
-    seen: set[tuple[int, str, int]] = set()
-    after = 0
+    expanding = sa.bindparam("ids", expanding=True)
+    after = -1
     while True:
+        records = list(
+            conn.execute(
+                sa.text(
+                    "SELECT DISTINCT record_id FROM check_runs WHERE record_id > :after "
+                    "ORDER BY record_id LIMIT :n"
+                ),
+                {"after": after, "n": _CHUNK},
+            ).scalars()
+        )
+        if not records:
+            break
+        after = records[-1]
         runs = conn.execute(
             sa.text(
                 "SELECT id, record_id, check_set_id, rules_hash, checked_at FROM check_runs "
-                "WHERE id > :after AND check_set_id IS NOT NULL ORDER BY id LIMIT :n"
-            ),
-            {"after": after, "n": _CHUNK},
+                "WHERE record_id IN :ids AND check_set_id IS NOT NULL ORDER BY record_id, id DESC"
+            ).bindparams(expanding),
+            {"ids": records},
         ).all()
-        if not runs:
-            break
-        after = runs[-1].id
-        ids = {"ids": [r.id for r in runs]}
-        expanding = sa.bindparam("ids", expanding=True)
         skips = {
             (run_id, cid): why
             for run_id, cid, why in conn.execute(
                 sa.text(
                     "SELECT check_run_id, check_id, reason FROM check_skips WHERE check_run_id IN :ids"
                 ).bindparams(expanding),
-                ids,
+                {"ids": [r.id for r in runs]},
             ).all()
         }
-        findings = conn.execute(
-            sa.text(
-                "SELECT id, check_run_id, check_id, check_version FROM findings WHERE check_run_id IN :ids "
-                "ORDER BY check_run_id, ordinal, id"
-            ).bindparams(expanding),
-            ids,
-        ).all()
-        row_of: dict[tuple[int, str], int] = {}
+        row_of: dict[tuple[int, str, int], int] = {}
+        first_of: dict[int, int] = {}
         updates, inserts, gone = [], [], []
-        for run in runs:
-            pairs = [(c, v) for c, v in members[run.check_set_id] if (run.record_id, c, v) not in seen]
-            seen.update((run.record_id, c, v) for c, v in pairs)
+        for run in runs:  # newest first within a record
+            pairs = [(c, v) for c, v in members[run.check_set_id] if (run.record_id, c, v) not in row_of]
             for n, (cid, ver) in enumerate(pairs):
                 row = {
                     "id": run.id if n == 0 else next_id,
@@ -317,15 +320,24 @@ def _split_runs(conn: sa.Connection) -> None:
                     "h": run.rules_hash,
                     "t": run.checked_at,
                 }
-                row_of[(run.id, cid)] = row["id"]
+                row_of[(run.record_id, cid, ver)] = row["id"]
+                first_of.setdefault(run.record_id, row["id"])
                 (updates if n == 0 else inserts).append(row)
                 next_id += n > 0
             if not pairs:
                 gone.append(run.id)
         counter: dict[int, int] = defaultdict(int)
         moves = []
-        for fid, run_id, cid, _ver in findings:
-            target = row_of.get((run_id, cid), run_id)
+        for fid, rec, cid, ver in conn.execute(
+            sa.text(
+                "SELECT id, record_id, check_id, check_version FROM findings WHERE record_id IN :ids "
+                "ORDER BY check_run_id, ordinal, id"
+            ).bindparams(expanding),
+            {"ids": records},
+        ).all():
+            target = row_of.get((rec, cid, ver), first_of.get(rec))
+            if target is None:  # a finding of a record whose runs hold no check: nothing to hang it on
+                continue
             moves.append({"id": fid, "r": target, "o": counter[target]})
             counter[target] += 1
         for row in updates + inserts:

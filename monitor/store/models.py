@@ -175,7 +175,7 @@ class CheckRun(Base):
     Unique on ``(record_id, check_set_id)``: checking a record again at the same versions adds nothing,
     and new versions make a new row (the findings of versions already stored stay on the earlier row).
     ``rules_hash`` is the content hash of the rules used; ``n_findings`` counts the findings stored with
-    this run. Before migration 0015 there was one row per record and check (18 per record instead of 1).
+    this run. Before migration 0015 there was one row per record and check.
     """
 
     __tablename__ = "check_runs"
@@ -207,8 +207,8 @@ class CheckSkip(Base):
 
 
 class Finding(Base):
-    """One finding of one check run (``ordinal``: its place among the run's findings, in registry order).
-    ``severity_rank``: 0 low, 1 medium, 2 high (for filtering).
+    """One finding of one check run (``ordinal``: its place among the run's findings, in the order its
+    checks ran). ``severity_rank``: 0 low, 1 medium, 2 high (for filtering).
 
     ``words`` lists the query words the finding is about; ``evidence`` holds spans, counts, turns.
     """

@@ -189,7 +189,7 @@ def check_job(
                 loaded = [(i, kept.pop(i)) for i in ids]
                 # read before the claim: a half or a turn that arrived since (another worker's ingest) is
                 # read again, or the record would be graded as it was (a skip for want of its ctx_input
-                # that nothing would ever run again: the ingest that completed it deleted the skips it saw)
+                # that nothing would ever run again: the ingest that completed it deleted the runs it saw)
                 stale = changed_since_loaded(session=session, loaded=loaded)
                 if stale:
                     fresh = dict(load_records(session=session, record_ids=sorted(stale)))

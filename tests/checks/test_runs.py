@@ -5,6 +5,8 @@ records are the factories' rows."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import datetime
 
 import pytest
@@ -22,15 +24,20 @@ from monitor.checks.store import (
     store_outcomes,
     unchecked_record_ids,
 )
+from monitor.store.engine import make_engine, session_factory
 from monitor.store.models import CheckRun, CheckSkip
 from monitor.store.models import Finding as StoredFinding
 from tests.factories import check_run_row, record_row
+from tests.helpers import throwaway_pg_database
 
 NOW = datetime(2024, 3, 4, 10)
 
 
 def outcome(
-    request_id: str, statuses: list[tuple[str, int, str | None]], found: list[tuple[str, int]]
+    request_id: str,
+    statuses: list[tuple[str, int, str | None]],
+    found: list[tuple[str, int]],
+    rules_hash: str = "h",
 ) -> CheckOutcome:
     """An outcome with ``(check, version, skip reason or None)`` statuses and one finding per ``(check,
     version)`` of ``found``, its word the check id."""
@@ -39,7 +46,7 @@ def outcome(
     )
     return CheckOutcome(
         request_id,
-        "h",
+        rules_hash,
         findings,
         tuple(
             CheckStatus(cid, ver, "skipped" if why else "ran", why, sum(1 for f in found if f == (cid, ver)))
@@ -73,24 +80,48 @@ def test_a_record_is_checked_when_one_run_holds_every_current_version(session: S
     assert waiting == [two]
 
 
-def test_a_version_bump_stores_a_new_run_and_only_the_new_versions_findings(session: Session) -> None:
+def test_a_version_bump_moves_the_versions_both_sets_hold_onto_the_new_run(session: Session) -> None:
+    """Checked at {a1, b1}, then at {a1, b2}: the new run owns a1 (its finding deleted from the first run
+    and stored again with the new run's rules hash), b1's finding stays on the first run as history."""
     rec = record_row(session).id
-    first = store_outcomes(
-        session=session,
-        outcomes=[(rec, "c_2", outcome("c_2", [("a", 1, None), ("b", 1, None)], [("a", 1), ("b", 1)]))],
-        now=NOW,
-    )
-    assert first == 2
-    # b went to v2: the record is checked again; a@1's finding is stored already, on the first run
-    again = outcome("c_2", [("a", 1, None), ("b", 2, None)], [("a", 1), ("b", 2)])
-    assert store_outcomes(session=session, outcomes=[(rec, "c_2", again)], now=NOW) == 1
+    first = outcome("c_2", [("a", 1, None), ("b", 1, None)], [("a", 1), ("b", 1)])
+    assert store_outcomes(session=session, outcomes=[(rec, "c_2", first)], now=NOW) == 2
+    again = outcome("c_2", [("a", 1, None), ("b", 2, None)], [("a", 1), ("b", 2)], rules_hash="h2")
+    assert store_outcomes(session=session, outcomes=[(rec, "c_2", again)], now=NOW) == 2
     assert store_outcomes(session=session, outcomes=[(rec, "c_2", again)], now=NOW) == 0  # idempotent
     runs = session.execute(select(CheckRun.id, CheckRun.n_findings).order_by(CheckRun.id)).all()
-    assert [n for _, n in runs] == [2, 1]
-    words = [r.words for r in list_findings(session=session, checks=[("a", 1), ("b", 2)])]
-    assert sorted(words) == [["a1"], ["b2"]]
-    assert session.scalar(select(func.count()).select_from(StoredFinding)) == 3  # b1's stays, as history
+    assert [n for _, n in runs] == [1, 2]
+    stored = session.execute(
+        select(
+            StoredFinding.check_run_id,
+            StoredFinding.check_id,
+            StoredFinding.check_version,
+            StoredFinding.rules_hash,
+        ).order_by(StoredFinding.check_run_id, StoredFinding.ordinal)
+    ).all()
+    assert [tuple(r) for r in stored] == [
+        (runs[0][0], "b", 1, "h"),
+        (runs[1][0], "a", 1, "h2"),
+        (runs[1][0], "b", 2, "h2"),
+    ]
     assert checked(session, [("a", 1), ("b", 2)]) == {rec}
+    assert run_statuses(session=session, record_ids=[rec], checks=[("a", 1), ("b", 2)]) == {
+        rec: {"a": ("ran", "h2"), "b": ("ran", "h2")}
+    }
+
+
+def test_a_check_skipped_before_and_run_after_a_bump_keeps_its_findings(session: Session) -> None:
+    """b1 was skipped on the first run; after a's bump it ran and found something: its finding is stored
+    and the skip is gone, so coverage and the finding agree."""
+    rec = record_row(session).id
+    skipped = outcome("c_2", [("a", 1, None), ("b", 1, "no ctx_input logged")], [])
+    store_outcomes(session=session, outcomes=[(rec, "c_2", skipped)], now=NOW)
+    ran = outcome("c_2", [("a", 2, None), ("b", 1, None)], [("b", 1)])
+    assert store_outcomes(session=session, outcomes=[(rec, "c_2", ran)], now=NOW) == 1
+    assert session.scalar(select(func.count()).select_from(CheckSkip)) == 0
+    got = {c.check_id: (c.ran, c.skipped) for c in coverage(session=session, checks=[("a", 2), ("b", 1)])}
+    assert got == {"a": (1, 0), "b": (1, 0)}
+    assert [r.words for r in list_findings(session=session, checks=[("a", 2), ("b", 1)])] == [["b1"]]
 
 
 def test_skips_are_rows_of_their_run_and_coverage_counts_them(session: Session) -> None:
@@ -133,3 +164,47 @@ def test_clear_runs_deletes_every_run_holding_a_current_version(session: Session
     assert session.scalars(select(CheckRun.record_id)).all() == [other]
     assert session.scalar(select(func.count()).select_from(StoredFinding)) == 0
     assert session.scalar(select(func.count()).select_from(CheckSkip)) == 0
+
+
+def test_two_checkers_at_two_sets_store_one_record_one_after_the_other() -> None:
+    """On PostgreSQL, checker A stores the record at {a1, b1} and holds its transaction open; checker B
+    stores it at {a1, b2} meanwhile. B waits for A's commit (the record's row lock), then moves a1 onto
+    its own run: a1's finding is stored once. Without the lock both stored it (a cold read's finding)."""
+    with throwaway_pg_database("rm_runs", migrate=True) as url:
+        _two_checkers(url)
+
+
+def _two_checkers(url: str) -> None:
+    engine = make_engine(url)
+    sessions = session_factory(engine)
+    try:
+        with sessions() as s:
+            rec = record_row(s).id
+            s.commit()
+        a_stored = threading.Event()
+
+        def checker_a() -> None:
+            with sessions() as s:
+                one = outcome("c_2", [("a", 1, None), ("b", 1, None)], [("a", 1), ("b", 1)])
+                store_outcomes(session=s, outcomes=[(rec, "c_2", one)], now=NOW)
+                a_stored.set()
+                time.sleep(1.5)  # B runs now, against A's uncommitted run
+                s.commit()
+
+        def checker_b() -> None:
+            assert a_stored.wait(10)
+            with sessions() as s:
+                two = outcome("c_2", [("a", 1, None), ("b", 2, None)], [("a", 1), ("b", 2)])
+                store_outcomes(session=s, outcomes=[(rec, "c_2", two)], now=NOW)
+                s.commit()
+
+        threads = [threading.Thread(target=checker_a), threading.Thread(target=checker_b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        with sessions() as s:
+            found = s.execute(select(StoredFinding.check_id, StoredFinding.check_version)).all()
+            assert sorted(tuple(f) for f in found) == [("a", 1), ("b", 1), ("b", 2)]
+    finally:
+        engine.dispose()

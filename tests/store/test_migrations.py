@@ -292,3 +292,63 @@ def test_0015_makes_one_run_per_record_and_set_keeping_every_finding(db_url: str
             conn.execute(text("DELETE FROM records WHERE id IN (20, 21)"))
             conn.execute(text("DELETE FROM events WHERE origin = 'o15'"))
         engine.dispose()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_0015_downgrade_takes_each_version_from_the_run_that_owns_it(kind: str, tmp_path: Path) -> None:
+    """A record checked at {a1, b1} with b skipped, then at {a2, b1} where b ran and found something: the
+    newer run owns b1. Down to 0014 there is one row per check version, b1 ran with its finding on it
+    (a cold read found the downgrade kept the older run's skip); back up, the record is checked at
+    {a2, b1} with no skip."""
+    from datetime import datetime
+
+    from sqlalchemy import select
+
+    from monitor.checks.base import CheckOutcome, CheckStatus, Finding
+    from monitor.checks.store import store_outcomes
+    from monitor.store.engine import session_factory
+    from tests.factories import record_row
+    from tests.helpers import fresh_database
+
+    def run(statuses: list[CheckStatus], found: tuple[Finding, ...]) -> CheckOutcome:
+        return CheckOutcome("c_2", "h", found, tuple(statuses))
+
+    b1 = Finding("k", "high", {"words": [{"text": "b1"}]}, "r", "b", 1, "s")
+    for url in fresh_database(kind, tmp_path):
+        engine = make_engine(url)
+        try:
+            with session_factory(engine)() as s:
+                rec = record_row(s).id
+                now = datetime(2024, 3, 4, 10)
+                skipped = [CheckStatus("a", 1, "ran"), CheckStatus("b", 1, "skipped", "no ctx_input logged")]
+                store_outcomes(session=s, outcomes=[(rec, "c_2", run(skipped, ()))], now=now)
+                ran = [CheckStatus("a", 2, "ran"), CheckStatus("b", 1, "ran", None, 1)]
+                store_outcomes(session=s, outcomes=[(rec, "c_2", run(ran, (b1,)))], now=now)
+                s.commit()
+            engine.dispose()
+            downgrade(url, "0014")
+            with engine.connect() as conn:
+                rows = conn.execute(
+                    text(
+                        "SELECT id, check_id, check_version, status, skip_reason, n_findings FROM check_runs"
+                    )
+                ).all()
+                found = conn.execute(text("SELECT check_run_id, check_id, ordinal FROM findings")).all()
+            by_pair = {(r.check_id, r.check_version): r for r in rows}
+            assert {p: (r.status, r.skip_reason, r.n_findings) for p, r in by_pair.items()} == {
+                ("a", 1): ("ran", None, 0),
+                ("a", 2): ("ran", None, 0),
+                ("b", 1): ("ran", None, 1),
+            }
+            assert [tuple(f) for f in found] == [(by_pair[("b", 1)].id, "b", 0)]
+            upgrade(url)
+            with session_factory(engine)() as s:
+                from monitor.checks.store import coverage
+
+                got = {
+                    c.check_id: (c.ran, c.skipped) for c in coverage(session=s, checks=[("a", 2), ("b", 1)])
+                }
+                assert got == {"a": (1, 0), "b": (1, 0)}
+                assert s.scalar(select(text("count(*)")).select_from(text("findings"))) == 1
+        finally:
+            engine.dispose()

@@ -1,7 +1,7 @@
 """Read findings back and grade them again. Keyword-only, session in, plain dataclasses out.
 
 The runs themselves (which records were checked at which versions, storing outcomes) are
-``monitor.checks.runs``."""
+``monitor.checks.store.runs``."""
 
 from __future__ import annotations
 
@@ -178,7 +178,8 @@ class StoredRewrite:
     """What the store holds about one logged rewrite, for scoring it against a label.
 
     ``statuses`` maps a check id to ``(status, rules_hash)`` of its run at the version asked for;
-    ``findings`` are that run's findings (each with its ``rules_hash``).
+    ``findings`` are the findings of those versions (each with its ``rules_hash``), which the same run owns
+    (``monitor.checks.store.runs.store_outcomes``).
     """
 
     request_id: str

@@ -4,7 +4,7 @@ A run (``check_runs``) says a record was checked at a set of check versions (``c
 are ``check_set_members``); the checks of the set that were skipped on it are ``check_skips`` rows, with
 their reason; every other check of the set ran. Its findings hang on it (``findings.check_run_id``).
 
-Before migration 0015 each record had one row per check: 18 rows per record, grouped and counted each
+Before migration 0015 each record had one row per check (20 checks now), grouped and counted each
 time a reader asked whether a record was checked at the current versions (0.43 s of the Overview's
 0.55 s on a 100,000-rewrite store). Now that question is an index lookup: does the record have a run
 whose set holds every current pair (:func:`fully_checked`). A set that holds more (a check since turned
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, overload
 
-from sqlalchemy import CTE, BindParameter, Select, Subquery, delete, func, select, tuple_
+from sqlalchemy import CTE, BindParameter, Select, Subquery, delete, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from monitor.severity import SEVERITY_RANK
@@ -58,7 +58,7 @@ def check_set_key(pairs: Iterable[Pair]) -> str:
 
 def check_set_ids(*, session: Session, sets: Iterable[Sequence[Pair]], now: datetime) -> dict[str, int]:
     """``check_set_key`` -> id of each set of ``sets``, storing the sets not stored yet (insert-or-ignore on
-    the key, so concurrent checkers agree). Flushes, does not commit. Raises ``ValueError`` as
+    the key, so concurrent checkers agree), executed at once; does not commit. Raises ``ValueError`` as
     :func:`check_set_key` does."""
     by_key = {check_set_key(pairs): sorted(set(pairs)) for pairs in sets}
     if not by_key:
@@ -156,13 +156,13 @@ def unchecked_record_ids(
     # range scans per batch whatever the planner knows.
     scan = max(limit, 1000)
     pg_claim = claim and session.get_bind().dialect.name == "postgresql"
-    holding = list(session.scalars(sets_holding(checks)))
 
     def unfinished(ids: list[int]) -> list[int]:
+        # The sets read in the same statement: a set another checker made since is seen with its runs.
         full = set(
             session.scalars(
                 select(CheckRun.record_id).where(
-                    CheckRun.check_set_id.in_(holding),
+                    CheckRun.check_set_id.in_(sets_holding(checks)),
                     CheckRun.record_id >= ids[0],
                     CheckRun.record_id <= ids[-1],
                 )
@@ -230,13 +230,16 @@ def store_outcomes(
     *, session: Session, outcomes: Sequence[tuple[int, str, CheckOutcome]], now: datetime
 ) -> int:
     """Store ``(record_id, request_id, CheckOutcome)`` triples: one run per record at the set of versions of
-    its statuses, its skips, and the findings of the versions the record has no run of yet; returns
-    findings stored.
+    its statuses, with its skips and findings; returns findings stored.
 
-    Idempotent: a run already stored for (record, set) is left as it is and its findings are not added
-    again (the unique keys live in the schema, so concurrent checkers agree too). A record checked again
-    at a new set (a check's version bumped) keeps the findings of the versions it was checked at before on
-    the earlier run, so no finding is stored twice.
+    The newest run of a record owns every check version of its set: a record checked again at a new set
+    (another check's version bumped) has the findings and skips of the versions both sets hold moved off
+    its earlier runs (deleted there, stored again here), so a check version's status, rules hash and
+    findings always come from one run. What the earlier runs keep is history (versions since replaced).
+
+    Idempotent: a run already stored for (record, set) is left as it is and nothing of it is added again.
+    On PostgreSQL the records are locked (``FOR UPDATE``, in id order) before their runs are read, so two
+    checkers storing one record, even at two sets of versions, store it one after the other.
     """
     if not outcomes:
         return 0
@@ -244,24 +247,25 @@ def store_outcomes(
     set_ids = check_set_ids(session=session, sets=pairs.values(), now=now)
     set_of = {rid: set_ids[check_set_key(p)] for rid, p in pairs.items()}
     record_ids = sorted(pairs)
-    before: dict[int, set[int]] = {}
-    for rid, sid in session.execute(
-        select(CheckRun.record_id, CheckRun.check_set_id).where(CheckRun.record_id.in_(record_ids))
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            select(Record.id).where(Record.id.in_(record_ids)).order_by(Record.id).with_for_update()
+        )
+    before: dict[int, list[tuple[int, int]]] = {}
+    for run_id, rid, sid in session.execute(
+        select(CheckRun.id, CheckRun.record_id, CheckRun.check_set_id).where(
+            CheckRun.record_id.in_(record_ids)
+        )
     ):
-        before.setdefault(rid, set()).add(sid)
-    fresh = [(rid, req, out) for rid, req, out in outcomes if set_of[rid] not in before.get(rid, ())]
+        before.setdefault(rid, []).append((run_id, sid))
+    fresh = [
+        (rid, req, out)
+        for rid, req, out in outcomes
+        if all(sid != set_of[rid] for _, sid in before.get(rid, ()))
+    ]
     if not fresh:
         return 0
-    # The versions each record already has a run of: their findings are stored (on that run).
-    pairs_of = _pairs_of_sets(session, {sid for sids in before.values() for sid in sids})
-    new_findings = {
-        rid: [
-            f
-            for f in out.findings
-            if not any((f.check_id, f.check_version) in pairs_of[sid] for sid in before.get(rid, ()))
-        ]
-        for rid, _req, out in fresh
-    }
+    _release(session, fresh, before)
     # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite. Core inserts
     # (the tables, not the mapped classes): the ORM's bulk path costs more than the statements here.
     bulk_insert_ignore(
@@ -273,7 +277,7 @@ def store_outcomes(
                 "record_id": rid,
                 "check_set_id": set_of[rid],
                 "rules_hash": out.rules_hash,
-                "n_findings": len(new_findings[rid]),
+                "n_findings": len(out.findings),
                 "checked_at": now,
             }
             for rid, _req, out in fresh
@@ -314,10 +318,52 @@ def store_outcomes(
             "created_at": now,
         }
         for rid, request_id, out in fresh
-        for n, f in enumerate(new_findings[rid])
+        for n, f in enumerate(out.findings)
     ]
     bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
     return len(rows)
+
+
+def _release(
+    session: Session,
+    fresh: Sequence[tuple[int, str, CheckOutcome]],
+    before: dict[int, list[tuple[int, int]]],
+) -> None:
+    """Delete from the earlier runs of the ``fresh`` records (``before``: record -> ``(run id, set id)``)
+    the findings and skips of the check versions their new run holds, and count again the findings
+    those runs keep (``n_findings``)."""
+    pairs_of = _pairs_of_sets(session, {sid for runs in before.values() for _, sid in runs})
+    owned: list[tuple[int, str, int]] = []
+    for rid, _req, out in fresh:
+        new = {(st.check_id, st.version) for st in out.statuses}
+        owned.extend(
+            (run_id, cid, ver) for run_id, sid in before.get(rid, ()) for cid, ver in pairs_of[sid] & new
+        )
+    if not owned:
+        return
+    for start in range(0, len(owned), 300):
+        chunk = owned[start : start + 300]
+        session.execute(
+            delete(Finding).where(
+                tuple_(Finding.check_run_id, Finding.check_id, Finding.check_version).in_(chunk)
+            )
+        )
+        session.execute(
+            delete(CheckSkip).where(
+                tuple_(CheckSkip.check_run_id, CheckSkip.check_id).in_([(r, c) for r, c, _ in chunk])
+            )
+        )
+    runs = sorted({run_id for run_id, _c, _v in owned})
+    for start in range(0, len(runs), 500):
+        kept = (
+            select(func.count())
+            .where(Finding.check_run_id == CheckRun.id)
+            .correlate(CheckRun)
+            .scalar_subquery()
+        )
+        session.execute(
+            update(CheckRun).where(CheckRun.id.in_(runs[start : start + 500])).values(n_findings=kept)
+        )
 
 
 def _pairs_of_sets(session: Session, set_ids: Iterable[int]) -> dict[int, frozenset[Pair]]:
@@ -372,11 +418,10 @@ def coverage(*, session: Session, checks: Sequence[Pair]) -> list[Coverage]:
         reasons.setdefault(cid, Counter())[reason] += int(n)
     out = []
     for cid, ver in checks:
-        # A record checked twice at sets holding the current versions (a check turned off, then on) is
-        # counted once; were its two runs skipped for two reasons, it would count under each.
-        n_skipped = min(skipped[cid], n_checked)
+        # Counted once per record even when two of its runs hold the current versions (a check turned
+        # off, on, then off again): the newest run owns their skips (store_outcomes).
         top = max(reasons[cid].items(), key=lambda kv: (kv[1], str(kv[0])))[0] if cid in reasons else None
-        out.append(Coverage(cid, ver, n_checked - n_skipped, n_skipped, rewrites, top))
+        out.append(Coverage(cid, ver, n_checked - skipped[cid], skipped[cid], rewrites, top))
     return out
 
 

@@ -122,7 +122,10 @@ def rules_validate(
 def check(
     ctx: typer.Context,
     recheck: Annotated[
-        bool, typer.Option("--recheck", help="Forget current-version results; check all.")
+        bool,
+        typer.Option(
+            "--recheck", help="Forget the runs and findings that hold a current check version; check all."
+        ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     workers: Workers = None,
