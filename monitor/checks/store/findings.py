@@ -205,13 +205,17 @@ def stored_rewrites(
     ids = list(set(request_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        for req, conv_id, model, prompt_version, raw in session.execute(
-            select(Record.request_id, Record.conv_id, Record.model, Record.prompt_version, Event.raw)
+        ids_of: dict[int, str] = {}
+        for rid, req, conv_id, model, prompt_version, raw in session.execute(
+            select(
+                Record.id, Record.request_id, Record.conv_id, Record.model, Record.prompt_version, Event.raw
+            )
             .join(Event, Event.id == Record.rewrite_event_id)
             .where(Record.request_id.in_(chunk))
         ):
             source = raw.get("source") if isinstance(raw, dict) else None
             selection = source.get("selection") if isinstance(source, dict) else None
+            ids_of[rid] = req
             out[req] = StoredRewrite(
                 req,
                 conv_id,
@@ -226,17 +230,8 @@ def stored_rewrites(
         ):
             if f.request_id in out:
                 out[f.request_id].findings.append(finding_row(f, conv_id))
-        ids_of = {
-            rid: req
-            for rid, req in session.execute(
-                select(Record.id, Record.request_id).where(
-                    Record.request_id.in_(chunk), Record.rewrite_event_id.is_not(None)
-                )
-            )
-        }
         for rid, statuses in run_statuses(session=session, record_ids=sorted(ids_of), checks=checks).items():
-            if ids_of[rid] in out:
-                out[ids_of[rid]].statuses.update(statuses)
+            out[ids_of[rid]].statuses.update(statuses)
     return out
 
 

@@ -214,14 +214,8 @@ def clear_runs(*, session: Session, checks: Sequence[Pair]) -> int:
     every record under the current rules, so rows written under other rules or versions never inflate
     its counts.
     """
-    runs = list(
-        session.scalars(
-            select(CheckRun.id).where(CheckRun.check_set_id.in_(sets_holding(checks, every=False)))
-        )
-    )
-    deleted = 0
-    for start in range(0, len(runs), 500):
-        deleted += delete_runs(session=session, run_ids=runs[start : start + 500])
+    runs = select(CheckRun.id).where(CheckRun.check_set_id.in_(sets_holding(checks, every=False)))
+    deleted = delete_runs(session=session, run_ids=runs)
     session.execute(delete(AddedLemma))
     return deleted
 
@@ -243,9 +237,11 @@ def store_outcomes(
     """
     if not outcomes:
         return 0
-    pairs = {rid: [(st.check_id, st.version) for st in out.statuses] for rid, _req, out in outcomes}
-    set_ids = check_set_ids(session=session, sets=pairs.values(), now=now)
-    set_of = {rid: set_ids[check_set_key(p)] for rid, p in pairs.items()}
+    pairs = {rid: tuple((st.check_id, st.version) for st in out.statuses) for rid, _req, out in outcomes}
+    # A batch's records share one set or a few: each is keyed (hashed) once.
+    keys = {p: check_set_key(p) for p in set(pairs.values())}
+    set_ids = check_set_ids(session=session, sets=keys, now=now)
+    set_of = {rid: set_ids[keys[p]] for rid, p in pairs.items()}
     record_ids = sorted(pairs)
     if session.get_bind().dialect.name == "postgresql":
         session.execute(
