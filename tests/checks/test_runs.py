@@ -25,7 +25,7 @@ from monitor.checks.store import (
     unchecked_record_ids,
 )
 from monitor.store.engine import make_engine, session_factory
-from monitor.store.models import CheckRun, CheckSkip
+from monitor.store.models import CheckRun, CheckSet, CheckSkip
 from monitor.store.models import Finding as StoredFinding
 from tests.factories import check_run_row, record_row
 from tests.helpers import throwaway_pg_database
@@ -208,3 +208,49 @@ def _two_checkers(url: str) -> None:
             assert sorted(tuple(f) for f in found) == [("a", 1), ("b", 1), ("b", 2)]
     finally:
         engine.dispose()
+
+
+def test_a_check_set_turned_back_to_reads_the_skips_of_the_newest_run(session: Session) -> None:
+    """Checked with c off ({a1, b1}, b skipped), then with b off ({a1, c1}), then with c off again: the
+    record is checked again (no run holds a1 and b1 any more: the second took a1 over), and b is
+    skipped on it. A cold read found coverage saying b ran: the first run still held {a1, b1} without
+    its skip, which had moved to no one."""
+    rec = record_row(session).id
+    ab = [("a", 1), ("b", 1)]
+    first = outcome("c_2", [("a", 1, None), ("b", 1, "no ctx_input logged")], [])
+    store_outcomes(session=session, outcomes=[(rec, "c_2", first)], now=NOW)
+    store_outcomes(
+        session=session,
+        outcomes=[(rec, "c_2", outcome("c_2", [("a", 1, None), ("c", 1, None)], []))],
+        now=NOW,
+    )
+    assert checked(session, ab) == set()
+    assert unchecked_record_ids(session=session, checks=ab, after_id=0, limit=10) == [rec]
+    store_outcomes(session=session, outcomes=[(rec, "c_2", first)], now=NOW)
+    got = {c.check_id: (c.ran, c.skipped, c.top_skip_reason) for c in coverage(session=session, checks=ab)}
+    assert got == {"a": (1, 0, None), "b": (0, 1, "no ctx_input logged")}
+    # each (record, check version) is held by one run: {a1, b1} now, {c1} left of the second, none of the 1st
+    held = session.execute(select(CheckRun.id, CheckRun.check_set_id).order_by(CheckRun.id)).all()
+    assert [sid for _, sid in held] == [
+        session.scalar(select(CheckSet.id).where(CheckSet.key == check_set_key(pairs)))
+        for pairs in ([("c", 1)], ab)
+    ]
+
+
+def test_the_alerts_do_not_count_a_rewrite_whose_fabrication_check_was_skipped_after_a_bump(
+    session: Session,
+) -> None:
+    """added_content_word skipped on the rewrite; another check bumped and the rewrite checked again
+    (the skip moves to the new run): the alerts still see no rewrite the fabrication checks ran on."""
+    from monitor.alerts.policy import FABRICATION_KINDS
+    from monitor.alerts.store import newest_checked_ts
+    from monitor.checks import added_words
+
+    acw = (added_words.CHECK_ID, added_words.VERSION)
+    rec = record_row(session).id
+    for other in (1, 2):
+        statuses = [(acw[0], acw[1], "no ctx_input logged"), ("z", other, None)]
+        store_outcomes(session=session, outcomes=[(rec, "c_2", outcome("c_2", statuses, []))], now=NOW)
+        got = newest_checked_ts(session=session, checks=[acw, ("z", other)], kinds=FABRICATION_KINDS)
+        assert got is None
+    assert session.scalar(select(func.count()).select_from(CheckRun)) == 2  # {acw} went over, {z1} stays

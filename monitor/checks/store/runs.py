@@ -56,7 +56,7 @@ def check_set_key(pairs: Iterable[Pair]) -> str:
     return hashlib.sha256("\n".join(f"{cid}@{ver}" for cid, ver in ordered).encode()).hexdigest()
 
 
-def check_set_ids(*, session: Session, sets: Iterable[Sequence[Pair]], now: datetime) -> dict[str, int]:
+def check_set_ids(*, session: Session, sets: Iterable[Iterable[Pair]], now: datetime) -> dict[str, int]:
     """``check_set_key`` -> id of each set of ``sets``, storing the sets not stored yet (insert-or-ignore on
     the key, so concurrent checkers agree), executed at once; does not commit. Raises ``ValueError`` as
     :func:`check_set_key` does."""
@@ -117,13 +117,14 @@ def fully_checked(
     *,
     cte: bool = False,
 ) -> Subquery | CTE:
-    """Subquery (column ``record_id``, each once) of the records with a run of a set holding every pair of
+    """Subquery (column ``record_id``) of the records with a run of a set holding every pair of
     ``checks``, of rewrites with ``start <= ts < end`` when bounds are given (naive UTC datetimes, or
     parameters bound when the statement runs); with ``cte``, a common table expression named
     ``checked``, for a statement that reads it more than once.
 
     One index range per set that holds them (``ix_check_runs_set_record``), joined through the record's
-    time (indexed) when bounded."""
+    time (indexed) when bounded. Each record comes once: a check version is held by one run of a record
+    (:func:`store_outcomes`), so no two of its runs hold them all."""
     stmt = select(CheckRun.record_id).where(CheckRun.check_set_id.in_(sets_holding(checks)))
     if start is not None or end is not None:
         stmt = stmt.join(Record, Record.id == CheckRun.record_id)
@@ -131,7 +132,6 @@ def fully_checked(
             stmt = stmt.where(Record.ts >= start)
         if end is not None:
             stmt = stmt.where(Record.ts < end)
-    stmt = stmt.distinct()
     return stmt.cte("checked") if cte else stmt.subquery()
 
 
@@ -226,10 +226,11 @@ def store_outcomes(
     """Store ``(record_id, request_id, CheckOutcome)`` triples: one run per record at the set of versions of
     its statuses, with its skips and findings; returns findings stored.
 
-    The newest run of a record owns every check version of its set: a record checked again at a new set
-    (another check's version bumped) has the findings and skips of the versions both sets hold moved off
-    its earlier runs (deleted there, stored again here), so a check version's status, rules hash and
-    findings always come from one run. What the earlier runs keep is history (versions since replaced).
+    Each (record, check version) is held by one run, the newest: a record checked again at a new set
+    (another check's version bumped, a check turned on) has the versions both sets hold handed over from
+    its earlier runs (their findings and skips deleted there, stored again here; :func:`_release`), so a
+    check version's status, rules hash and findings always come from one run. What the earlier runs keep
+    is history (versions since replaced).
 
     Idempotent: a run already stored for (record, set) is left as it is and nothing of it is added again.
     On PostgreSQL the records are locked (``FOR UPDATE``, in id order) before their runs are read, so two
@@ -261,7 +262,7 @@ def store_outcomes(
     ]
     if not fresh:
         return 0
-    _release(session, fresh, before)
+    _release(session, fresh, before, now)
     # No RETURNING: SQLAlchemy's insert-many-values with RETURNING is quadratic on SQLite. Core inserts
     # (the tables, not the mapped classes): the ORM's bulk path costs more than the statements here.
     bulk_insert_ignore(
@@ -324,17 +325,27 @@ def _release(
     session: Session,
     fresh: Sequence[tuple[int, str, CheckOutcome]],
     before: dict[int, list[tuple[int, int]]],
+    now: datetime,
 ) -> None:
-    """Delete from the earlier runs of the ``fresh`` records (``before``: record -> ``(run id, set id)``)
-    the findings and skips of the check versions their new run holds, and count again the findings
-    those runs keep (``n_findings``)."""
+    """Hand the check versions the new runs of the ``fresh`` records hold over from their earlier runs
+    (``before``: record -> ``(run id, set id)``): those runs lose the findings and skips of these versions
+    and hold only the rest of their set (a run left with none is deleted), and their ``n_findings`` is
+    counted again.
+
+    So every (record, check version) is held by one run: a reader that finds a run holding some versions
+    reads their status off that run, whichever reader it is (coverage, the alerts' "every fabrication
+    check ran", ``run_statuses``). Were an earlier run to keep holding a version it no longer has the
+    skip of, a set of versions turned back to (a check turned off again) would read it as run."""
     pairs_of = _pairs_of_sets(session, {sid for runs in before.values() for _, sid in runs})
     owned: list[tuple[int, str, int]] = []
+    rest: dict[int, frozenset[Pair]] = {}
     for rid, _req, out in fresh:
         new = {(st.check_id, st.version) for st in out.statuses}
-        owned.extend(
-            (run_id, cid, ver) for run_id, sid in before.get(rid, ()) for cid, ver in pairs_of[sid] & new
-        )
+        for run_id, sid in before.get(rid, ()):
+            shared = pairs_of[sid] & new
+            if shared:
+                owned.extend((run_id, cid, ver) for cid, ver in shared)
+                rest[run_id] = pairs_of[sid] - shared
     if not owned:
         return
     for start in range(0, len(owned), 300):
@@ -349,17 +360,24 @@ def _release(
                 tuple_(CheckSkip.check_run_id, CheckSkip.check_id).in_([(r, c) for r, c, _ in chunk])
             )
         )
-    runs = sorted({run_id for run_id, _c, _v in owned})
-    for start in range(0, len(runs), 500):
-        kept = (
-            select(func.count())
-            .where(Finding.check_run_id == CheckRun.id)
-            .correlate(CheckRun)
-            .scalar_subquery()
-        )
-        session.execute(
-            update(CheckRun).where(CheckRun.id.in_(runs[start : start + 500])).values(n_findings=kept)
-        )
+    gone = sorted(run_id for run_id, pairs in rest.items() if not pairs)
+    for start in range(0, len(gone), 500):
+        delete_runs(session=session, run_ids=gone[start : start + 500])
+    kept = {run_id: pairs for run_id, pairs in rest.items() if pairs}
+    ids = check_set_ids(session=session, sets=set(kept.values()), now=now)
+    by_set: dict[int, list[int]] = {}
+    for run_id, pairs in kept.items():
+        by_set.setdefault(ids[check_set_key(pairs)], []).append(run_id)
+    count = (
+        select(func.count()).where(Finding.check_run_id == CheckRun.id).correlate(CheckRun).scalar_subquery()
+    )
+    for set_id, runs in by_set.items():
+        for start in range(0, len(runs), 500):
+            session.execute(
+                update(CheckRun)
+                .where(CheckRun.id.in_(runs[start : start + 500]))
+                .values(check_set_id=set_id, n_findings=count)
+            )
 
 
 def _pairs_of_sets(session: Session, set_ids: Iterable[int]) -> dict[int, frozenset[Pair]]:
@@ -405,7 +423,7 @@ def coverage(*, session: Session, checks: Sequence[Pair]) -> list[Coverage]:
     skipped: Counter[str] = Counter()
     reasons: dict[str, Counter[str | None]] = {}
     for cid, reason, n in session.execute(
-        select(CheckSkip.check_id, CheckSkip.reason, func.count(func.distinct(CheckRun.record_id)))
+        select(CheckSkip.check_id, CheckSkip.reason, func.count())
         .join(CheckRun, CheckRun.id == CheckSkip.check_run_id)
         .where(CheckRun.check_set_id.in_(holding), CheckSkip.check_id.in_([c for c, _ in checks]))
         .group_by(CheckSkip.check_id, CheckSkip.reason)
@@ -414,8 +432,7 @@ def coverage(*, session: Session, checks: Sequence[Pair]) -> list[Coverage]:
         reasons.setdefault(cid, Counter())[reason] += int(n)
     out = []
     for cid, ver in checks:
-        # Counted once per record even when two of its runs hold the current versions (a check turned
-        # off, on, then off again): the newest run owns their skips (store_outcomes).
+        # One run per record holds the current versions (store_outcomes), so each skip is one rewrite.
         top = max(reasons[cid].items(), key=lambda kv: (kv[1], str(kv[0])))[0] if cid in reasons else None
         out.append(Coverage(cid, ver, n_checked - skipped[cid], skipped[cid], rewrites, top))
     return out
