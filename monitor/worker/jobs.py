@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
@@ -27,9 +28,10 @@ from monitor.checks.store import (
     store_outcomes,
     unchecked_record_ids,
 )
-from monitor.ingest.store.records import changed_since_loaded, load_records
+from monitor.ingest.store.records import RecordHead, load_heads, load_records
 from monitor.store.engine import refresh_planner_statistics
 from monitor.worker.alerting import CLOCK_SKEW, evaluate_alerts
+from monitor.worker.pool import KEEP_CHARS, Graded, KeptRecords, Lemmas, StoredBatch, store_url
 from monitor.worker.summaries import CheckSummary, CycleSummary, DailySummary, RunSummary
 
 if TYPE_CHECKING:
@@ -131,6 +133,12 @@ def check_job(
             pool = None
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
     # is graded against the whole store's profile, whichever run checks it.
+    stored = store_url(session) if pool is not None else None
+    if stored is not None:
+        # The processes read the records through their own connections: what this session wrote before
+        # the job (an ingest not yet committed) must be theirs to see. The job's first commit would
+        # have committed it anyway.
+        session.commit()
     learnt = _learn_profile(
         session=session,
         rules=rules,
@@ -139,18 +147,24 @@ def check_job(
         batch_size=batch_size,
         stop=stop,
         pool=pool,
+        stored=stored,
     )
 
     def finish(batch: _Batch) -> None:
         """Grade ``batch`` (or take what the pool graded), count it, store it and commit."""
-        got = batch.pending.results() if batch.pending is not None else None
+        if batch.pending is not None:
+            got = batch.pending.results()
+        else:
+            got = [Graded(r.request_id, r.ts, run_checks(r, batch.rules)) for r in batch.records or ()]
         outcomes: list[tuple[int, str, CheckOutcome]] = []
-        for n, (record_id, record) in enumerate(batch.loaded):
-            outcome = got[n] if got is not None else run_checks(record, batch.rules)
-            outcomes.append((record_id, record.request_id, outcome))
+        for record_id, graded in zip(batch.ids, got, strict=True):
+            if graded is None:  # gone from the store before a worker process read it (retention)
+                continue
+            outcome = graded.outcome
+            outcomes.append((record_id, graded.request_id, outcome))
             summary.records += 1
-            if record.ts is not None:
-                summary.days.add(record.ts.date())
+            if graded.ts is not None:
+                summary.days.add(graded.ts.date())
             for f in outcome.findings:
                 summary.findings[(f.kind, f.severity)] += 1
             for s in outcome.statuses:
@@ -159,7 +173,7 @@ def check_job(
         store_outcomes(session=session, outcomes=outcomes, now=batch.now)
         session.commit()
         if on_batch:
-            on_batch(len(batch.loaded))
+            on_batch(len(outcomes))
 
     def batches() -> Iterator[_Batch]:
         """The loop's batches, read (and handed to the pool) one by one, as :func:`_in_turn` asks."""
@@ -181,25 +195,23 @@ def check_job(
             if not learned:
                 rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
             now = datetime.now(UTC)
-            # The records the learning pass kept (a worker's cycle, a run of a few thousand rewrites) are
-            # not read and parsed again (every ctx_input carries the conversation's whole history); each is
-            # let go once checked.
-            kept = learnt.records
-            if kept.keys() >= set(ids):
-                loaded = [(i, kept.pop(i)) for i in ids]
-                # read before the claim: a half or a turn that arrived since (another worker's ingest) is
-                # read again, or the record would be graded as it was (a skip for want of its ctx_input
-                # that nothing would ever run again: the ingest that completed it deleted the runs it saw)
-                stale = changed_since_loaded(session=session, loaded=loaded)
-                if stale:
-                    fresh = dict(load_records(session=session, record_ids=sorted(stale)))
-                    loaded = [(i, fresh.get(i, r)) for i, r in loaded]
-            else:
-                loaded = load_records(session=session, record_ids=ids)
+            if stored is not None and pool is not None and pool.ready():
+                # The processes read the records themselves: here only what the profile and the shards need.
+                heads = load_heads(session=session, record_ids=ids)
+                learnt.records.take(ids)
+                batch_rules = rules.with_profile(_batch_profile(session, heads, check_rate))
+                batch = StoredBatch(stored, learnt.job, [(h.id, h.conv_id) for h in heads])
+                pending = pool.submit_grade(batch_rules, batch)
+                if pending is not None:
+                    yield _Batch([h.id for h in heads], None, batch_rules, now, pending)
+                    after = ids[-1]
+                    continue
+            loaded = learnt.records.read(session, ids)
             records = [r for _, r in loaded]
             batch_rules = rules.with_profile(_batch_profile(session, records, check_rate))
             yield _Batch(
-                loaded,
+                [i for i, _ in loaded],
+                records,
                 batch_rules,
                 now,
                 pool.submit_grade(batch_rules, records) if pool is not None else None,
@@ -252,16 +264,11 @@ def _in_turn(batches: Iterable[B], finish: Callable[[B], None], *, overlap: bool
         finish(batch)
 
 
-def _profile_rows(
-    rules: Rules, records: list[RewriteRecord], lemmas: list[list[str]] | None = None
-) -> list[tuple[str | None, str, str]]:
-    """The profile's rows of ``records``: their added lemmas, found here unless given (a pool found them)."""
+def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str | None, str, str]]:
+    """The profile's rows of ``records``: their added lemmas."""
     from monitor.checks.added_words import added_lemmas
 
-    if lemmas is None:
-        lemmas = [sorted(added_lemmas(r, rules)) for r in records]
-    pairs = zip(records, lemmas, strict=True)
-    return [(r.prompt_version, lemma, r.conv_id) for r, got in pairs for lemma in got]
+    return [(r.prompt_version, lemma, r.conv_id) for r in records for lemma in sorted(added_lemmas(r, rules))]
 
 
 def _learn_profile(
@@ -273,12 +280,14 @@ def _learn_profile(
     batch_size: int,
     stop: Callable[[], bool] | None = None,
     pool: CheckPool | None = None,
+    stored: str | None = None,
 ) -> _Learnt:
     """Store the added lemmas of every record still to check (committed per batch; ``stop()`` is asked
-    between batches, as the check loop does)."""
+    between batches, as the check loop does). ``stored``: the store's URL when the pool's processes can
+    read it (``monitor.worker.pool.store_url``); they then read the records and keep them for the loop."""
     learnt = _Learnt()
 
-    def batches() -> Iterator[tuple[dict[int, RewriteRecord], Pending[list[str]] | None]]:
+    def batches() -> Iterator[tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]]:
         after = 0
         while not (stop and stop()):
             ids = unchecked_record_ids(
@@ -288,66 +297,59 @@ def _learn_profile(
                 return
             if learnt.first_id is None:
                 learnt.first_id = ids[0]
+            after = ids[-1]
+            if stored is not None and pool is not None and pool.ready():
+                heads = [(h.id, h.conv_id) for h in load_heads(session=session, record_ids=ids)]
+                pending = pool.submit_lemmas(rules, StoredBatch(stored, learnt.job, heads, keep=True))
+                if pending is not None:
+                    yield None, pending
+                    continue
             batch = dict(load_records(session=session, record_ids=ids))
             yield batch, pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
-            after = ids[-1]
 
-    def store(got: tuple[dict[int, RewriteRecord], Pending[list[str]] | None]) -> None:
+    def store(got: tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]) -> None:
         batch, pending = got
-        lemmas = pending.results() if pending is not None else None
-        record_added_lemmas(session=session, rows=_profile_rows(rules, list(batch.values()), lemmas))
-        learnt.keep(batch)
+        if pending is not None:
+            found = [x for x in pending.results() if x is not None]
+            rows = [(x.prompt_version, lemma, x.conv_id) for x in found for lemma in x.lemmas]
+        else:
+            rows = _profile_rows(rules, list((batch or {}).values()))
+        record_added_lemmas(session=session, rows=rows)
+        if batch is not None:
+            learnt.records.keep(batch)
         session.commit()
 
     _in_turn(batches(), store, overlap=pool is not None)
     return learnt
 
 
-KEEP_CHARS = 4_000_000
-"""How many characters of messages the learning pass keeps parsed for the check loop: the records of
-every batch while their contexts hold no more than this, else only the last batch's. The shared logs'
-3,385 records hold 3.7 M (24 MB parsed, tracemalloc), so a run of that size reads and parses each
-record once instead of twice (0.2 s of its check phase); a backfill lets them go after its first
-batches, long before its analysis cache fills, which is where its peak memory is."""
-
-
 @dataclass(frozen=True)
 class _Batch:
-    """A batch of the check loop between reading and writing: its records, the rules with its profile,
-    the time its runs are stamped with, and what the pool was handed (None: graded here)."""
+    """A batch of the check loop between reading and writing: its record ids, its records (None: the
+    pool's processes read them), the rules with its profile, the time its runs are stamped with, and
+    what the pool was handed (None: graded here)."""
 
-    loaded: list[tuple[int, RewriteRecord]]
+    ids: list[int]
+    records: list[RewriteRecord] | None
     rules: Rules
     now: datetime
-    pending: Pending[CheckOutcome] | None
+    pending: Pending[Graded | None] | None
 
 
 @dataclass
 class _Learnt:
     """What the learning pass leaves the check loop: the first record id it found unchecked (None when
-    none), and records by id to grade without loading them again (:meth:`keep`)."""
+    none), the records it kept to grade without reading them again (those the pool's processes read,
+    they keep), and the token that names this job to the processes."""
 
     first_id: int | None = None
-    records: dict[int, RewriteRecord] = field(default_factory=dict)
-    chars: int = 0
-    """The characters of the messages of the contexts of ``records`` (each context once)."""
-    every: bool = True
-    """Whether ``records`` holds every batch so far."""
-
-    def keep(self, batch: dict[int, RewriteRecord]) -> None:
-        """Keep ``batch`` besides the batches kept so far while they hold at most :data:`KEEP_CHARS`
-        characters of messages, else ``batch`` alone (the check loop's first batch is then loaded again,
-        its last one is not)."""
-        contexts = {id(c): c for r in batch.values() for c in (r.context, *(p.context for p in r.peers))}
-        chars = sum(len(m.content) for c in contexts.values() if c is not None for m in c.messages or ())
-        if self.every and self.chars + chars <= KEEP_CHARS:
-            self.records.update(batch)
-            self.chars += chars
-        else:
-            self.records, self.chars, self.every = batch, chars, False
+    records: KeptRecords = field(default_factory=KeptRecords)
+    job: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
-def _batch_profile(session: Session, records: list[RewriteRecord], check_rate: float) -> RewriterProfile:
+def _batch_profile(
+    session: Session, records: Sequence[RewriteRecord | RecordHead], check_rate: float
+) -> RewriterProfile:
     """The profile a batch is graded with, read from the store: ``_learn_profile`` stored the batch's
     lemmas before the first batch, so nothing is analysed twice. A record ingested after that pass is
     graded without its own lemmas counted, which can only make a word look less like the rewriter's style."""

@@ -1,7 +1,12 @@
 """The check phase on worker processes (issue 36): a batch's records graded on every core.
 
-The check job reads, decides and writes in one process; only the pure, CPU-bound part (``added_lemmas``
-for the rewriter profile, ``run_checks`` for the findings) goes to :class:`CheckPool`'s worker processes.
+The check job decides and writes in one process; the CPU-bound part goes to :class:`CheckPool`'s worker
+processes: reading and parsing the records (:func:`monitor.ingest.store.records.load_records`, each
+ctx_input carries the conversation's whole history), ``added_lemmas`` for the rewriter profile and
+``run_checks`` for the findings. A process reads the records it is handed by id, through its own
+connection to the store (:class:`StoredBatch`); the main process reads only their ids, conversations and
+prompt versions. Where the processes cannot see what the main process sees (an in-memory SQLite store, a
+session inside a caller's transaction: :func:`store_url`), the records themselves are sent.
 Each record goes to the process its conversation hashes to (:func:`shard_of`), so a conversation's
 messages, analysed again for every later request, stay in one analysis cache; each process keeps its
 share of the cache budget (``monitor.checks.nlp.analyzer.CACHE_BYTES`` over the number of processes).
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import multiprocessing
@@ -34,12 +40,16 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from monitor.errors import PoolError
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
     from monitor.checks.base import CheckOutcome
     from monitor.checks.profile import RewriterProfile
     from monitor.checks.rules import Rules
@@ -59,6 +69,104 @@ repeat, half (``check_job`` 75.5 s against 36.8 s, processes ready from the star
 BYTES_PER_PROCESS = 512 * 2**20
 """Memory one worker process may take (the analyzer and its share of the cache, the records of a chunk):
 the cap :func:`default_workers` puts on the number of processes (issue 36 asks at most 500 MB a process)."""
+
+
+KEEP_CHARS = 4_000_000
+"""How many characters of messages the check job's learning pass keeps parsed for its check loop (in the
+main process, or shared among the processes that read their own records): the records of every batch
+while their contexts hold no more than this, else only the last batch's. The shared logs' 3,385 records
+hold 3.7 M (24 MB parsed, tracemalloc), so a run of that size reads and parses each record once instead of
+twice (0.2 s of its check phase); a backfill lets them go after its first batches, long before its
+analysis cache fills, which is where its peak memory is."""
+
+
+@dataclass
+class KeptRecords:
+    """Records the learning pass read, by id, for the check loop to grade without reading them again,
+    within ``budget`` characters of messages (:meth:`keep`); ``job`` names the check job they belong to."""
+
+    budget: int = KEEP_CHARS
+    job: str = ""
+    records: dict[int, RewriteRecord] = field(default_factory=dict)
+    chars: int = 0
+    """The characters of the messages of the contexts of ``records`` (each context once)."""
+    every: bool = True
+    """Whether ``records`` holds every batch so far."""
+
+    def keep(self, batch: dict[int, RewriteRecord]) -> None:
+        """Keep ``batch`` besides the batches kept so far while they hold at most ``budget`` characters
+        of messages, else ``batch`` alone (the check loop's first batch is then read again, its last one
+        is not)."""
+        contexts = {id(c): c for r in batch.values() for c in (r.context, *(p.context for p in r.peers))}
+        chars = sum(len(m.content) for c in contexts.values() if c is not None for m in c.messages or ())
+        if self.every and self.chars + chars <= self.budget:
+            self.records.update(batch)
+            self.chars += chars
+        else:
+            self.records, self.chars, self.every = batch, chars, False
+
+    def take(self, ids: Sequence[int]) -> dict[int, RewriteRecord]:
+        """The kept records of ``ids``, let go here (each is graded once)."""
+        return {i: r for i in ids if (r := self.records.pop(i, None)) is not None}
+
+    def read(self, session: Session, ids: Sequence[int]) -> list[tuple[int, RewriteRecord]]:
+        """The records of ``ids`` that have a rewrite, by id, as ``load_records`` reads them: a kept
+        record is not read again unless its conversation changed in the store since it was
+        (``changed_since_loaded``: a half or a turn another worker stored before this one claimed it,
+        which would otherwise be graded as it was, a skip for want of its ctx_input that nothing would
+        run again)."""
+        from monitor.ingest.store.records import changed_since_loaded, load_records
+
+        found = self.take(ids)
+        if found:
+            for stale in changed_since_loaded(session=session, loaded=list(found.items())):
+                del found[stale]
+        found.update(load_records(session=session, record_ids=[i for i in ids if i not in found]))
+        return [(i, found[i]) for i in ids if i in found]
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    """Records a worker process reads itself: ``heads`` are ``(record id, conversation id)`` in id order;
+    ``url`` the store's (with its password: it goes over the pool's pipe only, never into a repr);
+    ``job`` the check job's token (a process lets go of another job's kept records); ``keep``: the
+    learning pass's batch, whose records the process keeps for the check loop (:class:`KeptRecords`)."""
+
+    url: str = field(repr=False)
+    job: str
+    heads: list[tuple[int, str]]
+    keep: bool = False
+
+
+class Lemmas(NamedTuple):
+    """A record's rows of the rewriter profile: its prompt version, conversation and added lemmas (sorted)."""
+
+    prompt_version: str | None
+    conv_id: str
+    lemmas: list[str]
+
+
+class Graded(NamedTuple):
+    """A record's ``run_checks`` outcome, with what the check job stores and counts it by."""
+
+    request_id: str
+    ts: datetime | None
+    outcome: CheckOutcome
+
+
+def store_url(session: Session) -> str | None:
+    """The URL worker processes can read ``session``'s store through, with its password; ``None`` when
+    they cannot see what ``session`` sees: an in-memory SQLite database (one per connection), or a
+    session bound to a connection (a caller's transaction, whose writes no other connection sees)."""
+    from sqlalchemy.engine import Engine
+
+    bind = session.get_bind()
+    if not isinstance(bind, Engine):
+        return None
+    url = bind.url
+    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+        return None
+    return url.render_as_string(hide_password=False)
 
 
 def default_workers() -> int:
@@ -129,9 +237,13 @@ def shard_of(conv_id: str, n: int) -> int:
 
 _RULES: list[Rules] = []
 """The rules the parent sent last (one at most): sent again only when their content changes."""
+_KEPT = KeptRecords()
+"""The records this process's share of a learning pass read (its budget is set by :func:`_start`)."""
+_STORES: dict[str, sessionmaker[Session]] = {}
+"""Sessions on the store, by URL: one engine (one connection) per process."""
 
 
-def _start(model: str | None, cache_bytes: int, disabled: frozenset[str]) -> None:
+def _start(model: str | None, cache_bytes: int, disabled: frozenset[str], keep_chars: int) -> None:
     # Ctrl+C and systemd's SIGTERM reach the whole process group: the parent finishes the batch in hand
     # and stops these processes itself; dying first would fail that batch (and print a traceback each).
     # First, before the slow imports below (the parent also spawns them with both ignored).
@@ -150,6 +262,7 @@ def _start(model: str | None, cache_bytes: int, disabled: frozenset[str]) -> Non
     use_model(model, cache_bytes=cache_bytes)
     DISABLED.clear()
     DISABLED.update(disabled)
+    _KEPT.budget = keep_chars
 
 
 def _exit_with(sentinel: int) -> None:
@@ -173,27 +286,52 @@ def _bare(rules: Rules) -> bytes:
     """``rules`` pickled without their profile and memo (which each process rebuilds), to send: the
     bytes are also what says whether they changed (a learned table can change its evidence, the
     counts a finding shows, without changing ``rules.hash``)."""
-    import dataclasses
-
     from monitor.checks.rules import RulesMemo
 
     return pickle.dumps(dataclasses.replace(rules, profile=None, _memo=RulesMemo()), pickle.HIGHEST_PROTOCOL)
 
 
-def _lemmas(rules: bytes | None, records: list[RewriteRecord]) -> list[list[str]]:
+def _records(items: list[RewriteRecord] | StoredBatch) -> list[RewriteRecord | None]:
+    """The records of a chunk: sent, or read from the store by id (``None`` for an id without a rewrite
+    in the store), those this process kept from the learning pass first (:meth:`KeptRecords.read`)."""
+    if not isinstance(items, StoredBatch):
+        return list(items)
+    if _KEPT.job != items.job:
+        _KEPT.job, _KEPT.records, _KEPT.chars, _KEPT.every = items.job, {}, 0, True
+    ids = [i for i, _ in items.heads]
+    with _session(items.url) as session:
+        found = dict(_KEPT.read(session, ids))
+    if items.keep:
+        _KEPT.keep(found)
+    return [found.get(i) for i in ids]
+
+
+def _session(url: str) -> Session:
+    if url not in _STORES:
+        from monitor.store.engine import make_engine, session_factory
+
+        _STORES[url] = session_factory(make_engine(url))
+    return _STORES[url]()
+
+
+def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> list[Lemmas | None]:
     from monitor.checks.added_words import added_lemmas
 
     got = _rules(rules)
-    return [sorted(added_lemmas(r, got)) for r in records]
+    return [
+        Lemmas(r.prompt_version, r.conv_id, sorted(added_lemmas(r, got))) if r is not None else None
+        for r in _records(items)
+    ]
 
 
 def _grade(
-    rules: bytes | None, profile: RewriterProfile | None, records: list[RewriteRecord]
-) -> list[CheckOutcome]:
+    rules: bytes | None, profile: RewriterProfile | None, items: list[RewriteRecord] | StoredBatch
+) -> list[Graded | None]:
     from monitor.checks import run_checks
 
     got = _rules(rules).with_profile(profile)
-    return [run_checks(r, got) for r in records]
+    records = _records(items)
+    return [Graded(r.request_id, r.ts, run_checks(r, got)) if r is not None else None for r in records]
 
 
 # -- in the parent --------------------------------------------------------------------------------------
@@ -253,27 +391,37 @@ class CheckPool:
             ex.shutdown(wait=True, cancel_futures=True)
         self._executors.clear()
 
-    def submit_lemmas(self, rules: Rules, records: Sequence[RewriteRecord]) -> Pending[list[str]] | None:
-        """Each record's added lemmas, sorted (``monitor.checks.added_words.added_lemmas``), found by the
-        processes while the caller reads or writes."""
-        return self._submit(records, rules, _lemmas)
+    def submit_lemmas(
+        self, rules: Rules, batch: Sequence[RewriteRecord] | StoredBatch
+    ) -> Pending[Lemmas | None] | None:
+        """Each record's rows of the rewriter profile (``monitor.checks.added_words.added_lemmas``),
+        found by the processes while the caller reads or writes. ``batch``: the records, or their ids for
+        the processes to read (:class:`StoredBatch`)."""
+        return self._submit(batch, rules, _lemmas)
 
-    def submit_grade(self, rules: Rules, records: Sequence[RewriteRecord]) -> Pending[CheckOutcome] | None:
+    def submit_grade(
+        self, rules: Rules, batch: Sequence[RewriteRecord] | StoredBatch
+    ) -> Pending[Graded | None] | None:
         """Each record's ``run_checks`` outcome under ``rules`` (their profile included), found by the
-        processes while the caller reads or writes."""
-        return self._submit(records, rules, _grade, rules.profile)
+        processes while the caller reads or writes. ``batch`` as for :meth:`submit_lemmas`."""
+        return self._submit(batch, rules, _grade, rules.profile)
 
     def _submit(
-        self, records: Sequence[RewriteRecord], rules: Rules, fn: Callable[..., list[T]], *extra: object
+        self,
+        batch: Sequence[RewriteRecord] | StoredBatch,
+        rules: Rules,
+        fn: Callable[..., list[T]],
+        *extra: object,
     ) -> Pending[T] | None:
-        """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``records``."""
+        """``fn(rules or None, *extra, chunk)`` on each process's chunk of ``batch``."""
         if not self._ready():
             return None
         self.handed += 1
+        convs = [c for _, c in batch.heads] if isinstance(batch, StoredBatch) else [r.conv_id for r in batch]
         shards: list[list[int]] = [[] for _ in range(self.workers)]
-        for i, r in enumerate(records):
-            shards[shard_of(r.conv_id, self.workers)].append(i)
-        pending = Pending[T](self, len(records))
+        for i, conv_id in enumerate(convs):
+            shards[shard_of(conv_id, self.workers)].append(i)
+        pending = Pending[T](self, len(convs))
         blob = _bare(rules)
         key = hashlib.sha256(blob).hexdigest()
         with self._broken_fails():
@@ -282,7 +430,11 @@ class CheckPool:
                     # The rules go to a process once, and again only when they change; the profile,
                     # small, goes with every chunk.
                     send = None if self._sent[k] == key else blob
-                    chunk = [records[i] for i in idx]
+                    chunk: Any = (
+                        dataclasses.replace(batch, heads=[batch.heads[i] for i in idx])
+                        if isinstance(batch, StoredBatch)
+                        else [batch[i] for i in idx]
+                    )
                     pending.futures.append((idx, self._executors[k].submit(fn, send, *extra, chunk)))
                     self._sent[k] = key
         return pending
@@ -329,7 +481,7 @@ class CheckPool:
                 max_workers=1,
                 mp_context=ctx,
                 initializer=_start,
-                initargs=(self.model, share, frozenset(DISABLED)),
+                initargs=(self.model, share, frozenset(DISABLED), KEEP_CHARS // self.workers),
             )
             for _ in range(self.workers)
         ]
@@ -353,6 +505,10 @@ class CheckPool:
             for sig, handler in saved:
                 signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         self._checked = False
+
+    def ready(self) -> bool:
+        """Whether the processes can take a batch now (:meth:`_ready`), without waiting for them."""
+        return self._ready()
 
     def _ready(self) -> bool:
         """Whether the processes can take work: started, and registered the checks this one did. Until

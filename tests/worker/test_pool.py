@@ -221,3 +221,95 @@ def test_a_run_killed_mid_phase_leaves_no_process_and_the_next_run_checks_the_re
     # each record was checked once, and the findings are those of one uninterrupted process
     assert runs == one_runs == records
     assert lines == one_lines
+
+
+def test_the_processes_read_a_store_they_can_see_and_never_learn_its_password(tmp_path: Path) -> None:
+    from sqlalchemy.orm import Session as PlainSession
+
+    from monitor.store.engine import make_engine, session_factory, upgrade
+    from monitor.worker.pool import StoredBatch, store_url
+
+    url = f"sqlite:///{tmp_path}/s.db"
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            assert store_url(session) == url
+        # a session inside a caller's transaction: what it wrote, no other connection sees
+        with engine.connect() as conn, PlainSession(bind=conn) as session:
+            assert store_url(session) is None
+    finally:
+        engine.dispose()
+    for memory in ("sqlite://", "sqlite:///:memory:"):
+        with PlainSession(make_engine(memory)) as session:
+            assert store_url(session) is None, memory
+    with PlainSession(make_engine("postgresql://rm:s3cret@db.example/monitor")) as session:
+        pg = store_url(session)
+    assert pg == "postgresql+psycopg://rm:s3cret@db.example/monitor"
+    assert "s3cret" not in repr(StoredBatch(pg, "job", [(1, "c1")]))
+
+
+@pytest.mark.slow
+def test_the_processes_read_their_own_records_and_grade_as_one_process(
+    shared_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from monitor.ingest.store import records as record_store
+    from monitor.worker import jobs
+
+    rules = load_rules()
+    with fresh_store() as one:
+        records = _cast2020(one, shared_logs)
+        check_job(session=one, rules=rules, batch_size=50)
+        want = finding_lines(one)
+    with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
+        assert _cast2020(session, shared_logs) == records
+        assert pool.start()
+
+        def not_here(**_: object) -> object:
+            raise AssertionError("the main process read and parsed records")
+
+        # in this process only: the worker processes import their own
+        monkeypatch.setattr(jobs, "load_records", not_here)
+        monkeypatch.setattr(record_store, "load_records", not_here)
+        got = check_job(session=session, rules=rules, batch_size=50, pool=pool)
+        assert (got.records, got.processes) == (records, 2)
+        assert finding_lines(session) == want
+
+
+@pytest.mark.slow
+def test_a_process_reads_again_a_record_completed_after_the_learning_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tests/worker/test_stale_records.py``'s race, where a worker process kept the record: it read
+    c1_2 without its ctx_input in the learning pass, and the other half is stored before the check loop."""
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.store.engine import make_engine, session_factory, upgrade
+    from monitor.store.models import CheckSkip
+    from monitor.worker import jobs
+    from tests.factories import ctx_input, log, rewrite
+
+    url = f"sqlite:///{tmp_path}/s.db"
+    upgrade(url)
+    engine = make_engine(url)
+    learn = jobs._learn_profile
+    try:
+        with session_factory(engine)() as session, CheckPool(2, model=None, min_job=0) as pool:
+            query = "What is the SLA on the enterprise plan?"
+            ingest_bytes(session, log(rewrite("c1", "c1_2", 2, query=query)))
+            session.commit()
+            assert pool.start()
+
+            def learn_then_complete(**kw: object) -> object:
+                got = learn(**kw)  # type: ignore[arg-type]
+                ingest_bytes(session, log(ctx_input("c1", "c1_2", 2)))  # the other worker's ingest
+                session.commit()
+                return got
+
+            monkeypatch.setattr(jobs, "_learn_profile", learn_then_complete)
+            summary = check_job(session=session, rules=load_rules(), pool=pool)
+            assert (summary.records, summary.processes) == (1, 2)
+            reasons = session.scalars(select(CheckSkip.reason)).all()
+            assert [r for r in reasons if "no ctx_input" in r] == []
+            assert session.scalar(select(func.count()).select_from(CheckRun)) == 1
+    finally:
+        engine.dispose()

@@ -12,7 +12,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Text, cast, func, or_, select, tuple_
 from sqlalchemy.orm import Session, aliased
@@ -257,6 +257,28 @@ def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[i
         ctx = contexts.get(r.ctx_event_id) if r.ctx_event_id is not None else None
         out.append((r.id, record_from_raw(r.raw, ctx, peers)))
     return out
+
+
+class RecordHead(NamedTuple):
+    """What the check job reads of a record it does not grade itself (a worker process reads the rest):
+    its id, conversation and prompt version (the batch's profile, the process it goes to)."""
+
+    id: int
+    conv_id: str
+    prompt_version: str | None
+
+
+def load_heads(*, session: Session, record_ids: Sequence[int]) -> list[RecordHead]:
+    """:class:`RecordHead` of the records with these ids that have a rewrite (those :func:`load_records`
+    returns), by id; no event is read."""
+    if not record_ids:
+        return []
+    rows = session.execute(
+        select(Record.id, Record.conv_id, Record.prompt_version)
+        .where(Record.id.in_(record_ids), Record.rewrite_event_id.is_not(None))
+        .order_by(Record.id)
+    )
+    return [RecordHead(*row) for row in rows]
 
 
 def changed_since_loaded(*, session: Session, loaded: Sequence[tuple[int, RewriteRecord]]) -> set[int]:
