@@ -1,5 +1,6 @@
 """``bulk_insert_ignore`` stores what the ``insert_ignore`` statement stores, byte for byte, and skips
-the rows that conflict (on SQLite through the driver's executemany, on PostgreSQL through the statement)."""
+the rows that conflict (on SQLite through the driver's executemany, on PostgreSQL through one statement
+of arrays, ``unnest``)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def test_bulk_insert_stores_what_the_statement_stores_and_skips_conflicts(sessio
     again = _rows(bulk_run.id, record.id, aware)
     again[0]["reason"] = "changed"
     again[1]["ordinal"] = 2
+    again[1]["words"], again[1]["evidence"] = [], {}  # empty JSON, and null in no other column
     bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], again)
     bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], [])  # nothing to do
 
@@ -97,3 +99,4 @@ def test_bulk_insert_stores_what_the_statement_stores_and_skips_conflicts(sessio
         {"words": [{"text": "café", "start": 4, "end": 8}], "n_messages": 1, "x": [1.5, None]},
         datetime(2024, 3, 4, 10, 30, 15, 250000),  # naive UTC, as every datetime column
     )
+    assert loaded[2][:2] == ([], {})
