@@ -503,7 +503,7 @@ def bulk_insert_ignore(
     names = list(rows[0])
     quote = dialect.identifier_preparer.quote
     if dialect.name == "postgresql":
-        _insert_unnest(session, table, conflict, names, rows)
+        _insert_unnest(session, table, conflict, rows)
         return
     if dialect.name != "sqlite":
         session.execute(insert_ignore(session, table, conflict), rows)
@@ -533,17 +533,16 @@ def bulk_insert_ignore(
     session.connection().exec_driver_sql(sql, params)
 
 
-def _insert_unnest(
-    session: Session, table: Table, conflict: list[str], names: list[str], rows: list[dict[str, Any]]
-) -> None:
+def _insert_unnest(session: Session, table: Table, conflict: list[str], rows: list[dict[str, Any]]) -> None:
     """PostgreSQL's path of :func:`bulk_insert_ignore`: one statement whatever the number of rows, each
     column one array parameter (``INSERT ... SELECT * FROM unnest(...)``), each value through its column
-    type's bind processor. The statement path sends a VALUES list of a thousand rows at a time, whose
-    text psycopg parses again for each (too long for its cache) and the server plans again: on the shared
+    type's bind processor. Why: the statement path sends a VALUES list of a thousand rows at a time, whose
+    text psycopg parses again for each (too long for its cache) and the server plans again; on the shared
     logs, storing 3,385 outcomes (26,000 skips) spent 0.9 s waiting on the server and 0.3 s in psycopg's
-    parsing (py-spy)."""
+    parsing (py-spy), and `run` took 23.5 s against 20.8 s with this path."""
     dialect = session.get_bind().dialect
     quote = dialect.identifier_preparer.quote
+    names = list(rows[0])
     columns = [table.c[n] for n in names]
     arrays = []
     for n, col in zip(names, columns, strict=True):
