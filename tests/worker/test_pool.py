@@ -282,30 +282,17 @@ def test_a_process_reads_again_a_record_completed_after_the_learning_pass(
 ) -> None:
     """``tests/worker/test_stale_records.py``'s race, where a worker process kept the record: it read
     c1_2 without its ctx_input in the learning pass, and the other half is stored before the check loop."""
-    from monitor.ingest.store.batches import ingest_bytes
     from monitor.store.engine import make_engine, session_factory, upgrade
     from monitor.store.models import CheckSkip
-    from monitor.worker import jobs
-    from tests.factories import ctx_input, log, rewrite
+    from tests.worker.test_stale_records import half_then_the_other_after_learning
 
     url = f"sqlite:///{tmp_path}/s.db"
     upgrade(url)
     engine = make_engine(url)
-    learn = jobs._learn_profile
     try:
         with session_factory(engine)() as session, CheckPool(2, model=None, min_job=0) as pool:
-            query = "What is the SLA on the enterprise plan?"
-            ingest_bytes(session, log(rewrite("c1", "c1_2", 2, query=query)))
-            session.commit()
             assert pool.start()
-
-            def learn_then_complete(**kw: object) -> object:
-                got = learn(**kw)  # type: ignore[arg-type]
-                ingest_bytes(session, log(ctx_input("c1", "c1_2", 2)))  # the other worker's ingest
-                session.commit()
-                return got
-
-            monkeypatch.setattr(jobs, "_learn_profile", learn_then_complete)
+            half_then_the_other_after_learning(session, monkeypatch)
             summary = check_job(session=session, rules=load_rules(), pool=pool)
             assert (summary.records, summary.processes) == (1, 2)
             reasons = session.scalars(select(CheckSkip.reason)).all()

@@ -39,22 +39,28 @@ def test_a_half_or_a_turn_stored_after_the_read_marks_the_record_changed(session
     assert changed_since_loaded(session=session, loaded=loaded) == {ids["c1_2"], ids["c1_3"]}
 
 
-def test_the_check_loop_reads_again_a_record_completed_after_the_learning_pass(
-    session: Session, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The race, replayed in one process: the learning pass reads c1_2 without its ctx_input, the other
-    half is stored before the check loop claims it; the check must run on the whole record."""
+def half_then_the_other_after_learning(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Store c1_2's rewrite alone, and make the check job's learning pass store its ctx_input (another
+    worker's ingest) once it has read the record."""
     ingest_bytes(session, log(rewrite("c1", "c1_2", 2, query="What is the SLA on the enterprise plan?")))
     session.commit()
     learn = jobs._learn_profile
 
     def learn_then_complete(**kw: object) -> object:
         got = learn(**kw)  # type: ignore[arg-type]
-        ingest_bytes(session, log(ctx_input("c1", "c1_2", 2)))  # the other worker's ingest
+        ingest_bytes(session, log(ctx_input("c1", "c1_2", 2)))
         session.commit()
         return got
 
     monkeypatch.setattr(jobs, "_learn_profile", learn_then_complete)
+
+
+def test_the_check_loop_reads_again_a_record_completed_after_the_learning_pass(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race, replayed in one process: the learning pass reads c1_2 without its ctx_input, the other
+    half is stored before the check loop claims it; the check must run on the whole record."""
+    half_then_the_other_after_learning(session, monkeypatch)
     jobs.check_job(session=session, rules=load_rules())
     skipped = session.scalars(
         select(CheckSkip.check_id).where(CheckSkip.reason.contains("no ctx_input"))
