@@ -28,6 +28,7 @@ from monitor.checks.store import (
     store_outcomes,
     unchecked_record_ids,
 )
+from monitor.errors import PoolError
 from monitor.ingest.store.records import RecordHead, load_heads, load_records
 from monitor.store.engine import refresh_planner_statistics
 from monitor.worker.alerting import CLOCK_SKEW, evaluate_alerts
@@ -106,9 +107,12 @@ def check_job(
     are also graded with the reviewers' verdicts so far (:func:`with_store_learning`).
 
     With ``pool`` (``monitor.worker.pool.CheckPool``), when it ``wants`` the job's size, the records of
-    each batch are analysed and graded on its processes; reading, the profile and every write stay
-    here, in the same order, so the store ends as one process leaves it. Raises ``PoolError`` when one
-    of them dies (the batch in hand is not written).
+    each batch are read, analysed and graded on its processes, each through its own connection to the
+    store (one more connection per process; ``monitor.worker.pool.store_url``: a store they cannot see is
+    read here and the records sent); the claims, the profile and every write stay here, in the same
+    order, so the store ends as one process leaves it. Raises ``PoolError`` when one of them dies (the
+    batch in hand is not written) or read another store than this process; a database error of theirs
+    (``sqlalchemy.exc.DBAPIError``, such as too many connections) is raised here as it was there.
     """
     from monitor.checks import current_versions, run_checks
 
@@ -157,9 +161,15 @@ def check_job(
         else:
             got = [Graded(r.request_id, r.ts, run_checks(r, batch.rules)) for r in batch.records or ()]
         outcomes: list[tuple[int, str, CheckOutcome]] = []
-        for record_id, graded in zip(batch.ids, got, strict=True):
+        for n, (record_id, graded) in enumerate(zip(batch.ids, got, strict=True)):
             if graded is None:  # gone from the store before a worker process read it (retention)
                 continue
+            if batch.request_ids is not None and graded.request_id != batch.request_ids[n]:
+                raise PoolError(
+                    f"a check worker process read record {record_id} as request {graded.request_id!r}, "
+                    f"not {batch.request_ids[n]!r}: it reads another store than this process; nothing of "
+                    "the batch was written"
+                )
             outcome = graded.outcome
             outcomes.append((record_id, graded.request_id, outcome))
             summary.records += 1
@@ -198,12 +208,15 @@ def check_job(
             if stored is not None and pool is not None and pool.ready():
                 # The processes read the records themselves: here only what the profile and the shards need.
                 heads = load_heads(session=session, record_ids=ids)
+                # what this process kept of the learning pass (its first batches, graded here while the
+                # processes started) is not graded here: let go
                 learnt.records.take(ids)
                 batch_rules = rules.with_profile(_batch_profile(session, heads, check_rate))
                 batch = StoredBatch(stored, learnt.job, [(h.id, h.conv_id) for h in heads])
                 pending = pool.submit_grade(batch_rules, batch)
                 if pending is not None:
-                    yield _Batch([h.id for h in heads], None, batch_rules, now, pending)
+                    request_ids = [h.request_id for h in heads]
+                    yield _Batch([h.id for h in heads], None, batch_rules, now, pending, request_ids)
                     after = ids[-1]
                     continue
             loaded = learnt.records.read(session, ids)
@@ -334,6 +347,8 @@ class _Batch:
     rules: Rules
     now: datetime
     pending: Pending[Graded | None] | None
+    request_ids: list[str] | None = None
+    """The records' request ids as this process read them, when the processes read the records."""
 
 
 @dataclass

@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 from monitor.errors import PoolError
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session, sessionmaker
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.orm import Session
 
     from monitor.checks.base import CheckOutcome
     from monitor.checks.profile import RewriterProfile
@@ -91,7 +92,11 @@ class KeptRecords:
     chars: int = 0
     """The characters of the messages of the contexts of ``records`` (each context once)."""
     every: bool = True
-    """Whether ``records`` holds every batch so far."""
+    """Whether ``records`` holds every batch so far (the budget has not been exceeded)."""
+
+    def reset(self, job: str) -> None:
+        """Let go of every kept record, for the check job ``job``."""
+        self.job, self.records, self.chars, self.every = job, {}, 0, True
 
     def keep(self, batch: dict[int, RewriteRecord]) -> None:
         """Keep ``batch`` besides the batches kept so far while they hold at most ``budget`` characters
@@ -155,17 +160,22 @@ class Graded(NamedTuple):
 
 
 def store_url(session: Session) -> str | None:
-    """The URL worker processes can read ``session``'s store through, with its password; ``None`` when
-    they cannot see what ``session`` sees: an in-memory SQLite database (one per connection), or a
-    session bound to a connection (a caller's transaction, whose writes no other connection sees)."""
+    """The URL worker processes can read ``session``'s store through, with its password (a SQLite path
+    made absolute); ``None`` when they cannot see what ``session`` sees: an in-memory SQLite database (one
+    per connection), or a session bound to a connection (a caller's transaction, whose writes no other
+    connection sees)."""
     from sqlalchemy.engine import Engine
 
     bind = session.get_bind()
     if not isinstance(bind, Engine):
         return None
     url = bind.url
-    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
-        return None
+    if url.get_backend_name() == "sqlite":
+        if url.database in (None, "", ":memory:"):
+            return None
+        # a relative path names another file once this process changes directory (a process started
+        # here earlier resolves it against the directory it started in)
+        url = url.set(database=str(Path(url.database).resolve()))
     return url.render_as_string(hide_password=False)
 
 
@@ -239,8 +249,9 @@ _RULES: list[Rules] = []
 """The rules the parent sent last (one at most): sent again only when their content changes."""
 _KEPT = KeptRecords()
 """The records this process's share of a learning pass read (its budget is set by :func:`_start`)."""
-_STORES: dict[str, sessionmaker[Session]] = {}
-"""Sessions on the store, by URL: one engine (one connection) per process."""
+_STORES: dict[str, Engine] = {}
+"""Sessions on the store of the current job, by URL: one engine (one connection) per process, for the
+job's length (:func:`_records` disposes of them when another job starts)."""
 
 
 def _start(model: str | None, cache_bytes: int, disabled: frozenset[str], keep_chars: int) -> None:
@@ -297,7 +308,12 @@ def _records(items: list[RewriteRecord] | StoredBatch) -> list[RewriteRecord | N
     if not isinstance(items, StoredBatch):
         return list(items)
     if _KEPT.job != items.job:
-        _KEPT.job, _KEPT.records, _KEPT.chars, _KEPT.every = items.job, {}, 0, True
+        _KEPT.reset(items.job)
+        # A new job opens the store anew: a connection kept from the last one could read a file since
+        # replaced at the same path (a test's store made again), or a store no longer used.
+        for engine in _STORES.values():
+            engine.dispose()
+        _STORES.clear()
     ids = [i for i, _ in items.heads]
     with _session(items.url) as session:
         found = dict(_KEPT.read(session, ids))
@@ -307,11 +323,11 @@ def _records(items: list[RewriteRecord] | StoredBatch) -> list[RewriteRecord | N
 
 
 def _session(url: str) -> Session:
-    if url not in _STORES:
-        from monitor.store.engine import make_engine, session_factory
+    from monitor.store.engine import make_engine, session_factory
 
-        _STORES[url] = session_factory(make_engine(url))
-    return _STORES[url]()
+    if url not in _STORES:
+        _STORES[url] = make_engine(url)
+    return session_factory(_STORES[url])()
 
 
 def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> list[Lemmas | None]:

@@ -223,7 +223,9 @@ def test_a_run_killed_mid_phase_leaves_no_process_and_the_next_run_checks_the_re
     assert lines == one_lines
 
 
-def test_the_processes_read_a_store_they_can_see_and_never_learn_its_password(tmp_path: Path) -> None:
+def test_the_processes_read_a_store_they_can_see_and_never_learn_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sqlalchemy.orm import Session as PlainSession
 
     from monitor.store.engine import make_engine, session_factory, upgrade
@@ -232,8 +234,12 @@ def test_the_processes_read_a_store_they_can_see_and_never_learn_its_password(tm
     url = f"sqlite:///{tmp_path}/s.db"
     upgrade(url)
     engine = make_engine(url)
+    monkeypatch.chdir(tmp_path)
     try:
         with session_factory(engine)() as session:
+            assert store_url(session) == url
+        # a relative path, made absolute: processes started in another directory read the same file
+        with PlainSession(make_engine("sqlite:///s.db")) as session:
             assert store_url(session) == url
         # a session inside a caller's transaction: what it wrote, no other connection sees
         with engine.connect() as conn, PlainSession(bind=conn) as session:
@@ -300,3 +306,55 @@ def test_a_process_reads_again_a_record_completed_after_the_learning_pass(
             assert session.scalar(select(func.count()).select_from(CheckRun)) == 1
     finally:
         engine.dispose()
+
+
+def test_outcomes_cross_to_the_main_process_whole() -> None:
+    """``Finding``, ``CheckStatus`` and ``CheckOutcome`` pickle as constructor calls (``__reduce__``): every
+    field, none left at its default, comes back."""
+    import pickle
+
+    from monitor.checks.base import CheckOutcome, CheckStatus, Finding
+
+    finding = Finding("added_content_word", "medium", {"words": [{"text": "SLA"}]}, "why", "acw", 4, "own")
+    status = CheckStatus("acw", 4, "skipped", "no ctx_input logged for this request", 2)
+    outcome = CheckOutcome("c1_2", "hash", (finding,), (status,))
+    back = pickle.loads(pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL))
+    assert back == outcome
+    assert (back.statuses[0].reason, back.statuses[0].n_findings, back.findings[0].step) == (
+        "no ctx_input logged for this request",
+        2,
+        "own",
+    )
+
+
+@pytest.mark.slow
+def test_a_pool_kept_from_job_to_job_reads_the_store_of_each(tmp_path: Path) -> None:
+    """A store made again at the same path (the processes' connection from the first job would read the
+    file it replaced): the second job's records are read from the new file."""
+    from monitor.ingest.store.batches import ingest_bytes
+    from monitor.store.engine import make_engine, session_factory, upgrade
+    from tests.factories import ctx_input, log, rewrite
+
+    url = f"sqlite:///{tmp_path}/same.db"
+    with CheckPool(2, model=None, min_job=0) as pool:
+        assert pool.start()
+        requests = []
+        for conv in ("first", "second"):
+            for name in ("same.db", "same.db-wal", "same.db-shm"):
+                (tmp_path / name).unlink(missing_ok=True)
+            upgrade(url)
+            engine = make_engine(url)
+            try:
+                with session_factory(engine)() as session:
+                    req = f"{conv}_2"
+                    ingest_bytes(session, log(ctx_input(conv, req, 2), rewrite(conv, req, 2)))
+                    session.commit()
+                    assert check_job(session=session, rules=load_rules(), pool=pool).processes == 2
+                    requests.append(
+                        session.scalars(
+                            select(Record.request_id).join(CheckRun, CheckRun.record_id == Record.id)
+                        ).all()
+                    )
+            finally:
+                engine.dispose()
+    assert requests == [["first_2"], ["second_2"]]

@@ -261,11 +261,13 @@ def load_records(*, session: Session, record_ids: Sequence[int]) -> list[tuple[i
 
 class RecordHead(NamedTuple):
     """What the check job reads of a record it does not grade itself (a worker process reads the rest):
-    its id, conversation and prompt version (the batch's profile, the process it goes to)."""
+    its id, conversation and prompt version (the batch's profile, the process it goes to), and its
+    request id (what the graded record must carry back)."""
 
     id: int
     conv_id: str
     prompt_version: str | None
+    request_id: str
 
 
 def load_heads(*, session: Session, record_ids: Sequence[int]) -> list[RecordHead]:
@@ -274,7 +276,7 @@ def load_heads(*, session: Session, record_ids: Sequence[int]) -> list[RecordHea
     if not record_ids:
         return []
     rows = session.execute(
-        select(Record.id, Record.conv_id, Record.prompt_version)
+        select(Record.id, Record.conv_id, Record.prompt_version, Record.request_id)
         .where(Record.id.in_(record_ids), Record.rewrite_event_id.is_not(None))
         .order_by(Record.id)
     )
