@@ -32,7 +32,7 @@ from monitor.errors import PoolError
 from monitor.ingest.store.records import RecordHead, load_heads, load_records
 from monitor.store.engine import refresh_planner_statistics
 from monitor.worker.alerting import CLOCK_SKEW, evaluate_alerts
-from monitor.worker.pool import KEEP_CHARS, Graded, KeptRecords, Lemmas, StoredBatch, store_url
+from monitor.worker.pool import Graded, KeptRecords, Lemmas, StoredBatch, store_url
 from monitor.worker.summaries import CheckSummary, CycleSummary, DailySummary, RunSummary
 
 if TYPE_CHECKING:
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ADMISSION_LOCK",
     "CLOCK_SKEW",
-    "KEEP_CHARS",
     "WORKER_JOBS",
     "CheckSummary",
     "CycleSummary",
