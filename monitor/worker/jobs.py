@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -72,6 +72,10 @@ __all__ = [
 
 _worker_log = logging.getLogger("monitor.worker")
 B = TypeVar("B")
+AHEAD = 2
+"""Batches handed to a pool's processes before the oldest is written (:func:`_in_turn`). With one, a
+process that finished its share of the newest batch waited for the other's share of the one before: the
+shards of a batch differ in size and in the length of their conversations."""
 ADMISSION_LOCK = "rewrite-monitor:admission"
 """Name of the PostgreSQL advisory lock that serialises queue admissions (see :func:`enqueue_job`)."""
 
@@ -235,7 +239,7 @@ def check_job(
     _in_turn(
         batches(),
         finish,
-        overlap=pool is not None and not (claim and session.get_bind().dialect.name == "postgresql"),
+        ahead=0 if pool is None or (claim and session.get_bind().dialect.name == "postgresql") else AHEAD,
     )
     # what comes next (coverage, queue admission) reads what this run wrote
     refresh_planner_statistics(
@@ -260,20 +264,17 @@ def with_store_learning(
     return rules.with_learned(learned_table(session=session, checks=checks or current_versions()))
 
 
-def _in_turn(batches: Iterable[B], finish: Callable[[B], None], *, overlap: bool) -> None:
-    """``finish`` each of ``batches`` in order. With ``overlap``, one behind: the next batch is read (and
-    handed to a pool's processes) before the last is finished, so the processes work while this process
-    writes; without, each is finished before the next is read."""
-    in_hand: list[B] = []
+def _in_turn(batches: Iterable[B], finish: Callable[[B], None], *, ahead: int) -> None:
+    """``finish`` each of ``batches`` in order, ``ahead`` behind: up to that many batches are read (and
+    handed to a pool's processes) before the oldest is finished, so the processes work while this process
+    writes; with 0, each is finished before the next is read."""
+    in_hand: deque[B] = deque()
     for batch in batches:
-        if in_hand:
-            finish(in_hand.pop())
-        if overlap:
-            in_hand.append(batch)
-        else:
-            finish(batch)
-    for batch in in_hand:
-        finish(batch)
+        in_hand.append(batch)
+        if len(in_hand) > ahead:
+            finish(in_hand.popleft())
+    while in_hand:
+        finish(in_hand.popleft())
 
 
 def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str | None, str, str]]:
@@ -331,7 +332,7 @@ def _learn_profile(
             learnt.records.keep(batch)
         session.commit()
 
-    _in_turn(batches(), store, overlap=pool is not None)
+    _in_turn(batches(), store, ahead=AHEAD if pool is not None else 0)
     return learnt
 
 
@@ -373,6 +374,46 @@ def _batch_profile(
         conv_ids={r.conv_id for r in records},
         check_rate=check_rate,
     )
+
+
+class _Ahead:
+    """What ``run`` calls after each committed ingest batch: the records committed since unchecked are
+    handed to the check processes (:meth:`CheckPool.warm`), which find their lemmas while this process
+    ingests, so the learning pass after the ingest reads what they found (a record whose conversation
+    changed since is analysed again). The processes start once :data:`~monitor.worker.pool.MIN_JOB`
+    rewrites wait (``CheckPool.wants``), and take batches once ready; the rest is learned as before.
+    Nothing here is written: the store ends as without it."""
+
+    def __init__(self, session: Session, rules: Rules, check_rate: float, pool: CheckPool) -> None:
+        from monitor.checks import current_versions
+
+        self.session, self.rules, self.check_rate, self.pool = session, rules, check_rate, pool
+        self.checks = current_versions()
+        self.after = 0
+        self.waiting = 0
+        self.stored = store_url(session) if pool.workers > 1 else None
+        self.job = uuid.uuid4().hex
+
+    def __call__(self) -> None:
+        if self.stored is None:
+            return
+        ids = unchecked_record_ids(
+            session=self.session,
+            checks=self.checks,
+            after_id=self.after,
+            # an ingest batch commits at most batch_size lines (le 100,000, monitor.settings), each one
+            # record at most: the first call may also find what an earlier run left unchecked
+            limit=100_000,
+            check_rate=self.check_rate,
+        )
+        if not ids:
+            return
+        self.after = ids[-1]
+        self.waiting += len(ids)
+        if not self.pool.wants(self.waiting) or not self.pool.ready():
+            return
+        heads = [(h.id, h.conv_id) for h in load_heads(session=self.session, record_ids=ids)]
+        self.pool.warm(self.rules, StoredBatch(self.stored, self.job, heads))
 
 
 def enqueue_job(
@@ -422,27 +463,27 @@ def run_job(
     from monitor.queue.store import queue_depth
     from monitor.severity import SEVERITY_RANK
     from monitor.stats.store import finding_rates
+    from monitor.worker.pool import CheckPool
 
     now = now or datetime.now(UTC)
     started = time.perf_counter()
     ingest = None
-    if sources:
-        ingest = ingest_sources(
-            session,
-            sources,
-            source_name=settings.source_name,
-            batch_size=settings.batch_size,
-            max_line_bytes=settings.max_line_bytes,
-            sample_seed=settings.sample_seed,
-            redact_key=settings.ingest_redact_key,
-            trace_rules=settings.trace_rules,
-            on_bytes=on_bytes,
-            on_source=on_source,
-        )
-    # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
-    from monitor.worker.pool import CheckPool
-
     with CheckPool.for_settings(settings) as pool:
+        if sources:
+            ingest = ingest_sources(
+                session,
+                sources,
+                source_name=settings.source_name,
+                batch_size=settings.batch_size,
+                max_line_bytes=settings.max_line_bytes,
+                sample_seed=settings.sample_seed,
+                redact_key=settings.ingest_redact_key,
+                trace_rules=settings.trace_rules,
+                on_bytes=on_bytes,
+                on_source=on_source,
+                on_commit=_Ahead(session, rules, settings.check_rate, pool),
+            )
+        # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
         check = check_job(
             session=session,
             rules=rules,

@@ -132,8 +132,10 @@ class Ingestor:
         batch_bytes: int | None = None,
         redact_key: bytes | None = None,
         trace_rules: MappingRules = DEFAULT_RULES,
+        on_commit: Callable[[], None] | None = None,
     ):
         self.session = session
+        self.on_commit = on_commit
         # how a trace's rewrite span is found (settings otel_rewrite_span_names, otel_condense_templates;
         # monitor.otel.mapping)
         self.trace_rules = trace_rules
@@ -265,6 +267,8 @@ class Ingestor:
         if before_commit is not None and last is not None:
             before_commit(last)
         self.session.commit()
+        if self.on_commit is not None:
+            self.on_commit()
 
     def _write_alone(self, origin: str, p: _Pending) -> None:
         """Write one line in its own savepoint; quarantine it as ``store_refused`` (the driver's error
@@ -594,8 +598,12 @@ def ingest_sources(
     sample_seed: str = DEFAULT_SEED,
     redact_key: bytes | None = None,
     trace_rules: MappingRules = DEFAULT_RULES,
+    on_commit: Callable[[], None] | None = None,
 ) -> IngestSummary:
     """Ingest every source in order and return the summary.
+
+    ``on_commit()`` is called after each batch's commit (``run`` hands the records committed so far to
+    the check processes: ``monitor.worker.jobs.run_job``).
 
     A source that cannot be opened or stops decoding part-way (a corrupt gzip stream) is recorded in
     ``summary.source_errors``; the lines read before the fault are kept and the next source is read.
@@ -610,6 +618,7 @@ def ingest_sources(
         sample_seed=sample_seed,
         redact_key=redact_key,
         trace_rules=trace_rules,
+        on_commit=on_commit,
     )
     for src in sources:
         summary.sources.append(src.origin)
