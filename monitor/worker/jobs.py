@@ -73,7 +73,8 @@ __all__ = [
 _worker_log = logging.getLogger("monitor.worker")
 B = TypeVar("B")
 AHEAD = 2
-"""Batches handed to a pool's processes before the oldest is written (:func:`_in_turn`). With one, a
+"""Batches handed to a pool's processes beyond the one being written (:func:`_in_turn`: three in hand at
+most). With one, a
 process that finished its share of the newest batch waited for the other's share of the one before: the
 shards of a batch differ in size and in the length of their conversations."""
 ADMISSION_LOCK = "rewrite-monitor:admission"
@@ -377,12 +378,15 @@ def _batch_profile(
 
 
 class _Ahead:
-    """What ``run`` calls after each committed ingest batch: the records committed since unchecked are
-    handed to the check processes (:meth:`CheckPool.warm`), which find their lemmas while this process
-    ingests, so the learning pass after the ingest reads what they found (a record whose conversation
-    changed since is analysed again). The processes start once :data:`~monitor.worker.pool.MIN_JOB`
-    rewrites wait (``CheckPool.wants``), and take batches once ready; the rest is learned as before.
-    Nothing here is written: the store ends as without it."""
+    """What ``run`` calls after each committed ingest batch: the records committed since that wait to be
+    checked (``check_rate`` applied) are handed to the check processes (:meth:`CheckPool.warm`), which
+    find their lemmas while this process ingests; the learning pass after the ingest takes what they
+    found (a record whose conversation changed since is analysed again). The processes start once
+    :data:`~monitor.worker.pool.MIN_JOB` rewrites wait (``CheckPool.wants``), and take batches once ready
+    (about 2 s later), on a store they can read (``store_url``); up to
+    :data:`~monitor.worker.pool.LEMMA_ENTRIES` records a process. Nothing here is written: the store ends
+    as without it. A process that dies or cannot start stops the handing, not the ingest: the check
+    phase starts the processes again."""
 
     def __init__(self, session: Session, rules: Rules, check_rate: float, pool: CheckPool) -> None:
         from monitor.checks import current_versions
@@ -391,12 +395,31 @@ class _Ahead:
         self.checks = current_versions()
         self.after = 0
         self.waiting = 0
+        self.handed = 0
         self.stored = store_url(session) if pool.workers > 1 else None
         self.job = uuid.uuid4().hex
 
     def __call__(self) -> None:
-        if self.stored is None:
+        from monitor.worker.pool import LEMMA_ENTRIES
+
+        if self.stored is None or self.handed >= LEMMA_ENTRIES * self.pool.workers:
             return
+        try:
+            self._hand()
+        except (PoolError, OSError) as exc:
+            # by its type alone: a database error's text can quote what it read
+            _worker_log.warning(
+                "check phase: no lemmas found during the ingest (%s); the learning pass finds them",
+                type(exc).__name__,
+            )
+            self.stored = None
+        finally:
+            # The queries above opened a transaction, which on a SQLite store opened for writing holds
+            # its write lock (BEGIN IMMEDIATE) until the next batch commits: other writers (a verdict,
+            # the worker) would wait out the whole ingest.
+            self.session.commit()
+
+    def _hand(self) -> None:
         ids = unchecked_record_ids(
             session=self.session,
             checks=self.checks,
@@ -413,7 +436,8 @@ class _Ahead:
         if not self.pool.wants(self.waiting) or not self.pool.ready():
             return
         heads = [(h.id, h.conv_id) for h in load_heads(session=self.session, record_ids=ids)]
-        self.pool.warm(self.rules, StoredBatch(self.stored, self.job, heads))
+        if self.pool.warm(self.rules, StoredBatch(self.stored or "", self.job, heads)):
+            self.handed += len(heads)
 
 
 def enqueue_job(

@@ -76,8 +76,9 @@ the cap :func:`default_workers` puts on the number of processes (issue 36 asks a
 NICENESS = 5
 """How much lower the processes' scheduling priority is than the main process's (``os.nice``)."""
 LEMMA_ENTRIES = 100_000
-"""How many records' lemmas a process remembers (:data:`_LEMMAS`) before it empties the memo: about 150
-bytes each (a digest, a list of a few shared strings), so 15 MB at most."""
+"""How many records' lemmas found ahead a process holds for the learning pass (:data:`_LEMMAS`): about
+170 bytes each (a digest, a list of a few shared strings), so 17 MB at most. ``run`` hands no more than
+this many a process (``monitor.worker.jobs``)."""
 KEEP_CHARS = 4_000_000
 """How many characters of messages the check job's learning pass keeps parsed for its check loop (in the
 main process, or shared among the processes that read their own records): the records of every batch
@@ -256,9 +257,10 @@ _RULES: list[Rules] = []
 _KEPT = KeptRecords()
 """The records this process's share of a learning pass read (its budget is set by :func:`_start`)."""
 _LEMMAS: dict[bytes, list[str]] = {}
-"""Each record's added lemmas under the current rules (emptied when other rules come), by a digest of
-the record as read (:func:`_content_key`): a record handed during ingest (:meth:`CheckPool.warm`) and
-read again by the learning pass is not analysed twice, unless its conversation changed in between."""
+"""Added lemmas found ahead (:func:`_warm`) under the current rules (emptied when other rules come), by a
+digest of the record as read (:func:`_content_key`): the learning pass takes out each it meets
+(:func:`_lemmas`), so a record handed during the ingest is not analysed twice, unless its conversation
+changed in between."""
 _STORES: dict[str, Engine] = {}
 """Sessions on the store of the current job, by URL: one engine (one connection) per process, for the
 job's length (:func:`_records` disposes of them when another job starts)."""
@@ -365,6 +367,18 @@ def _content_key(record: RewriteRecord) -> bytes:
     return hashlib.blake2b(pickle.dumps(record, pickle.HIGHEST_PROTOCOL), digest_size=16).digest()
 
 
+def _warm(rules: bytes | None, items: StoredBatch) -> list[None]:
+    """Find the lemmas of ``items``' records and hold them (:data:`_LEMMAS`) for :func:`_lemmas`; nothing
+    goes back. A full memo takes no more: what it holds waits for the learning pass, which takes each out."""
+    from monitor.checks.added_words import added_lemmas
+
+    got = _rules(rules)
+    for r in _records(items):
+        if r is not None and len(_LEMMAS) < LEMMA_ENTRIES:
+            _LEMMAS[_content_key(r)] = sorted(added_lemmas(r, got))
+    return []
+
+
 def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> list[Lemmas | None]:
     from monitor.checks.added_words import added_lemmas
 
@@ -374,12 +388,8 @@ def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> li
         if r is None:
             out.append(None)
             continue
-        key = _content_key(r)
-        lemmas = _LEMMAS.get(key)
-        if lemmas is None:
-            if len(_LEMMAS) >= LEMMA_ENTRIES:
-                _LEMMAS.clear()
-            lemmas = _LEMMAS[key] = sorted(added_lemmas(r, got))
+        found = _LEMMAS.pop(_content_key(r), None) if _LEMMAS else None
+        lemmas = found if found is not None else sorted(added_lemmas(r, got))
         out.append(Lemmas(r.prompt_version, r.conv_id, lemmas))
     return out
 
@@ -461,11 +471,11 @@ class CheckPool:
 
     def warm(self, rules: Rules, batch: StoredBatch) -> bool:
         """Hand ``batch`` to the processes to find its records' lemmas ahead of the learning pass, without
-        waiting for them: they remember what they found (:data:`_LEMMAS`), and the learning pass takes it
-        for every record still as it was. For the ingest's committed batches, so the processes work while
+        waiting for them: they hold what they found (:data:`_LEMMAS`), and the learning pass takes it for
+        every record still as it was. For the ingest's committed batches, so the processes work while
         this process parses and writes (``monitor.worker.jobs.run_job``). Whether it was handed (not
-        before the processes are ready). A process that dies fails the next submit or result."""
-        pending = self._submit(batch, rules, _lemmas)
+        before the processes are ready). Raises ``PoolError`` when a process died (the pool is closed)."""
+        pending = self._submit(batch, rules, _warm)
         if pending is None:
             return False
         for _idx, fut in pending.futures:
