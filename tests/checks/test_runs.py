@@ -80,6 +80,23 @@ def test_a_record_is_checked_when_one_run_holds_every_current_version(session: S
     assert waiting == [two]
 
 
+def test_the_walk_down_returns_the_highest_ids_below_the_bound_ascending(session: Session) -> None:
+    """Five records, the third checked: from above the fifth, two at a time, the walk takes 4 and 5, then
+    1 and 2 below 4 (3 is checked), then nothing below 1."""
+    ab = [("a", 1), ("b", 1)]
+    ids = [record_row(session, conv_id=f"c{n}", request_id=f"c{n}_2").id for n in range(5)]
+    check_run_row(session, record_id=ids[2], checks=ab)
+    walk = [ids[4] + 1]
+    for want in ([ids[3], ids[4]], [ids[0], ids[1]], []):
+        got = unchecked_record_ids(session=session, checks=ab, after_id=0, before_id=walk[-1], limit=2)
+        assert got == want
+        walk.append(got[0] if got else 0)
+    # above a floor: records at or below ``after_id`` are not taken
+    assert unchecked_record_ids(session=session, checks=ab, after_id=ids[1], before_id=ids[4], limit=9) == [
+        ids[3]
+    ]
+
+
 def test_a_version_bump_moves_the_versions_both_sets_hold_onto_the_new_run(session: Session) -> None:
     """Checked at {a1, b1}, then at {a1, b2}: the new run owns a1 (its finding deleted from the first run
     and stored again with the new run's rules hash), b1's finding stays on the first run as history."""

@@ -143,9 +143,13 @@ def unchecked_record_ids(
     limit: int,
     check_rate: float = 1.0,
     claim: bool = False,
+    before_id: int | None = None,
 ) -> list[int]:
     """Ids (ascending, above ``after_id``) of records with a rewrite and no run of a set holding every pair
     of ``checks`` (the versions currently registered).
+
+    With ``before_id``, the highest ``limit`` ids below it (and above ``after_id``), still ascending: a
+    walk from the newest record down calls it with the lowest id the last call returned.
 
     With ``check_rate`` < 1 only records whose ``check_draw`` is below the rate are returned. With
     ``claim`` on PostgreSQL the rows are locked ``FOR UPDATE SKIP LOCKED`` until the caller's transaction
@@ -163,22 +167,25 @@ def unchecked_record_ids(
             session.scalars(
                 select(CheckRun.record_id).where(
                     CheckRun.check_set_id.in_(sets_holding(checks)),
-                    CheckRun.record_id >= ids[0],
-                    CheckRun.record_id <= ids[-1],
+                    CheckRun.record_id >= min(ids),
+                    CheckRun.record_id <= max(ids),
                 )
             )
         )
         return [i for i in ids if i not in full]
 
-    after = after_id
+    after, before = after_id, before_id
     while True:
         window = select(Record.id).where(Record.rewrite_event_id.is_not(None), Record.id > after)
+        if before is not None:
+            window = window.where(Record.id < before)
         if check_rate < 1.0:
             window = window.where(Record.check_draw < check_rate)
-        candidates = list(session.scalars(window.order_by(Record.id).limit(scan)))
+        order = Record.id.desc() if before is not None else Record.id
+        candidates = list(session.scalars(window.order_by(order).limit(scan)))
         if not candidates:
             return []
-        ids = unfinished(candidates)[:limit]
+        ids = sorted(unfinished(candidates)[:limit])
         if ids and pg_claim:
             locked = list(
                 session.scalars(
@@ -193,7 +200,10 @@ def unchecked_record_ids(
             ids = unfinished(locked) if locked else []
         if ids:
             return ids
-        after = candidates[-1]
+        if before is not None:
+            before = candidates[-1]
+        else:
+            after = candidates[-1]
 
 
 def delete_runs(*, session: Session, run_ids: Select[int] | Sequence[int]) -> int:

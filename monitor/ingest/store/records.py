@@ -270,6 +270,11 @@ class RecordHead(NamedTuple):
     request_id: str
 
 
+def newest_record_id(*, session: Session) -> int | None:
+    """The highest record id in the store (None when it holds none)."""
+    return session.scalar(select(func.max(Record.id)))
+
+
 def load_heads(*, session: Session, record_ids: Sequence[int]) -> list[RecordHead]:
     """:class:`RecordHead` of the records with these ids that have a rewrite (those :func:`load_records`
     returns), by id; no event is read."""

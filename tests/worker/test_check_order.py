@@ -1,0 +1,66 @@
+"""The learning pass's order (issue 36): newest first, so that the check loop, oldest first, starts with
+the records whose texts the pass analysed last and the analysis cache still holds."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.checks.rules import load_rules
+from monitor.ingest.store.batches import ingest_bytes
+from monitor.store.models import AddedLemma, CheckRun, Record
+from monitor.worker import jobs
+from tests.factories import ctx_input, log, rewrite
+
+WORDS = {1: "invoices", 2: "refunds", 3: "warranty", 4: "shipping", 5: "pricing"}
+"""An added word per conversation: each query names one its conversation never wrote."""
+
+
+def _conversation(n: int) -> bytes:
+    return log(ctx_input(f"c{n}", f"c{n}_2", 2), rewrite(f"c{n}", f"c{n}_2", 2, query=f"SLA on {WORDS[n]}"))
+
+
+def _learned(session: Session) -> list[str]:
+    """The conversations of the profile's rows, in the order they were stored."""
+    return list(dict.fromkeys(session.scalars(select(AddedLemma.conv_id).order_by(AddedLemma.id))))
+
+
+def _graded(session: Session) -> list[str]:
+    """Each record's conversation, in the order its check run was written."""
+    rows = session.execute(
+        select(Record.conv_id).join(CheckRun, CheckRun.record_id == Record.id).order_by(CheckRun.id)
+    )
+    return [conv for (conv,) in rows]
+
+
+def test_the_newest_are_learned_first_and_the_oldest_graded_first(session: Session) -> None:
+    for n in range(1, 6):
+        ingest_bytes(session, _conversation(n))
+    session.commit()
+    summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
+    assert summary.records == 5
+    # two a batch from the top: (4, 5), then (2, 3), then 1; each batch in id order
+    assert _learned(session) == ["c4", "c5", "c2", "c3", "c1"]
+    assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
+
+
+def test_what_is_stored_after_the_learning_pass_began_is_graded_in_the_same_job(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(1, 4):
+        ingest_bytes(session, _conversation(n))
+    session.commit()
+    learn = jobs._learn_profile
+
+    def learn_then_more(**kw: object) -> object:
+        got = learn(**kw)  # type: ignore[arg-type]
+        ingest_bytes(session, _conversation(4) + _conversation(5))  # another worker's ingest
+        session.commit()
+        return got
+
+    monkeypatch.setattr(jobs, "_learn_profile", learn_then_more)
+    summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
+    assert summary.records == 5
+    assert _learned(session) == ["c2", "c3", "c1"]  # the two stored since are graded without their lemmas
+    assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
