@@ -305,7 +305,7 @@ def _learn_profile(
         # Newest first: the check loop starts with the oldest, which this pass analyses last, so the
         # analysis cache still holds them. Oldest first here, a job larger than the cache found none of
         # its texts there in the check loop: each batch had pushed out the next one's (20,000 rewrites of
-        # the non-repeating corpus on one process: 82,345 misses in the check loop, 61,555 this way).
+        # the non-repeating corpus on one process: 82,345 misses in the check loop, 61,572 this way).
         # Records stored after the pass began are above where it started: the check loop grades them
         # without their own lemmas, as it grades what is stored after the pass.
         top = newest_record_id(session=session)
