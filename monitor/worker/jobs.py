@@ -192,7 +192,7 @@ def check_job(
     def batches() -> Iterator[_Batch]:
         """The loop's batches, read (and handed to the pool) one by one, as :func:`_in_turn` asks."""
         nonlocal rules, learned
-        # Records below the first one the learning pass found were all checked when it scanned: starting
+        # Records below the lowest one the learning pass found were all checked when it scanned: starting
         # there spares a second scan of every record's runs, which costs as much as the store is large.
         after = learnt.first_id - 1 if learnt.first_id is not None else 0
         while not (stop and stop()):
@@ -306,8 +306,6 @@ def _learn_profile(
         # analysis cache still holds them. Oldest first here, a job larger than the cache found none of
         # its texts there in the check loop: each batch had pushed out the next one's (20,000 rewrites of
         # the non-repeating corpus on one process: 82,345 misses in the check loop, 61,572 this way).
-        # Records stored after the pass began are above where it started: the check loop grades them
-        # without their own lemmas, as it grades what is stored after the pass.
         top = newest_record_id(session=session)
         before = top + 1 if top is not None else 0
         while not (stop and stop()):
@@ -323,16 +321,35 @@ def _learn_profile(
                 # every record below the lowest found was checked when it was scanned (a pass stopped
                 # part-way leaves None: the check loop scans from the first record)
                 learnt.first_id = before if top is not None and before <= top else None
-                return
+                break
             before = ids[0]
-            if stored is not None and pool is not None and pool.ready():
-                heads = [(h.id, h.conv_id) for h in load_heads(session=session, record_ids=ids)]
-                pending = pool.submit_lemmas(rules, StoredBatch(stored, learnt.job, heads, keep=True))
-                if pending is not None:
-                    yield None, pending
-                    continue
-            batch = dict(load_records(session=session, record_ids=ids))
-            yield batch, pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
+            yield from hand(ids)
+        # Then up from where the walk began: what was stored meanwhile (another process's ingest) is
+        # learned too, as an upward walk would have met it. What is stored after this is graded
+        # without its own lemmas (:func:`_batch_profile`).
+        after = top or 0
+        while not (stop and stop()):
+            ids = unchecked_record_ids(
+                session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
+            )
+            if not ids:
+                return
+            after = ids[-1]
+            yield from hand(ids)
+
+    def hand(
+        ids: list[int],
+    ) -> Iterator[tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]]:
+        """One batch of the pass: handed to the pool's processes, or read here (and handed when the pool
+        takes records)."""
+        if stored is not None and pool is not None and pool.ready():
+            heads = [(h.id, h.conv_id) for h in load_heads(session=session, record_ids=ids)]
+            pending = pool.submit_lemmas(rules, StoredBatch(stored, learnt.job, heads, keep=True))
+            if pending is not None:
+                yield None, pending
+                return
+        batch = dict(load_records(session=session, record_ids=ids))
+        yield batch, pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
 
     def store(got: tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]) -> None:
         batch, pending = got
@@ -367,9 +384,10 @@ class _Batch:
 
 @dataclass
 class _Learnt:
-    """What the learning pass leaves the check loop: the first record id it found unchecked (None when
-    none), the records it kept to grade without reading them again (those the pool's processes read,
-    they keep), and the token that names this job to the processes."""
+    """What the learning pass leaves the check loop: the lowest record id it found unchecked when its walk
+    down finished (None when it found none or was stopped part-way), the records it kept to grade
+    without reading them again (those the pool's processes read, they keep), and the token that names
+    this job to the processes."""
 
     first_id: int | None = None
     records: KeptRecords = field(default_factory=KeptRecords)

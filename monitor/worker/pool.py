@@ -107,8 +107,8 @@ class KeptRecords:
 
     def keep(self, batch: dict[int, RewriteRecord]) -> None:
         """Keep ``batch`` besides the batches kept so far while they hold at most ``budget`` characters
-        of messages, else ``batch`` alone (the check loop's first batch is then read again, its last one
-        is not)."""
+        of messages, else ``batch`` alone (the learning pass walks from the newest record down, so what is
+        kept then is the check loop's first batch)."""
         contexts = {id(c): c for r in batch.values() for c in (r.context, *(p.context for p in r.peers))}
         chars = sum(len(m.content) for c in contexts.values() if c is not None for m in c.messages or ())
         if self.every and self.chars + chars <= self.budget:

@@ -64,3 +64,27 @@ def test_what_is_stored_after_the_learning_pass_began_is_graded_in_the_same_job(
     assert summary.records == 5
     assert _learned(session) == ["c2", "c3", "c1"]  # the two stored since are graded without their lemmas
     assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
+
+
+def test_what_is_stored_during_the_learning_pass_is_learned_on_the_way_up(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(1, 4):
+        ingest_bytes(session, _conversation(n))
+    session.commit()
+    read = jobs.load_records
+    calls: list[int] = []
+
+    def read_while_more_arrive(**kw: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:  # another worker's ingest commits while the pass reads its first batch
+            ingest_bytes(session, _conversation(4) + _conversation(5))
+            session.commit()
+        return read(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "load_records", read_while_more_arrive)
+    summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
+    assert summary.records == 5
+    # down from where the walk began (3): (2, 3), then 1; then up from there: (4, 5)
+    assert _learned(session) == ["c2", "c3", "c1", "c4", "c5"]
+    assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
