@@ -21,6 +21,12 @@ def _conversation(n: int) -> bytes:
     return log(ctx_input(f"c{n}", f"c{n}_2", 2), rewrite(f"c{n}", f"c{n}_2", 2, query=f"SLA on {WORDS[n]}"))
 
 
+def _store(session: Session, *conversations: int) -> None:
+    """Conversations ``c{n}`` stored and committed (another worker's ingest, when a test calls it mid-job)."""
+    ingest_bytes(session, b"".join(_conversation(n) for n in conversations))
+    session.commit()
+
+
 def _learned(session: Session) -> list[str]:
     """The conversations of the profile's rows, in the order they were stored."""
     return list(dict.fromkeys(session.scalars(select(AddedLemma.conv_id).order_by(AddedLemma.id))))
@@ -35,9 +41,7 @@ def _graded(session: Session) -> list[str]:
 
 
 def test_the_newest_are_learned_first_and_the_oldest_graded_first(session: Session) -> None:
-    for n in range(1, 6):
-        ingest_bytes(session, _conversation(n))
-    session.commit()
+    _store(session, 1, 2, 3, 4, 5)
     summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
     assert summary.records == 5
     # two a batch from the top: (4, 5), then (2, 3), then 1; each batch in id order
@@ -48,15 +52,12 @@ def test_the_newest_are_learned_first_and_the_oldest_graded_first(session: Sessi
 def test_what_is_stored_after_the_learning_pass_began_is_graded_in_the_same_job(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for n in range(1, 4):
-        ingest_bytes(session, _conversation(n))
-    session.commit()
+    _store(session, 1, 2, 3)
     learn = jobs._learn_profile
 
     def learn_then_more(**kw: object) -> object:
         got = learn(**kw)  # type: ignore[arg-type]
-        ingest_bytes(session, _conversation(4) + _conversation(5))  # another worker's ingest
-        session.commit()
+        _store(session, 4, 5)
         return got
 
     monkeypatch.setattr(jobs, "_learn_profile", learn_then_more)
@@ -69,17 +70,14 @@ def test_what_is_stored_after_the_learning_pass_began_is_graded_in_the_same_job(
 def test_what_is_stored_during_the_learning_pass_is_learned_on_the_way_up(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for n in range(1, 4):
-        ingest_bytes(session, _conversation(n))
-    session.commit()
+    _store(session, 1, 2, 3)
     read = jobs.load_records
     calls: list[int] = []
 
     def read_while_more_arrive(**kw: object) -> object:
         calls.append(1)
-        if len(calls) == 1:  # another worker's ingest commits while the pass reads its first batch
-            ingest_bytes(session, _conversation(4) + _conversation(5))
-            session.commit()
+        if len(calls) == 1:  # while the pass reads its first batch
+            _store(session, 4, 5)
         return read(**kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(jobs, "load_records", read_while_more_arrive)
