@@ -433,10 +433,11 @@ class _Ahead:
     def __call__(self) -> None:
         from monitor.worker.pool import LEMMA_ENTRIES
 
-        if self.stored is None or self.handed >= LEMMA_ENTRIES * self.pool.workers:
+        stored = self.stored
+        if stored is None or self.handed >= LEMMA_ENTRIES * self.pool.workers:
             return
         try:
-            self._hand()
+            self._hand(stored)
         except (PoolError, OSError) as exc:
             # by its type alone: a database error's text can quote what it read
             _worker_log.warning(
@@ -450,7 +451,7 @@ class _Ahead:
             # the worker) would wait out the whole ingest.
             self.session.commit()
 
-    def _hand(self) -> None:
+    def _hand(self, stored: str) -> None:
         ids = unchecked_record_ids(
             session=self.session,
             checks=self.checks,
@@ -467,7 +468,7 @@ class _Ahead:
         if not self.pool.wants(self.waiting) or not self.pool.ready():
             return
         heads = [(h.id, h.conv_id) for h in load_heads(session=self.session, record_ids=ids)]
-        if self.pool.warm(self.rules, StoredBatch(self.stored or "", self.job, heads)):
+        if self.pool.warm(self.rules, StoredBatch(stored, self.job, heads)):
             self.handed += len(heads)
 
 
