@@ -134,6 +134,21 @@ def test_a_check_registered_in_the_parent_alone_keeps_the_phase_in_the_parent(
     assert "registered other checks than this process" in caplog.text
 
 
+def test_the_processes_collect_garbage_as_the_parent_does() -> None:
+    # The thresholds a command runs under (monitor.cli.main.GC_THRESHOLDS) reach the processes: at
+    # CPython's default (700, 10, 10) their collections walked the analysis caches for nothing.
+    import gc
+
+    saved = gc.get_threshold()
+    gc.set_threshold(12_345, 7, 3)
+    try:
+        with CheckPool(2, model=None) as pool:
+            assert pool.start() is True
+            assert [ex.submit(gc.get_threshold).result() for ex in pool._executors] == [(12_345, 7, 3)] * 2
+    finally:
+        gc.set_threshold(*saved)
+
+
 def test_workers_must_be_at_least_one(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
