@@ -29,7 +29,13 @@ from monitor.checks.store import (
     unchecked_record_ids,
 )
 from monitor.errors import PoolError
-from monitor.ingest.store.records import RecordHead, load_heads, load_records, newest_record_id
+from monitor.ingest.store.records import (
+    RecordHead,
+    changed_shapes,
+    load_heads,
+    load_records,
+    newest_record_id,
+)
 from monitor.store.engine import refresh_planner_statistics
 from monitor.worker.alerting import CLOCK_SKEW, evaluate_alerts
 from monitor.worker.pool import Graded, KeptRecords, Lemmas, StoredBatch, store_url
@@ -47,7 +53,7 @@ if TYPE_CHECKING:
     from monitor.setting_groups import QueueSettings
     from monitor.settings import Settings
     from monitor.worker.context import WorkerContext
-    from monitor.worker.pool import CheckPool, Pending
+    from monitor.worker.pool import Ahead, CheckPool, Pending
 
 __all__ = [
     "ADMISSION_LOCK",
@@ -93,6 +99,7 @@ def check_job(
     stop: Callable[[], bool] | None = None,
     learn: bool = True,
     pool: CheckPool | None = None,
+    ahead: dict[int, Ahead] | None = None,
 ) -> CheckSummary:
     """Run every registered check over the records not yet checked at the current versions.
 
@@ -117,6 +124,9 @@ def check_job(
     order, so the store ends as one process leaves it. Raises ``PoolError`` when one of them dies (the
     batch in hand is not written) or read another store than this process; a database error of theirs
     (``sqlalchemy.exc.DBAPIError``, such as too many connections) is raised here as it was there.
+    ``ahead``: the lemmas the processes found while ``run`` ingested (``CheckPool.found_ahead``, by
+    record id): the learning pass stores them for each record whose conversation did not change since,
+    instead of finding them again.
     """
     from monitor.checks import current_versions, run_checks
 
@@ -156,6 +166,7 @@ def check_job(
         stop=stop,
         pool=pool,
         stored=stored,
+        ahead=ahead,
     )
 
     def finish(batch: _Batch) -> None:
@@ -278,13 +289,6 @@ def _in_turn(batches: Iterable[B], finish: Callable[[B], None], *, ahead: int) -
         finish(in_hand.popleft())
 
 
-def _profile_rows(rules: Rules, records: list[RewriteRecord]) -> list[tuple[str | None, str, str]]:
-    """The profile's rows of ``records``: their added lemmas."""
-    from monitor.checks.added_words import added_lemmas
-
-    return [(r.prompt_version, lemma, r.conv_id) for r in records for lemma in sorted(added_lemmas(r, rules))]
-
-
 def _learn_profile(
     *,
     session: Session,
@@ -295,13 +299,18 @@ def _learn_profile(
     stop: Callable[[], bool] | None = None,
     pool: CheckPool | None = None,
     stored: str | None = None,
+    ahead: dict[int, Ahead] | None = None,
 ) -> _Learnt:
     """Store the added lemmas of every record still to check (committed per batch; ``stop()`` is asked
     between batches, as the check loop does). ``stored``: the store's URL when the pool's processes can
-    read it (``monitor.worker.pool.store_url``); they then read the records and keep them for the loop."""
+    read it (``monitor.worker.pool.store_url``); they then read the records and keep them for the loop.
+    ``ahead``: lemmas found during the ingest (``CheckPool.found_ahead``), by record id, taken out as
+    used, for each record whose conversation is unchanged since (``changed_shapes``); the others are
+    read and analysed again."""
     learnt = _Learnt()
+    ahead = ahead or {}
 
-    def batches() -> Iterator[tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]]:
+    def batches() -> Iterator[_Handed]:
         # Newest first: the check loop starts with the oldest, which this pass analyses last, so the
         # analysis cache still holds them. Oldest first here, a job larger than the cache found none of
         # its texts there in the check loop: each batch had pushed out the next one's (20,000 rewrites of
@@ -337,30 +346,37 @@ def _learn_profile(
             after = ids[-1]
             yield from hand(ids)
 
-    def hand(
-        ids: list[int],
-    ) -> Iterator[tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]]:
-        """One batch of the pass: handed to the pool's processes, or read here (and handed when the pool
-        takes records)."""
+    def hand(ids: list[int]) -> Iterator[_Handed]:
+        """One batch of the pass: the lemmas found ahead that still hold, the rest handed to the pool's
+        processes, or read here (and handed when the pool takes records)."""
+        found = {i: ahead.pop(i) for i in ids if i in ahead}
+        stale = changed_shapes(session=session, shapes=[(i, x.shape) for i, x in found.items()])
+        held = {i: x.lemmas for i, x in found.items() if i not in stale}
+        ids = [i for i in ids if i not in held]
+        if not ids:
+            yield _Handed(held)
+            return
         if stored is not None and pool is not None and pool.ready():
             heads = [(h.id, h.conv_id) for h in load_heads(session=session, record_ids=ids)]
             pending = pool.submit_lemmas(rules, StoredBatch(stored, learnt.job, heads, keep=True))
             if pending is not None:
-                yield None, pending
+                yield _Handed(held, sent=[i for i, _ in heads], pending=pending)
                 return
         batch = dict(load_records(session=session, record_ids=ids))
-        yield batch, pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
+        pending = pool.submit_lemmas(rules, list(batch.values())) if pool is not None else None
+        yield _Handed(held, sent=list(batch), pending=pending, batch=batch)
 
-    def store(got: tuple[dict[int, RewriteRecord] | None, Pending[Lemmas | None] | None]) -> None:
-        batch, pending = got
-        if pending is not None:
-            found = [x for x in pending.results() if x is not None]
-            rows = [(x.prompt_version, lemma, x.conv_id) for x in found for lemma in x.lemmas]
-        else:
-            rows = _profile_rows(rules, list((batch or {}).values()))
+    def store(got: _Handed) -> None:
+        found: dict[int, Lemmas | None] = dict(got.held)
+        if got.pending is not None:
+            found.update(zip(got.sent, got.pending.results(), strict=True))
+        elif got.batch is not None:
+            found.update((i, Lemmas.of(r, rules)) for i, r in got.batch.items())
+        # in id order, as one process without the warm-up stores them
+        rows = [row for i in sorted(found) if (x := found[i]) is not None for row in x.rows()]
         record_added_lemmas(session=session, rows=rows)
-        if batch is not None:
-            learnt.records.keep(batch)
+        if got.batch is not None:
+            learnt.records.keep(got.batch)
         session.commit()
 
     _in_turn(batches(), store, ahead=AHEAD if pool is not None else 0)
@@ -380,6 +396,18 @@ class _Batch:
     pending: Pending[Graded | None] | None
     request_ids: list[str] | None = None
     """The records' request ids as this process read them, when the processes read the records."""
+
+
+@dataclass(frozen=True)
+class _Handed:
+    """A batch of the learning pass between finding its lemmas and storing them: ``held``, those found
+    during the ingest that still hold, by record id; ``sent``, the ids of the rest, whose lemmas
+    ``pending`` brings (in that order) or which were read here (``batch``)."""
+
+    held: dict[int, Lemmas]
+    sent: list[int] = field(default_factory=list)
+    pending: Pending[Lemmas | None] | None = None
+    batch: dict[int, RewriteRecord] | None = None
 
 
 @dataclass
@@ -406,70 +434,6 @@ def _batch_profile(
         conv_ids={r.conv_id for r in records},
         check_rate=check_rate,
     )
-
-
-class _Ahead:
-    """What ``run`` calls after each committed ingest batch: the records committed since that wait to be
-    checked (``check_rate`` applied) are handed to the check processes (:meth:`CheckPool.warm`), which
-    find their lemmas while this process ingests; the learning pass after the ingest takes what they
-    found (a record whose conversation changed since is analysed again). The processes start once
-    :data:`~monitor.worker.pool.MIN_JOB` rewrites wait (``CheckPool.wants``), and take batches once ready
-    (about 2 s later), on a store they can read (``store_url``); up to
-    :data:`~monitor.worker.pool.LEMMA_ENTRIES` records a process. Nothing here is written: the store ends
-    as without it. A process that dies or cannot start stops the handing, not the ingest: the check
-    phase starts the processes again."""
-
-    def __init__(self, session: Session, rules: Rules, check_rate: float, pool: CheckPool) -> None:
-        from monitor.checks import current_versions
-
-        self.session, self.rules, self.check_rate, self.pool = session, rules, check_rate, pool
-        self.checks = current_versions()
-        self.after = 0
-        self.waiting = 0
-        self.handed = 0
-        self.stored = store_url(session) if pool.workers > 1 else None
-        self.job = uuid.uuid4().hex
-
-    def __call__(self) -> None:
-        from monitor.worker.pool import LEMMA_ENTRIES
-
-        stored = self.stored
-        if stored is None or self.handed >= LEMMA_ENTRIES * self.pool.workers:
-            return
-        try:
-            self._hand(stored)
-        except (PoolError, OSError) as exc:
-            # by its type alone: a database error's text can quote what it read
-            _worker_log.warning(
-                "check phase: no lemmas found during the ingest (%s); the learning pass finds them",
-                type(exc).__name__,
-            )
-            self.stored = None
-        finally:
-            # The queries above opened a transaction, which on a SQLite store opened for writing holds
-            # its write lock (BEGIN IMMEDIATE) until the next batch commits: other writers (a verdict,
-            # the worker) would wait out the whole ingest.
-            self.session.commit()
-
-    def _hand(self, stored: str) -> None:
-        ids = unchecked_record_ids(
-            session=self.session,
-            checks=self.checks,
-            after_id=self.after,
-            # an ingest batch commits at most batch_size lines (le 100,000, monitor.settings), each one
-            # record at most: the first call may also find what an earlier run left unchecked
-            limit=100_000,
-            check_rate=self.check_rate,
-        )
-        if not ids:
-            return
-        self.after = ids[-1]
-        self.waiting += len(ids)
-        if not self.pool.wants(self.waiting) or not self.pool.ready():
-            return
-        heads = [(h.id, h.conv_id) for h in load_heads(session=self.session, record_ids=ids)]
-        if self.pool.warm(self.rules, StoredBatch(stored, self.job, heads)):
-            self.handed += len(heads)
 
 
 def enqueue_job(
@@ -519,13 +483,16 @@ def run_job(
     from monitor.queue.store import queue_depth
     from monitor.severity import SEVERITY_RANK
     from monitor.stats.store import finding_rates
+    from monitor.worker.ahead import WarmUp, promised_bytes
     from monitor.worker.pool import CheckPool
 
     now = now or datetime.now(UTC)
     started = time.perf_counter()
     ingest = None
+    ahead: dict[int, Ahead] = {}
     with CheckPool.for_settings(settings) as pool:
         if sources:
+            warm_up = WarmUp(session, rules, settings.check_rate, pool, promised=promised_bytes(sources))
             ingest = ingest_sources(
                 session,
                 sources,
@@ -537,8 +504,9 @@ def run_job(
                 trace_rules=settings.trace_rules,
                 on_bytes=on_bytes,
                 on_source=on_source,
-                on_commit=_Ahead(session, rules, settings.check_rate, pool),
+                on_commit=warm_up,
             )
+            ahead = warm_up.found()
         # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
         check = check_job(
             session=session,
@@ -548,6 +516,7 @@ def run_job(
             claim=True,
             learn=settings.learn_from_verdicts,
             pool=pool,
+            ahead=ahead,
         )
     if release_caches:
         from monitor.checks.base import analyzer

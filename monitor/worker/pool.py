@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from monitor.checks.base import CheckOutcome
     from monitor.checks.profile import RewriterProfile
     from monitor.checks.rules import Rules
+    from monitor.ingest.store.records import LoadedShape
     from monitor.record import RewriteRecord
     from monitor.settings import Settings
 
@@ -76,10 +77,11 @@ the cap :func:`default_workers` puts on the number of processes (issue 36 asks a
 
 NICENESS = 5
 """How much lower the processes' scheduling priority is than the main process's (``os.nice``)."""
-LEMMA_ENTRIES = 100_000
-"""How many records' lemmas found ahead a process holds for the learning pass (:data:`_LEMMAS`): about
-170 bytes each (a digest, a list of a few shared strings), so 17 MB at most. ``run`` hands no more than
-this many a process (``monitor.worker.jobs``)."""
+LEMMA_ENTRIES = 50_000
+"""How many records' lemmas found ahead (:meth:`CheckPool.warm`) the main process holds for the learning
+pass, all processes together: ``run`` hands no more (``monitor.worker.ahead``). About 530 bytes each (an
+:class:`Ahead` and its place in a dict, measured with tracemalloc on 4,000 records of the non-repeating
+corpus), so 27 MB at most. A 20,000-rewrite job is handed whole."""
 KEEP_CHARS = 4_000_000
 """How many characters of messages the check job's learning pass keeps parsed for its check loop (in the
 main process, or shared among the processes that read their own records): the records of every batch
@@ -157,6 +159,27 @@ class Lemmas(NamedTuple):
     prompt_version: str | None
     conv_id: str
     lemmas: list[str]
+
+    @classmethod
+    def of(cls, record: RewriteRecord, rules: Rules) -> Lemmas:
+        """``record``'s rows under ``rules`` (``monitor.checks.added_words.added_lemmas``)."""
+        from monitor.checks.added_words import added_lemmas
+
+        return cls(record.prompt_version, record.conv_id, sorted(added_lemmas(record, rules)))
+
+    def rows(self) -> list[tuple[str | None, str, str]]:
+        """The profile's rows (``monitor.checks.store.record_added_lemmas``): prompt version, lemma and
+        conversation."""
+        return [(self.prompt_version, lemma, self.conv_id) for lemma in self.lemmas]
+
+
+class Ahead(NamedTuple):
+    """A record's :class:`Lemmas` found during the ingest (:meth:`CheckPool.warm`), with the shape of the
+    record they were found from: the learning pass uses them only while its conversation is unchanged
+    (``monitor.ingest.store.records.changed_shapes``)."""
+
+    shape: LoadedShape
+    lemmas: Lemmas
 
 
 class Graded(NamedTuple):
@@ -257,11 +280,6 @@ _RULES: list[Rules] = []
 """The rules the parent sent last (one at most): sent again only when their content changes."""
 _KEPT = KeptRecords()
 """The records this process's share of a learning pass read (its budget is set by :func:`_start`)."""
-_LEMMAS: dict[bytes, list[str]] = {}
-"""Added lemmas found ahead (:func:`_warm`) under the current rules (emptied when other rules come), by a
-digest of the record as read (:func:`_content_key`): the learning pass takes out each it meets
-(:func:`_lemmas`), so a record handed during the ingest is not analysed twice, unless its conversation
-changed in between."""
 _STORES: dict[str, Engine] = {}
 """Sessions on the store of the current job, by URL: one engine (one connection) per process, for the
 job's length (:func:`_records` disposes of them when another job starts)."""
@@ -328,7 +346,6 @@ def _registered() -> list[tuple[str, int]]:
 def _rules(rules: bytes | None) -> Rules:
     if rules is not None:
         _RULES[:] = [pickle.loads(rules)]
-        _LEMMAS.clear()  # found under the rules before
     return _RULES[0]
 
 
@@ -369,40 +386,31 @@ def _session(url: str) -> Session:
     return session_factory(_STORES[url])()
 
 
-def _content_key(record: RewriteRecord) -> bytes:
-    """A digest of everything ``record`` holds (its pickle: what it is, not where it came from). Two
-    reads of an unchanged record give the same key (the shared logs' 3,385 records, each read twice);
-    a record that changed gives another, as does, at worst, an equal one built another way (then it is
-    only analysed again). 0.12 ms a record, against 2 ms to find its lemmas with its texts not yet
-    analysed (4,000 records of the non-repeating corpus, this machine)."""
-    return hashlib.blake2b(pickle.dumps(record, pickle.HIGHEST_PROTOCOL), digest_size=16).digest()
-
-
-def _warm(rules: bytes | None, items: StoredBatch) -> list[None]:
-    """Find the lemmas of ``items``' records and hold them (:data:`_LEMMAS`) for :func:`_lemmas`; nothing
-    goes back. A full memo takes no more: what it holds waits for the learning pass, which takes each out."""
-    from monitor.checks.added_words import added_lemmas
+def _warm(rules: bytes | None, items: StoredBatch) -> list[Ahead | None]:
+    """The lemmas of ``items``' records, each with what says whether it is still as it was read
+    (:class:`Ahead`); ``None`` for an id without a rewrite."""
+    from monitor.ingest.store.records import loaded_shape
 
     got = _rules(rules)
-    for r in _records(items):
-        if r is not None and len(_LEMMAS) < LEMMA_ENTRIES:
-            _LEMMAS[_content_key(r)] = sorted(added_lemmas(r, got))
-    return []
-
-
-def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> list[Lemmas | None]:
-    from monitor.checks.added_words import added_lemmas
-
-    got = _rules(rules)
-    out: list[Lemmas | None] = []
+    out: list[Ahead | None] = []
     for r in _records(items):
         if r is None:
             out.append(None)
             continue
-        found = _LEMMAS.pop(_content_key(r), None) if _LEMMAS else None
-        lemmas = found if found is not None else sorted(added_lemmas(r, got))
-        out.append(Lemmas(r.prompt_version, r.conv_id, lemmas))
+        # One object per conversation and per prompt version in what goes back (a pickle sends an
+        # object once), where each record read has its own: the main process holds these until the
+        # learning pass, 668 bytes an entry before, 529 after (4,000 records of the non-repeating
+        # corpus, tracemalloc).
+        conv_id = sys.intern(r.conv_id)
+        version = sys.intern(r.prompt_version) if r.prompt_version is not None else None
+        shape = loaded_shape(r)._replace(conv_id=conv_id)
+        out.append(Ahead(shape, Lemmas.of(r, got)._replace(prompt_version=version, conv_id=conv_id)))
     return out
+
+
+def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> list[Lemmas | None]:
+    got = _rules(rules)
+    return [Lemmas.of(r, got) if r is not None else None for r in _records(items)]
 
 
 def _grade(
@@ -440,6 +448,8 @@ class CheckPool:
         self._checked = False
         self.handed = 0
         """Batches handed to the processes so far (0: every batch was graded in the main process)."""
+        self._ahead: list[tuple[str, str, list[int], Future[list[Ahead | None]]]] = []
+        """The warm-ups handed (:meth:`warm`): store URL, rules digest, record ids, their results."""
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CheckPool:
@@ -482,16 +492,39 @@ class CheckPool:
 
     def warm(self, rules: Rules, batch: StoredBatch) -> bool:
         """Hand ``batch`` to the processes to find its records' lemmas ahead of the learning pass, without
-        waiting for them: they hold what they found (:data:`_LEMMAS`), and the learning pass takes it for
-        every record still as it was. For the ingest's committed batches, so the processes work while
-        this process parses and writes (``monitor.worker.jobs.run_job``). Whether it was handed (not
-        before the processes are ready). Raises ``PoolError`` when a process died (the pool is closed)."""
+        waiting for them; :meth:`found_ahead` collects what they found. For the ingest's committed
+        batches, so the processes work while this process parses and writes (``monitor.worker.jobs.
+        run_job``). Whether it was handed (not before the processes are ready). Raises ``PoolError`` when
+        a process died (the pool is closed)."""
         pending = self._submit(batch, rules, _warm)
         if pending is None:
             return False
-        for _idx, fut in pending.futures:
-            fut.add_done_callback(_forget)
+        for idx, fut in pending.futures:
+            self._ahead.append((batch.url, pending.rules_key, [batch.heads[i][0] for i in idx], fut))
         return True
+
+    def found_ahead(self, url: str, rules: Rules) -> dict[int, Ahead]:
+        """What the processes found for the batches :meth:`warm` handed since the last call, by record id,
+        once they have all finished: only what they read from the store at ``url`` under these rules
+        (others can find other lemmas). A warm-up that failed is left out and logged by the type of its
+        error alone (a database error's text can quote what it was reading): the learning pass finds
+        those lemmas itself, and a dead process fails its next batch."""
+        handed, self._ahead = self._ahead, []
+        want = hashlib.sha256(_bare(rules)).hexdigest()
+        out: dict[int, Ahead] = {}
+        for stored, key, ids, fut in handed:
+            try:
+                got = fut.result()
+            except (BrokenProcessPool, concurrent.futures.CancelledError):
+                continue
+            except Exception as exc:  # any error of theirs only costs the warm-up
+                _log.warning(
+                    "check phase: finding lemmas ahead of the learning pass failed (%s)", type(exc).__name__
+                )
+                continue
+            if stored == url and key == want:
+                out.update((i, x) for i, x in zip(ids, got, strict=True) if x is not None)
+        return out
 
     def submit_grade(
         self, rules: Rules, batch: Sequence[RewriteRecord] | StoredBatch
@@ -515,9 +548,9 @@ class CheckPool:
         shards: list[list[int]] = [[] for _ in range(self.workers)]
         for i, conv_id in enumerate(convs):
             shards[shard_of(conv_id, self.workers)].append(i)
-        pending = Pending[T](self, len(convs))
         blob = _bare(rules)
         key = hashlib.sha256(blob).hexdigest()
+        pending = Pending[T](self, len(convs), key)
         with self._broken_fails():
             for k, idx in enumerate(shards):
                 if idx:
@@ -633,22 +666,15 @@ class CheckPool:
         return same
 
 
-def _forget(fut: Future[Any]) -> None:
-    """A warm-up's result is not wanted; its error is worth a line, by its type alone (a database error's
-    text can quote what it was reading): the learning pass reads the records again, and a dead process
-    fails the next batch."""
-    exc = None if fut.cancelled() else fut.exception()
-    if exc is not None and not isinstance(exc, BrokenProcessPool):
-        _log.warning("check phase: finding lemmas ahead of the learning pass failed (%s)", type(exc).__name__)
-
-
 class Pending(Generic[T]):
     """A batch handed to the processes: :meth:`results` waits for them and returns one result per
     record, in the order the records were given. Raises ``PoolError`` when a process died."""
 
-    def __init__(self, pool: CheckPool, n: int) -> None:
+    def __init__(self, pool: CheckPool, n: int, rules_key: str = "") -> None:
         self.pool = pool
         self.n = n
+        self.rules_key = rules_key
+        """The digest of the rules the batch was handed with (as sent, without profile and memo)."""
         self.futures: list[tuple[list[int], Future[list[T]]]] = []
 
     def results(self) -> list[T]:

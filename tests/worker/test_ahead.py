@@ -4,68 +4,129 @@ for every record still as it was."""
 
 from __future__ import annotations
 
-import dataclasses
+import hashlib
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.checks.added_words import added_lemmas
 from monitor.checks.rules import load_rules
-from monitor.ingest.sources import discover
-from monitor.ingest.store.batches import ingest_sources
+from monitor.ingest.sources import Source, discover
+from monitor.ingest.store.batches import ingest_bytes, ingest_sources
+from monitor.ingest.store.records import LoadedShape
 from monitor.store.models import AddedLemma
 from monitor.worker import pool as pool_module
-from monitor.worker.jobs import _Ahead, check_job
-from monitor.worker.pool import CheckPool
-from tests.factories import make_record
+from monitor.worker.ahead import WarmUp, promised_bytes
+from monitor.worker.jobs import check_job
+from monitor.worker.pool import Ahead, CheckPool, KeptRecords, Lemmas, StoredBatch, store_url
+from tests.factories import ctx_input, log, rewrite
 from tests.golden.findings import finding_lines, fresh_store
 
-LATEST = "what's the SLA on it?"
-QUERY = "What is the SLA on the enterprise plan?"
+QUERY = "What is the uptime SLA for the Dublin enterprise region?"
 
 
-def test_lemmas_found_ahead_serve_only_the_record_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
-    """c1_3 handed with one history and read by the learning pass with another: the first names plans but
-    no enterprise plan ('enterprise' is an added word; 'plan' is not: 'plans' has the lemma), the second
-    names the enterprise plan (nothing is added). The second read must not be served the first one's."""
+def test_lemmas_found_ahead_serve_only_a_record_whose_conversation_is_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """c1 is whole when the processes find its lemmas; c2 has only its rewrite then, and its ctx_input is
+    stored after. The learning pass stores what was found for c1 (forged here, 'forged', to show it is
+    not found again) and analyses c2 again: its history names no enterprise, so 'enterprise' is added
+    (with no message list, nothing is: the half's lemmas were [])."""
     monkeypatch.setattr(pool_module, "_RULES", [])
-    monkeypatch.setattr(pool_module, "_LEMMAS", {})
+    monkeypatch.setattr(pool_module, "_KEPT", KeptRecords())
+    monkeypatch.setattr(pool_module, "_STORES", {})
     rules = load_rules()
-    history = [("user", "Tell me about pricing."), ("assistant", "We have three plans.")]
-    before = make_record(history, LATEST, QUERY)
-    after = make_record(
-        [*history, ("user", "And the enterprise plan?"), ("assistant", "It has SSO.")], LATEST, QUERY
-    )
+    with fresh_store() as session:
+        url = store_url(session)
+        assert url is not None
+        ingest_bytes(session, log(ctx_input("c1", "c1_2"), rewrite("c1", "c1_2", query=QUERY)))
+        ingest_bytes(session, log(rewrite("c2", "c2_2", query=QUERY)))
+        session.commit()
+        heads = [(1, "c1"), (2, "c2")]
+        found = pool_module._warm(pool_module._bare(rules), StoredBatch(url, "ingest", heads))
+        assert [x.lemmas.lemmas for x in found if x is not None] == [["enterprise"], []]
+        ingest_bytes(session, log(ctx_input("c2", "c2_2")))  # c2's half, completed after
+        session.commit()
+        forged = {
+            i: x._replace(lemmas=x.lemmas._replace(lemmas=["forged"]))
+            for i, x in zip((1, 2), found, strict=True)
+            if x is not None
+        }
+        check_job(session=session, rules=rules, ahead=forged)
+        assert _lemma_rows(session) == [("ctx-v1", "enterprise", "c2"), ("ctx-v1", "forged", "c1")]
+        assert forged == {}  # each taken out as used
+        for engine in pool_module._STORES.values():
+            engine.dispose()
 
-    blob = pool_module._bare(rules)
-    pool_module._warm(blob, [before])  # type: ignore[arg-type]  # a StoredBatch's records, read
-    assert list(pool_module._LEMMAS.values()) == [["enterprise"]] == [sorted(added_lemmas(before, rules))]
-    held = next(iter(pool_module._LEMMAS.values()))
-    # the same record read again by the learning pass (another object, equal): what was found is taken
-    got = pool_module._lemmas(None, [make_record(history, LATEST, QUERY)])[0]
-    assert got is not None and got.lemmas is held and pool_module._LEMMAS == {}
-    # changed since it was handed: found again, from the record as it is now; the stale one stays unused
-    pool_module._warm(None, [before])  # type: ignore[arg-type]
-    now = pool_module._lemmas(None, [after])[0]
-    assert now is not None and now.lemmas == [] == sorted(added_lemmas(after, rules))
-    assert len(pool_module._LEMMAS) == 1
-    # other rules: nothing found under the last ones is served
-    pool_module._lemmas(pool_module._bare(dataclasses.replace(rules, hash="other")), [before])
-    assert pool_module._LEMMAS == {}
+
+def test_only_what_was_found_on_this_store_under_these_rules_is_served() -> None:
+    """:meth:`CheckPool.found_ahead` waits for each warm-up and keeps what was found on the store asked
+    for under the rules asked for; a warm-up that failed is left out."""
+    from concurrent.futures import Future
+
+    rules = load_rules()
+    key = hashlib.sha256(pool_module._bare(rules)).hexdigest()
+    shape = LoadedShape("c1", 2, None, (2,), 1, 1)
+
+    def done(value: object = None, error: Exception | None = None) -> Future[list[Ahead | None]]:
+        fut: Future[list[Ahead | None]] = Future()
+        fut.set_exception(error) if error is not None else fut.set_result(value)  # type: ignore[arg-type]
+        return fut
+
+    def ahead(lemma: str) -> Ahead:
+        return Ahead(shape, Lemmas("v", "c1", [lemma]))
+
+    pool = CheckPool(2, model=None)
+    pool._ahead = [
+        ("sqlite:///a.db", key, [1, 2], done([ahead("one"), None])),
+        ("sqlite:///b.db", key, [3], done([ahead("other store")])),
+        ("sqlite:///a.db", "other rules", [4], done([ahead("other rules")])),
+        ("sqlite:///a.db", key, [5], done(error=RuntimeError("a read failed"))),
+        ("sqlite:///a.db", key, [6], done([ahead("six")])),
+    ]
+    assert pool.found_ahead("sqlite:///a.db", rules) == {1: ahead("one"), 6: ahead("six")}
+    assert pool._ahead == [] and pool.found_ahead("sqlite:///a.db", rules) == {}
 
 
-def test_a_full_memo_takes_no_more(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two entries at most: the third record handed is not held (the learning pass finds its lemmas),
-    and the first two stay for the learning pass."""
-    monkeypatch.setattr(pool_module, "_RULES", [])
-    monkeypatch.setattr(pool_module, "_LEMMAS", {})
+def test_a_run_whose_logs_promise_a_large_job_starts_the_processes_before_its_first_commit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """29,000 bytes at 2,900 a rewrite promise 10 rewrites, 5 at check_rate 0.5: what ``wants`` is asked
+    with at once; a source of unknown size (standard input) promises nothing."""
+    asked: list[int] = []
+
+    def wants(waiting: int) -> bool:
+        asked.append(waiting)
+        return False
+
+    with fresh_store() as session, CheckPool(2, model=None) as pool:
+        monkeypatch.setattr(pool, "wants", wants)
+        WarmUp(session, load_rules(), 0.5, pool, promised=29_000)
+        WarmUp(session, load_rules(), 0.5, pool, promised=None)
+    assert asked == [5]
+    assert promised_bytes([Source("-", None)]) is None
+
+
+def test_the_handing_stops_at_lemma_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most LEMMA_ENTRIES (2 here) records handed: three batches of one record, the third kept back
+    (the learning pass finds its lemmas)."""
+    handed: list[list[int]] = []
+
+    def warm(rules: object, batch: StoredBatch) -> bool:
+        handed.append([i for i, _ in batch.heads])
+        return True
+
     monkeypatch.setattr(pool_module, "LEMMA_ENTRIES", 2)
-    records = [make_record([("user", f"Tell me about plan {n}.")], LATEST, QUERY) for n in "ABC"]
-    pool_module._warm(pool_module._bare(load_rules()), records)  # type: ignore[arg-type]
-    assert len(pool_module._LEMMAS) == 2
-    assert pool_module._content_key(records[2]) not in pool_module._LEMMAS
+    with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
+        monkeypatch.setattr(pool, "ready", lambda: True)
+        monkeypatch.setattr(pool, "warm", warm)
+        warm_up = WarmUp(session, load_rules(), 1.0, pool)
+        for n in (2, 3, 4):
+            ingest_bytes(session, log(ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)))
+            session.commit()
+            warm_up()
+        assert handed == [[1], [2]] and warm_up.handed == 2
 
 
 def _lemma_rows(session: Session) -> list[tuple[str | None, str, str]]:
@@ -84,7 +145,7 @@ def test_records_handed_during_the_ingest_are_learned_and_graded_as_by_one_proce
         want, lemmas = finding_lines(one), _lemma_rows(one)
     with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
         assert pool.start()
-        ahead = _Ahead(session, rules, 1.0, pool)
+        ahead = WarmUp(session, rules, 1.0, pool)
         # 100 lines a transaction: a request's two halves are sometimes committed apart, so a record
         # handed as a half is completed after the processes found its lemmas
         ingest_sources(session, discover(sources), batch_size=100, on_commit=ahead)
@@ -99,8 +160,6 @@ def test_a_process_lost_during_the_ingest_stops_the_handing_not_the_ingest(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from monitor.errors import PoolError
-    from monitor.ingest.store.batches import ingest_bytes
-    from tests.factories import ctx_input, log, rewrite
 
     def died(*_: object) -> bool:
         raise PoolError("a check worker process died mid-batch")
@@ -109,7 +168,7 @@ def test_a_process_lost_during_the_ingest_stops_the_handing_not_the_ingest(
         monkeypatch.setattr(pool, "wants", lambda waiting: True)
         monkeypatch.setattr(pool, "ready", lambda: True)
         monkeypatch.setattr(pool, "warm", died)
-        ahead = _Ahead(session, load_rules(), 1.0, pool)
+        ahead = WarmUp(session, load_rules(), 1.0, pool)
         assert ahead.stored is not None
         assert ingest_bytes(session, log(ctx_input("c1", "c1_2", 2), rewrite("c1", "c1_2", 2))).stored == 2
         session.commit()

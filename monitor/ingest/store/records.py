@@ -288,13 +288,45 @@ def load_heads(*, session: Session, record_ids: Sequence[int]) -> list[RecordHea
     return [RecordHead(*row) for row in rows]
 
 
+class LoadedShape(NamedTuple):
+    """What :func:`changed_shapes` compares of a record as :func:`load_records` read it: its conversation
+    and turn, the nearest earlier turn it was given (``None``: none), the turns of itself and its peers,
+    how many requests those were and how many of them had their ctx_input. A few dozen bytes, where the
+    record holds its conversation's history."""
+
+    conv_id: str
+    turn: int
+    earlier: int | None
+    turns: tuple[int, ...]
+    requests: int
+    with_ctx: int
+
+
+def loaded_shape(record: RewriteRecord) -> LoadedShape:
+    """``record``'s :class:`LoadedShape` (``record`` as :func:`load_records` returned it)."""
+    return LoadedShape(
+        record.conv_id,
+        record.turn,
+        max((p.turn for p in record.peers if p.turn < record.turn), default=None),
+        tuple(sorted({record.turn, *(p.turn for p in record.peers)})),
+        1 + len(record.peers),
+        (record.context is not None) + sum(p.context is not None for p in record.peers),
+    )
+
+
 def changed_since_loaded(*, session: Session, loaded: Sequence[tuple[int, RewriteRecord]]) -> set[int]:
     """The ids of ``loaded`` records (:func:`load_records`' output, read earlier) whose conversation
-    changed in the store since: another number of requests, or of requests with their ctx_input, at the
-    turns each was loaded with (its own and its peers'), or another nearest earlier turn. One grouped read
-    of the batch's conversations. What the check job asks of the records its learning pass read before it
-    claimed them: a half or a turn that another worker's ingest stored in between must be read again."""
-    convs = sorted({r.conv_id for _, r in loaded})
+    changed in the store since (:func:`changed_shapes` of their :func:`loaded_shape`). What the check job
+    asks of the records its learning pass read before it claimed them: a half or a turn that another
+    worker's ingest stored in between must be read again."""
+    return changed_shapes(session=session, shapes=[(i, loaded_shape(r)) for i, r in loaded])
+
+
+def changed_shapes(*, session: Session, shapes: Sequence[tuple[int, LoadedShape]]) -> set[int]:
+    """The ids of ``shapes`` whose conversation changed in the store since they were read: another number
+    of requests, or of requests with their ctx_input, at the turns each was loaded with (its own and its
+    peers'), or another nearest earlier turn. One grouped read of their conversations."""
+    convs = sorted({shape.conv_id for _, shape in shapes})
     if not convs:
         return set()
     now: dict[tuple[str, int], tuple[int, int]] = {}
@@ -308,14 +340,11 @@ def changed_since_loaded(*, session: Session, loaded: Sequence[tuple[int, Rewrit
     for c, t in now:
         turns_of[c].append(t)
     stale = set()
-    for record_id, r in loaded:
-        earlier = max((t for t in turns_of[r.conv_id] if t < r.turn), default=None)
-        had = max((p.turn for p in r.peers if p.turn < r.turn), default=None)
-        turns = {r.turn} | {p.turn for p in r.peers}
-        seen = [now.get((r.conv_id, t), (0, 0)) for t in turns]
+    for record_id, shape in shapes:
+        earlier = max((t for t in turns_of[shape.conv_id] if t < shape.turn), default=None)
+        seen = [now.get((shape.conv_id, t), (0, 0)) for t in shape.turns]
         counted = (sum(a for a, _ in seen), sum(b for _, b in seen))
-        with_ctx = (r.context is not None) + sum(p.context is not None for p in r.peers)
-        if earlier != had or counted != (1 + len(r.peers), with_ctx):
+        if earlier != shape.earlier or counted != (shape.requests, shape.with_ctx):
             stale.add(record_id)
     return stale
 

@@ -1,0 +1,132 @@
+"""Lemmas found ahead (issue 36): while ``run`` ingests, the check processes find the added lemmas of the
+records committed so far, so the learning pass after the ingest need not.
+
+Measured on 20,000 rewrites of the non-repeating corpus (``benchmarks/corpus.py``), ``run --workers 2``:
+the ingest holds one core for about 7 s, during which the other was idle before this; the learning pass
+then stores what was found instead of reading and analysing every record again.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING
+
+from monitor.checks.store import unchecked_record_ids
+from monitor.errors import PoolError
+from monitor.ingest.store.records import load_heads
+from monitor.worker.pool import StoredBatch, store_url
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from monitor.checks.rules import Rules
+    from monitor.ingest.sources import Source
+    from monitor.worker.pool import Ahead, CheckPool
+
+_worker_log = logging.getLogger("monitor.worker")
+
+
+BYTES_PER_REWRITE = 2_900
+"""Bytes of log a rewrite takes, its ctx_input included, to tell from the sources' sizes how many
+rewrites an ingest is about to store (:class:`WarmUp`): 2,911 on the shared logs (9,853,160 bytes,
+3,385 rewrites, ``../shared/data/logs``) and 2,948 on the benchmarks' non-repeating corpus made from them
+(``benchmarks/corpus.py``). A log whose lines are longer promises fewer rewrites than it holds: the
+processes then start at the 5,000th rewrite stored, as without the promise."""
+
+
+def promised_bytes(sources: list[Source]) -> int | None:
+    """The bytes ``sources`` hold on disk (a compressed file counts its compressed size, so promises
+    less than it holds); ``None`` when one is standard input or cannot be read (its ingest says why)."""
+    total = 0
+    for source in sources:
+        try:
+            size = source.size
+        except OSError:
+            return None
+        if size is None:
+            return None
+        total += size
+    return total
+
+
+class WarmUp:
+    """What ``run`` calls after each committed ingest batch: the records committed since that wait to be
+    checked (``check_rate`` applied) are handed to the check processes (:meth:`CheckPool.warm`), which
+    find their lemmas while this process ingests; after the ingest, :meth:`found` collects them for the
+    learning pass, which stores them for every record whose conversation did not change since (the others
+    are analysed again). The processes start once :data:`~monitor.worker.pool.MIN_JOB` rewrites wait
+    (``CheckPool.wants``), and take batches once ready (about 2 s later), on a store they can read
+    (``store_url``); up to :data:`~monitor.worker.pool.LEMMA_ENTRIES` records in all. Nothing here is
+    written: the store ends as without it. A process that dies or cannot start stops the handing, not the
+    ingest: the check phase starts the processes again.
+
+    ``promised``: the bytes the ingest is about to read (:func:`promised_bytes`, ``None`` where unknown).
+    When they promise ``MIN_JOB`` rewrites (:data:`BYTES_PER_REWRITE`, ``check_rate`` applied), the
+    processes start at once, ready about when the first batch commits instead of 2 s after the 5,000th
+    rewrite: the warm-up then covers the whole ingest."""
+
+    def __init__(
+        self, session: Session, rules: Rules, check_rate: float, pool: CheckPool, promised: int | None = None
+    ) -> None:
+        from monitor.checks import current_versions
+
+        self.session, self.rules, self.check_rate, self.pool = session, rules, check_rate, pool
+        self.checks = current_versions()
+        self.after = 0
+        self.waiting = 0
+        self.handed = 0
+        self.stored = self.url = store_url(session) if pool.workers > 1 else None
+        self.job = uuid.uuid4().hex
+        if self.stored is not None and promised:
+            try:
+                pool.wants(int(promised / BYTES_PER_REWRITE * check_rate))
+            except OSError as exc:  # as a failed start in __call__: the check phase tries again
+                _worker_log.warning("check phase: processes not started ahead (%s)", type(exc).__name__)
+                self.stored = None
+
+    def __call__(self) -> None:
+        from monitor.worker.pool import LEMMA_ENTRIES
+
+        stored = self.stored
+        if stored is None or self.handed >= LEMMA_ENTRIES:
+            return
+        try:
+            self._hand(stored)
+        except (PoolError, OSError) as exc:
+            # by its type alone: a database error's text can quote what it read
+            _worker_log.warning(
+                "check phase: no lemmas found during the ingest (%s); the learning pass finds them",
+                type(exc).__name__,
+            )
+            self.stored = None
+        finally:
+            # The queries above opened a transaction, which on a SQLite store opened for writing holds
+            # its write lock (BEGIN IMMEDIATE) until the next batch commits: other writers (a verdict,
+            # the worker) would wait out the whole ingest.
+            self.session.commit()
+
+    def _hand(self, stored: str) -> None:
+        ids = unchecked_record_ids(
+            session=self.session,
+            checks=self.checks,
+            after_id=self.after,
+            # an ingest batch commits at most batch_size lines (le 100,000, monitor.settings), each one
+            # record at most: the first call may also find what an earlier run left unchecked
+            limit=100_000,
+            check_rate=self.check_rate,
+        )
+        if not ids:
+            return
+        self.after = ids[-1]
+        self.waiting += len(ids)
+        if not self.pool.wants(self.waiting) or not self.pool.ready():
+            return
+        heads = [(h.id, h.conv_id) for h in load_heads(session=self.session, record_ids=ids)]
+        if self.pool.warm(self.rules, StoredBatch(stored, self.job, heads)):
+            self.handed += len(heads)
+
+    def found(self) -> dict[int, Ahead]:
+        """The lemmas the processes found, by record id, once they have finished
+        (:meth:`CheckPool.found_ahead`); empty when nothing was handed."""
+        return self.pool.found_ahead(self.url, self.rules) if self.url is not None and self.handed else {}
