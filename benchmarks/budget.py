@@ -138,6 +138,7 @@ def check_phase_budget(url: str) -> dict[str, Any]:
     import monitor.checks  # every family module, so each holds its imports before they are patched
     from monitor import lexicon
     from monitor.checks import nlp
+    from monitor.checks.added_words import support
     from monitor.checks.rules import load_rules
     from monitor.cli.main import tune_gc
     from monitor.store.engine import make_engine, session_factory
@@ -187,7 +188,7 @@ def check_phase_budget(url: str) -> dict[str, Any]:
         (lexicon, "word_classes", "word_tables"),
         (lexicon, "zipf", "word_tables"),
         (monitor.checks, "run_checks", "checks"),
-        (jobs, "_profile_rows", "checks"),
+        (support, "added_lemmas", "checks"),  # the learning pass's (monitor.worker.pool.Lemmas.of)
         (jobs, "load_records", "load"),
         (jobs, "store_outcomes", "store"),
         (jobs, "record_added_lemmas", "store"),
