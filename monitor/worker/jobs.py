@@ -26,6 +26,7 @@ from monitor.checks.store import (
     record_added_lemmas,
     restyle_findings,
     store_outcomes,
+    unchecked_newest_first,
     unchecked_record_ids,
 )
 from monitor.errors import PoolError
@@ -203,20 +204,16 @@ def check_job(
     def batches() -> Iterator[_Batch]:
         """The loop's batches, read (and handed to the pool) one by one, as :func:`_in_turn` asks."""
         nonlocal rules, learned
-        # Records below the lowest one the learning pass found were all checked when it scanned: starting
-        # there spares a second scan of every record's runs, which costs as much as the store is large.
-        after = learnt.first_id - 1 if learnt.first_id is not None else 0
-        while not (stop and stop()):
-            ids = unchecked_record_ids(
-                session=session,
-                checks=checks,
-                after_id=after,
-                limit=batch_size,
-                check_rate=check_rate,
-                claim=claim,
-            )
-            if not ids:
-                return
+        for ids in unchecked_newest_first(
+            session=session,
+            checks=checks,
+            check_rate=check_rate,
+            batch_size=batch_size,
+            claim=claim,
+            floor=learnt.floor or 0,
+            top=newest_record_id(session=session),
+            stop=stop,
+        ):
             if not learned:
                 rules, learned = with_store_learning(session=session, rules=rules, checks=checks), True
             now = datetime.now(UTC)
@@ -232,7 +229,6 @@ def check_job(
                 if pending is not None:
                     request_ids = [h.request_id for h in heads]
                     yield _Batch([h.id for h in heads], None, batch_rules, now, pending, request_ids)
-                    after = ids[-1]
                     continue
             loaded = learnt.records.read(session, ids)
             records = [r for _, r in loaded]
@@ -244,7 +240,6 @@ def check_job(
                 now,
                 pool.submit_grade(batch_rules, records) if pool is not None else None,
             )
-            after = ids[-1]
 
     # Not one behind where a claim is a row lock (PostgreSQL): committing the last batch would release
     # the claim on the next.
@@ -311,38 +306,26 @@ def _learn_profile(
     ahead = ahead or {}
 
     def batches() -> Iterator[_Handed]:
-        # Newest first: the check loop starts with the oldest, which this pass analyses last, so the
-        # analysis cache still holds them. Oldest first here, a job larger than the cache found none of
-        # its texts there in the check loop: each batch had pushed out the next one's (20,000 rewrites of
-        # the non-repeating corpus on one process: 82,345 misses in the check loop, 61,572 this way).
+        # Oldest first: the check loop starts with the newest, which this pass analyses last, so the
+        # analysis cache still holds them (and the processes' caches hold the newest the ingest handed
+        # them). Both passes in the same direction, a job larger than the cache found none of its texts
+        # there in the check loop: each batch had pushed out the next one's (20,000 rewrites of the
+        # non-repeating corpus on one process: 82,345 misses in the check loop, 61,572 in turn).
+        # What is stored during the pass (another process's ingest) is learned too; what is stored
+        # after it is graded without its own lemmas (:func:`_batch_profile`).
         top = newest_record_id(session=session)
-        before = top + 1 if top is not None else 0
-        while not (stop and stop()):
-            ids = unchecked_record_ids(
-                session=session,
-                checks=checks,
-                after_id=0,
-                before_id=before,
-                limit=batch_size,
-                check_rate=check_rate,
-            )
-            if not ids:
-                # every record below the lowest found was checked when it was scanned (a pass stopped
-                # part-way leaves None: the check loop scans from the first record)
-                learnt.first_id = before if top is not None and before <= top else None
-                break
-            before = ids[0]
-            yield from hand(ids)
-        # Then up from where the walk began: what was stored meanwhile (another process's ingest) is
-        # learned too, as an upward walk would have met it. What is stored after this is graded
-        # without its own lemmas (:func:`_batch_profile`).
-        after = top or 0
+        after = 0
         while not (stop and stop()):
             ids = unchecked_record_ids(
                 session=session, checks=checks, after_id=after, limit=batch_size, check_rate=check_rate
             )
             if not ids:
+                if learnt.floor is None:
+                    # nothing to check: every record the store held when the pass began was checked
+                    learnt.floor = top or 0
                 return
+            if learnt.floor is None:
+                learnt.floor = ids[0] - 1  # every record up to it was checked when it was scanned
             after = ids[-1]
             yield from hand(ids)
 
@@ -412,12 +395,12 @@ class _Handed:
 
 @dataclass
 class _Learnt:
-    """What the learning pass leaves the check loop: the lowest record id it found unchecked when its walk
-    down finished (None when it found none or was stopped part-way), the records it kept to grade
-    without reading them again (those the pool's processes read, they keep), and the token that names
-    this job to the processes."""
+    """What the learning pass leaves the check loop: ``floor``, a record id up to which every record was
+    checked when the pass scanned it (None: the pass was stopped before its first batch), the records it
+    kept to grade without reading them again (those the pool's processes read, they keep), and the token
+    that names this job to the processes."""
 
-    first_id: int | None = None
+    floor: int | None = None
     records: KeptRecords = field(default_factory=KeptRecords)
     job: str = field(default_factory=lambda: uuid.uuid4().hex)
 

@@ -110,8 +110,8 @@ class KeptRecords:
 
     def keep(self, batch: dict[int, RewriteRecord]) -> None:
         """Keep ``batch`` besides the batches kept so far while they hold at most ``budget`` characters
-        of messages, else ``batch`` alone (the learning pass walks from the newest record down, so what is
-        kept then is the check loop's first batch)."""
+        of messages, else ``batch`` alone (the learning pass walks oldest first and the check loop newest
+        first, so what is kept then is the check loop's first batch)."""
         contexts = {id(c): c for r in batch.values() for c in (r.context, *(p.context for p in r.peers))}
         chars = sum(len(m.content) for c in contexts.values() if c is not None for m in c.messages or ())
         if self.every and self.chars + chars <= self.budget:
@@ -508,14 +508,22 @@ class CheckPool:
         once they have all finished: only what they read from the store at ``url`` under these rules
         (others can find other lemmas). A warm-up that failed is left out and logged by the type of its
         error alone (a database error's text can quote what it was reading): the learning pass finds
-        those lemmas itself, and a dead process fails its next batch."""
+        those lemmas itself. A process that died closes the pool (with a warning): the check phase starts
+        the processes again."""
         handed, self._ahead = self._ahead, []
         want = hashlib.sha256(_bare(rules)).hexdigest()
         out: dict[int, Ahead] = {}
         for stored, key, ids, fut in handed:
             try:
                 got = fut.result()
-            except (BrokenProcessPool, concurrent.futures.CancelledError):
+            except concurrent.futures.CancelledError:  # the pool was closed (a process died before)
+                continue
+            except BrokenProcessPool:
+                if self._executors:
+                    # closed here, so the check phase starts the processes again instead of failing
+                    # its first batch on the dead one
+                    _log.warning("check phase: a check process died while finding lemmas ahead (restarted)")
+                    self.close()
                 continue
             except Exception as exc:  # any error of theirs only costs the warm-up
                 _log.warning(

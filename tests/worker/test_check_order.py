@@ -1,5 +1,6 @@
-"""The learning pass's order (issue 36): newest first, so that the check loop, oldest first, starts with
-the records whose texts the pass analysed last and the analysis cache still holds."""
+"""The check job's order (issue 36): the learning pass oldest first, the check loop newest first, so the
+loop starts with the records whose texts the pass analysed last and the analysis cache still holds (and,
+on the pool's processes, the newest the ingest handed them)."""
 
 from __future__ import annotations
 
@@ -40,13 +41,34 @@ def _graded(session: Session) -> list[str]:
     return [conv for (conv,) in rows]
 
 
-def test_the_newest_are_learned_first_and_the_oldest_graded_first(session: Session) -> None:
+def test_the_oldest_are_learned_first_and_the_newest_graded_first(session: Session) -> None:
     _store(session, 1, 2, 3, 4, 5)
     summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
     assert summary.records == 5
+    assert _learned(session) == ["c1", "c2", "c3", "c4", "c5"]
     # two a batch from the top: (4, 5), then (2, 3), then 1; each batch in id order
-    assert _learned(session) == ["c4", "c5", "c2", "c3", "c1"]
-    assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
+    assert _graded(session) == ["c4", "c5", "c2", "c3", "c1"]
+
+
+def test_the_check_loop_walks_down_only_to_the_first_record_the_learning_pass_found_unchecked(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(session, 1, 2, 3)
+    jobs.check_job(session=session, rules=load_rules(), batch_size=2)
+    _store(session, 4, 5)
+    floors: list[int] = []
+    walk = jobs.unchecked_newest_first
+
+    def watched(**kw: object) -> object:
+        floors.append(kw["floor"])  # type: ignore[arg-type]
+        return walk(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "unchecked_newest_first", watched)
+    summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
+    # c1 to c3 were checked by the first job: the second learns from c4 on and walks down to c4
+    c4 = session.scalar(select(Record.id).where(Record.conv_id == "c4"))
+    assert c4 is not None and (summary.records, floors) == (2, [c4 - 1])
+    assert _graded(session) == ["c2", "c3", "c1", "c4", "c5"]
 
 
 def test_what_is_stored_after_the_learning_pass_began_is_graded_in_the_same_job(
@@ -63,11 +85,12 @@ def test_what_is_stored_after_the_learning_pass_began_is_graded_in_the_same_job(
     monkeypatch.setattr(jobs, "_learn_profile", learn_then_more)
     summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
     assert summary.records == 5
-    assert _learned(session) == ["c2", "c3", "c1"]  # the two stored since are graded without their lemmas
-    assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
+    assert _learned(session) == ["c1", "c2", "c3"]  # the two stored since are graded without their lemmas
+    # down from the newest (5): (4, 5), (2, 3), 1
+    assert _graded(session) == ["c4", "c5", "c2", "c3", "c1"]
 
 
-def test_what_is_stored_during_the_learning_pass_is_learned_on_the_way_up(
+def test_what_is_stored_during_the_learning_pass_is_learned_in_the_same_pass(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _store(session, 1, 2, 3)
@@ -83,6 +106,25 @@ def test_what_is_stored_during_the_learning_pass_is_learned_on_the_way_up(
     monkeypatch.setattr(jobs, "load_records", read_while_more_arrive)
     summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
     assert summary.records == 5
+    assert _learned(session) == ["c1", "c2", "c3", "c4", "c5"]
+    assert _graded(session) == ["c4", "c5", "c2", "c3", "c1"]
+
+
+def test_what_is_stored_during_the_check_loop_is_graded_on_the_way_up(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(session, 1, 2, 3)
+    profile = jobs._batch_profile
+    calls: list[int] = []
+
+    def profile_while_more_arrive(*args: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:  # while the loop reads its first batch
+            _store(session, 4, 5)
+        return profile(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "_batch_profile", profile_while_more_arrive)
+    summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
+    assert summary.records == 5
     # down from where the walk began (3): (2, 3), then 1; then up from there: (4, 5)
-    assert _learned(session) == ["c2", "c3", "c1", "c4", "c5"]
-    assert _graded(session) == ["c1", "c2", "c3", "c4", "c5"]
+    assert _graded(session) == ["c2", "c3", "c1", "c4", "c5"]

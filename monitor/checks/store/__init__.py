@@ -33,6 +33,7 @@ from monitor.checks.store.runs import (
     run_statuses,
     sets_holding,
     store_outcomes,
+    unchecked_newest_first,
     unchecked_record_ids,
 )
 
@@ -62,5 +63,6 @@ __all__ = [
     "sets_holding",
     "stored_rewrites",
     "store_outcomes",
+    "unchecked_newest_first",
     "unchecked_record_ids",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, overload
@@ -204,6 +204,55 @@ def unchecked_record_ids(
             before = candidates[-1]
         else:
             after = candidates[-1]
+
+
+def unchecked_newest_first(
+    *,
+    session: Session,
+    checks: list[tuple[str, int]],
+    check_rate: float,
+    batch_size: int,
+    claim: bool,
+    floor: int,
+    top: int | None,
+    stop: Callable[[], bool] | None = None,
+) -> Iterator[list[int]]:
+    """The check job's batches of unchecked record ids (each of at most ``batch_size``, ascending, as
+    :func:`unchecked_record_ids` returns them, ``claim`` passed on): from ``top`` (the newest record id,
+    ``None`` for an empty store) down to ``floor``, exclusive (every record up to it is known checked: the
+    walk spares a scan of their runs, which costs as much as the store is large), then up from ``top``,
+    for what was stored meanwhile (another process's ingest). ``stop()`` is asked before each batch.
+    Newest first because the check job's learning pass goes oldest first: the analysis cache still
+    holds the newest records' texts when its grading begins (``monitor.worker.jobs``)."""
+    before = top + 1 if top is not None else None
+    while before is not None and before > floor + 1 and not (stop and stop()):
+        ids = unchecked_record_ids(
+            session=session,
+            checks=checks,
+            after_id=floor,
+            before_id=before,
+            limit=batch_size,
+            check_rate=check_rate,
+            claim=claim,
+        )
+        if not ids:
+            break
+        before = ids[0]
+        yield ids
+    after = top or 0
+    while not (stop and stop()):
+        ids = unchecked_record_ids(
+            session=session,
+            checks=checks,
+            after_id=after,
+            limit=batch_size,
+            check_rate=check_rate,
+            claim=claim,
+        )
+        if not ids:
+            return
+        after = ids[-1]
+        yield ids
 
 
 def delete_runs(*, session: Session, run_ids: Select[int] | Sequence[int]) -> int:

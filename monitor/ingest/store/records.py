@@ -290,27 +290,31 @@ def load_heads(*, session: Session, record_ids: Sequence[int]) -> list[RecordHea
 
 class LoadedShape(NamedTuple):
     """What :func:`changed_shapes` compares of a record as :func:`load_records` read it: its conversation
-    and turn, the nearest earlier turn it was given (``None``: none), the turns of itself and its peers,
-    how many requests those were and how many of them had their ctx_input. A few dozen bytes, where the
-    record holds its conversation's history."""
+    and turn, the nearest earlier turn it was given (``None``: none), for that turn and its own how many
+    requests there were and how many of them had their ctx_input (``(turn, requests, with ctx_input)``,
+    by turn), and whether the record had its own ctx_input. A few dozen bytes, where the record holds its
+    conversation's history."""
 
     conv_id: str
     turn: int
     earlier: int | None
-    turns: tuple[int, ...]
-    requests: int
-    with_ctx: int
+    counts: tuple[tuple[int, int, int], ...]
+    own_ctx: bool
 
 
 def loaded_shape(record: RewriteRecord) -> LoadedShape:
     """``record``'s :class:`LoadedShape` (``record`` as :func:`load_records` returned it)."""
+    counts: dict[int, list[int]] = {record.turn: [1, int(record.context is not None)]}
+    for p in record.peers:
+        n = counts.setdefault(p.turn, [0, 0])
+        n[0] += 1
+        n[1] += p.context is not None
     return LoadedShape(
         record.conv_id,
         record.turn,
-        max((p.turn for p in record.peers if p.turn < record.turn), default=None),
-        tuple(sorted({record.turn, *(p.turn for p in record.peers)})),
-        1 + len(record.peers),
-        (record.context is not None) + sum(p.context is not None for p in record.peers),
+        max((t for t in counts if t < record.turn), default=None),
+        tuple((t, n, c) for t, (n, c) in sorted(counts.items())),
+        record.context is not None,
     )
 
 
@@ -323,12 +327,27 @@ def changed_since_loaded(*, session: Session, loaded: Sequence[tuple[int, Rewrit
 
 
 def changed_shapes(*, session: Session, shapes: Sequence[tuple[int, LoadedShape]]) -> set[int]:
-    """The ids of ``shapes`` whose conversation changed in the store since they were read: another number
-    of requests, or of requests with their ctx_input, at the turns each was loaded with (its own and its
-    peers'), or another nearest earlier turn. One grouped read of their conversations."""
-    convs = sorted({shape.conv_id for _, shape in shapes})
-    if not convs:
+    """The ids of ``shapes`` (record id, shape when read) whose record or conversation changed in the
+    store since they were read: the record got its ctx_input, moved to another turn or is gone; or its
+    own turn or the nearest earlier one holds another number of requests, or of requests with their
+    ctx_input; or the nearest earlier turn is another. Two reads: the records, and their conversations'
+    requests grouped by turn.
+
+    What it cannot see: one request leaving a turn as another with the same ctx_input state arrives
+    (possible only when a request's halves name different turns). That changes no record's lemmas,
+    which depend on the record's own ctx_input, query and latest message alone."""
+    if not shapes:
         return set()
+    ids = [i for i, _ in shapes]
+    own: dict[int, tuple[int, bool]] = {}
+    for start in range(0, len(ids), 500):
+        for record_id, turn, has_ctx in session.execute(
+            select(Record.id, Record.turn, Record.ctx_event_id.is_not(None)).where(
+                Record.id.in_(ids[start : start + 500])
+            )
+        ):
+            own[record_id] = (turn, bool(has_ctx))
+    convs = sorted({shape.conv_id for _, shape in shapes})
     now: dict[tuple[str, int], tuple[int, int]] = {}
     for conv_id, turn, n, with_ctx in session.execute(
         select(Record.conv_id, Record.turn, func.count(), func.count(Record.ctx_event_id))
@@ -342,9 +361,11 @@ def changed_shapes(*, session: Session, shapes: Sequence[tuple[int, LoadedShape]
     stale = set()
     for record_id, shape in shapes:
         earlier = max((t for t in turns_of[shape.conv_id] if t < shape.turn), default=None)
-        seen = [now.get((shape.conv_id, t), (0, 0)) for t in shape.turns]
-        counted = (sum(a for a, _ in seen), sum(b for _, b in seen))
-        if earlier != shape.earlier or counted != (shape.requests, shape.with_ctx):
+        if (
+            own.get(record_id) != (shape.turn, shape.own_ctx)
+            or earlier != shape.earlier
+            or any(now.get((shape.conv_id, t), (0, 0)) != (n, c) for t, n, c in shape.counts)
+        ):
             stale.add(record_id)
     return stale
 
