@@ -78,6 +78,8 @@ class WarmUp:
         self.after = 0
         self.waiting = 0
         self.handed = 0
+        self.held: list[int] = []
+        """Ids committed before the processes were ready, to hand once they are."""
         self.stored = self.url = store_url(session) if pool.workers > 1 else None
         self.job = uuid.uuid4().hex
         if self.stored is not None and promised:
@@ -122,18 +124,18 @@ class WarmUp:
         )
         if not ids:
             return
-        # Until the processes are ready, what was committed waits for the next commit: handed then, the
-        # first records' lemmas are found during the ingest too, and the learning pass analyses nothing.
-        if not self.pool.wants(self.waiting + len(ids)):
-            if self.waiting + len(ids) >= self.pool.min_job:  # refused: no processes for this job
+        self.after = ids[-1]
+        self.waiting += len(ids)
+        # Until the processes are ready, what was committed waits here (no more than they may be handed):
+        # handed with the first batch after, the first records' lemmas are found during the ingest too.
+        self.held = (self.held + ids)[: LEMMA_ENTRIES - self.handed]
+        if not self.pool.wants(self.waiting):
+            if self.waiting >= self.pool.min_job:  # refused: no processes for this job
                 self.stored = None
             return
         if not self.pool.ready():
             return
-        self.after = ids[-1]
-        self.waiting += len(ids)
-        # no more than LEMMA_ENTRIES in all: one commit can bring 100,000 (the rest the learning pass finds)
-        room = ids[: LEMMA_ENTRIES - self.handed]
+        room, self.held = self.held, []
         heads = [(h.id, h.conv_id) for h in load_heads(session=self.session, record_ids=room)]
         if self.pool.warm(self.rules, StoredBatch(stored, self.job, heads)):
             self.handed += len(heads)

@@ -522,7 +522,9 @@ class CheckPool:
                 if self._executors:
                     # closed here, so the check phase starts the processes again instead of failing
                     # its first batch on the dead one
-                    _log.warning("check phase: a check process died while finding lemmas ahead (restarted)")
+                    _log.warning(
+                        "check phase: a check process died while finding lemmas ahead; processes closed"
+                    )
                     self.close()
                 continue
             except Exception as exc:  # any error of theirs only costs the warm-up

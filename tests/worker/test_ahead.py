@@ -141,7 +141,7 @@ def test_what_is_committed_before_the_processes_are_ready_is_handed_once_they_ar
 
 def test_the_handing_stops_at_lemma_entries(monkeypatch: pytest.MonkeyPatch) -> None:
     """At most LEMMA_ENTRIES (2 here) records handed: three batches of one record, the third kept back
-    (the learning pass finds its lemmas)."""
+    (the learning pass finds its lemmas); one batch of three, the third kept back."""
     handed: list[list[int]] = []
 
     def warm(rules: object, batch: StoredBatch) -> bool:
@@ -158,6 +158,18 @@ def test_the_handing_stops_at_lemma_entries(monkeypatch: pytest.MonkeyPatch) -> 
             session.commit()
             warm_up()
         assert handed == [[1], [2]] and warm_up.handed == 2
+    with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
+        monkeypatch.setattr(pool, "ready", lambda: True)
+        monkeypatch.setattr(pool, "warm", warm)
+        warm_up = WarmUp(session, load_rules(), 1.0, pool)
+        # one commit of three records: two handed
+        ingest_bytes(
+            session,
+            b"".join(log(ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)) for n in (2, 3, 4)),
+        )
+        session.commit()
+        warm_up()
+        assert handed[2:] == [[1, 2]] and warm_up.handed == 2
 
 
 def _lemma_rows(session: Session) -> list[tuple[str | None, str, str]]:

@@ -128,3 +128,28 @@ def test_what_is_stored_during_the_check_loop_is_graded_on_the_way_up(
     assert summary.records == 5
     # down from where the walk began (3): (2, 3), then 1; then up from there: (4, 5)
     assert _graded(session) == ["c2", "c3", "c1", "c4", "c5"]
+
+
+def test_a_record_completed_during_the_check_loop_below_where_it_began_waits_for_the_next_job(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """c4 is the newest record but only its ctx_input is stored when the loop starts; its rewrite arrives
+    while the loop grades its first batch, after the walk down passed c4: graded by the next job, once."""
+    _store(session, 1, 2, 3)
+    ingest_bytes(session, log(ctx_input("c4", "c4_2", 2)))
+    session.commit()
+    profile = jobs._batch_profile
+    calls: list[int] = []
+
+    def profile_while_c4_completes(*args: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            ingest_bytes(session, log(rewrite("c4", "c4_2", 2, query=f"SLA on {WORDS[4]}")))
+            session.commit()
+        return profile(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "_batch_profile", profile_while_c4_completes)
+    assert jobs.check_job(session=session, rules=load_rules(), batch_size=2).records == 3
+    monkeypatch.setattr(jobs, "_batch_profile", profile)
+    assert jobs.check_job(session=session, rules=load_rules(), batch_size=2).records == 1
+    assert _graded(session) == ["c2", "c3", "c1", "c4"]

@@ -221,7 +221,11 @@ def unchecked_newest_first(
     :func:`unchecked_record_ids` returns them, ``claim`` passed on): from ``top`` (the newest record id,
     ``None`` for an empty store) down to ``floor``, exclusive (every record up to it is known checked: the
     walk spares a scan of their runs, which costs as much as the store is large), then up from ``top``,
-    for what was stored meanwhile (another process's ingest). ``stop()`` is asked before each batch.
+    for what was stored meanwhile (another process's ingest). A record below ``top`` completed after the
+    walk down passed it (its rewrite stored after its ctx_input, by another process) is left to the next
+    job: the walk up cannot go below ``top`` while the batches above it may still be in flight
+    (``_in_turn`` reads ahead), and a record read twice would be graded twice. ``stop()`` is asked before
+    each batch.
     Newest first because the check job's learning pass goes oldest first: the analysis cache still
     holds the newest records' texts when its grading begins (``monitor.worker.jobs``)."""
     before = top + 1 if top is not None else None

@@ -333,9 +333,12 @@ def changed_shapes(*, session: Session, shapes: Sequence[tuple[int, LoadedShape]
     ctx_input; or the nearest earlier turn is another. Two reads: the records, and their conversations'
     requests grouped by turn.
 
-    What it cannot see: one request leaving a turn as another with the same ctx_input state arrives
-    (possible only when a request's halves name different turns). That changes no record's lemmas,
-    which depend on the record's own ctx_input, query and latest message alone."""
+    What it cannot see, none of which changes a record's lemmas (they depend on the record's own
+    ctx_input, query and latest message alone): one request leaving a turn as another with the same
+    ctx_input state arrives (possible only when a request's halves name different turns), and a peer
+    whose rewrite arrives, which changes that peer's time and, joined by turn, its request id. A record
+    the check loop grades as kept (``KeptRecords.read``) can then compare with its peers as they were:
+    only when an ingest stores such halves during the check job."""
     if not shapes:
         return set()
     ids = [i for i, _ in shapes]
