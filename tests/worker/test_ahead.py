@@ -109,32 +109,44 @@ def test_a_run_whose_logs_promise_a_large_job_starts_the_processes_before_its_fi
     assert promised_bytes([Source("-", None)]) is None
 
 
-def test_what_is_committed_before_the_processes_are_ready_is_handed_once_they_are(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Ready from the second commit on: its batch holds the first commit's record too; a pool refused for
-    the job (``wants`` false with MIN_JOB waiting, min_job 0 here) ends the handing."""
+def _record_handing(monkeypatch: pytest.MonkeyPatch, pool: CheckPool) -> list[list[int]]:
+    """The ids of each batch handed to ``pool`` from now on (taken, and not sent to any process)."""
     handed: list[list[int]] = []
-    ready = [False]
 
     def warm(rules: object, batch: StoredBatch) -> bool:
         handed.append([i for i, _ in batch.heads])
         return True
 
+    monkeypatch.setattr(pool, "warm", warm)
+    return handed
+
+
+def _commit(session: Session, *turns: int) -> None:
+    """Requests ``c1_<turn>`` of conversation c1, each whole, stored in one ingest commit."""
+    ingest_bytes(
+        session, b"".join(log(ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)) for n in turns)
+    )
+    session.commit()
+
+
+def test_what_is_committed_before_the_processes_are_ready_is_handed_once_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ready from the second commit on: its batch holds the first commit's record too; a pool refused for
+    the job (``wants`` false with MIN_JOB waiting, min_job 0 here) ends the handing."""
+    ready = [False]
     with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
         monkeypatch.setattr(pool, "wants", lambda waiting: True)
         monkeypatch.setattr(pool, "ready", lambda: ready[0])
-        monkeypatch.setattr(pool, "warm", warm)
+        handed = _record_handing(monkeypatch, pool)
         warm_up = WarmUp(session, load_rules(), 1.0, pool)
         for n in (2, 3, 4):
-            ingest_bytes(session, log(ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)))
-            session.commit()
+            _commit(session, n)
             warm_up()
             ready[0] = True
         assert handed == [[1, 2], [3]] and (warm_up.waiting, warm_up.handed) == (3, 3)
         monkeypatch.setattr(pool, "wants", lambda waiting: False)
-        ingest_bytes(session, log(ctx_input("c1", "c1_5", 5), rewrite("c1", "c1_5", 5)))
-        session.commit()
+        _commit(session, 5)
         warm_up()
         assert warm_up.stored is None and len(handed) == 2
 
@@ -142,34 +154,17 @@ def test_what_is_committed_before_the_processes_are_ready_is_handed_once_they_ar
 def test_the_handing_stops_at_lemma_entries(monkeypatch: pytest.MonkeyPatch) -> None:
     """At most LEMMA_ENTRIES (2 here) records handed: three batches of one record, the third kept back
     (the learning pass finds its lemmas); one batch of three, the third kept back."""
-    handed: list[list[int]] = []
-
-    def warm(rules: object, batch: StoredBatch) -> bool:
-        handed.append([i for i, _ in batch.heads])
-        return True
-
     monkeypatch.setattr(pool_module, "LEMMA_ENTRIES", 2)
-    with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
-        monkeypatch.setattr(pool, "ready", lambda: True)
-        monkeypatch.setattr(pool, "warm", warm)
-        warm_up = WarmUp(session, load_rules(), 1.0, pool)
-        for n in (2, 3, 4):
-            ingest_bytes(session, log(ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)))
-            session.commit()
-            warm_up()
-        assert handed == [[1], [2]] and warm_up.handed == 2
-    with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
-        monkeypatch.setattr(pool, "ready", lambda: True)
-        monkeypatch.setattr(pool, "warm", warm)
-        warm_up = WarmUp(session, load_rules(), 1.0, pool)
-        # one commit of three records: two handed
-        ingest_bytes(
-            session,
-            b"".join(log(ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)) for n in (2, 3, 4)),
-        )
-        session.commit()
-        warm_up()
-        assert handed[2:] == [[1, 2]] and warm_up.handed == 2
+    for commits in ([2], [3], [4]), ([2, 3, 4],):
+        with fresh_store() as session, CheckPool(2, model=None, min_job=0) as pool:
+            monkeypatch.setattr(pool, "ready", lambda: True)
+            handed = _record_handing(monkeypatch, pool)
+            warm_up = WarmUp(session, load_rules(), 1.0, pool)
+            for turns in commits:
+                _commit(session, *turns)
+                warm_up()
+            assert warm_up.handed == 2
+            assert handed == ([[1], [2]] if len(commits) == 3 else [[1, 2]])
 
 
 def _lemma_rows(session: Session) -> list[tuple[str | None, str, str]]:

@@ -4,6 +4,8 @@ on the pool's processes, the newest the ingest handed them)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -26,6 +28,20 @@ def _store(session: Session, *conversations: int) -> None:
     """Conversations ``c{n}`` stored and committed (another worker's ingest, when a test calls it mid-job)."""
     ingest_bytes(session, b"".join(_conversation(n) for n in conversations))
     session.commit()
+
+
+def _first_call_does(monkeypatch: pytest.MonkeyPatch, name: str, action: Callable[[], object]) -> None:
+    """``jobs.<name>`` runs ``action`` before its first call only (another worker's ingest meanwhile)."""
+    original = getattr(jobs, name)
+    calls: list[int] = []
+
+    def hooked(*args: object, **kw: object) -> object:
+        if not calls:
+            calls.append(1)
+            action()
+        return original(*args, **kw)
+
+    monkeypatch.setattr(jobs, name, hooked)
 
 
 def _learned(session: Session) -> list[str]:
@@ -94,16 +110,7 @@ def test_what_is_stored_during_the_learning_pass_is_learned_in_the_same_pass(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _store(session, 1, 2, 3)
-    read = jobs.load_records
-    calls: list[int] = []
-
-    def read_while_more_arrive(**kw: object) -> object:
-        calls.append(1)
-        if len(calls) == 1:  # while the pass reads its first batch
-            _store(session, 4, 5)
-        return read(**kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(jobs, "load_records", read_while_more_arrive)
+    _first_call_does(monkeypatch, "load_records", lambda: _store(session, 4, 5))  # the pass's first batch
     summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
     assert summary.records == 5
     assert _learned(session) == ["c1", "c2", "c3", "c4", "c5"]
@@ -114,16 +121,7 @@ def test_what_is_stored_during_the_check_loop_is_graded_on_the_way_up(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _store(session, 1, 2, 3)
-    profile = jobs._batch_profile
-    calls: list[int] = []
-
-    def profile_while_more_arrive(*args: object) -> object:
-        calls.append(1)
-        if len(calls) == 1:  # while the loop reads its first batch
-            _store(session, 4, 5)
-        return profile(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(jobs, "_batch_profile", profile_while_more_arrive)
+    _first_call_does(monkeypatch, "_batch_profile", lambda: _store(session, 4, 5))  # the loop's first batch
     summary = jobs.check_job(session=session, rules=load_rules(), batch_size=2)
     assert summary.records == 5
     # down from where the walk began (3): (2, 3), then 1; then up from there: (4, 5)
@@ -139,16 +137,12 @@ def test_a_record_completed_during_the_check_loop_below_where_it_began_waits_for
     ingest_bytes(session, log(ctx_input("c4", "c4_2", 2)))
     session.commit()
     profile = jobs._batch_profile
-    calls: list[int] = []
 
-    def profile_while_c4_completes(*args: object) -> object:
-        calls.append(1)
-        if len(calls) == 1:
-            ingest_bytes(session, log(rewrite("c4", "c4_2", 2, query=f"SLA on {WORDS[4]}")))
-            session.commit()
-        return profile(*args)  # type: ignore[arg-type]
+    def complete_c4() -> None:
+        ingest_bytes(session, log(rewrite("c4", "c4_2", 2, query=f"SLA on {WORDS[4]}")))
+        session.commit()
 
-    monkeypatch.setattr(jobs, "_batch_profile", profile_while_c4_completes)
+    _first_call_does(monkeypatch, "_batch_profile", complete_c4)
     assert jobs.check_job(session=session, rules=load_rules(), batch_size=2).records == 3
     monkeypatch.setattr(jobs, "_batch_profile", profile)
     assert jobs.check_job(session=session, rules=load_rules(), batch_size=2).records == 1

@@ -228,35 +228,29 @@ def unchecked_newest_first(
     each batch.
     Newest first because the check job's learning pass goes oldest first: the analysis cache still
     holds the newest records' texts when its grading begins (``monitor.worker.jobs``)."""
-    before = top + 1 if top is not None else None
-    while before is not None and before > floor + 1 and not (stop and stop()):
-        ids = unchecked_record_ids(
-            session=session,
-            checks=checks,
-            after_id=floor,
-            before_id=before,
-            limit=batch_size,
-            check_rate=check_rate,
-            claim=claim,
-        )
-        if not ids:
-            break
-        before = ids[0]
-        yield ids
-    after = top or 0
-    while not (stop and stop()):
-        ids = unchecked_record_ids(
-            session=session,
-            checks=checks,
-            after_id=after,
-            limit=batch_size,
-            check_rate=check_rate,
-            claim=claim,
-        )
-        if not ids:
-            return
-        after = ids[-1]
-        yield ids
+    # the walk down, then the walk up: (after_id, before_id), and which of them each batch moves
+    walks: list[tuple[int, int | None, bool]] = (
+        [(floor, top + 1, True)] if top is not None and top > floor else []
+    )
+    walks.append((top or 0, None, False))
+    for after, before, down in walks:
+        while not (stop and stop()):
+            ids = unchecked_record_ids(
+                session=session,
+                checks=checks,
+                after_id=after,
+                before_id=before,
+                limit=batch_size,
+                check_rate=check_rate,
+                claim=claim,
+            )
+            if not ids:
+                break
+            if down:
+                before = ids[0]
+            else:
+                after = ids[-1]
+            yield ids
 
 
 def delete_runs(*, session: Session, run_ids: Select[int] | Sequence[int]) -> int:
