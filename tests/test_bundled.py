@@ -52,6 +52,7 @@ FILES = {
         "versions/0013_store_keys.py",
         "versions/0014_accepted_terms.py",
         "versions/0015_check_sets.py",
+        "versions/0016_added_lemmas_by_conversation.py",
     ],
     "rules": ["aliases.yaml", "neutral.yaml", "qualifiers.yaml", "README.md"],
     "schemas": [

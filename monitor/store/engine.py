@@ -422,7 +422,7 @@ def head_revision() -> str:
     return heads[0]
 
 
-HEAD_REVISION = "0015"
+HEAD_REVISION = "0016"
 """The migrations' head revision id: what :func:`head_revision` reads from ``migrations/versions``
 (``tests/store/test_migrations.py`` keeps the two equal, so a new migration must update it).
 

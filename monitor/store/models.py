@@ -371,7 +371,11 @@ class AddedLemma(Base):
     lemma: Mapped[str] = mapped_column(String(255))
     conv_id: Mapped[str] = mapped_column(String(255))
 
-    __table_args__ = (UniqueConstraint("prompt_version", "lemma", "conv_id", name="uq_added_lemmas"),)
+    __table_args__ = (
+        UniqueConstraint("prompt_version", "lemma", "conv_id", name="uq_added_lemmas"),
+        # the lemmas of a batch's conversations (``ProfileReader``), without scanning its prompt versions
+        Index("ix_added_lemmas_conv", "conv_id", "prompt_version", "lemma"),
+    )
 
 
 class LearnedOverride(Base):

@@ -20,9 +20,9 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from monitor.checks.store import (
+    ProfileReader,
     clear_runs,
     coverage,
-    load_profile,
     record_added_lemmas,
     restyle_findings,
     store_outcomes,
@@ -169,6 +169,7 @@ def check_job(
         stored=stored,
         ahead=ahead,
     )
+    profiles = ProfileReader(session=session, check_rate=check_rate)
 
     def finish(batch: _Batch) -> None:
         """Grade ``batch`` (or take what the pool graded), count it, store it and commit."""
@@ -223,7 +224,7 @@ def check_job(
                 # what this process kept of the learning pass (its first batches, graded here while the
                 # processes started) is not graded here: let go
                 learnt.records.take(ids)
-                batch_rules = rules.with_profile(_batch_profile(session, heads, check_rate))
+                batch_rules = rules.with_profile(_batch_profile(profiles, heads))
                 batch = StoredBatch(stored, learnt.job, [(h.id, h.conv_id) for h in heads])
                 pending = pool.submit_grade(batch_rules, batch)
                 if pending is not None:
@@ -232,7 +233,7 @@ def check_job(
                     continue
             loaded = learnt.records.read(session, ids)
             records = [r for _, r in loaded]
-            batch_rules = rules.with_profile(_batch_profile(session, records, check_rate))
+            batch_rules = rules.with_profile(_batch_profile(profiles, records))
             yield _Batch(
                 [i for i, _ in loaded],
                 records,
@@ -405,17 +406,13 @@ class _Learnt:
     job: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
-def _batch_profile(
-    session: Session, records: Sequence[RewriteRecord | RecordHead], check_rate: float
-) -> RewriterProfile:
+def _batch_profile(profiles: ProfileReader, records: Sequence[RewriteRecord | RecordHead]) -> RewriterProfile:
     """The profile a batch is graded with, read from the store: ``_learn_profile`` stored the batch's
-    lemmas before the first batch, so nothing is analysed twice. A record ingested after that pass is
-    graded without its own lemmas counted, which can only make a word look less like the rewriter's style."""
-    return load_profile(
-        session=session,
-        prompt_versions={r.prompt_version for r in records},
-        conv_ids={r.conv_id for r in records},
-        check_rate=check_rate,
+    lemmas before the first batch, so nothing is analysed twice, and the job stores none after, so each
+    count is read once per job (``profiles``). A record ingested after that pass is graded without its own
+    lemmas counted, which can only make a word look less like the rewriter's style."""
+    return profiles.load(
+        prompt_versions={r.prompt_version for r in records}, conv_ids={r.conv_id for r in records}
     )
 
 

@@ -108,6 +108,64 @@ def test_a_recheck_relearns_the_profile_and_a_sample_counts_only_its_conversatio
     assert rules.hash  # the rules are untouched by either
 
 
+def test_a_profile_reader_reads_each_count_once_and_gives_what_load_profile_gives(session: Session) -> None:
+    """One job's reader: the second batch of the same conversations costs only the query of their lemmas,
+    and what is stored behind it counts from the next reader (the next job)."""
+    from sqlalchemy import event
+
+    from monitor.checks.store import ProfileReader, load_profile, record_added_lemmas
+
+    ingest_bytes(session, _convs(range(3)))  # c0, c1, c2: three conversations of v1
+    record_added_lemmas(
+        session=session,
+        rows=[("v1", "album", "c1"), ("v1", "album", "c2"), ("v1", "tour", "c1"), ("v2", "album", "c0")],
+    )
+    session.flush()
+    reader = ProfileReader(session=session)
+    first = reader.load(prompt_versions=["v1"], conv_ids=["c1"])
+    assert first == load_profile(session=session, prompt_versions=["v1"], conv_ids=["c1"])
+    assert (first.conversations, first.added) == ({"v1": 3}, {("v1", "album"): 2, ("v1", "tour"): 1})
+
+    ingest_bytes(session, _convs(range(3, 4)))  # c3: a fourth conversation, and "album" in it
+    record_added_lemmas(session=session, rows=[("v1", "album", "c3")])
+    session.flush()
+    statements: list[str] = []
+
+    def seen(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    engine = session.get_bind()
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        again = reader.load(prompt_versions=[None, "v1"], conv_ids=["c1", "c3"])
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    # "" (no prompt version) is new to the reader: its conversations and its pairs are read, v1's are not
+    assert len(statements) == 3
+    assert (again.conversations, again.added) == ({"v1": 3}, {("v1", "album"): 2, ("v1", "tour"): 1})
+    fresh = load_profile(session=session, prompt_versions=[None, "v1"], conv_ids=["c1", "c3"])
+    assert (fresh.conversations, fresh.added) == ({"v1": 4}, {("v1", "album"): 3, ("v1", "tour"): 1})
+    assert reader.load(prompt_versions=["v2"], conv_ids=["c1"]) == RewriterProfile()  # no v2 lemma in c1
+
+
+def test_a_profile_reader_past_its_bound_reads_the_counts_again(session: Session, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from monitor.checks.store import ProfileReader, findings, record_added_lemmas
+
+    ingest_bytes(session, _convs(range(2)))
+    record_added_lemmas(session=session, rows=[("v1", "album", "c0"), ("v1", "tour", "c1")])
+    session.flush()
+    monkeypatch.setattr(findings, "PROFILE_PAIRS", 1)
+    reader = ProfileReader(session=session)
+    assert reader.load(prompt_versions=["v1"], conv_ids=["c0", "c1"]).added == {
+        ("v1", "album"): 1,
+        ("v1", "tour"): 1,
+    }
+    record_added_lemmas(session=session, rows=[("v1", "album", "c1")])
+    session.flush()
+    # two pairs kept, more than the bound of one: let go, and "album" is counted again
+    assert reader.load(prompt_versions=["v1"], conv_ids=["c0"]).added == {("v1", "album"): 2}
+
+
 def test_with_a_check_rate_the_profile_counts_the_sampled_conversations(session: Session) -> None:
     """The share's base is the checked sample: "of" is the other sampled conversations, not every one."""
     from monitor.store.models import Record
@@ -185,9 +243,13 @@ def test_day_spans_join_consecutive_days_only() -> None:
     assert day_spans([]) == []
 
 
-def test_restyle_grades_the_days_given_and_only_those(session: Session) -> None:
+def test_restyle_grades_the_days_given_and_only_those(session: Session, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Read by spans of consecutive days: the findings of Mar 4 and 5 are graded again in one span, those
-    of Mar 6 (not given) keep their grade until a later call names their day."""
+    of Mar 6 (not given) keep their grade until a later call names their day. Pages of one finding: every
+    finding of a span is read, each once."""
+    from monitor.checks.store import findings
+
+    monkeypatch.setattr(findings, "RESTYLE_PAGE", 1)
 
     def conv(i: int, day: int) -> bytes:
         ts = f"2024-03-{day:02d}T08:01:31Z"

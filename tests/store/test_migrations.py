@@ -46,7 +46,7 @@ def test_one_head() -> None:
 
 def test_the_head_constant_is_the_migrations_head() -> None:
     """A new migration must update ``HEAD_REVISION``, or every command would call a current store old."""
-    assert HEAD_REVISION == head_revision() == "0015"
+    assert HEAD_REVISION == head_revision() == "0016"
 
 
 def test_a_store_at_head_opens_without_importing_alembic(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_a_store_not_at_head_is_refused_with_its_revision(db_url: str) -> None:
         require_current_schema(engine)  # at head: no error
         downgrade(db_url, "0010")
         with pytest.raises(
-            StorageError, match="is at revision 0010, not 0015: run `rewrite-monitor db upgrade`"
+            StorageError, match="is at revision 0010, not 0016: run `rewrite-monitor db upgrade`"
         ):
             require_current_schema(engine)
         downgrade(db_url, "base")

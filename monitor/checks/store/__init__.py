@@ -8,6 +8,7 @@ Every name the rest of the code reads is importable from here as well as from it
 from monitor.checks.store.findings import (
     RESTYLE_PAGE,
     FindingRow,
+    ProfileReader,
     RewriteMeta,
     StoredRewrite,
     day_spans,
@@ -54,6 +55,7 @@ __all__ = [
     "finding_row",
     "fully_checked",
     "list_findings",
+    "ProfileReader",
     "load_profile",
     "profile_conversations",
     "record_added_lemmas",

@@ -34,7 +34,7 @@ def db_upgrade(
 ) -> None:
     """Apply migrations (creates the schema on a new database); says what changed.
 
-    Prints "upgraded URL from none to 0015 (head)" when it migrated, "URL is already at head (0015)"
+    Prints "upgraded URL from none to 0016 (head)" when it migrated, "URL is already at head (0016)"
     otherwise (the password in URL hidden); `rewrite-monitor db current` prints the head.
 
     Example: rewrite-monitor db upgrade
