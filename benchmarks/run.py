@@ -718,7 +718,8 @@ def print_table(r: dict[str, Any]) -> None:
     )
     pg = ratio["postgresql_to_sqlite_end_to_end"]
     if pg is not None:
-        rows.append(("PostgreSQL / SQLite end to end", f"{pg:.2f}x", "throughput", target(pg, 0.7, True)))
+        # issue 36's bar (issue 18's was 0.7)
+        rows.append(("PostgreSQL / SQLite end to end", f"{pg:.2f}x", "throughput", target(pg, 0.85, True)))
     for prior in PRIOR_TURNS:
         x = r["prior_turns"][str(prior)]
         rows.append(
@@ -734,7 +735,7 @@ def print_table(r: dict[str, Any]) -> None:
             "128 vs 8 prior messages",
             f"{ratio['prior_128_to_8']:.2f}x",
             "",
-            target(ratio["prior_128_to_8"], 1.3, False),
+            target(ratio["prior_128_to_8"], 1.2, False),  # issue 36's bar (issue 18's was 1.3)
         )
     )
     if "backfill" in r:
@@ -787,10 +788,10 @@ def print_table(r: dict[str, Any]) -> None:
         serial = one["seconds"] - one["check_s"]
         rows.append(
             (
-                "  best possible, the rest serial",
+                "  the check phase alone halved",
                 f"{one['seconds'] / (serial + one['check_s'] / 2):.2f}x",
-                f"ingest, admission and start-up {serial:.1f} s of {one['seconds']:.1f} s stay on one "
-                "process (Amdahl)",
+                f"ingest, admission and start-up {serial:.1f} s of {one['seconds']:.1f} s on one process "
+                "(no ceiling: the processes find lemmas while the ingest runs)",
                 "",
             )
         )

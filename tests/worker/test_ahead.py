@@ -90,6 +90,48 @@ def test_only_what_was_found_on_this_store_under_these_rules_is_served() -> None
     assert pool._ahead == [] and pool.found_ahead("sqlite:///a.db", rules) == {}
 
 
+def test_a_process_that_died_while_finding_ahead_closes_the_pool_once_and_what_it_found_is_lost(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two warm-ups broken by a dead process: the pool's executors are shut down once (the check phase
+    starts new ones), with one warning that names no text; a warm-up cancelled by that shutdown is left
+    out; what was found before is kept."""
+    from concurrent.futures import CancelledError, Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    rules = load_rules()
+    key = hashlib.sha256(pool_module._bare(rules)).hexdigest()
+    kept = Ahead(LoadedShape("c1", 2, None, ((2, 1, 1),), True), Lemmas("v", "c1", ["kept"]))
+
+    def failed(error: BaseException) -> Future[list[Ahead | None]]:
+        fut: Future[list[Ahead | None]] = Future()
+        fut.set_exception(error)
+        return fut
+
+    ok: Future[list[Ahead | None]] = Future()
+    ok.set_result([kept])
+    shut: list[bool] = []
+
+    class Executor:
+        def shutdown(self, wait: bool, cancel_futures: bool) -> None:
+            shut.append(wait and cancel_futures)
+
+    pool = CheckPool(2, model=None)
+    pool._executors = [Executor()]  # type: ignore[list-item]
+    pool._ahead = [
+        ("sqlite:///a.db", key, [1], ok),
+        ("sqlite:///a.db", key, [2], failed(BrokenProcessPool("a child died"))),
+        ("sqlite:///a.db", key, [3], failed(BrokenProcessPool("a child died"))),
+        ("sqlite:///a.db", key, [4], failed(CancelledError())),
+    ]
+    with caplog.at_level("WARNING", logger=pool_module._log.name):
+        assert pool.found_ahead("sqlite:///a.db", rules) == {1: kept}
+    assert shut == [True] and pool._executors == []
+    assert [r.getMessage() for r in caplog.records] == [
+        "check phase: a check process died while finding lemmas ahead; processes closed"
+    ]
+
+
 def test_a_run_whose_logs_promise_a_large_job_starts_the_processes_before_its_first_commit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
