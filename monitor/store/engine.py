@@ -24,7 +24,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import CursorResult, Result, make_url
+from sqlalchemy.engine import CursorResult, Result, Row, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Mapper, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -533,14 +533,39 @@ def bulk_insert_ignore(
     session.connection().exec_driver_sql(sql, params)
 
 
-def _insert_unnest(session: Session, table: Table, conflict: list[str], rows: list[dict[str, Any]]) -> None:
-    """PostgreSQL's path of :func:`bulk_insert_ignore`: one statement whatever the number of rows, each
-    column one array parameter (``INSERT ... SELECT * FROM unnest(...)``), each value through its column
-    type's bind processor. Why: the statement path sends a VALUES list of a thousand rows at a time, whose
-    text psycopg parses again for each (too long for its cache) and the server plans again; on the shared
-    logs, storing 3,385 outcomes (26,000 skips) spent 0.9 s waiting on the server and 0.3 s in psycopg's
-    parsing (py-spy), and `run` took 23.5 s against 20.8 s with this path. An ARRAY column would be
-    flattened by ``unnest``: no table has one."""
+def insert_ignore_returning(
+    session: Session, target: Any, conflict: list[str], rows: list[dict[str, Any]], returning: Sequence[str]
+) -> list[Row[Any]]:
+    """:func:`bulk_insert_ignore` that returns the ``returning`` columns of the rows it inserted (those a
+    conflict skipped are not returned), in no set order. ``rows`` as there. PostgreSQL takes one statement
+    of arrays (:func:`_insert_unnest`); other dialects SQLAlchemy's insert-many-values, one statement per
+    thousand rows, which on PostgreSQL psycopg parses again for each (py-spy of `run` on the shared
+    logs: 0.42 s of the events' insert, against 0.1 s here)."""
+    table = target if isinstance(target, Table) else target.__table__
+    if not rows:
+        return []
+    if session.get_bind().dialect.name == "postgresql":
+        return _insert_unnest(session, table, conflict, rows, returning)
+    stmt = insert_ignore(session, table, conflict).returning(*(table.c[n] for n in returning))
+    return list(session.execute(stmt, rows))
+
+
+def _insert_unnest(
+    session: Session,
+    table: Table,
+    conflict: list[str],
+    rows: list[dict[str, Any]],
+    returning: Sequence[str] = (),
+) -> list[Row[Any]]:
+    """PostgreSQL's path of :func:`bulk_insert_ignore` and :func:`insert_ignore_returning`: one statement
+    whatever the number of rows, each column one array parameter (``INSERT ... SELECT * FROM
+    unnest(...)``), each value through its column type's bind processor. Why: the statement path sends a
+    VALUES list of a thousand rows at a time, whose text psycopg parses again for each (too long for its
+    cache) and the server plans again; on the shared logs, storing 3,385 outcomes (26,000 skips) spent
+    0.9 s waiting on the server and 0.3 s in psycopg's parsing (py-spy), and `run` took 23.5 s against
+    20.8 s with this path. The arrays go in binary (``%b``): as text, psycopg escapes every element in
+    Python (7,000 JSON texts of about 1 KB: 0.31 s as text, 0.036 s in binary, one statement each). An
+    ARRAY column would be flattened by ``unnest``: no table has one."""
     dialect = session.get_bind().dialect
     quote = dialect.identifier_preparer.quote
     names = list(rows[0])
@@ -549,13 +574,17 @@ def _insert_unnest(session: Session, table: Table, conflict: list[str], rows: li
     for n, col in zip(names, columns, strict=True):
         proc = col.type.dialect_impl(dialect).bind_processor(dialect)
         arrays.append([proc(row[n]) for row in rows] if proc is not None else [row[n] for row in rows])
-    casts = ", ".join(f"%s::{col.type.compile(dialect=dialect)}[]" for col in columns)
+    casts = ", ".join(f"%b::{col.type.compile(dialect=dialect)}[]" for col in columns)
     sql = (
         f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
         f"SELECT * FROM unnest({casts}) "
         f"ON CONFLICT ({', '.join(quote(n) for n in conflict)}) DO NOTHING"
     )
+    if returning:
+        sql += f" RETURNING {', '.join(quote(n) for n in returning)}"
+        return list(session.connection().exec_driver_sql(sql, tuple(arrays)))
     session.connection().exec_driver_sql(sql, tuple(arrays))
+    return []
 
 
 ANALYZE_MIN_ROWS = 1000

@@ -100,3 +100,30 @@ def test_bulk_insert_stores_what_the_statement_stores_and_skips_conflicts(sessio
         datetime(2024, 3, 4, 10, 30, 15, 250000),  # naive UTC, as every datetime column
     )
     assert loaded[2][:2] == ([], {})
+
+
+def test_insert_ignore_returning_gives_the_rows_it_inserted_and_not_the_skipped(session: Session) -> None:
+    """The events' insert (``monitor.ingest``) reads back the ids of what it stored: a row that conflicts
+    is neither stored again nor returned, and what is stored is the statement path's."""
+    from monitor.store.engine import insert_ignore_returning
+
+    record = record_row(session)
+    run = check_run_row(session, record_id=record.id, check_id="a", check_version=1)
+    aware = datetime(2024, 3, 4, 11, 30, 15, 250000, tzinfo=PARIS)
+    first = insert_ignore_returning(
+        session, Finding, ["check_run_id", "ordinal"], _rows(run.id, record.id, aware), ["id", "ordinal"]
+    )
+    assert sorted(r.ordinal for r in first) == [0, 1]
+    again = _rows(run.id, record.id, aware)
+    again[1]["ordinal"] = 5
+    second = insert_ignore_returning(session, Finding, ["check_run_id", "ordinal"], again, ["id", "ordinal"])
+    assert [r.ordinal for r in second] == [5]  # ordinal 0 was there: skipped, not returned
+    stored = {o: i for i, o in session.execute(select(Finding.id, Finding.ordinal))}
+    assert {r.ordinal: r.id for r in [*first, *second]} == stored
+    assert insert_ignore_returning(session, Finding, ["check_run_id", "ordinal"], [], ["id"]) == []
+    stmt_run = check_run_row(session, record_id=record.id, check_id="b", check_version=1)
+    session.execute(
+        insert_ignore(session, Finding.__table__, ["check_run_id", "ordinal"]),
+        _rows(stmt_run.id, record.id, aware),
+    )
+    assert _stored(session, run.id)[:2] == _stored(session, stmt_run.id)

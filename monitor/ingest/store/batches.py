@@ -42,7 +42,12 @@ from monitor.ingest.store.quarantine import resolve_stored
 from monitor.otel.mapping import DEFAULT_RULES, MappingRules
 from monitor.otel.spans import SPAN
 from monitor.sampling import DEFAULT_SEED, draw
-from monitor.store.engine import dialect_insert, insert_ignore, refresh_planner_statistics
+from monitor.store.engine import (
+    dialect_insert,
+    insert_ignore,
+    insert_ignore_returning,
+    refresh_planner_statistics,
+)
 from monitor.store.models import CheckRun, CheckSkip, Event, Finding, Quarantine, Record
 
 EXCERPT_CHARS = 2000
@@ -394,10 +399,10 @@ class Ingestor:
             }
             for p, ev in rows
         ]
-        stmt = insert_ignore(self.session, Event, ["event_key"]).returning(Event.id, Event.event_key)
-        result = self.session.execute(stmt, values)
+        result = insert_ignore_returning(self.session, Event, ["event_key"], values, ["id", "event_key"])
         by_key = {ev.event_key: (p.line.line_no, ev) for p, ev in rows}
-        inserted = {row.id: by_key[row.event_key] for row in result}
+        # by id, which is the rows' order: what reads this reads it in the order of the lines
+        inserted = {row.id: by_key[row.event_key] for row in sorted(result, key=lambda r: int(r.id))}
         # Rows skipped by ON CONFLICT were stored by a concurrent ingest of the same event.
         self.summary.already_stored += len(rows) - len(inserted)
         self.summary.stored += len(inserted)
