@@ -3,8 +3,9 @@
 Each check batch and each page of queue admission asks which lemmas were added in its conversations
 (``monitor.checks.store.findings.ProfileReader``). ``uq_added_lemmas`` leads with the prompt version and
 the lemma, so that question scanned every row of the batch's prompt versions: 15.5 ms a batch on a store
-of 200,000 rewrites (98,527 rows), growing with the store. ``ix_added_lemmas_conv`` answers it from the
-conversations' own rows, and covers the lemma so the table is not read.
+of 200,000 rewrites (98,527 rows), growing with the store. ``ix_added_lemmas_conv`` finds the
+conversations' own rows: on SQLite it covers the lemma, so the table is not read; PostgreSQL reads only
+those rows (an index-only scan once the table is vacuumed).
 
 Revision ID: 0016
 Revises: 0015

@@ -8,12 +8,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from sqlalchemy import (
     URL,
     DateTime,
     Engine,
+    String,
     Table,
     create_engine,
     event,
@@ -501,7 +502,7 @@ def bulk_insert_ignore(
         return
     dialect = session.get_bind().dialect
     if dialect.name == "postgresql":
-        _insert_unnest(session, table, conflict, rows)
+        insert_many(session, insert_ignore(session, table, conflict), rows)
         return
     if dialect.name != "sqlite":
         session.execute(insert_ignore(session, table, conflict), rows)
@@ -537,54 +538,69 @@ def insert_ignore_returning(
     session: Session, target: Any, conflict: list[str], rows: list[dict[str, Any]], returning: Sequence[str]
 ) -> list[Row[Any]]:
     """:func:`bulk_insert_ignore` that returns the ``returning`` columns of the rows it inserted (those a
-    conflict skipped are not returned), in no set order. ``rows`` as there. PostgreSQL takes one statement
-    of arrays (:func:`_insert_unnest`); other dialects SQLAlchemy's insert-many-values, one statement per
-    thousand rows, which on PostgreSQL psycopg parses again for each (py-spy of `run` on the shared
-    logs: 0.42 s of the events' insert, against 0.1 s here)."""
+    conflict skipped are not returned), in no set order. ``rows`` as there."""
     table = target if isinstance(target, Table) else target.__table__
+    stmt = insert_ignore(session, table, conflict).returning(*(table.c[n] for n in returning))
+    return insert_many(session, stmt, rows)
+
+
+def insert_many(session: Session, stmt: Any, rows: list[dict[str, Any]]) -> list[Row[Any]]:
+    """Execute the INSERT ``stmt`` (of :func:`dialect_insert`, with its ``ON CONFLICT`` clause and any
+    RETURNING, without values) for ``rows`` (dicts with the same keys, in the same order, each a column
+    name); returns what RETURNING gave (``[]`` without it), in no set order.
+
+    PostgreSQL takes one statement whatever the number of rows (:func:`_insert_unnest`); other dialects
+    SQLAlchemy's executemany (with RETURNING, its insert-many-values: a thousand rows a statement)."""
     if not rows:
         return []
-    if session.get_bind().dialect.name == "postgresql":
-        return _insert_unnest(session, table, conflict, rows, returning)
-    stmt = insert_ignore(session, table, conflict).returning(*(table.c[n] for n in returning))
-    return list(session.execute(stmt, rows))
-
-
-def _insert_unnest(
-    session: Session,
-    table: Table,
-    conflict: list[str],
-    rows: list[dict[str, Any]],
-    returning: Sequence[str] = (),
-) -> list[Row[Any]]:
-    """PostgreSQL's path of :func:`bulk_insert_ignore` and :func:`insert_ignore_returning`: one statement
-    whatever the number of rows, each column one array parameter (``INSERT ... SELECT * FROM
-    unnest(...)``), each value through its column type's bind processor. Why: the statement path sends a
-    VALUES list of a thousand rows at a time, whose text psycopg parses again for each (too long for its
-    cache) and the server plans again; on the shared logs, storing 3,385 outcomes (26,000 skips) spent
-    0.9 s waiting on the server and 0.3 s in psycopg's parsing (py-spy), and `run` took 23.5 s against
-    20.8 s with this path. The arrays go in binary (``%b``): as text, psycopg escapes every element in
-    Python (7,000 JSON texts of about 1 KB: 0.31 s as text, 0.036 s in binary, one statement each). An
-    ARRAY column would be flattened by ``unnest``: no table has one."""
     dialect = session.get_bind().dialect
-    quote = dialect.identifier_preparer.quote
+    if dialect.name == "postgresql" and dialect.driver == "psycopg":  # ``%b`` is psycopg 3's
+        return _insert_unnest(session, stmt, rows)
+    result = cast(CursorResult[Any], session.execute(stmt, rows))
+    return list(result) if result.returns_rows else []
+
+
+def _array_element(column: Any, dialect: Any) -> str:
+    """The element type of ``column``'s array in :func:`_insert_unnest`: its own, but a string of a bounded
+    length as unbounded text. An explicit cast to ``VARCHAR(n)`` cuts a longer value without a word; the
+    INSERT's own assignment to the column refuses it ("value too long"), as the statement path does."""
+    if isinstance(column.type, String) and column.type.length is not None:
+        return "TEXT"
+    return str(column.type.compile(dialect=dialect))
+
+
+_VALUES = re.compile(r" VALUES \((?P<values>.*?)\)(?= ON CONFLICT | RETURNING |$)", re.DOTALL)
+
+
+def _insert_unnest(session: Session, stmt: Any, rows: list[dict[str, Any]]) -> list[Row[Any]]:
+    """PostgreSQL's path of :func:`insert_many`: ``stmt`` compiled once, its VALUES list replaced by
+    ``SELECT * FROM unnest(...)`` of one array parameter per column, each value through its column type's
+    bind processor; the rest of the statement (ON CONFLICT, RETURNING and their own parameters) as
+    SQLAlchemy compiled it.
+
+    Why: SQLAlchemy sends a VALUES list of a thousand rows at a time, whose text psycopg parses again for
+    each (too long for its cache) and the server plans again. On the shared logs, storing 3,385 outcomes
+    (26,000 skips) spent 0.9 s waiting on the server and 0.3 s in psycopg's parsing (py-spy), and `run`
+    took 23.5 s against 20.8 s with this path; the events' insert took 0.42 s of psycopg's and
+    SQLAlchemy's work against 0.1 s. The arrays go in binary (``%b``): as text, psycopg escapes every
+    element in Python (7,000 JSON texts of about 1 KB: 0.31 s as text, 0.036 s in binary, one statement
+    each). An ARRAY column would be flattened by ``unnest``: no table has one."""
+    dialect = session.get_bind().dialect
     names = list(rows[0])
-    columns = [table.c[n] for n in names]
-    arrays = []
-    for n, col in zip(names, columns, strict=True):
-        proc = col.type.dialect_impl(dialect).bind_processor(dialect)
-        arrays.append([proc(row[n]) for row in rows] if proc is not None else [row[n] for row in rows])
-    casts = ", ".join(f"%b::{col.type.compile(dialect=dialect)}[]" for col in columns)
-    sql = (
-        f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
-        f"SELECT * FROM unnest({casts}) "
-        f"ON CONFLICT ({', '.join(quote(n) for n in conflict)}) DO NOTHING"
-    )
-    if returning:
-        sql += f" RETURNING {', '.join(quote(n) for n in returning)}"
-        return list(session.connection().exec_driver_sql(sql, tuple(arrays)))
-    session.connection().exec_driver_sql(sql, tuple(arrays))
-    return []
+    table: Table = stmt.table
+    compiled = stmt.compile(dialect=dialect, column_keys=names)
+    sql = str(compiled)
+    found = _VALUES.search(sql)
+    if found is None or not all(f"%({n})s" in found["values"] for n in names):
+        raise RuntimeError(f"not an INSERT of the columns {names} with one VALUES list: {sql[:200]}")
+    casts = ", ".join(f"%({n})b::{_array_element(table.c[n], dialect)}[]" for n in names)
+    sql = f"{sql[: found.start()]} SELECT * FROM unnest({casts}){sql[found.end() :]}"
+    params: dict[str, Any] = {k: v for k, v in compiled.params.items() if k not in names}
+    for n in names:
+        proc = table.c[n].type.dialect_impl(dialect).bind_processor(dialect)
+        params[n] = [proc(row[n]) for row in rows] if proc is not None else [row[n] for row in rows]
+    result = session.connection().exec_driver_sql(sql, params)
+    return list(result) if result.returns_rows else []
 
 
 ANALYZE_MIN_ROWS = 1000

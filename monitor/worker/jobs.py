@@ -150,8 +150,9 @@ def check_job(
         )
         if not pool.wants(len(waiting)):
             pool = None
-    # Before any claim: concurrent runs each store every lemma once (insert-or-ignore), so each batch
-    # is graded against the whole store's profile, whichever run checks it.
+    # Before any claim: concurrent runs each store every lemma once (insert-or-ignore). Each batch is
+    # graded against the store's profile as this job first read it (ProfileReader): lemmas a concurrent
+    # run stores later count from the next job, and queue admission grades the days it plans again.
     stored = store_url(session) if pool is not None else None
     if stored is not None:
         # The processes read the records through their own connections: what this session wrote before

@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from sqlalchemy import Text, cast, select
 from sqlalchemy.orm import Session
 
 from monitor.store.engine import bulk_insert_ignore, insert_ignore
 from monitor.store.models import Finding
-from tests.factories import check_run_row, record_row
+from tests.factories import check_run_row, event_row, record_row
 
 PARIS = timezone(timedelta(hours=1))
 
@@ -127,3 +128,60 @@ def test_insert_ignore_returning_gives_the_rows_it_inserted_and_not_the_skipped(
         _rows(stmt_run.id, record.id, aware),
     )
     assert _stored(session, run.id)[:2] == _stored(session, stmt_run.id)
+
+
+def test_a_value_longer_than_its_column_is_refused_on_postgresql_not_cut(session: Session) -> None:
+    """The arrays' elements are unbounded text, so the INSERT's own assignment checks the length, as
+    the statement path does: an explicit cast to VARCHAR(64) would cut "k" * 65 to 64 without a word.
+    SQLite keeps what it is given (its VARCHAR has no length)."""
+    from sqlalchemy.exc import DataError
+
+    record = record_row(session)
+    run = check_run_row(session, record_id=record.id, check_id="a", check_version=1)
+    rows = _rows(run.id, record.id, datetime(2024, 3, 4, 10, 0))
+    rows[1]["kind"] = "k" * 65  # findings.kind is String(64)
+    if session.get_bind().dialect.name == "postgresql":
+        with pytest.raises(DataError, match="value too long"):
+            bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
+    else:
+        bulk_insert_ignore(session, Finding, ["check_run_id", "ordinal"], rows)
+        assert session.scalar(select(Finding.kind).where(Finding.ordinal == 1)) == "k" * 65
+
+
+def test_insert_many_runs_an_upsert_and_its_own_parameters(session: Session) -> None:
+    """The records' upsert (``monitor.ingest``): ON CONFLICT DO UPDATE with a constant of its own
+    (``join_method``) and a WHERE, one statement of arrays on PostgreSQL. The half stored first is
+    completed by the second insert; a row whose slot is taken is neither updated nor returned."""
+    from sqlalchemy import func, or_
+
+    from monitor.store.engine import dialect_insert, insert_many
+    from monitor.store.models import Record
+
+    table = Record.__table__
+    ins = dialect_insert(session, table)
+    x = ins.excluded
+    stmt = ins.on_conflict_do_update(
+        index_elements=["conv_id", "request_id"],
+        set_={
+            "ctx_event_id": func.coalesce(table.c.ctx_event_id, x.ctx_event_id),
+            "rewrite_event_id": func.coalesce(table.c.rewrite_event_id, x.rewrite_event_id),
+            "join_method": "request_id",
+        },
+        where=or_(table.c.ctx_event_id.is_(None), x.ctx_event_id.is_(None)),
+    ).returning(table.c.request_id, table.c.ctx_event_id, table.c.rewrite_event_id, table.c.join_method)
+
+    ev = {name: event_row(session, request_id=name).id for name in ("a1", "a2", "b1", "b2", "c3")}
+
+    def row(req: str, ctx: str | None, rw: str | None) -> dict[str, Any]:
+        ids = {"ctx_event_id": ev[ctx] if ctx else None, "rewrite_event_id": ev[rw] if rw else None}
+        return {"conv_id": "c", "request_id": req, "turn": 2, **ids}
+
+    first = insert_many(session, stmt, [row("r1", "a1", None), row("r2", "a2", None)])
+    assert sorted(tuple(r) for r in first) == [("r1", ev["a1"], None, None), ("r2", ev["a2"], None, None)]
+    second = insert_many(session, stmt, [row("r1", None, "b1"), row("r2", "b2", None), row("r3", None, "c3")])
+    # r1 completed by request id; r2's ctx slot is taken (the WHERE): skipped; r3 new
+    assert sorted(tuple(r) for r in second) == [
+        ("r1", ev["a1"], ev["b1"], "request_id"),
+        ("r3", None, ev["c3"], None),
+    ]
+    assert insert_many(session, stmt, []) == []

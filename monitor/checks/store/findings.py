@@ -55,8 +55,9 @@ def finding_row(f: Finding, conv_id: str) -> FindingRow:
     return to_row(FindingRow, f, conv_id=conv_id)
 
 
-RESTYLE_PAGE = 1000
-"""Findings :func:`restyle_findings` reads and grades at a time."""
+RESTYLE_PAGE = 500
+"""Findings :func:`restyle_findings` reads and grades at a time (their ids in one IN list: SQLite before
+3.32 takes at most 999 parameters a statement)."""
 
 
 def day_spans(days: Iterable[date]) -> list[tuple[datetime, datetime]]:
@@ -333,8 +334,8 @@ class ProfileReader:
     at 200,000 rewrites, a scan of the records: a backfill's cost grew with the square of its size). The
     counts cannot change under a job that stores no lemma while it reads them: the check job stores its
     records' lemmas before its first batch (``monitor.worker.jobs``). What a concurrent job stores
-    meanwhile counts from the next job, and queue admission grades each day it plans again with a reader
-    of its own (:func:`restyle_findings`)."""
+    meanwhile counts from the next job, and queue admission grades the days it plans again with a reader
+    made for it (:func:`restyle_findings`)."""
 
     def __init__(self, *, session: Session, check_rate: float = 1.0) -> None:
         self.session, self.check_rate = session, check_rate

@@ -46,6 +46,7 @@ from monitor.store.engine import (
     dialect_insert,
     insert_ignore,
     insert_ignore_returning,
+    insert_many,
     refresh_planner_statistics,
 )
 from monitor.store.models import CheckRun, CheckSkip, Event, Finding, Quarantine, Record
@@ -476,7 +477,7 @@ class Ingestor:
         this batch looked (``INSERT ... ON CONFLICT (conv_id, request_id) DO UPDATE`` on the unique key
         of migration 0008): two workers reading the two halves at once cannot both open one, the second
         insert waits for the first to commit and fills the other slot. One statement, executed for all
-        the rows at once (SQLAlchemy's insertmanyvalues). Returns the ids of the records that such a
+        the rows at once (``monitor.store.engine.insert_many``). Returns the ids of the records that such a
         join made whole (each counted in ``joined``). A record whose request already holds an event of
         the same kind (a turn join gave it another request's half) is not written: that event stays
         stored, unjoined."""
@@ -511,7 +512,7 @@ class Ingestor:
         ).returning(
             table.c.conv_id, table.c.request_id, table.c.id, table.c.ctx_event_id, table.c.rewrite_event_id
         )
-        rows = self.session.execute(stmt, [{c: getattr(r, c) for c in cols} for r in records])
+        rows = insert_many(self.session, stmt, [{c: getattr(r, c) for c in cols} for r in records])
         written = {(r.conv_id, r.request_id): r for r in rows}
         joined_now: list[int] = []
         for rec in records:
