@@ -8,12 +8,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast, overload
+from typing import Any, overload
 
 from sqlalchemy import (
     URL,
     DateTime,
     Engine,
+    Float,
     String,
     Table,
     create_engine,
@@ -545,38 +546,44 @@ def insert_ignore_returning(
 
 
 def insert_many(session: Session, stmt: Any, rows: list[dict[str, Any]]) -> list[Row[Any]]:
-    """Execute the INSERT ``stmt`` (of :func:`dialect_insert`, with its ``ON CONFLICT`` clause and any
-    RETURNING, without values) for ``rows`` (dicts with the same keys, in the same order, each a column
-    name); returns what RETURNING gave (``[]`` without it), in no set order.
+    """Execute the INSERT ``stmt`` (of :func:`dialect_insert` on a table, with its ``ON CONFLICT`` clause
+    and any RETURNING, without values) for ``rows`` (dicts with the same keys, each a column name; every
+    column the INSERT writes must be among them: a Python-side column default is not applied); returns
+    what RETURNING gave (``[]`` without it), in no set order. Raises ``ValueError`` for a statement the
+    PostgreSQL path cannot take (a column the rows leave out, an expanding IN in the ON CONFLICT clause).
 
-    PostgreSQL takes one statement whatever the number of rows (:func:`_insert_unnest`); other dialects
-    SQLAlchemy's executemany (with RETURNING, its insert-many-values: a thousand rows a statement)."""
+    PostgreSQL through psycopg 3 takes one statement whatever the number of rows
+    (:func:`_insert_unnest`); other dialects SQLAlchemy's executemany (with RETURNING, its
+    insert-many-values: a thousand rows a statement)."""
     if not rows:
         return []
     dialect = session.get_bind().dialect
     if dialect.name == "postgresql" and dialect.driver == "psycopg":  # ``%b`` is psycopg 3's
         return _insert_unnest(session, stmt, rows)
-    result = cast(CursorResult[Any], session.execute(stmt, rows))
+    result = session.connection().execute(stmt, rows)
     return list(result) if result.returns_rows else []
 
 
 def _array_element(column: Any, dialect: Any) -> str:
-    """The element type of ``column``'s array in :func:`_insert_unnest`: its own, but a string of a bounded
-    length as unbounded text. An explicit cast to ``VARCHAR(n)`` cuts a longer value without a word; the
-    INSERT's own assignment to the column refuses it ("value too long"), as the statement path does."""
-    if isinstance(column.type, String) and column.type.length is not None:
+    """The element type of ``column``'s array in :func:`_insert_unnest`: its own, but a string as
+    unbounded text. An explicit cast to ``VARCHAR(n)`` cuts a longer value without a word; the INSERT's
+    own assignment to the column refuses it ("value too long"), as the statement path does, and applies
+    the column's collation."""
+    if isinstance(column.type, String):
         return "TEXT"
     return str(column.type.compile(dialect=dialect))
 
 
 _VALUES = re.compile(r" VALUES \((?P<values>.*?)\)(?= ON CONFLICT | RETURNING |$)", re.DOTALL)
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
 def _insert_unnest(session: Session, stmt: Any, rows: list[dict[str, Any]]) -> list[Row[Any]]:
     """PostgreSQL's path of :func:`insert_many`: ``stmt`` compiled once, its VALUES list replaced by
-    ``SELECT * FROM unnest(...)`` of one array parameter per column, each value through its column type's
-    bind processor; the rest of the statement (ON CONFLICT, RETURNING and their own parameters) as
-    SQLAlchemy compiled it.
+    ``SELECT * FROM unnest(...)`` of one array parameter per column, in the order of the INSERT's own
+    column list, each value through its column type's bind processor; the rest of the statement (ON
+    CONFLICT, RETURNING) as SQLAlchemy compiled it, its own parameters through their types' bind
+    processors too.
 
     Why: SQLAlchemy sends a VALUES list of a thousand rows at a time, whose text psycopg parses again for
     each (too long for its cache) and the server plans again. On the shared logs, storing 3,385 outcomes
@@ -586,19 +593,31 @@ def _insert_unnest(session: Session, stmt: Any, rows: list[dict[str, Any]]) -> l
     element in Python (7,000 JSON texts of about 1 KB: 0.31 s as text, 0.036 s in binary, one statement
     each). An ARRAY column would be flattened by ``unnest``: no table has one."""
     dialect = session.get_bind().dialect
-    names = list(rows[0])
+    given = list(rows[0])
     table: Table = stmt.table
-    compiled = stmt.compile(dialect=dialect, column_keys=names)
+    compiled = stmt.compile(dialect=dialect, column_keys=given)
     sql = str(compiled)
     found = _VALUES.search(sql)
-    if found is None or not all(f"%({n})s" in found["values"] for n in names):
-        raise RuntimeError(f"not an INSERT of the columns {names} with one VALUES list: {sql[:200]}")
+    if found is None or "POSTCOMPILE" in sql:
+        raise ValueError(f"not an INSERT with one VALUES list and no expanding IN: {sql[:200]}")
+    names = _PLACEHOLDER.findall(found["values"])  # the INSERT's columns, in its order
+    if sorted(names) != sorted(given):
+        missing = sorted(set(names) - set(given)) or sorted(set(given) - set(names))
+        raise ValueError(f"the rows and the INSERT's columns differ ({', '.join(missing)}): {sql[:200]}")
     casts = ", ".join(f"%({n})b::{_array_element(table.c[n], dialect)}[]" for n in names)
     sql = f"{sql[: found.start()]} SELECT * FROM unnest({casts}){sql[found.end() :]}"
-    params: dict[str, Any] = {k: v for k, v in compiled.params.items() if k not in names}
+    params: dict[str, Any] = {}
+    for key, value in compiled.params.items():
+        if key not in given:
+            proc = compiled.binds[key].type.dialect_impl(dialect).bind_processor(dialect)
+            params[key] = proc(value) if proc is not None else value
     for n in names:
-        proc = table.c[n].type.dialect_impl(dialect).bind_processor(dialect)
-        params[n] = [proc(row[n]) for row in rows] if proc is not None else [row[n] for row in rows]
+        col = table.c[n]
+        proc = col.type.dialect_impl(dialect).bind_processor(dialect)
+        values = [proc(row[n]) for row in rows] if proc is not None else [row[n] for row in rows]
+        if isinstance(col.type, Float):  # psycopg dumps no list that mixes int and float
+            values = [float(v) if isinstance(v, int) else v for v in values]
+        params[n] = values
     result = session.connection().exec_driver_sql(sql, params)
     return list(result) if result.returns_rows else []
 

@@ -185,3 +185,20 @@ def test_insert_many_runs_an_upsert_and_its_own_parameters(session: Session) -> 
         ("r3", None, ev["c3"], None),
     ]
     assert insert_many(session, stmt, []) == []
+
+
+def test_insert_many_follows_the_insert_s_column_order_not_the_rows_keys(session: Session) -> None:
+    """Rows whose keys are not in the table's order land in their own columns (the arrays follow the
+    INSERT's column list); a column the INSERT writes by a Python-side default but the rows leave out is
+    refused on PostgreSQL, by name, rather than shifting the arrays."""
+    from monitor.store.engine import insert_many
+    from monitor.store.models import AddedLemma, QueueItem
+
+    stmt = insert_ignore(session, AddedLemma.__table__, ["prompt_version", "lemma", "conv_id"])
+    insert_many(session, stmt, [{"lemma": "boeing", "conv_id": "c1", "prompt_version": "v3"}])
+    stored = session.execute(select(AddedLemma.prompt_version, AddedLemma.lemma, AddedLemma.conv_id)).all()
+    assert [tuple(r) for r in stored] == [("v3", "boeing", "c1")]
+    if session.get_bind().dialect.name == "postgresql":
+        item = insert_ignore(session, QueueItem.__table__, ["record_id", "day"])
+        with pytest.raises(ValueError, match="reviews_needed"):
+            insert_many(session, item, [{"record_id": 1, "day": datetime(2024, 3, 4).date()}])
