@@ -9,7 +9,8 @@ prompt versions. Where the processes cannot see what the main process sees (an i
 session inside a caller's transaction: :func:`store_url`), the records themselves are sent.
 Each record goes to the process its conversation hashes to (:func:`shard_of`), so a conversation's
 messages, analysed again for every later request, stay in one analysis cache; each process keeps its
-share of the cache budget (``monitor.checks.nlp.analyzer.CACHE_BYTES`` over the number of processes).
+share of the cache budgets (``monitor.checks.nlp.analyzer.CACHE_BYTES`` and
+``monitor.ingest.store.records.CONTEXT_CACHE_BYTES`` over the number of processes).
 The results come back in the batch's order, so what the parent writes (check runs, findings, and the queue
 after them) is what one process writes.
 
@@ -291,6 +292,7 @@ def _start(
     disabled: frozenset[str],
     keep_chars: int,
     gc_thresholds: tuple[int, int, int],
+    context_bytes: int,
 ) -> None:
     # Ctrl+C and systemd's SIGTERM reach the whole process group: the parent finishes the batch in hand
     # and stops these processes itself; dying first would fail that batch (and print a traceback each).
@@ -300,6 +302,7 @@ def _start(
 
     from monitor.checks.nlp import use_model
     from monitor.checks.registry import DISABLED
+    from monitor.ingest.store.records import context_cache_budget
 
     # A parent killed outright (SIGKILL, the OOM killer) closes nothing: without this watch the process
     # would wait on its task queue for ever, holding its memory.
@@ -323,6 +326,7 @@ def _start(
     DISABLED.clear()
     DISABLED.update(disabled)
     _KEPT.budget = keep_chars
+    context_cache_budget(context_bytes)
 
 
 def _exit_now() -> None:
@@ -610,6 +614,7 @@ class CheckPool:
     def _spawn(self) -> None:
         from monitor.checks.nlp.analyzer import CACHE_BYTES
         from monitor.checks.registry import DISABLED
+        from monitor.ingest.store.records import CONTEXT_CACHE_BYTES
 
         ctx = multiprocessing.get_context("spawn")
         share = CACHE_BYTES // self.workers
@@ -624,6 +629,8 @@ class CheckPool:
                     frozenset(DISABLED),
                     KEEP_CHARS // self.workers,
                     gc.get_threshold(),
+                    # each process is handed one conversation in N (shard_of): its share of the contexts
+                    CONTEXT_CACHE_BYTES // self.workers,
                 ),
             )
             for _ in range(self.workers)

@@ -176,6 +176,18 @@ class _ContextCache:
 _CONTEXTS = _ContextCache(CONTEXT_CACHE_BYTES)
 
 
+def context_cache_budget(nbytes: int | None = None) -> int:
+    """The parsed-context cache's budget in estimated bytes (:data:`CONTEXT_CACHE_BYTES` unless set);
+    with ``nbytes``, set it first, letting the least recently used contexts go down to it. A check process
+    of ``monitor.worker.pool`` keeps its share: it is handed one conversation in N."""
+    if nbytes is not None:
+        _CONTEXTS._budget = nbytes
+        while _CONTEXTS.bytes > nbytes and len(_CONTEXTS._items) > 1:
+            _, old = _CONTEXTS._items.popitem(last=False)
+            _CONTEXTS.bytes -= old.nbytes
+    return _CONTEXTS._budget
+
+
 def cached_context(conv_id: str, turn: int, event_id: int, raw_json: str) -> ContextInput:
     """:func:`context_from_raw` of the stored ``ctx_input`` event ``event_id`` (turn ``turn`` of
     ``conv_id``) whose JSON text is ``raw_json``, parsed again unless it is its conversation's newest
