@@ -148,7 +148,7 @@ class _ContextCache:
 
     def __init__(self, budget: int) -> None:
         self._items: OrderedDict[str, _Cached] = OrderedDict()
-        self._budget = budget
+        self.budget = budget
         self.bytes = 0
         """The estimated bytes the cached contexts hold now."""
 
@@ -167,10 +167,16 @@ class _ContextCache:
         self._items[conv_id] = _Cached(event_id, turn, seen, ctx, size)
         self._items.move_to_end(conv_id)
         self.bytes += size
-        while self.bytes > self._budget and len(self._items) > 1:
+        self.resize(self.budget)
+        return ctx
+
+    def resize(self, budget: int) -> None:
+        """Hold at most ``budget`` estimated bytes from now on (the newest context always), letting the
+        least recently used conversations go."""
+        self.budget = budget
+        while self.bytes > budget and len(self._items) > 1:
             _, old = self._items.popitem(last=False)
             self.bytes -= old.nbytes
-        return ctx
 
 
 _CONTEXTS = _ContextCache(CONTEXT_CACHE_BYTES)
@@ -181,11 +187,8 @@ def context_cache_budget(nbytes: int | None = None) -> int:
     with ``nbytes``, set it first, letting the least recently used contexts go down to it. A check process
     of ``monitor.worker.pool`` keeps its share: it is handed one conversation in N."""
     if nbytes is not None:
-        _CONTEXTS._budget = nbytes
-        while _CONTEXTS.bytes > nbytes and len(_CONTEXTS._items) > 1:
-            _, old = _CONTEXTS._items.popitem(last=False)
-            _CONTEXTS.bytes -= old.nbytes
-    return _CONTEXTS._budget
+        _CONTEXTS.resize(nbytes)
+    return _CONTEXTS.budget
 
 
 def cached_context(conv_id: str, turn: int, event_id: int, raw_json: str) -> ContextInput:
