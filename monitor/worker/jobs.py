@@ -500,9 +500,9 @@ def run_job(
             ahead=ahead,
         )
     if release_caches:
-        from monitor.checks.base import analyzer
+        from monitor.checks.nlp import release_analyses
 
-        analyzer().clear_cache()
+        release_analyses()
     enqueue = enqueue_job(session=session, settings=settings.queue, days=check.days, now=now)
     checks = current_versions()
     rates = finding_rates(session=session, checks=checks, min_rank=SEVERITY_RANK[settings.queue_min_severity])

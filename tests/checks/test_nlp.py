@@ -89,6 +89,21 @@ def test_cache_is_bounded_by_bytes_lru():
     assert (an.hits, an.misses) == (1, 6)
 
 
+def test_release_analyses_empties_built_analyzers_and_builds_none(monkeypatch):
+    from monitor.checks.nlp import analyzer as module
+    from monitor.checks.nlp import release_analyses
+
+    # a process whose check processes did the analysing has built no analyzer: nothing is built
+    monkeypatch.setattr(module, "_DEFAULT", {})
+    assert release_analyses() == 0 and module._DEFAULT == {}
+    an = Analyzer(cache_bytes=10_000)
+    module._DEFAULT[None] = an
+    an.analyze("a b")
+    an.analyze("c d")
+    assert release_analyses() == 2
+    assert an.cached_texts() == [] and an.cache_bytes == 0 and list(module._DEFAULT) == [None]
+
+
 def test_tokens_are_built_on_first_use_and_charged_to_the_cache():
     an = Analyzer(cache_bytes=10_000)
     a = an.analyze("a b")

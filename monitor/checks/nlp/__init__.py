@@ -34,7 +34,7 @@ from __future__ import annotations
 from monitor.checks.nlp.aliases import AliasIndex, alias_matches, build_alias_index
 from monitor.checks.nlp.analysis import Analysis, Tok, Unit, capitalised_token, premodifier
 from monitor.checks.nlp.analyzer import _DEFAULT as _DEFAULT  # benchmarks/budget.py reads the built analyzers
-from monitor.checks.nlp.analyzer import Analyzer, get_analyzer, use_model
+from monitor.checks.nlp.analyzer import Analyzer, get_analyzer, release_analyses, use_model
 from monitor.checks.nlp.relations import antonym_pair, attribute_in, derivation_in, synonym_in
 from monitor.checks.nlp.stems import STEM_PREFIX, find_stem_relative, one_edit, shared_stem
 from monitor.checks.nlp.transcript import Transcript, build_transcript
@@ -58,6 +58,7 @@ __all__ = [
     "get_analyzer",
     "one_edit",
     "premodifier",
+    "release_analyses",
     "shared_stem",
     "synonym_in",
     "use_model",

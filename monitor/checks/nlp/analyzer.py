@@ -471,6 +471,19 @@ def use_model(model: str | None, *, cache_bytes: int | None = None) -> None:
     _SELECTED[0] = model
 
 
+def release_analyses() -> int:
+    """Empty the analysis cache of every analyzer this process built (:meth:`Analyzer.clear_cache`),
+    building none: where the check processes did the analysing (``monitor.worker.pool``), this process
+    never imported spaCy, and building an analyzer only to empty it cost ``run`` about 0.8 s and 70 MB
+    after its check phase (20,000 non-repeating rewrites, ``--workers 2``). Returns how many analyses
+    were let go."""
+    let_go = 0
+    for built in _DEFAULT.values():
+        let_go += len(built._cache)
+        built.clear_cache()
+    return let_go
+
+
 def get_analyzer(model: str | None = None) -> Analyzer:
     """The process-wide analyzer for ``model`` (default: the one chosen by :func:`use_model`).
 
