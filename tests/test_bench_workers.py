@@ -1,0 +1,31 @@
+"""The benchmark's speed-up of ``run --workers 2`` over ``--workers 1`` (issue 36): rounds in turn."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import run as bench
+
+LINES = [
+    '{"v": 1, "conv_id": "c1", "turn": 1, "request_id": "r1", "ts": "2026-01-01T00:00:00Z", "kind": "x"}',
+]
+
+
+def test_workers_runs_the_counts_in_turn_and_takes_the_median_of_the_rounds_ratios(monkeypatch):
+    # wall clocks by call: round 1 (1: 50 s, 2: 30 s), round 2 (60, 40), round 3 (70, 35)
+    seconds = iter([50.0, 30.0, 60.0, 40.0, 70.0, 35.0])
+    calls: list[str] = []
+
+    def fake_run(url: str, path: object, *args: str) -> dict[str, float]:
+        calls.append(args[-1])
+        return {"seconds": next(seconds), "check_s": 10.0, "rewrites": 1000, "peak_rss_mb": 100.0}
+
+    monkeypatch.setattr(bench, "cli_run", fake_run)
+    out = bench.bench_workers(LINES, 1, repeat=3)
+    assert calls == ["1", "2", "1", "2", "1", "2"]
+    # the rounds' own ratios 50/30, 60/40, 70/35; their median, not median(1) / median(2) = 60/35
+    assert out["speedups"] == pytest.approx([5 / 3, 1.5, 2.0])
+    assert out["speedup"] == pytest.approx(5 / 3)
+    assert out["1"]["seconds"] == 60.0 and out["2"]["seconds"] == 35.0
+    assert out["2"]["rewrites_per_s"] == pytest.approx(1000 / 35) and out["rounds"] == 3
+    assert out["2"]["rewrites_per_s_per_process"] == pytest.approx(1000 / 35 / 2)
