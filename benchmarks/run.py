@@ -393,6 +393,29 @@ def bench_backfill(lines: list[str], events: int, workers: int) -> dict[str, Any
     return {"events": events, "workers": workers, **x}
 
 
+SPIN = "import time\nt = time.perf_counter()\nd = {}\nfor i in range(8_000_000):\n    d[i % 5000] = str(i)\n"
+"""A pure-Python loop of one to two seconds on this machine (dict writes and string allocations, the
+kind of work the checks do), for :func:`host_speedup`."""
+
+
+def host_speedup(n: int) -> float:
+    """What this host gives ``n`` CPU-bound processes at once: ``n`` times the wall clock of :data:`SPIN`
+    alone over the wall clock of ``n`` copies started together. ``n`` on idle dedicated cores; lower
+    where the cores are shared with other guests of the host (on 2026-12-07 this machine's 2 vCPUs gave
+    1.99 at 15:00 and 1.67 at 16:10, when one loop alone also ran 45% slower): the ceiling of what
+    ``run --workers n`` can gain over ``--workers 1`` at that moment."""
+
+    def wall(k: int) -> float:
+        start = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(k)]
+        for p in procs:
+            if p.wait() != 0:
+                raise RuntimeError("the host's speed-up probe failed")
+        return time.perf_counter() - start
+
+    return n * wall(1) / wall(n)
+
+
 def bench_workers(
     lines: list[str], events: int, counts: tuple[int, ...] = (1, 2), repeat: int = 1
 ) -> dict[str, Any]:
@@ -404,13 +427,16 @@ def bench_workers(
     store: each N's figures are the medians of its runs, and ``speedup`` the median of the rounds' own
     ratios, so a drift of the host's speed during the benchmark (this machine's ``run --workers 1`` went
     from 54 s to 65 s over three rounds on 2026-12-07) weighs on both sides of each ratio alike.
-    ``speedups``: each round's ratio."""
+    ``speedups``: each round's ratio; ``host_speedup``: the median of :func:`host_speedup` measured before
+    each round (``host_speedups``), what the host itself gave that many processes then."""
     out: dict[str, Any] = {"events": events, "rounds": repeat}
     runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "backfill.jsonl"
         write_corpus(path, replicate(lines, events))
+        hosts = []
         for round_ in range(repeat):
+            hosts.append(host_speedup(counts[-1]))
             for n in counts:
                 db = Path(tmp) / f"workers{n}.db"
                 for leftover in Path(tmp).glob(f"{db.name}*"):
@@ -430,6 +456,8 @@ def bench_workers(
     first, last = runs[counts[0]], runs[counts[-1]]
     out["speedups"] = [a["seconds"] / b["seconds"] for a, b in zip(first, last, strict=True)]
     out["speedup"] = statistics.median(out["speedups"])
+    out["host_speedups"] = hosts
+    out["host_speedup"] = statistics.median(hosts)
     return out
 
 
@@ -812,6 +840,17 @@ def print_table(r: dict[str, Any]) -> None:
                 target(w["speedup"], 1.7, True),
             )
         )
+        if "host_speedup" in w:
+            rows.append(
+                (
+                    "  the host's own speed-up, 2 processes",
+                    f"{w['host_speedup']:.2f}x",
+                    "two pure-Python loops at once against one, before each round: "
+                    + ", ".join(f"{x:.2f}" for x in w["host_speedups"])
+                    + " (the ceiling of the line above; 2 on idle dedicated cores)",
+                    "",
+                )
+            )
         one = w["1"]
         serial = one["seconds"] - one["check_s"]
         rows.append(

@@ -21,6 +21,8 @@ def test_workers_runs_the_counts_in_turn_and_takes_the_median_of_the_rounds_rati
         return {"seconds": next(seconds), "check_s": 10.0, "rewrites": 1000, "peak_rss_mb": 100.0}
 
     monkeypatch.setattr(bench, "cli_run", fake_run)
+    hosts = iter([1.9, 1.6, 2.0])
+    monkeypatch.setattr(bench, "host_speedup", lambda n: next(hosts))
     out = bench.bench_workers(LINES, 1, repeat=3)
     assert calls == ["1", "2", "1", "2", "1", "2"]
     # the rounds' own ratios 50/30, 60/40, 70/35; their median, not median(1) / median(2) = 60/35
@@ -29,3 +31,21 @@ def test_workers_runs_the_counts_in_turn_and_takes_the_median_of_the_rounds_rati
     assert out["1"]["seconds"] == 60.0 and out["2"]["seconds"] == 35.0
     assert out["2"]["rewrites_per_s"] == pytest.approx(1000 / 35) and out["rounds"] == 3
     assert out["2"]["rewrites_per_s_per_process"] == pytest.approx(1000 / 35 / 2)
+    # the host's own speed-up, measured before each round: its median
+    assert out["host_speedups"] == [1.9, 1.6, 2.0] and out["host_speedup"] == 1.9
+
+
+def test_host_speedup_is_n_times_one_loop_over_n_loops_at_once(monkeypatch):
+    # one loop alone: 0 -> 1 s; two at once: 1 -> 2.6 s; 2 * 1 / 1.6 = 1.25
+    ticks = iter([0.0, 1.0, 1.0, 2.6])
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(ticks))
+
+    class Done:
+        def __init__(self, argv: list[str]) -> None:
+            assert argv[1] == "-c"
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(bench.subprocess, "Popen", Done)
+    assert bench.host_speedup(2) == pytest.approx(1.25)
