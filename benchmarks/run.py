@@ -402,7 +402,7 @@ def host_speedup(n: int) -> float:
     """What this host gives ``n`` CPU-bound processes at once: ``n`` times the wall clock of :data:`SPIN`
     alone over the wall clock of ``n`` copies started together. ``n`` on idle dedicated cores; lower
     where the cores are shared with other guests of the host (on 2026-12-07 this machine's 2 vCPUs gave
-    1.99 at 15:00 and 1.67 at 16:10, when one loop alone also ran 45% slower): the ceiling of what
+    1.93 at 15:00 and 1.67 at 16:10, when one loop alone also ran 45% slower): the ceiling of what
     ``run --workers n`` can gain over ``--workers 1`` at that moment."""
 
     def wall(k: int) -> float:
