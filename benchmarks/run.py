@@ -393,24 +393,37 @@ def bench_backfill(lines: list[str], events: int, workers: int) -> dict[str, Any
     return {"events": events, "workers": workers, **x}
 
 
-SPIN = "import time\nt = time.perf_counter()\nd = {}\nfor i in range(8_000_000):\n    d[i % 5000] = str(i)\n"
-"""A pure-Python loop of one to two seconds on this machine (dict writes and string allocations, the
-kind of work the checks do), for :func:`host_speedup`."""
+SPIN = "d = {}\nfor i in range(8_000_000):\n    d[i % 5000] = str(i)\n"
+"""A pure-Python loop (dict writes and string allocations, the kind of work the checks do) for
+:func:`host_speedup`: about 1.1 s alone on this machine when its host is quiet, 2 s when it is busy."""
 
 
 def host_speedup(n: int) -> float:
     """What this host gives ``n`` CPU-bound processes at once: ``n`` times the wall clock of :data:`SPIN`
     alone over the wall clock of ``n`` copies started together. ``n`` on idle dedicated cores; lower
     where the cores are shared with other guests of the host (on 2026-12-07 this machine's 2 vCPUs gave
-    1.93 at 15:00 and 1.67 at 16:10, when one loop alone also ran 45% slower): the ceiling of what
-    ``run --workers n`` can gain over ``--workers 1`` at that moment."""
+    1.93 at 15:00, and 1.34 to 1.82 between 16:10 and 16:15, when one loop alone also ran 45% slower):
+    about what ``run --workers n`` can gain over ``--workers 1`` at that moment (one reading: the host
+    can change within a run). Raises ``RuntimeError`` with a loop's error output when one fails; no loop
+    is left running."""
 
     def wall(k: int) -> float:
         start = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(k)]
-        for p in procs:
-            if p.wait() != 0:
-                raise RuntimeError("the host's speed-up probe failed")
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for _ in range(k):
+                procs.append(subprocess.Popen([sys.executable, "-c", SPIN], stderr=subprocess.PIPE))
+            for p in procs:
+                _, err = p.communicate()
+                if p.returncode != 0:
+                    raise RuntimeError(
+                        f"the host's speed-up probe exited {p.returncode}:\n{err.decode()[-2000:]}"
+                    )
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
         return time.perf_counter() - start
 
     return n * wall(1) / wall(n)
@@ -428,15 +441,19 @@ def bench_workers(
     ratios, so a drift of the host's speed during the benchmark (this machine's ``run --workers 1`` went
     from 54 s to 65 s over three rounds on 2026-12-07) weighs on both sides of each ratio alike.
     ``speedups``: each round's ratio; ``host_speedup``: the median of :func:`host_speedup` measured before
-    each round (``host_speedups``), what the host itself gave that many processes then."""
+    each round (``host_speedups``), what the host itself gave the last count's processes then. Each
+    field is its own median (the lower of the two middle runs for a whole number), so ``seconds`` and
+    ``check_s`` can come from different runs, and ``rewrites_per_s`` is the rewrites over the median
+    wall clock."""
     out: dict[str, Any] = {"events": events, "rounds": repeat}
     runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "backfill.jsonl"
         write_corpus(path, replicate(lines, events))
-        hosts = []
+        hosts: list[float] = []
         for round_ in range(repeat):
-            hosts.append(host_speedup(counts[-1]))
+            if len(counts) > 1:
+                hosts.append(host_speedup(counts[-1]))
             for n in counts:
                 db = Path(tmp) / f"workers{n}.db"
                 for leftover in Path(tmp).glob(f"{db.name}*"):
@@ -449,15 +466,20 @@ def bench_workers(
                     flush=True,
                 )
     for n in counts:
-        x = {k: statistics.median(r[k] for r in runs[n]) for k in runs[n][0]}
+        # counts (rewrites, processes) stay whole numbers with an even number of rounds
+        x = {
+            k: (statistics.median_low if isinstance(v, int) else statistics.median)(r[k] for r in runs[n])
+            for k, v in runs[n][0].items()
+        }
         x["rewrites_per_s"] = x["rewrites"] / x["seconds"]
         x["rewrites_per_s_per_process"] = x["rewrites_per_s"] / n
         out[str(n)] = x
     first, last = runs[counts[0]], runs[counts[-1]]
     out["speedups"] = [a["seconds"] / b["seconds"] for a, b in zip(first, last, strict=True)]
     out["speedup"] = statistics.median(out["speedups"])
-    out["host_speedups"] = hosts
-    out["host_speedup"] = statistics.median(hosts)
+    if hosts:
+        out["host_speedups"] = hosts
+        out["host_speedup"] = statistics.median(hosts)
     return out
 
 
@@ -538,6 +560,14 @@ def versions() -> dict[str, str | None]:
     return {"git_commit": commit, "python": platform.python_version(), "spacy": version("spacy")}
 
 
+def at_least_one(value: str) -> int:
+    """``--repeat``'s type: a whole number of at least 1 (``argparse`` reports anything else)."""
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -545,7 +575,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=at_least_one,
         default=1,
         help="runs per figure, the median kept (default 1: every run is cold)",
     )
@@ -847,7 +877,7 @@ def print_table(r: dict[str, Any]) -> None:
                     f"{w['host_speedup']:.2f}x",
                     "two pure-Python loops at once against one, before each round: "
                     + ", ".join(f"{x:.2f}" for x in w["host_speedups"])
-                    + " (the ceiling of the line above; 2 on idle dedicated cores)",
+                    + " (about what the line above can reach; 2 on idle dedicated cores)",
                     "",
                 )
             )

@@ -83,7 +83,7 @@ def test_cache_is_bounded_by_bytes_lru():
     # is kept by itself (the one being returned is never evicted)
     an.analyze("x" * 80)
     assert an.cached_texts() == ["x" * 80] and an.cache_bytes == 2704
-    an.clear_cache()  # what `rewrite-monitor run` does between checking and admission
+    an.clear_cache()  # what `rewrite-monitor run` does between checking and admission (release_analyses)
     assert an.cached_texts() == [] and an.cache_bytes == 0
     an.analyze("a b")
     assert (an.hits, an.misses) == (1, 6)
@@ -96,12 +96,16 @@ def test_release_analyses_empties_built_analyzers_and_builds_none(monkeypatch):
     # a process whose check processes did the analysing has built no analyzer: nothing is built
     monkeypatch.setattr(module, "_DEFAULT", {})
     assert release_analyses() == 0 and module._DEFAULT == {}
-    an = Analyzer(cache_bytes=10_000)
+    an, other = Analyzer(cache_bytes=10_000), Analyzer(cache_bytes=10_000)
     module._DEFAULT[None] = an
+    module._DEFAULT["another model"] = other  # as use_model("another model") leaves it
     an.analyze("a b")
     an.analyze("c d")
-    assert release_analyses() == 2
-    assert an.cached_texts() == [] and an.cache_bytes == 0 and list(module._DEFAULT) == [None]
+    other.analyze("e f")
+    assert release_analyses() == 3
+    assert an.cached_texts() == [] and an.cache_bytes == 0
+    assert other.cached_texts() == [] and other.cache_bytes == 0
+    assert list(module._DEFAULT) == [None, "another model"]
 
 
 def test_tokens_are_built_on_first_use_and_charged_to_the_cache():

@@ -98,3 +98,18 @@ def test_run_says_which_files_of_a_folder_it_passed_over(cli_db: str, tmp_path: 
         "skipped 1 file in the given directories whose names are not log names (notes.txt); name them "
         "(run reads the log names of ingest --help)\n" in result.stderr
     )
+
+
+def test_run_empties_the_analysis_cache_it_filled(tmp_path: Path) -> None:
+    # one process (the examples are below MIN_JOB): its analyzer grades the 294 rewrites, and run lets
+    # the analyses go before admission (release_analyses)
+    from monitor.checks.nlp import get_analyzer
+
+    url = f"sqlite:///{tmp_path / 'release.db'}"
+    assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
+    an = get_analyzer()
+    misses = an.misses
+    got = runner.invoke(app, ["--database-url", url, "run", *DEMO_LOGS, "--workers", "1", "--json"])
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.stdout)["checked"] == 294
+    assert an.misses > misses and an.cached_texts() == [] and an.cache_bytes == 0
