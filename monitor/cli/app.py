@@ -206,6 +206,21 @@ def _root(
     ctx.obj = State(config, database_url)
 
 
+def say_one_process(asked: int | None, checked: int, processes: int) -> None:
+    """Say on stderr why a job given ``--workers`` above 1 (``asked``) graded its ``checked`` rewrites on
+    ``processes`` = 1: fewer than ``monitor.worker.pool.MIN_JOB`` waited, so the check processes were not
+    started (a refused or failed pool says why itself, as a warning). Nothing otherwise."""
+    from monitor.worker.pool import MIN_JOB
+
+    if asked is not None and asked > 1 and processes <= 1 and 0 < checked < MIN_JOB:
+        err.print(
+            f"checked on this process alone: the check processes start when {MIN_JOB:,} rewrites or more "
+            f"wait, and {checked:,} did",
+            markup=False,
+            highlight=False,
+        )
+
+
 def say_skipped(skipped: list[Path], hint: str) -> None:
     """Say on stderr how many files of the given directories were passed over for their names (the
     first three named, control characters escaped), and ``hint`` how to read them: none is skipped

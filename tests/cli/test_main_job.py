@@ -113,3 +113,21 @@ def test_run_empties_the_analysis_cache_it_filled(tmp_path: Path) -> None:
     assert got.exit_code == 0, got.output
     assert json.loads(got.stdout)["checked"] == 294
     assert an.misses > misses and an.cached_texts() == [] and an.cache_bytes == 0
+    assert "alone" not in got.stderr  # one process was asked for
+
+
+def test_run_says_why_several_processes_asked_for_were_not_started(tmp_path: Path) -> None:
+    # the examples' 294 rewrites are below MIN_JOB (5,000): graded here, and said so on stderr
+    url = f"sqlite:///{tmp_path / 'one.db'}"
+    assert runner.invoke(app, ["--database-url", url, "db", "upgrade"]).exit_code == 0
+    got = runner.invoke(app, ["--database-url", url, "run", *DEMO_LOGS, "--workers", "2"])
+    assert got.exit_code == 0, got.output
+    assert "check: 294 rewrites checked in" in got.stdout and "processes" not in got.stdout
+    assert got.stderr.splitlines()[-1] == (
+        "checked on this process alone: the check processes start when 5,000 rewrites or more wait, "
+        "and 294 did"
+    )
+    # check --workers 2 on what is left (nothing): nothing to say
+    again = runner.invoke(app, ["--database-url", url, "check", "--workers", "2"])
+    assert again.exit_code == 0, again.output
+    assert "alone" not in again.stderr

@@ -23,6 +23,7 @@ from monitor.cli.app import (
     open_engine,
     out,
     progress_bar,
+    say_one_process,
 )
 from monitor.severity import Severity
 
@@ -165,6 +166,7 @@ def check(
             pool=pool,
         )
     result = summary.as_dict()
+    say_one_process(workers, result["records_checked"], result["processes"])
     if as_json:
         out.print_json(json.dumps(result))
         return

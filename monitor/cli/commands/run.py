@@ -10,7 +10,7 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from monitor.cli.app import State, Workers, err, open_engine, out, progress_bar, say_skipped
+from monitor.cli.app import State, Workers, err, open_engine, out, progress_bar, say_one_process, say_skipped
 from monitor.settings import Settings
 
 
@@ -90,6 +90,7 @@ def run(
         out.print_json(json.dumps(result))
     else:
         _print_run_summary(result)
+    say_one_process(workers, result["checked"], result["check_processes"])
     if summary.ingest is not None and summary.ingest.source_errors:
         for source, problem in summary.ingest.source_errors:
             err.print("error", style="red", end="")
