@@ -174,10 +174,18 @@ def child(phase: str, **args: Any) -> tuple[float, dict[str, Any]]:
     return wall, json.loads(stdout.strip().splitlines()[-1])
 
 
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of each numeric field of ``runs`` (dicts with the same keys), each field apart; a whole
+    number stays whole (the lower of the two middle runs when their number is even)."""
+    return {
+        k: (statistics.median_low if isinstance(v, int) else statistics.median)(r[k] for r in runs)
+        for k, v in runs[0].items()
+    }
+
+
 def median_of(repeat: int, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run ``fn`` ``repeat`` times; the median of each numeric field of its results."""
-    runs = [fn() for _ in range(repeat)]
-    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    """Run ``fn`` ``repeat`` times; :func:`medians` of its results."""
+    return medians([fn() for _ in range(repeat)])
 
 
 @contextmanager
@@ -442,9 +450,8 @@ def bench_workers(
     from 54 s to 65 s over three rounds on 2026-12-07) weighs on both sides of each ratio alike.
     ``speedups``: each round's ratio; ``host_speedup``: the median of :func:`host_speedup` measured before
     each round (``host_speedups``), what the host itself gave the last count's processes then. Each
-    field is its own median (the lower of the two middle runs for a whole number), so ``seconds`` and
-    ``check_s`` can come from different runs, and ``rewrites_per_s`` is the rewrites over the median
-    wall clock."""
+    field is its own median (:func:`medians`), so ``seconds`` and ``check_s`` can come from different
+    runs, and ``rewrites_per_s`` is the rewrites over the median wall clock."""
     out: dict[str, Any] = {"events": events, "rounds": repeat}
     runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
     with tempfile.TemporaryDirectory() as tmp:
@@ -466,11 +473,7 @@ def bench_workers(
                     flush=True,
                 )
     for n in counts:
-        # counts (rewrites, processes) stay whole numbers with an even number of rounds
-        x = {
-            k: (statistics.median_low if isinstance(v, int) else statistics.median)(r[k] for r in runs[n])
-            for k, v in runs[n][0].items()
-        }
+        x = medians(runs[n])
         x["rewrites_per_s"] = x["rewrites"] / x["seconds"]
         x["rewrites_per_s_per_process"] = x["rewrites_per_s"] / n
         out[str(n)] = x
