@@ -39,6 +39,7 @@ from monitor.ingest.store.records import (
 )
 from monitor.store.engine import refresh_planner_statistics
 from monitor.worker.alerting import CLOCK_SKEW, evaluate_alerts
+from monitor.worker.heap import trim_heap
 from monitor.worker.pool import Graded, KeptRecords, Lemmas, StoredBatch, store_url
 from monitor.worker.summaries import CheckSummary, CycleSummary, DailySummary, RunSummary
 
@@ -200,6 +201,7 @@ def check_job(
                     summary.skipped[s.check_id] += 1
         store_outcomes(session=session, outcomes=outcomes, now=batch.now)
         session.commit()
+        trim_heap()  # the batch's records, outcomes and rows are freed: their pages back (``heap``)
         if on_batch:
             on_batch(len(outcomes))
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from monitor.errors import PoolError
+from monitor.worker.heap import trim_heap
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -409,6 +410,7 @@ def _warm(rules: bytes | None, items: StoredBatch) -> list[Ahead | None]:
         version = sys.intern(r.prompt_version) if r.prompt_version is not None else None
         shape = loaded_shape(r)._replace(conv_id=conv_id)
         out.append(Ahead(shape, Lemmas.of(r, got)._replace(prompt_version=version, conv_id=conv_id)))
+    trim_heap()
     return out
 
 
@@ -424,7 +426,11 @@ def _grade(
 
     got = _rules(rules).with_profile(profile)
     records = _records(items)
-    return [Graded(r.request_id, r.ts, run_checks(r, got)) if r is not None else None for r in records]
+    out = [Graded(r.request_id, r.ts, run_checks(r, got)) if r is not None else None for r in records]
+    # The first chunk loads the lexicon's tables, each chunk parses records that die with it: without
+    # this, the pages they freed stay in the RSS (``monitor.worker.heap``).
+    trim_heap()
+    return out
 
 
 # -- in the parent --------------------------------------------------------------------------------------
