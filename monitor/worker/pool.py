@@ -9,8 +9,9 @@ prompt versions. Where the processes cannot see what the main process sees (an i
 session inside a caller's transaction: :func:`store_url`), the records themselves are sent.
 Each record goes to the process its conversation hashes to (:func:`shard_of`), so a conversation's
 messages, analysed again for every later request, stay in one analysis cache; each process keeps its
-share of the cache budgets (``monitor.checks.nlp.analyzer.CACHE_BYTES`` and
-``monitor.ingest.store.records.CONTEXT_CACHE_BYTES`` over the number of processes).
+share of the cache budgets (the analyzer's cache and vocabulary: ``monitor.checks.nlp.analyzer.
+CACHE_BYTES`` and ``VOCAB_LEXEMES``, and ``monitor.ingest.store.records.CONTEXT_CACHE_BYTES``, each over
+the number of processes).
 The results come back in the batch's order, so what the parent writes (check runs, findings, and the queue
 after them) is what one process writes.
 
@@ -289,7 +290,7 @@ job's length (:func:`_records` disposes of them when another job starts)."""
 
 def _start(
     model: str | None,
-    cache_bytes: int,
+    share: int,
     disabled: frozenset[str],
     keep_chars: int,
     gc_thresholds: tuple[int, int, int],
@@ -319,7 +320,7 @@ def _start(
     # CPython's default, the collections walked these processes' analysis caches for nothing: grading
     # 6,000 non-repeating records took 9.6 s of CPU at the default, 8.3 s at the command's thresholds.
     gc.set_threshold(*gc_thresholds)
-    use_model(model, cache_bytes=cache_bytes)
+    use_model(model, share=share)
     # Last of the exit handlers (they run last registered first): what the interpreter would do after
     # them is free every object one by one, and a process whose analysis cache is full took seconds of
     # the parent's close for it. Nothing of this process outlives the results it already returned.
@@ -618,12 +619,10 @@ class CheckPool:
         return self._ready()
 
     def _spawn(self) -> None:
-        from monitor.checks.nlp.analyzer import CACHE_BYTES
         from monitor.checks.registry import DISABLED
         from monitor.ingest.store.records import CONTEXT_CACHE_BYTES
 
         ctx = multiprocessing.get_context("spawn")
-        share = CACHE_BYTES // self.workers
         self._executors = [
             ProcessPoolExecutor(
                 max_workers=1,
@@ -631,7 +630,8 @@ class CheckPool:
                 initializer=_start,
                 initargs=(
                     self.model,
-                    share,
+                    # one conversation in N (shard_of): 1/N of the analyzer's cache and vocabulary
+                    self.workers,
                     frozenset(DISABLED),
                     KEEP_CHARS // self.workers,
                     gc.get_threshold(),

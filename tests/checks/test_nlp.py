@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,15 @@ def test_emptied_memos_and_a_renewed_tokenizer_give_the_same_analyses(monkeypatc
     small = Analyzer()
     assert [_fields(small.analyze(t)) for t in texts] == want
     assert 0 < small.renewals < 10
+    # one of two processes: renewed past 425 lexemes, so more often; the same analyses
+    halved = Analyzer(share=2)
+    assert [_fields(halved.analyze(t)) for t in texts] == want
+    assert halved.renewals > small.renewals
+
+
+def test_a_share_below_one_is_refused():
+    with pytest.raises(ValueError, match="share must be at least 1"):
+        Analyzer(share=0)
 
 
 def _fields(a):

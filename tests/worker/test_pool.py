@@ -150,15 +150,20 @@ def test_the_processes_collect_garbage_as_the_parent_does() -> None:
 
 
 def test_each_process_keeps_its_share_of_the_caches() -> None:
-    """Two processes, each handed one conversation in two: half the context cache's budget each (as half
-    the analysis cache's), while this process keeps the whole."""
+    """Two processes, each handed one conversation in two: half the context cache's budget each, half the
+    analyzer's cache and vocabulary, while this process keeps the whole."""
+    from monitor.checks.nlp.analyzer import analyzer_budgets
     from monitor.ingest.store.records import CONTEXT_CACHE_BYTES, context_cache_budget
 
     with CheckPool(2, model=None) as pool:
         assert pool.start() is True
         got = [ex.submit(context_cache_budget).result() for ex in pool._executors]
+        analyzers = [ex.submit(analyzer_budgets).result() for ex in pool._executors]
     assert got == [CONTEXT_CACHE_BYTES // 2] * 2 == [8 * 2**20] * 2
     assert context_cache_budget() == CONTEXT_CACHE_BYTES
+    # CACHE_BYTES 104 MiB and VOCAB_LEXEMES 200,000, each over two
+    assert analyzers == [{"cache_bytes": 52 * 2**20, "vocab_lexemes": 100_000}] * 2
+    assert analyzer_budgets() == {"cache_bytes": 104 * 2**20, "vocab_lexemes": 200_000}
 
 
 def test_workers_must_be_at_least_one(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ VOCAB_LEXEMES = 200_000
 about 420 bytes a surface (tracemalloc over 100,000 new random words: 50.6 MB, of which 8.9 MB the lemma
 memo). Past this many lexemes (about 84 MB) the analyzer builds its blank pipeline again (0.15 s), so a
 long backfill's growing vocabulary does not grow the process. A trained pipeline (``spacy_model``) is not
-rebuilt."""
+rebuilt. Each of N check processes renews past its share, this over N (:class:`Analyzer`'s ``share``)."""
 CACHE_BYTES = 104 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
 again for each of its later requests, so the cache must hold the conversations being checked (after the
@@ -88,11 +88,19 @@ class Analyzer:
 
     ``model``: ``None`` for the blank English tokenizer + lookup lemmatizer, or the name of an installed
     trained pipeline. ``cache_bytes``: the cache's budget (least recently used analyses go first; the
-    estimate is :func:`analysis_bytes`), :data:`CACHE_BYTES` by default. Thread-safety: none; use one
-    analyzer per worker.
+    estimate is :func:`analysis_bytes`), :data:`CACHE_BYTES` over ``share`` by default. ``share``: how
+    many processes share the budgets (the check processes of ``monitor.worker.pool``, each handed one
+    conversation in ``share``), so this one's vocabulary is also renewed past :data:`VOCAB_LEXEMES` over
+    ``share`` lexemes: what grows it is the words of one conversation (names, ids, numbers), and together
+    the processes hold what one would. Not the memos (:data:`MEMO_SURFACES`): every process meets the
+    common words (each of two met 22,159 surfaces on 100,000 events of the benchmark's corpus, the whole
+    logs have 22,143), and a memo smaller than they are would be emptied again and again. Raises
+    ``ValueError`` for a ``share`` below 1. Thread-safety: none; use one analyzer per worker.
     """
 
-    def __init__(self, model: str | None = None, cache_bytes: int | None = None) -> None:
+    def __init__(self, model: str | None = None, cache_bytes: int | None = None, *, share: int = 1) -> None:
+        if share < 1:
+            raise ValueError(f"share must be at least 1 (processes sharing the budgets), not {share}")
         import spacy  # local import: spaCy is slow to import and only the checks need it
 
         if model is None:
@@ -119,7 +127,8 @@ class Analyzer:
         # every family of every later request, costs a dict probe instead of encoding and hashing it
         # again; the key is the analysis's own text unless normalising changed it (then counted).
         self._cache: OrderedDict[str, Analysis] = OrderedDict()
-        self._cache_budget = CACHE_BYTES if cache_bytes is None else cache_bytes
+        self.share = share
+        self._cache_budget = CACHE_BYTES // share if cache_bytes is None else cache_bytes
         self.cache_bytes = 0
         """The estimated bytes the cached analyses hold now."""
         # A trained pipeline lemmatises in context, so its per-surface memo would be wrong: off there.
@@ -277,7 +286,7 @@ class Analyzer:
             joined = [(un.start, un.end) for un in units if un.first != un.last]
             spans = None
         else:
-            if len(self._vocab) > VOCAB_LEXEMES:
+            if len(self._vocab) > VOCAB_LEXEMES // self.share:
                 self._renew_tokenizer()
             # Bulk attribute arrays instead of a Python Token object per token: the tokenizer keeps
             # every token as an exact substring, so the text is a slice (halves the cost per text).
@@ -451,17 +460,17 @@ _DEFAULT: dict[str | None, Analyzer] = {}
 _SELECTED: list[str | None] = [None]
 
 
-def use_model(model: str | None, *, cache_bytes: int | None = None) -> None:
+def use_model(model: str | None, *, share: int | None = None) -> None:
     """Make ``model`` (a trained spaCy pipeline name, or ``None`` for blank English + lookup lemmas)
     the pipeline :func:`get_analyzer` returns by default.
 
     Loads it at once, so a missing pipeline fails at start-up: raises ``ConfigError`` naming it. With
-    ``cache_bytes`` the analyzer is built anew with that cache budget (a check worker process keeps its
-    share of :data:`CACHE_BYTES`, ``monitor.worker.pool``).
+    ``share`` the analyzer is built anew keeping that share of every budget (:class:`Analyzer`'s
+    ``share``: a check worker process of ``monitor.worker.pool``, one of ``share``).
     """
     try:
-        if cache_bytes is not None:
-            _DEFAULT[model] = Analyzer(model, cache_bytes=cache_bytes)
+        if share is not None:
+            _DEFAULT[model] = Analyzer(model, share=share)
         elif model is not None:
             get_analyzer(model)
     except OSError as exc:
@@ -482,6 +491,15 @@ def release_analyses() -> int:
         let_go += len(built._cache)
         built.clear_cache()
     return let_go
+
+
+def analyzer_budgets() -> dict[str, int]:
+    """The budgets of this process's default analyzer (:func:`get_analyzer`): ``cache_bytes`` (estimated
+    bytes of cached analyses) and ``vocab_lexemes`` (its vocabulary is renewed past this many), its share
+    of :data:`CACHE_BYTES` and :data:`VOCAB_LEXEMES` (what a check process of ``monitor.worker.pool``
+    keeps)."""
+    got = get_analyzer()
+    return {"cache_bytes": got._cache_budget, "vocab_lexemes": VOCAB_LEXEMES // got.share}
 
 
 def get_analyzer(model: str | None = None) -> Analyzer:
