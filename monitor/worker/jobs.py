@@ -201,7 +201,8 @@ def check_job(
                     summary.skipped[s.check_id] += 1
         store_outcomes(session=session, outcomes=outcomes, now=batch.now)
         session.commit()
-        trim_heap()  # the batch's records, outcomes and rows are freed: their pages back (``heap``)
+        # the pages the batches before this one freed (records, outcomes, rows) back to the system (``heap``)
+        trim_heap()
         if on_batch:
             on_batch(len(outcomes))
 

@@ -417,7 +417,9 @@ def _warm(rules: bytes | None, items: StoredBatch) -> list[Ahead | None]:
 
 def _lemmas(rules: bytes | None, items: list[RewriteRecord] | StoredBatch) -> list[Lemmas | None]:
     got = _rules(rules)
-    return [Lemmas.of(r, got) if r is not None else None for r in _records(items)]
+    out = [Lemmas.of(r, got) if r is not None else None for r in _records(items)]
+    trim_heap()  # as after each chunk of _warm and _grade
+    return out
 
 
 def _grade(
@@ -428,8 +430,8 @@ def _grade(
     got = _rules(rules).with_profile(profile)
     records = _records(items)
     out = [Graded(r.request_id, r.ts, run_checks(r, got)) if r is not None else None for r in records]
-    # The first chunk loads the lexicon's tables, each chunk parses records that die with it: without
-    # this, the pages they freed stay in the RSS (``monitor.worker.heap``).
+    # The first chunk loads the lexicon's tables, and every chunk parses records that die after it: without
+    # this, the pages freed so far (this chunk's records are still held) stay in the RSS (``heap``).
     trim_heap()
     return out
 

@@ -139,10 +139,19 @@ def test_emptied_memos_and_a_renewed_tokenizer_give_the_same_analyses(monkeypatc
     small = Analyzer()
     assert [_fields(small.analyze(t)) for t in texts] == want
     assert 0 < small.renewals < 10
-    # one of two processes: renewed past 425 lexemes, so more often; the same analyses
+    # one of two processes: renewed past 425 lexemes, below a blank vocabulary's 764, so before every text;
+    # the same analyses
     halved = Analyzer(share=2)
+    assert halved.vocab_lexemes == 425
     assert [_fields(halved.analyze(t)) for t in texts] == want
-    assert halved.renewals > small.renewals
+    assert halved.renewals == len(texts)
+
+
+def test_a_process_of_many_keeps_room_for_the_common_words():
+    # 200,000 over 64 would be 3,125 lexemes, below the common words every process meets: the floor is
+    # MEMO_SURFACES (50,000)
+    assert Analyzer(share=64).vocab_lexemes == 50_000
+    assert Analyzer(share=2).vocab_lexemes == 100_000 and Analyzer().vocab_lexemes == 200_000
 
 
 def test_a_share_below_one_is_refused():

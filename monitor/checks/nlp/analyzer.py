@@ -90,11 +90,10 @@ class Analyzer:
     trained pipeline. ``cache_bytes``: the cache's budget (least recently used analyses go first; the
     estimate is :func:`analysis_bytes`), :data:`CACHE_BYTES` over ``share`` by default. ``share``: how
     many processes share the budgets (the check processes of ``monitor.worker.pool``, each handed one
-    conversation in ``share``), so this one's vocabulary is also renewed past :data:`VOCAB_LEXEMES` over
-    ``share`` lexemes: what grows it is the words of one conversation (names, ids, numbers), and together
-    the processes hold what one would. Not the memos (:data:`MEMO_SURFACES`): every process meets the
-    common words (each of two met 22,159 surfaces on 100,000 events of the benchmark's corpus, the whole
-    logs have 22,143), and a memo smaller than they are would be emptied again and again. Raises
+    conversation in ``share``), so this one's vocabulary is also renewed past its share of
+    :data:`VOCAB_LEXEMES` (:attr:`vocab_lexemes`). Not the memos (:data:`MEMO_SURFACES`): every process
+    meets the common words (each of two met 22,159 surfaces on 100,000 events of the benchmark's corpus,
+    the whole logs have 22,143), and a memo smaller than they are would be emptied again and again. Raises
     ``ValueError`` for a ``share`` below 1. Thread-safety: none; use one analyzer per worker.
     """
 
@@ -128,6 +127,13 @@ class Analyzer:
         # again; the key is the analysis's own text unless normalising changed it (then counted).
         self._cache: OrderedDict[str, Analysis] = OrderedDict()
         self.share = share
+        self.vocab_lexemes = max(VOCAB_LEXEMES // share, MEMO_SURFACES) if model is None else None
+        """Past how many lexemes the vocabulary is renewed: :data:`VOCAB_LEXEMES` over ``share``, what grows
+        it being the words of one conversation (names, ids, numbers), but never below :data:`MEMO_SURFACES`:
+        every process meets the common words, and below them it would be renewed again and again (the
+        shared logs' 13,853 distinct texts, three copies each, uncached: no renewal on one process, 7 at a
+        16th of the budget without this floor, 76 at a 64th, none with it). ``None`` for a trained
+        pipeline (not renewed)."""
         self._cache_budget = CACHE_BYTES // share if cache_bytes is None else cache_bytes
         self.cache_bytes = 0
         """The estimated bytes the cached analyses hold now."""
@@ -286,7 +292,8 @@ class Analyzer:
             joined = [(un.start, un.end) for un in units if un.first != un.last]
             spans = None
         else:
-            if len(self._vocab) > VOCAB_LEXEMES // self.share:
+            # the blank pipeline's branch: vocab_lexemes is None only for a trained one
+            if self.vocab_lexemes is not None and len(self._vocab) > self.vocab_lexemes:
                 self._renew_tokenizer()
             # Bulk attribute arrays instead of a Python Token object per token: the tokenizer keeps
             # every token as an exact substring, so the text is a slice (halves the cost per text).
@@ -493,13 +500,13 @@ def release_analyses() -> int:
     return let_go
 
 
-def analyzer_budgets() -> dict[str, int]:
-    """The budgets of this process's default analyzer (:func:`get_analyzer`): ``cache_bytes`` (estimated
-    bytes of cached analyses) and ``vocab_lexemes`` (its vocabulary is renewed past this many), its share
-    of :data:`CACHE_BYTES` and :data:`VOCAB_LEXEMES` (what a check process of ``monitor.worker.pool``
-    keeps)."""
+def analyzer_budgets() -> dict[str, int | None]:
+    """The budgets of this process's default analyzer (:func:`get_analyzer`, which builds it when there is
+    none: about 0.5 s): ``cache_bytes`` (estimated bytes of cached analyses) and ``vocab_lexemes``
+    (:attr:`Analyzer.vocab_lexemes`; ``None`` for a trained pipeline), its share of :data:`CACHE_BYTES`
+    and :data:`VOCAB_LEXEMES` (what a check process of ``monitor.worker.pool`` keeps)."""
     got = get_analyzer()
-    return {"cache_bytes": got._cache_budget, "vocab_lexemes": VOCAB_LEXEMES // got.share}
+    return {"cache_bytes": got._cache_budget, "vocab_lexemes": got.vocab_lexemes}
 
 
 def get_analyzer(model: str | None = None) -> Analyzer:
