@@ -72,7 +72,8 @@ VOCAB_LEXEMES = 200_000
 about 420 bytes a surface (tracemalloc over 100,000 new random words: 50.6 MB, of which 8.9 MB the lemma
 memo). Past this many lexemes (about 84 MB) the analyzer builds its blank pipeline again (0.15 s), so a
 long backfill's growing vocabulary does not grow the process. A trained pipeline (``spacy_model``) is not
-rebuilt. Each of N check processes renews past its share, this over N (:class:`Analyzer`'s ``share``)."""
+rebuilt. Each of N check processes renews past its share, this over N but never below
+:data:`MEMO_SURFACES` (:attr:`Analyzer.vocab_lexemes`)."""
 CACHE_BYTES = 104 * 2**20
 """The analysis cache's budget in bytes (estimated as above): a conversation's messages are analysed
 again for each of its later requests, so the cache must hold the conversations being checked (after the
