@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from monitor.checks.store import (
     ProfileReader,
     clear_runs,
+    count_unchecked,
     coverage,
     record_added_lemmas,
     restyle_findings,
@@ -146,10 +147,8 @@ def check_job(
         session.commit()
     handed_before = pool.handed if pool is not None else 0
     if pool is not None and pool.workers > 1:
-        waiting = unchecked_record_ids(
-            session=session, checks=checks, after_id=0, limit=pool.min_job, check_rate=check_rate
-        )
-        if not pool.wants(len(waiting)):
+        waiting = count_unchecked(session=session, checks=checks, up_to=pool.min_job, check_rate=check_rate)
+        if not pool.wants(waiting):
             pool = None
     # Before any claim: concurrent runs each store every lemma once (insert-or-ignore). Each batch is
     # graded against the store's profile as this job first read it (ProfileReader): lemmas a concurrent

@@ -17,6 +17,7 @@ from monitor.checks.base import CheckOutcome, CheckStatus, Finding
 from monitor.checks.store import (
     check_set_key,
     clear_runs,
+    count_unchecked,
     coverage,
     fully_checked,
     list_findings,
@@ -95,6 +96,21 @@ def test_the_walk_down_returns_the_highest_ids_below_the_bound_ascending(session
     assert unchecked_record_ids(session=session, checks=ab, after_id=ids[1], before_id=ids[4], limit=9) == [
         ids[3]
     ]
+
+
+def test_the_count_of_waiting_records_reads_past_the_first_window_that_holds_any(session: Session) -> None:
+    """1,005 records, the oldest 998 checked: one call of unchecked_record_ids reads a window of 1,000
+    candidates and returns the 2 unchecked in it (a check job took that for all that waited, and graded
+    15,000 rewrites on one process); the count reads on, to the 7 there are, or stops at ``up_to``."""
+    ab = [("a", 1), ("b", 1)]
+    ids = [record_row(session, conv_id=f"c{n}", request_id=f"c{n}_2").id for n in range(1_005)]
+    for record_id in ids[:998]:
+        check_run_row(session, record_id=record_id, checks=ab)
+    assert unchecked_record_ids(session=session, checks=ab, after_id=0, limit=5) == ids[998:1_000]
+    assert count_unchecked(session=session, checks=ab, up_to=100) == 7
+    assert count_unchecked(session=session, checks=ab, up_to=5) == 5
+    assert count_unchecked(session=session, checks=[("a", 1)], up_to=100) == 7
+    assert count_unchecked(session=session, checks=[("a", 2)], up_to=5_000) == 1_005  # a bumped: every one
 
 
 def test_a_version_bump_moves_the_versions_both_sets_hold_onto_the_new_run(session: Session) -> None:

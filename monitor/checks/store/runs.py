@@ -206,6 +206,25 @@ def unchecked_record_ids(
             after = candidates[-1]
 
 
+def count_unchecked(*, session: Session, checks: Sequence[Pair], up_to: int, check_rate: float = 1.0) -> int:
+    """How many records wait for ``checks`` (as :func:`unchecked_record_ids` finds them, ``check_rate``
+    passed on), counted up to ``up_to``: what a check job decides its processes by (``monitor.worker.
+    jobs``). One call of :func:`unchecked_record_ids` is not that count: it returns the unchecked ids of
+    the first window of candidates that holds any, so after a job that checked the shared logs' 3,385
+    rewrites, a run of 15,000 more counted 1,615 waiting and graded them all on one process (a newcomer's
+    run). Reads windows of candidates (at least 1,000 each) from the oldest record up until it has counted
+    ``up_to`` or passed the newest."""
+    counted, after = 0, 0
+    while counted < up_to:
+        ids = unchecked_record_ids(
+            session=session, checks=checks, after_id=after, limit=up_to - counted, check_rate=check_rate
+        )
+        if not ids:
+            break
+        counted, after = counted + len(ids), ids[-1]
+    return counted
+
+
 def unchecked_newest_first(
     *,
     session: Session,
