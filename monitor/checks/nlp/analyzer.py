@@ -127,7 +127,6 @@ class Analyzer:
         # every family of every later request, costs a dict probe instead of encoding and hashing it
         # again; the key is the analysis's own text unless normalising changed it (then counted).
         self._cache: OrderedDict[str, Analysis] = OrderedDict()
-        self.share = share
         self.vocab_lexemes = max(VOCAB_LEXEMES // share, MEMO_SURFACES) if model is None else None
         """Past how many lexemes the vocabulary is renewed: :data:`VOCAB_LEXEMES` over ``share``, what grows
         it being the words of one conversation (names, ids, numbers), but never below :data:`MEMO_SURFACES`:
