@@ -217,7 +217,8 @@ def lemma_forms(lower: str, key: str) -> tuple[str, ...]:
 @functools.cache
 def _wordnet() -> dict[str, Any]:
     """``monitor/data/wordnet/synsets.json.gz`` decoded, once for all of its tables (``synsets``,
-    ``noun_classes``, ``attributes``): about 0.4 s."""
+    ``noun_classes``, ``attributes``, ``antonyms``, ``derivations``: lemma -> its items joined by spaces,
+    ``scripts/build_wordnet.py``'s ``joined``): about 0.1 s and 22 MB of RSS."""
     import gzip
     import json
     from importlib.resources import files
@@ -227,8 +228,8 @@ def _wordnet() -> dict[str, Any]:
     return doc
 
 
-def _synset_table() -> dict[str, list[str]]:
-    table: dict[str, list[str]] = _wordnet()["synsets"]
+def _synset_table() -> dict[str, str]:
+    table: dict[str, str] = _wordnet()["synsets"]
     return table
 
 
@@ -262,7 +263,7 @@ def synsets(key: str) -> frozenset[str]:
     """Ids of the WordNet 3.0 synonym sets (of two or more lemmas) ``key`` belongs to, in any sense and
     part of speech; empty when it is in none. Source: ``monitor/data/wordnet`` (Princeton WordNet 3.0
     via Debian's wordnet-base, built by ``scripts/build_wordnet.py``); the table loads once, about 0.3 s."""
-    return frozenset(_synset_table().get(key, ()))
+    return frozenset(_synset_table().get(key, "").split())
 
 
 MULTIWORD_MAX = 3
@@ -275,7 +276,7 @@ def multiword_lemmas() -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for lemma, sids in _synset_table().items():
         if "_" in lemma and lemma.count("_") < MULTIWORD_MAX:
-            for sid in sids:
+            for sid in sids.split():
                 out.setdefault(sid, []).append(lemma)
     return {sid: tuple(sorted(ls)) for sid, ls in out.items()}
 
@@ -286,8 +287,8 @@ def attributes(key: str) -> frozenset[str]:
     quality it values, both ways ("big" -> {"size"}, "size" -> {"big", "large", "little", "small"},
     "fast" -> {"fastness", "speed", "swiftness"}); empty for most words. Source: ``monitor/data/wordnet``
     (built by ``scripts/build_wordnet.py``)."""
-    table: dict[str, list[str]] = _wordnet().get("attributes", {})
-    return frozenset(table.get(key, ()))
+    table: dict[str, str] = _wordnet().get("attributes", {})
+    return frozenset(table.get(key, "").split())
 
 
 @functools.lru_cache(maxsize=65536)
@@ -295,8 +296,8 @@ def antonyms(key: str) -> frozenset[str]:
     """The lemmas WordNet 3.0 links to ``key`` by its antonym pointer, both ways ("advantage" ->
     {"disadvantage"}, "pro" -> {"anti", "con"}); empty for most words. Source: ``monitor/data/wordnet``
     (built by ``scripts/build_wordnet.py``)."""
-    table: dict[str, list[str]] = _wordnet().get("antonyms", {})
-    return frozenset(table.get(key, ()))
+    table: dict[str, str] = _wordnet().get("antonyms", {})
+    return frozenset(table.get(key, "").split())
 
 
 @functools.lru_cache(maxsize=65536)
@@ -305,5 +306,5 @@ def derivations(key: str) -> frozenset[str]:
     ("die" -> {"death", "dying"}, "found" -> {"foundation", "founder", "founding"}); empty for most words.
     What :func:`shared_stem` cannot see: a derivation that changes the stem's spelling ("die" / "death",
     "marry" / "marriage"). Source: ``monitor/data/wordnet`` (built by ``scripts/build_wordnet.py``)."""
-    table: dict[str, list[str]] = _wordnet().get("derivations", {})
-    return frozenset(table.get(key, ()))
+    table: dict[str, str] = _wordnet().get("derivations", {})
+    return frozenset(table.get(key, "").split())

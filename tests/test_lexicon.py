@@ -80,3 +80,36 @@ def test_zipf_equals_wordfreq_on_the_shared_logs_words(shared_logs: Path):
 @given(st.text(max_size=12))
 def test_zipf_equals_wordfreq_on_any_text(text: str):
     assert zipf(text) == wordfreq.zipf_frequency(text, "en")
+
+
+def _build_wordnet_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "build_wordnet.py"
+    spec = importlib.util.spec_from_file_location("build_wordnet", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_wordnet_tables_join_their_items_by_spaces_and_read_back_as_sets():
+    build = _build_wordnet_script()
+    assert build.joined({"die": ["death", "dying"], "x": []}) == {"die": "death dying", "x": ""}
+    with pytest.raises(ValueError, match="give up"):
+        build.joined({"quit": ["give up"]})
+    tables = lexicon._wordnet()
+    for name in ("synsets", "attributes", "antonyms", "derivations", "noun_classes"):
+        values = tables[name].values()
+        assert all(isinstance(v, str) and v and v == " ".join(v.split()) for v in values), name
+    assert tables["derivations"]["die"] == "death dying"
+    assert lexicon.derivations("die") == frozenset({"death", "dying"})
+    assert lexicon.antonyms("pro") == frozenset({"anti", "con"})
+    assert lexicon.synsets("qwzxv") == frozenset()
+    assert lexicon.synsets("big") == frozenset(tables["synsets"]["big"].split())
+    # The adjective synsets of data.adj holding "big" beside another lower-case lemma (read with awk
+    # from wordnet-base 1:3.0-37's data files).
+    assert lexicon.synsets("big") == frozenset(
+        "a00173391 a00225672 a00579622 a01111418 a01114658 a01382086 a01488616 a01510444 a01890188 "
+        "a01890753 a02402440".split()
+    )
