@@ -19,14 +19,17 @@ from typing import Any
 class FrequencyList:
     """wordfreq's English word list (its "large" list: 321,180 tokens in wordfreq 3.1.1, each in a
     frequency bucket one centibel wide), held as one sorted UTF-8 blob with its offsets and bucket
-    numbers: 4.3 MB of objects and 5 MB of RSS once built, where wordfreq's own dict of ``str`` keys
-    takes 33 MB of RSS in each process that reads it (wordfreq 3.1.1, measured after a heap trim), which
-    every check process of ``monitor.worker.pool`` held: their peak on 100,000 events of the benchmark's
-    non-repeating corpus, ``--workers 2``, fell from 400 to 368 MB each.
+    numbers: 4.3 MB of objects and 5 MB of RSS once built and the heap trimmed (``monitor.worker.heap``:
+    the check processes and the check job trim after each chunk and batch; 17 MB before a trim), where
+    wordfreq's own dict of ``str`` keys takes 29 to 33 MB of RSS, trimmed or not, in each process that
+    reads it (wordfreq 3.1.1), which every check process of ``monitor.worker.pool`` held: their peak on
+    100,000 events of the benchmark's non-repeating corpus, ``--workers 2``, fell from 400 to 368 MB
+    each. Building it briefly takes about 17 MB more than wordfreq's dict did (the sort's index list).
 
     ``buckets``: wordfreq's cBpack lists (``wordfreq.read_cBpack``), the tokens of bucket ``i`` occurring
-    ``i`` centibels below a probability of 1. Lookups are a binary search over the blob, in Python (about
-    20 comparisons): callers cache by word (:func:`zipf`)."""
+    ``i`` centibels below a probability of 1; a token in two buckets has the later one, as in wordfreq's
+    dict (``get_frequency_dict``). Lookups are a binary search over the blob, in Python (about 20
+    comparisons): callers cache by word (:func:`zipf`)."""
 
     def __init__(self, buckets: list[list[str]]) -> None:
         from array import array
@@ -52,14 +55,14 @@ class FrequencyList:
         key = token.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing, as in wordfreq
         blob, offsets = self._blob, self._offsets
         lo, hi = 0, len(self._buckets)
-        while lo < hi:
+        while lo < hi:  # the first entry after every copy of key: the sort is stable, the last is kept
             mid = (lo + hi) // 2
-            if blob[offsets[mid] : offsets[mid + 1]] < key:
-                lo = mid + 1
-            else:
+            if key < blob[offsets[mid] : offsets[mid + 1]]:
                 hi = mid
-        if lo < len(self._buckets) and blob[offsets[lo] : offsets[lo + 1]] == key:
-            return -self._buckets[lo]
+            else:
+                lo = mid + 1
+        if lo and blob[offsets[lo - 1] : offsets[lo]] == key:
+            return -self._buckets[lo - 1]
         return None
 
 
@@ -218,7 +221,7 @@ def lemma_forms(lower: str, key: str) -> tuple[str, ...]:
 def _wordnet() -> dict[str, Any]:
     """``monitor/data/wordnet/synsets.json.gz`` decoded, once for all of its tables (``synsets``,
     ``noun_classes``, ``attributes``, ``antonyms``, ``derivations``: lemma -> its items joined by spaces,
-    ``scripts/build_wordnet.py``'s ``joined``): about 0.1 s and 22 MB of RSS."""
+    as ``scripts/build_wordnet.py`` writes them): about 0.1 s and 22 MB of RSS after a heap trim."""
     import gzip
     import json
     from importlib.resources import files
@@ -262,7 +265,7 @@ def noun_classes(lower: str, key: str) -> frozenset[str]:
 def synsets(key: str) -> frozenset[str]:
     """Ids of the WordNet 3.0 synonym sets (of two or more lemmas) ``key`` belongs to, in any sense and
     part of speech; empty when it is in none. Source: ``monitor/data/wordnet`` (Princeton WordNet 3.0
-    via Debian's wordnet-base, built by ``scripts/build_wordnet.py``); the table loads once, about 0.3 s."""
+    via Debian's wordnet-base, built by ``scripts/build_wordnet.py``); the table loads once, about 0.1 s."""
     return frozenset(_synset_table().get(key, "").split())
 
 

@@ -19,9 +19,9 @@ zipf = lexicon.zipf.__wrapped__  # uncached, so each case is computed here
 
 def test_frequency_list_finds_each_token_in_its_bucket_and_nothing_else():
     # Bucket i holds tokens i centibels below 1; buckets are sorted within, as wordfreq's are.
-    table = FrequencyList([[], ["the"], ["and", "zebra"], ["café", "cafe"]])
-    assert len(table) == 5
-    assert table.centibels("the") == -1
+    table = FrequencyList([[], ["the"], ["and", "zebra"], ["cafe", "café"], ["the"]])
+    assert len(table) == 6
+    assert table.centibels("the") == -4  # in two buckets: the later, as wordfreq's dict keeps it
     assert table.centibels("and") == -2
     assert table.centibels("zebra") == -2
     assert table.centibels("café") == -3  # two UTF-8 bytes for é: offsets are in bytes
@@ -98,6 +98,10 @@ def test_wordnet_tables_join_their_items_by_spaces_and_read_back_as_sets():
     assert build.joined({"die": ["death", "dying"], "x": []}) == {"die": "death dying", "x": ""}
     with pytest.raises(ValueError, match="give up"):
         build.joined({"quit": ["give up"]})
+    with pytest.raises(ValueError, match="hold whitespace"):
+        build.joined({"a": ["x\xa0y"]})  # a no-break space: str.split() would split it
+    with pytest.raises(ValueError, match="empty"):
+        build.joined({"a": ["x", ""]})
     tables = lexicon._wordnet()
     for name in ("synsets", "attributes", "antonyms", "derivations", "noun_classes"):
         values = tables[name].values()
