@@ -98,10 +98,11 @@ class WarmUp:
         try:
             self._hand(stored)
         except (PoolError, OSError) as exc:
-            # by its type alone: a database error's text can quote what it read
+            # By its type alone: a database error's text can quote what it read. A PoolError here is a
+            # process that died (the pool's own words, which quote no record).
+            why = "a check process died, PoolError" if isinstance(exc, PoolError) else type(exc).__name__
             _worker_log.warning(
-                "check phase: no lemmas found during the ingest (%s); the learning pass finds them",
-                type(exc).__name__,
+                "check phase: no lemmas found during the ingest (%s); the learning pass finds them", why
             )
             self.stored = None
         finally:
