@@ -96,19 +96,20 @@ def zipf(word: str) -> float:
 
     table = frequency_list()
     floor = zipf_to_freq(0.0)  # what wordfreq returns for a word it lacks, Zipf 0
+    unknown = round(freq_to_zipf(floor), 2)
     tokens = lossy_tokenize(word, "en")
+    if not tokens:
+        return unknown
     one_over = 0.0
     for token in tokens:
         smashed = smash_numbers(token)
         cb = table.centibels(smashed)
         if cb is None:
-            return round(freq_to_zipf(floor), 2)
+            return unknown
         freq = cB_to_freq(cb)
         if smashed != token:  # a digit sequence: wordfreq spreads the bucket of its 0s over the digits
             freq *= digit_freq(token)
         one_over += 1.0 / freq
-    if not tokens:
-        return round(freq_to_zipf(floor), 2)
     unrounded = max(1.0 / one_over, floor)
     rounded = round(unrounded, math.floor(-math.log(unrounded, 10)) + 3)
     return round(freq_to_zipf(rounded), 2)

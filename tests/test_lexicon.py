@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from monitor import lexicon
 from monitor.lexicon import FrequencyList
+from tests.helpers import REPO
 
 zipf = lexicon.zipf.__wrapped__  # uncached, so each case is computed here
 
@@ -85,8 +86,7 @@ def test_zipf_equals_wordfreq_on_any_text(text: str):
 def _build_wordnet_script():
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "build_wordnet.py"
-    spec = importlib.util.spec_from_file_location("build_wordnet", path)
+    spec = importlib.util.spec_from_file_location("build_wordnet", REPO / "scripts" / "build_wordnet.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
