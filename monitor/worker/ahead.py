@@ -64,9 +64,12 @@ class WarmUp:
     not the ingest: the check phase starts the processes again.
 
     ``promised``: the bytes the ingest is about to read (:func:`promised_bytes`, ``None`` where unknown).
-    When they promise ``MIN_JOB`` rewrites (:data:`BYTES_PER_REWRITE`, ``check_rate`` applied), the
-    processes start at once, ready about when the first batch commits instead of 2 s after the 5,000th
-    rewrite: the warm-up then covers the whole ingest."""
+    At the first commit that stored a rewrite to check, when the rewrites found so far and what the bytes
+    not yet read promise (:meth:`expected`: :data:`BYTES_PER_REWRITE`, ``check_rate`` applied) make
+    ``MIN_JOB``, the processes start then, ready about 2 s later instead of 2 s after the 5,000th rewrite:
+    the warm-up covers nearly the whole ingest. Not before that commit: logs read again, all stored
+    already, would start them for nothing (about 1.3 s of a core each, on 20,000 rewrites read a second
+    time); :meth:`count` must see the bytes read (``run_job`` passes it as the ingest's ``on_bytes``)."""
 
     def __init__(
         self, session: Session, rules: Rules, check_rate: float, pool: CheckPool, promised: int | None = None
@@ -82,12 +85,20 @@ class WarmUp:
         """Ids committed before the processes were ready, to hand once they are."""
         self.stored = self.url = store_url(session) if pool.workers > 1 else None
         self.job = uuid.uuid4().hex
-        if self.stored is not None and promised:
-            try:
-                pool.wants(int(promised / BYTES_PER_REWRITE * check_rate))
-            except OSError as exc:  # as a failed start in __call__: the check phase tries again
-                _worker_log.warning("check phase: processes not started ahead (%s)", type(exc).__name__)
-                self.stored = None
+        self.promised = promised or 0
+        self.read = 0
+        """The bytes the ingest has read so far (:meth:`count`)."""
+
+    def count(self, read: int) -> None:
+        """Add ``read`` bytes to what the ingest has read (an ``on_bytes`` of ``ingest_sources``)."""
+        self.read += read
+
+    def expected(self) -> int:
+        """The rewrites this ingest is expected to leave to check: those found so far, and what the bytes
+        of ``promised`` not yet read hold at :data:`BYTES_PER_REWRITE` (``check_rate`` applied). A
+        compressed source's bytes read are its text's, so it soon promises nothing more."""
+        left = max(0, self.promised - self.read)
+        return self.waiting + int(left / BYTES_PER_REWRITE * self.check_rate)
 
     def __call__(self) -> None:
         from monitor.worker.pool import LEMMA_ENTRIES
@@ -130,7 +141,7 @@ class WarmUp:
         # Until the processes are ready, what was committed waits here (no more than they may be handed):
         # handed with the first batch after, the first records' lemmas are found during the ingest too.
         self.held = (self.held + ids)[: LEMMA_ENTRIES - self.handed]
-        if not self.pool.wants(self.waiting):
+        if not self.pool.wants(self.expected()):
             if self.waiting >= self.pool.min_job:  # refused: no processes for this job
                 self.stored = None
             return

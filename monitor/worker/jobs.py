@@ -485,7 +485,7 @@ def run_job(
                 sample_seed=settings.sample_seed,
                 redact_key=settings.ingest_redact_key,
                 trace_rules=settings.trace_rules,
-                on_bytes=on_bytes,
+                on_bytes=warm_up.count if on_bytes is None else _both(warm_up.count, on_bytes),
                 on_source=on_source,
                 on_commit=warm_up,
             )
@@ -519,6 +519,16 @@ def run_job(
         min_severity=settings.queue_min_severity,
         seconds=time.perf_counter() - started,
     )
+
+
+def _both(first: Callable[[int], None], then: Callable[[int], None]) -> Callable[[int], None]:
+    """A progress callback that calls ``first`` and then ``then`` with each count."""
+
+    def both(n: int) -> None:
+        first(n)
+        then(n)
+
+    return both
 
 
 # -- the worker's jobs (scheduled by monitor.worker.scheduler, runnable by name: `worker run JOB`) ---

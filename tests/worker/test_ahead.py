@@ -132,23 +132,59 @@ def test_a_process_that_died_while_finding_ahead_closes_the_pool_once_and_what_i
     ]
 
 
-def test_a_run_whose_logs_promise_a_large_job_starts_the_processes_before_its_first_commit(
+def test_a_promised_large_job_starts_the_processes_at_its_first_commit_of_a_rewrite_to_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """29,000 bytes at 2,900 a rewrite promise 10 rewrites, 5 at check_rate 0.5: what ``wants`` is asked
-    with at once; a source of unknown size (standard input) promises nothing."""
-    asked: list[int] = []
-
-    def wants(waiting: int) -> bool:
-        asked.append(waiting)
-        return False
-
-    with fresh_store() as session, CheckPool(2, model=None) as pool:
-        monkeypatch.setattr(pool, "wants", wants)
-        WarmUp(session, load_rules(), 0.5, pool, promised=29_000)
-        WarmUp(session, load_rules(), 0.5, pool, promised=None)
-    assert asked == [5]
+    """29,000 bytes at 2,900 a rewrite promise 10 rewrites, 5 at check_rate 0.5. Nothing is asked before a
+    commit stores a rewrite to check; then ``wants`` is asked with the rewrites found (c1_2: 1) and what
+    the bytes not yet read promise: 29,000 - 14,500 read = 14,500 bytes, 2 rewrites at 0.5 (5 rounded
+    down); 1 + 2 = 3. Standard input promises nothing: the rewrite found alone."""
+    for promised, read, asked_with in ((29_000, 14_500, [3]), (None, 14_500, [1]), (29_000, 40_000, [1])):
+        asked: list[int] = []
+        with fresh_store() as session, CheckPool(2, model=None) as pool:
+            monkeypatch.setattr(pool, "wants", lambda waiting, asked=asked: asked.append(waiting) or False)
+            warm_up = WarmUp(session, load_rules(), 0.5, pool, promised=promised)
+            warm_up.count(read)
+            assert asked == []
+            warm_up()  # a commit that stored nothing to check
+            assert asked == []
+            _commit(session, 2)
+            warm_up()
+            assert asked == asked_with, promised
     assert promised_bytes([Source("-", None)]) is None
+
+
+def test_logs_read_again_start_no_processes_until_a_rewrite_to_check_is_stored(tmp_path: Path) -> None:
+    """``run_job`` with two processes, its logs' size promising millions of rewrites (``BYTES_PER_REWRITE``
+    lowered to a thousandth of a byte), a commit after each line. On a log stored before, no commit stores
+    a rewrite to check: no process is started (before, they started ahead of the ingest: ``run``'s second
+    run of a backfill of 20,000 rewrites took 1.3 s of a core in each of two processes for nothing). With
+    two requests appended, the commit of c1_3's rewrite, c1_4's lines still unread, starts them."""
+    from monitor.settings import Settings
+    from monitor.worker.jobs import run_job
+
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(log(ctx_input("c1", "c1_2", 2), rewrite("c1", "c1_2", 2)))
+    started: list[int] = []
+    settings = Settings(check_workers=2, batch_size=1)
+    with fresh_store() as session, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(CheckPool, "_spawn", lambda self: started.append(self.workers))
+        mp.setattr("monitor.worker.ahead.BYTES_PER_REWRITE", 0.001)
+        # its one rewrite stored by the last line: nothing left unread to promise more
+        first = run_job(session=session, settings=settings, rules=load_rules(), sources=discover([path]))
+        assert first.check.records == 1 and started == []
+        again = run_job(session=session, settings=settings, rules=load_rules(), sources=discover([path]))
+        assert again.ingest is not None and (again.ingest.stored, again.ingest.already_stored) == (0, 2)
+        assert started == []
+        with path.open("ab") as f:
+            f.write(
+                log(
+                    *(e for n in (3, 4) for e in (ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)))
+                )
+            )
+        appended = run_job(session=session, settings=settings, rules=load_rules(), sources=discover([path]))
+    assert appended.ingest is not None and appended.ingest.stored == 4
+    assert started == [2]
 
 
 def _record_handing(monkeypatch: pytest.MonkeyPatch, pool: CheckPool) -> list[list[int]]:
