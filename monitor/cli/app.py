@@ -51,6 +51,8 @@ class _Group(typer.core.TyperGroup):
             fail(str(exc), exc.exit_code)
         except BrokenPipeError:
             _closed_pipe()
+        except KeyboardInterrupt:
+            interrupted(ctx.invoked_subcommand)
         except OSError as exc:
             # A path the operator gave cannot be read or written (missing folder, a directory, no
             # permission): one line naming it, exit 3 like an unreadable source, never a traceback.
@@ -67,6 +69,24 @@ class _Group(typer.core.TyperGroup):
             if storage is None:
                 raise
             fail(str(storage), storage.exit_code)
+
+
+BATCHED = frozenset({"run", "ingest", "check"})
+"""Commands that commit their work batch by batch: an interrupt keeps what they committed, and the same
+command again goes on from there (their writes are idempotent)."""
+
+
+def interrupted(command: str | None) -> NoReturn:
+    """Ctrl+C (SIGINT) during ``command``: one line on stderr saying what was kept, exit 130 (128 +
+    SIGINT, what a shell reports; typer's own handling exited 130 without a word). Raises ``typer.Exit``."""
+    kept = (
+        f"; the batches it committed are kept, and `{command}` again goes on from there (nothing is stored "
+        "or checked twice)"
+        if command in BATCHED
+        else ""
+    )
+    err.print(f"interrupted{kept}", style="yellow", markup=False, highlight=False)
+    raise typer.Exit(130) from None
 
 
 def fail(message: str, code: int) -> NoReturn:

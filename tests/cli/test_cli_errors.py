@@ -547,6 +547,30 @@ def test_run_names_a_source_it_could_not_read(tmp_path: Path) -> None:
     )
 
 
+def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its query): one line on stderr, exit
+    130; ``run`` commits batch by batch, so it says what was kept. Typer alone exited 130 without a word."""
+    import monitor.stats.store
+    import monitor.worker.jobs
+
+    def interrupt(**_: object) -> None:
+        raise KeyboardInterrupt
+
+    url, _ = _db(tmp_path)
+    logs = tmp_path / "app.jsonl"
+    logs.write_bytes(log(ctx_input(), rewrite()))
+    monkeypatch.setattr(monitor.worker.jobs, "run_job", interrupt)
+    monkeypatch.setattr(monitor.stats.store, "finding_rates", interrupt)
+    result = runner.invoke(app, ["--database-url", url, "run", str(logs)])
+    assert result.exit_code == 130
+    assert result.stderr == (
+        "interrupted; the batches it committed are kept, and `run` again goes on from there (nothing is "
+        "stored or checked twice)\n"
+    )
+    result = runner.invoke(app, ["--database-url", url, "stats"])
+    assert (result.exit_code, result.stderr) == (130, "interrupted\n")
+
+
 def test_db_current_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> None:
     missing = tmp_path / "none.db"
     result = runner.invoke(app, ["--database-url", f"sqlite:///{missing}", "db", "current"])
