@@ -141,8 +141,9 @@ class WarmUp:
         # Until the processes are ready, what was committed waits here (no more than they may be handed):
         # handed with the first batch after, the first records' lemmas are found during the ingest too.
         self.held = (self.held + ids)[: LEMMA_ENTRIES - self.handed]
-        if not self.pool.wants(self.expected()):
-            if self.waiting >= self.pool.min_job:  # refused: no processes for this job
+        expected = self.expected()
+        if not self.pool.wants(expected):
+            if expected >= self.pool.min_job:  # refused: no processes for this job
                 self.stored = None
             return
         if not self.pool.ready():
