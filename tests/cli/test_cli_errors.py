@@ -548,9 +548,9 @@ def test_run_names_a_source_it_could_not_read(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its query): one line on stderr, exit
+    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its report): one line on stderr, exit
     130; ``run`` commits batch by batch, so it says what was kept. Typer alone exited 130 without a word."""
-    import monitor.stats.store
+    import monitor.stats.report
     import monitor.worker.jobs
 
     def interrupt(**_: object) -> None:
@@ -560,7 +560,8 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: py
     logs = tmp_path / "app.jsonl"
     logs.write_bytes(log(ctx_input(), rewrite()))
     monkeypatch.setattr(monitor.worker.jobs, "run_job", interrupt)
-    monkeypatch.setattr(monitor.stats.store, "finding_rates", interrupt)
+    # both read by their command when it runs (a module that imported them by name would keep the patch)
+    monkeypatch.setattr(monitor.stats.report, "stats_report", interrupt)
     result = runner.invoke(app, ["--database-url", url, "run", str(logs)])
     assert result.exit_code == 130
     assert result.stderr == (
