@@ -548,8 +548,9 @@ def test_run_names_a_source_it_could_not_read(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its report): one line on stderr, exit
-    130; ``run`` commits batch by batch, so it says what was kept. Typer alone exited 130 without a word."""
+    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its report): one line on stderr,
+    exit 130; ``run`` commits batch by batch, so it says what was kept. Typer alone exited 130 without a
+    word."""
     import monitor.stats.report
     import monitor.worker.jobs
 
