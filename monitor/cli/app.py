@@ -51,6 +51,8 @@ class _Group(typer.core.TyperGroup):
             fail(str(exc), exc.exit_code)
         except BrokenPipeError:
             _closed_pipe()
+        except Stopped:
+            interrupted(ctx.invoked_subcommand, "stopped by SIGTERM", 143)
         except KeyboardInterrupt:
             interrupted(ctx.invoked_subcommand)
         except OSError as exc:
@@ -71,22 +73,41 @@ class _Group(typer.core.TyperGroup):
             fail(str(storage), storage.exit_code)
 
 
-BATCHED = frozenset({"run", "ingest", "check"})
-"""Commands that commit their work batch by batch: an interrupt keeps what they committed, and the same
-command again goes on from there (their writes are idempotent)."""
+RESUMED = {
+    "run": "`run` again goes on from there (nothing is stored or checked twice)",
+    "ingest": "`ingest` again goes on from there (nothing is stored twice)",
+    "check": "`check` again goes on from there (nothing is checked twice; --recheck starts over)",
+}
+"""Commands that commit their work batch by batch, and how to go on after an interrupt: what they
+committed is kept, and their writes are idempotent."""
 
 
-def interrupted(command: str | None) -> NoReturn:
-    """Ctrl+C (SIGINT) during ``command``: one line on stderr saying what was kept, exit 130 (128 +
-    SIGINT, what a shell reports; typer's own handling exited 130 without a word). Raises ``typer.Exit``."""
-    kept = (
-        f"; the batches it committed are kept, and `{command}` again goes on from there (nothing is stored "
-        "or checked twice)"
-        if command in BATCHED
-        else ""
-    )
-    err.print(f"interrupted{kept}", style="yellow", markup=False, highlight=False)
-    raise typer.Exit(130) from None
+class Stopped(KeyboardInterrupt):
+    """SIGTERM in the main thread (:func:`stop_on_sigterm`). A ``KeyboardInterrupt``, so a command stops as
+    at Ctrl+C: its ``with`` blocks close (the check processes shut down, the store's connections closed)."""
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM raise :class:`Stopped` in this process's main thread. Its default killed the process
+    at once, and multiprocessing's resource tracker then reported the check processes' semaphores leaked
+    (two lines of a Python warning on stderr). The foreground ``worker`` replaces it with its own, which
+    finishes the batch in hand."""
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise Stopped
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def interrupted(command: str | None, what: str = "interrupted", code: int = 130) -> NoReturn:
+    """Ctrl+C (SIGINT; or SIGTERM: ``what``, ``code`` 143) during ``command``: one line on stderr saying
+    what was kept, and exit ``code``: 128 + the signal's number, what a shell reports (typer exited 130
+    without a word; SIGTERM killed the process). Raises ``typer.Exit``."""
+    resume = RESUMED.get(command or "")
+    kept = f"; the batches it committed are kept, and {resume}" if resume else ""
+    err.print(f"{what}{kept}", style="yellow", markup=False, highlight=False)
+    raise typer.Exit(code) from None
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -228,13 +249,14 @@ def _root(
 
 def say_one_process(asked: int | None, checked: int, processes: int) -> None:
     """Say on stderr why a job given ``--workers`` above 1 (``asked``) graded its ``checked`` rewrites on
-    ``processes`` = 1: fewer than ``monitor.worker.pool.MIN_JOB`` waited, so the check processes were not
-    started (a refused or failed pool says why itself, as a warning). Nothing otherwise."""
+    ``processes`` = 1: fewer than ``monitor.worker.pool.MIN_JOB`` waited, so the check processes did not
+    grade (``run`` may have started them during its ingest on the promise of a larger job, to find lemmas
+    ahead; a refused or failed pool says why itself, as a warning). Nothing otherwise."""
     from monitor.worker.pool import MIN_JOB
 
     if asked is not None and asked > 1 and processes <= 1 and 0 < checked < MIN_JOB:
         err.print(
-            f"checked on this process alone: the check processes start when {MIN_JOB:,} rewrites or more "
+            f"checked on this process alone: the check processes grade when {MIN_JOB:,} rewrites or more "
             f"wait, and {checked:,} did",
             markup=False,
             highlight=False,

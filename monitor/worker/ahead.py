@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from monitor.checks.store import unchecked_record_ids
 from monitor.errors import PoolError
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from monitor.checks.rules import Rules
     from monitor.ingest.sources import Source
+    from monitor.ingest.store.batches import IngestSummary
     from monitor.worker.pool import Ahead, CheckPool
 
 _worker_log = logging.getLogger("monitor.worker")
@@ -36,19 +37,14 @@ rewrites an ingest is about to store (:class:`WarmUp`): 2,911 on the shared logs
 processes then start at the 5,000th rewrite stored, as without the promise."""
 
 
-def promised_bytes(sources: list[Source]) -> int | None:
-    """The bytes ``sources`` hold on disk (a compressed file counts its compressed size, so promises
-    less than it holds); ``None`` when one is standard input or cannot be read (its ingest says why)."""
-    total = 0
-    for source in sources:
-        try:
-            size = source.size
-        except OSError:
-            return None
-        if size is None:
-            return None
-        total += size
-    return total
+class _Reading(NamedTuple):
+    """A source as :class:`WarmUp` saw its reading start: its size on disk (0 when unknown), and the bytes
+    read, lines read and events stored before it."""
+
+    size: int = 0
+    read: int = 0
+    lines: int = 0
+    stored: int = 0
 
 
 class WarmUp:
@@ -63,16 +59,23 @@ class WarmUp:
     without it. A process that dies or cannot start, or a pool refused for the job, stops the handing,
     not the ingest: the check phase starts the processes again.
 
-    ``promised``: the bytes the ingest is about to read (:func:`promised_bytes`, ``None`` where unknown).
-    At the first commit that stored a rewrite to check, when the rewrites found so far and what the bytes
-    not yet read promise (:meth:`expected`: :data:`BYTES_PER_REWRITE`, ``check_rate`` applied) make
-    ``MIN_JOB``, the processes start then, ready about 2 s later instead of 2 s after the 5,000th rewrite:
-    the warm-up covers nearly the whole ingest. Not before that commit: logs read again, all stored
-    already, would start them for nothing (about 1.3 s of a core each, on 20,000 rewrites read a second
-    time); :meth:`count` must see the bytes read (``run_job`` passes it as the ingest's ``on_bytes``)."""
+    ``ingest``: the summary the ingest fills (``ingest_sources``' ``summary``), whose counts say how many
+    of a source's lines so far were new. At each commit after which rewrites wait to be checked, the
+    processes start when those rewrites and what the unread rest of the source being read promises
+    (:meth:`expected`) make ``MIN_JOB``: on a large new log, at its first commit (1,000 lines by default),
+    ready about 2 s later instead of 2 s after the 5,000th rewrite, so the warm-up covers nearly the whole
+    ingest. A log read again, or a stored one after a small new one, promises nothing: its lines so far
+    were not new (before, the sizes of all the logs promised, and two processes took 1.3 s of a core each
+    for nothing on 20,000 rewrites read a second time). :meth:`source` and :meth:`count` must see the
+    ingest's sources and bytes (``run_job`` passes them as its ``on_source`` and ``on_bytes``)."""
 
     def __init__(
-        self, session: Session, rules: Rules, check_rate: float, pool: CheckPool, promised: int | None = None
+        self,
+        session: Session,
+        rules: Rules,
+        check_rate: float,
+        pool: CheckPool,
+        ingest: IngestSummary | None = None,
     ) -> None:
         from monitor.checks import current_versions
 
@@ -85,20 +88,38 @@ class WarmUp:
         """Ids committed before the processes were ready, to hand once they are."""
         self.stored = self.url = store_url(session) if pool.workers > 1 else None
         self.job = uuid.uuid4().hex
-        self.promised = promised or 0
+        self.ingest = ingest
         self.read = 0
         """The bytes the ingest has read so far (:meth:`count`)."""
+        self.reading = _Reading()
+        """The source being read, where its reading started (:meth:`source`)."""
+
+    def source(self, source: Source) -> None:
+        """The ingest starts reading ``source`` (an ``on_source`` of ``ingest_sources``)."""
+        try:
+            size = source.size or 0  # standard input promises nothing
+        except OSError:  # its ingest says why it cannot be read
+            size = 0
+        ingest = self.ingest
+        lines, stored = (ingest.lines_read, ingest.stored) if ingest is not None else (0, 0)
+        self.reading = _Reading(size, self.read, lines, stored)
 
     def count(self, read: int) -> None:
         """Add ``read`` bytes to what the ingest has read (an ``on_bytes`` of ``ingest_sources``)."""
         self.read += read
 
     def expected(self) -> int:
-        """The rewrites this ingest is expected to leave to check: those found so far, and what the bytes
-        of ``promised`` not yet read hold at :data:`BYTES_PER_REWRITE` (``check_rate`` applied). A
-        compressed source's bytes read are its text's, so it soon promises nothing more."""
-        left = max(0, self.promised - self.read)
-        return self.waiting + int(left / BYTES_PER_REWRITE * self.check_rate)
+        """The rewrites this ingest is expected to leave to check: those waiting now, and what the bytes of
+        the source being read that are not read yet hold (:data:`BYTES_PER_REWRITE`, ``check_rate``
+        applied), at the share of its lines so far that were new. A compressed source's bytes read are
+        its text's, so it soon promises nothing more; the sources after this one promise nothing yet."""
+        at, ingest = self.reading, self.ingest
+        lines = ingest.lines_read - at.lines if ingest is not None else 0
+        if ingest is None or lines <= 0:
+            return self.waiting
+        new = (ingest.stored - at.stored) / lines
+        left = max(0, at.size - (self.read - at.read))
+        return self.waiting + int(left / BYTES_PER_REWRITE * new * self.check_rate)
 
     def __call__(self) -> None:
         from monitor.worker.pool import LEMMA_ENTRIES

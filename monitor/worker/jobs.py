@@ -81,6 +81,7 @@ __all__ = [
 
 _worker_log = logging.getLogger("monitor.worker")
 B = TypeVar("B")
+_A = TypeVar("_A")
 AHEAD = 2
 """Batches handed to a pool's processes beyond the one being written (:func:`_in_turn`: three in hand at
 most). With one, a
@@ -462,11 +463,11 @@ def run_job(
     free for them, the process peaks during the check phase, not after it (issue 18's 500 MB).
     """
     from monitor.checks import current_versions
-    from monitor.ingest.store.batches import ingest_sources
+    from monitor.ingest.store.batches import IngestSummary, ingest_sources
     from monitor.queue.store import queue_depth
     from monitor.severity import SEVERITY_RANK
     from monitor.stats.store import finding_rates
-    from monitor.worker.ahead import WarmUp, promised_bytes
+    from monitor.worker.ahead import WarmUp
     from monitor.worker.pool import CheckPool
 
     now = now or datetime.now(UTC)
@@ -475,8 +476,9 @@ def run_job(
     ahead: dict[int, Ahead] = {}
     with CheckPool.for_settings(settings) as pool:
         if sources:
-            warm_up = WarmUp(session, rules, settings.check_rate, pool, promised=promised_bytes(sources))
-            ingest = ingest_sources(
+            ingest = IngestSummary()
+            warm_up = WarmUp(session, rules, settings.check_rate, pool, ingest=ingest)
+            ingest_sources(
                 session,
                 sources,
                 source_name=settings.source_name,
@@ -486,8 +488,9 @@ def run_job(
                 redact_key=settings.ingest_redact_key,
                 trace_rules=settings.trace_rules,
                 on_bytes=warm_up.count if on_bytes is None else _both(warm_up.count, on_bytes),
-                on_source=on_source,
+                on_source=warm_up.source if on_source is None else _both(warm_up.source, on_source),
                 on_commit=warm_up,
+                summary=ingest,
             )
             ahead = warm_up.found()
         # claim: concurrent runs on PostgreSQL check disjoint batches instead of all repeating the work.
@@ -521,12 +524,12 @@ def run_job(
     )
 
 
-def _both(first: Callable[[int], None], then: Callable[[int], None]) -> Callable[[int], None]:
-    """A progress callback that calls ``first`` and then ``then`` with each count."""
+def _both(first: Callable[[_A], None], then: Callable[[_A], None]) -> Callable[[_A], None]:
+    """A callback that calls ``first`` and then ``then`` with what it is given."""
 
-    def both(n: int) -> None:
-        first(n)
-        then(n)
+    def both(given: _A) -> None:
+        first(given)
+        then(given)
 
     return both
 

@@ -548,14 +548,19 @@ def test_run_names_a_source_it_could_not_read(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its report): one line on stderr,
-    exit 130; ``run`` commits batch by batch, so it says what was kept. Typer alone exited 130 without a
-    word."""
+    """A KeyboardInterrupt inside ``run`` (its job) and inside ``stats`` (its report), and SIGTERM's
+    ``Stopped`` inside ``check``: one line on stderr, exit 130 (143 for SIGTERM); ``run`` and ``check``
+    commit batch by batch, so they say what was kept and how to go on. Typer alone exited 130 without a
+    word, and SIGTERM killed the process."""
     import monitor.stats.report
     import monitor.worker.jobs
+    from monitor.cli.app import Stopped
 
     def interrupt(**_: object) -> None:
         raise KeyboardInterrupt
+
+    def stopped(**_: object) -> None:
+        raise Stopped  # what SIGTERM raises (stop_on_sigterm)
 
     url, _ = _db(tmp_path)
     logs = tmp_path / "app.jsonl"
@@ -568,6 +573,13 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: py
     assert result.stderr == (
         "interrupted; the batches it committed are kept, and `run` again goes on from there (nothing is "
         "stored or checked twice)\n"
+    )
+    monkeypatch.setattr(monitor.worker.jobs, "check_job", stopped)
+    result = runner.invoke(app, ["--database-url", url, "check"])
+    assert result.exit_code == 143
+    assert result.stderr == (
+        "stopped by SIGTERM; the batches it committed are kept, and `check` again goes on from there "
+        "(nothing is checked twice; --recheck starts over)\n"
     )
     result = runner.invoke(app, ["--database-url", url, "stats"])
     assert (result.exit_code, result.stderr) == (130, "interrupted\n")

@@ -124,7 +124,7 @@ def test_run_says_why_several_processes_asked_for_were_not_started(tmp_path: Pat
     assert got.exit_code == 0, got.output
     assert "check: 294 rewrites checked in" in got.stdout and "processes" not in got.stdout
     assert got.stderr.splitlines()[-1] == (
-        "checked on this process alone: the check processes start when 5,000 rewrites or more wait, "
+        "checked on this process alone: the check processes grade when 5,000 rewrites or more wait, "
         "and 294 did"
     )
     # check --workers 2 on what is left (nothing): nothing to say

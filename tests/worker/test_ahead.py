@@ -14,11 +14,11 @@ from sqlalchemy.orm import Session
 
 from monitor.checks.rules import load_rules
 from monitor.ingest.sources import Source, discover
-from monitor.ingest.store.batches import ingest_bytes, ingest_sources
+from monitor.ingest.store.batches import IngestSummary, ingest_bytes, ingest_sources
 from monitor.ingest.store.records import LoadedShape
 from monitor.store.models import AddedLemma
 from monitor.worker import pool as pool_module
-from monitor.worker.ahead import WarmUp, promised_bytes
+from monitor.worker.ahead import WarmUp
 from monitor.worker.jobs import check_job
 from monitor.worker.pool import Ahead, CheckPool, KeptRecords, Lemmas, StoredBatch, store_url
 from tests.factories import ctx_input, log, rewrite
@@ -132,58 +132,79 @@ def test_a_process_that_died_while_finding_ahead_closes_the_pool_once_and_what_i
     ]
 
 
-def test_a_promised_large_job_starts_the_processes_at_its_first_commit_of_a_rewrite_to_check(
-    monkeypatch: pytest.MonkeyPatch,
+def test_the_processes_are_asked_for_what_waits_and_what_the_unread_rest_of_the_source_promises(
+    tmp_path: Path,
 ) -> None:
-    """29,000 bytes at 2,900 a rewrite promise 10 rewrites, 5 at check_rate 0.5. Nothing is asked before a
-    commit stores a rewrite to check; then ``wants`` is asked with the rewrites found (c1_2: 1) and what
-    the bytes not yet read promise: 29,000 - 14,500 read = 14,500 bytes, 2 rewrites at 0.5 (5 rounded
-    down); 1 + 2 = 3. Standard input promises nothing: the rewrite found alone."""
-    for promised, read, asked_with in ((29_000, 14_500, [3]), (None, 14_500, [1]), (29_000, 40_000, [1])):
+    """A source of 29,000 bytes, 14,500 read in 10 lines, then a commit after which c1_2 waits: ``wants``
+    is asked with that 1 and what the 14,500 bytes left promise at 2,900 a rewrite (5), times the share of
+    the source's lines so far that were new, times check_rate 0.5. All 10 new: 1 + int(2.5) = 3; 5 of 10:
+    1 + int(1.25) = 2; none (the rewrite waiting was stored before: a log read again): 1. Standard input
+    promises nothing: 1. Nothing is asked after a commit that left nothing waiting."""
+    log_file = tmp_path / "app.jsonl"
+    log_file.write_bytes(b"x" * 29_000)
+    for source, new_lines, asked_with in (
+        (Source(str(log_file), log_file), 10, [3]),
+        (Source(str(log_file), log_file), 5, [2]),
+        (Source(str(log_file), log_file), 0, [1]),
+        (Source("-", None), 10, [1]),
+    ):
         asked: list[int] = []
+        ingest = IngestSummary(lines_read=7, stored=7)  # an earlier source's lines
         with fresh_store() as session, CheckPool(2, model=None) as pool:
-            monkeypatch.setattr(pool, "wants", lambda waiting, asked=asked: asked.append(waiting) or False)
-            warm_up = WarmUp(session, load_rules(), 0.5, pool, promised=promised)
-            warm_up.count(read)
-            assert asked == []
-            warm_up()  # a commit that stored nothing to check
+            pool.wants = lambda waiting, asked=asked: asked.append(waiting) or False  # type: ignore[method-assign]
+            warm_up = WarmUp(session, load_rules(), 0.5, pool, ingest=ingest)
+            warm_up.count(3_000)
+            warm_up.source(source)
+            warm_up.count(14_500)
+            ingest.lines_read += 10
+            ingest.stored += new_lines
+            warm_up()  # nothing waits yet
             assert asked == []
             _commit(session, 2)
             warm_up()
-            assert asked == asked_with, promised
-    assert promised_bytes([Source("-", None)]) is None
+            assert asked == asked_with, (source.origin, new_lines)
 
 
-def test_logs_read_again_start_no_processes_until_a_rewrite_to_check_is_stored(tmp_path: Path) -> None:
-    """``run_job`` with two processes, its logs' size promising millions of rewrites (``BYTES_PER_REWRITE``
-    lowered to a thousandth of a byte), a commit after each line. On a log stored before, no commit stores
-    a rewrite to check: no process is started (before, they started ahead of the ingest: ``run``'s second
-    run of a backfill of 20,000 rewrites took 1.3 s of a core in each of two processes for nothing). With
-    two requests appended, the commit of c1_3's rewrite, c1_4's lines still unread, starts them."""
+def test_logs_stored_before_start_no_processes_until_new_lines_promise_a_large_job(tmp_path: Path) -> None:
+    """``run_job`` with two processes, a commit after each line, any unread byte of a source whose lines so
+    far were new promising a large job (``BYTES_PER_REWRITE`` a thousandth of a byte):
+    - a log stored before, read again: nothing waits after any commit, no process is started (before,
+      the logs' sizes alone started them: ``run``'s second run of 20,000 rewrites took 1.3 s of a core in
+      each of two processes for nothing);
+    - a new log of one request, then the stored one: the new log has nothing left unread when its
+      rewrite is committed, and the stored one promises nothing: none started;
+    - two requests appended to the stored log: the commit of c1_3's rewrite, c1_4's lines unread, starts
+      them."""
     from monitor.settings import Settings
     from monitor.worker.jobs import run_job
 
-    path = tmp_path / "log.jsonl"
-    path.write_bytes(log(ctx_input("c1", "c1_2", 2), rewrite("c1", "c1_2", 2)))
+    stored, new = tmp_path / "stored.jsonl", tmp_path / "new.jsonl"
+    stored.write_bytes(log(ctx_input("c1", "c1_2", 2), rewrite("c1", "c1_2", 2)))
+    new.write_bytes(log(ctx_input("c9", "c9_2", 2), rewrite("c9", "c9_2", 2)))
     started: list[int] = []
     settings = Settings(check_workers=2, batch_size=1)
+
     with fresh_store() as session, pytest.MonkeyPatch.context() as mp:
+
+        def run(*paths: Path) -> IngestSummary:
+            summary = run_job(
+                session=session, settings=settings, rules=load_rules(), sources=discover(list(paths))
+            )
+            assert summary.ingest is not None
+            return summary.ingest
+
         mp.setattr(CheckPool, "_spawn", lambda self: started.append(self.workers))
         mp.setattr("monitor.worker.ahead.BYTES_PER_REWRITE", 0.001)
-        # its one rewrite stored by the last line: nothing left unread to promise more
-        first = run_job(session=session, settings=settings, rules=load_rules(), sources=discover([path]))
-        assert first.check.records == 1 and started == []
-        again = run_job(session=session, settings=settings, rules=load_rules(), sources=discover([path]))
-        assert again.ingest is not None and (again.ingest.stored, again.ingest.already_stored) == (0, 2)
-        assert started == []
-        with path.open("ab") as f:
+        assert run(stored).stored == 2 and started == []  # its rewrite was its last line
+        assert run(stored).already_stored == 2 and started == []
+        assert run(new, stored).stored == 2 and started == []
+        with stored.open("ab") as f:
             f.write(
                 log(
                     *(e for n in (3, 4) for e in (ctx_input("c1", f"c1_{n}", n), rewrite("c1", f"c1_{n}", n)))
                 )
             )
-        appended = run_job(session=session, settings=settings, rules=load_rules(), sources=discover([path]))
-    assert appended.ingest is not None and appended.ingest.stored == 4
+        assert run(stored).stored == 4
     assert started == [2]
 
 

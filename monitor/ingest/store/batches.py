@@ -605,8 +605,10 @@ def ingest_sources(
     redact_key: bytes | None = None,
     trace_rules: MappingRules = DEFAULT_RULES,
     on_commit: Callable[[], None] | None = None,
+    summary: IngestSummary | None = None,
 ) -> IngestSummary:
-    """Ingest every source in order and return the summary.
+    """Ingest every source in order and return the summary: ``summary`` when given (empty: its counts are
+    added to), so an ``on_commit`` can read the counts so far.
 
     ``on_commit()`` is called after each batch's commit (``run`` hands the records committed so far to
     the check processes: ``monitor.worker.jobs.run_job``).
@@ -615,7 +617,7 @@ def ingest_sources(
     ``summary.source_errors``; the lines read before the fault are kept and the next source is read.
     Bad lines never raise: they are quarantined.
     """
-    summary = IngestSummary()
+    summary = IngestSummary() if summary is None else summary
     ingestor = Ingestor(
         session,
         source_name=source_name,
