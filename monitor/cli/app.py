@@ -88,10 +88,11 @@ class Stopped(KeyboardInterrupt):
 
 
 def stop_on_sigterm() -> None:
-    """Make SIGTERM raise :class:`Stopped` in this process's main thread. Its default killed the process
-    at once, and multiprocessing's resource tracker then reported the check processes' semaphores leaked
-    (two lines of a Python warning on stderr). The foreground ``worker`` replaces it with its own, which
-    finishes the batch in hand."""
+    """Make SIGTERM raise :class:`Stopped` in this process's main thread: what ``run``, ``ingest`` and
+    ``check`` call first. Its default killed the process at once, and multiprocessing's resource tracker
+    then reported the check processes' semaphores leaked (two lines of a Python warning on stderr). Not
+    for every command: the foreground ``worker`` exits 0 on SIGTERM (its own handler, installed once it
+    starts; before that the default still applies), and a prompt would turn it into click's "Aborted!"."""
     import signal
 
     def stop(_signum: int, _frame: object) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 
-from monitor.cli.app import app, stop_on_sigterm
+from monitor.cli.app import app
 from monitor.cli.commands import checks, dashboard, db, ingest, queue, review, run, stats, worker
 
 for _module in (db, ingest, checks, run, queue, review, stats, dashboard, worker):
@@ -47,9 +47,8 @@ def main() -> None:
     before: each command's engines are disposed when it ends (``State.close_engines``: on SQLite, that
     checkpoints the write-ahead log into the database file), files are written inside ``with`` blocks,
     ``atexit`` handlers (logging's flush) still run and the interpreter flushes standard output and
-    error itself. SIGTERM stops a command as Ctrl+C does (``monitor.cli.app.stop_on_sigterm``)."""
+    error itself."""
     tune_gc()
-    stop_on_sigterm()
     try:
         app()
     finally:

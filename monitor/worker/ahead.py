@@ -38,13 +38,19 @@ processes then start at the 5,000th rewrite stored, as without the promise."""
 
 
 class _Reading(NamedTuple):
-    """A source as :class:`WarmUp` saw its reading start: its size on disk (0 when unknown), and the bytes
-    read, lines read and events stored before it."""
+    """A source as :class:`WarmUp` saw its reading start: its size on disk (0 when unknown), the bytes read
+    before it, and the events stored and found stored already (here or at another place) before it."""
 
     size: int = 0
     read: int = 0
-    lines: int = 0
-    stored: int = 0
+    new: int = 0
+    old: int = 0
+
+
+def _new_and_old(ingest: IngestSummary) -> tuple[int, int]:
+    """The events ``ingest`` stored, and those it found stored already (at their place, or at another:
+    quarantined as ``duplicate_event``). Both count events, not lines: a line of a trace log holds many."""
+    return ingest.stored, ingest.already_stored + ingest.duplicates
 
 
 class WarmUp:
@@ -60,14 +66,15 @@ class WarmUp:
     not the ingest: the check phase starts the processes again.
 
     ``ingest``: the summary the ingest fills (``ingest_sources``' ``summary``), whose counts say how many
-    of a source's lines so far were new. At each commit after which rewrites wait to be checked, the
+    of a source's events so far were new. At each commit after which rewrites wait to be checked, the
     processes start when those rewrites and what the unread rest of the source being read promises
     (:meth:`expected`) make ``MIN_JOB``: on a large new log, at its first commit (1,000 lines by default),
     ready about 2 s later instead of 2 s after the 5,000th rewrite, so the warm-up covers nearly the whole
-    ingest. A log read again, or a stored one after a small new one, promises nothing: its lines so far
-    were not new (before, the sizes of all the logs promised, and two processes took 1.3 s of a core each
-    for nothing on 20,000 rewrites read a second time). :meth:`source` and :meth:`count` must see the
-    ingest's sources and bytes (``run_job`` passes them as its ``on_source`` and ``on_bytes``)."""
+    ingest (a compressed one later: its bytes read are its text's). A log read again, or a stored one
+    after a small new one, promises nothing: its events so far were not new (before, the sizes of all the
+    logs promised, and two processes took 1.3 s of a core each for nothing on 20,000 rewrites read a
+    second time). :meth:`source` and :meth:`count` must see the ingest's sources and bytes (``run_job``
+    passes them as its ``on_source`` and ``on_bytes``)."""
 
     def __init__(
         self,
@@ -100,9 +107,8 @@ class WarmUp:
             size = source.size or 0  # standard input promises nothing
         except OSError:  # its ingest says why it cannot be read
             size = 0
-        ingest = self.ingest
-        lines, stored = (ingest.lines_read, ingest.stored) if ingest is not None else (0, 0)
-        self.reading = _Reading(size, self.read, lines, stored)
+        new, old = _new_and_old(self.ingest) if self.ingest is not None else (0, 0)
+        self.reading = _Reading(size, self.read, new, old)
 
     def count(self, read: int) -> None:
         """Add ``read`` bytes to what the ingest has read (an ``on_bytes`` of ``ingest_sources``)."""
@@ -111,15 +117,18 @@ class WarmUp:
     def expected(self) -> int:
         """The rewrites this ingest is expected to leave to check: those waiting now, and what the bytes of
         the source being read that are not read yet hold (:data:`BYTES_PER_REWRITE`, ``check_rate``
-        applied), at the share of its lines so far that were new. A compressed source's bytes read are
-        its text's, so it soon promises nothing more; the sources after this one promise nothing yet."""
-        at, ingest = self.reading, self.ingest
-        lines = ingest.lines_read - at.lines if ingest is not None else 0
-        if ingest is None or lines <= 0:
+        applied), at the share of its events so far that were new (a trace log's line holds many; a share
+        of lines read would promise tens of times what it holds). A compressed source's bytes read are its
+        text's, so it soon promises nothing more; the sources after this one promise nothing yet."""
+        at = self.reading
+        if self.ingest is None:
             return self.waiting
-        new = (ingest.stored - at.stored) / lines
+        new, old = _new_and_old(self.ingest)
+        new, old = new - at.new, old - at.old
+        if new <= 0:
+            return self.waiting
         left = max(0, at.size - (self.read - at.read))
-        return self.waiting + int(left / BYTES_PER_REWRITE * new * self.check_rate)
+        return self.waiting + int(left / BYTES_PER_REWRITE * new / (new + old) * self.check_rate)
 
     def __call__(self) -> None:
         from monitor.worker.pool import LEMMA_ENTRIES

@@ -135,34 +135,42 @@ def test_a_process_that_died_while_finding_ahead_closes_the_pool_once_and_what_i
 def test_the_processes_are_asked_for_what_waits_and_what_the_unread_rest_of_the_source_promises(
     tmp_path: Path,
 ) -> None:
-    """A source of 29,000 bytes, 14,500 read in 10 lines, then a commit after which c1_2 waits: ``wants``
-    is asked with that 1 and what the 14,500 bytes left promise at 2,900 a rewrite (5), times the share of
-    the source's lines so far that were new, times check_rate 0.5. All 10 new: 1 + int(2.5) = 3; 5 of 10:
-    1 + int(1.25) = 2; none (the rewrite waiting was stored before: a log read again): 1. Standard input
-    promises nothing: 1. Nothing is asked after a commit that left nothing waiting."""
+    """A source of 29,000 bytes, 14,500 read, then a commit after which c1_2 waits: ``wants`` is asked with
+    that 1 and what the 14,500 bytes left promise at 2,900 a rewrite (5), times the share of the source's
+    events so far that were new, times check_rate 0.5. All new: 1 + int(2.5) = 3, whether 10 events came in
+    10 lines or 1 (a trace log's line holds many: a share of lines would be 10); 5 new, 5 stored already: 1
+    + int(1.25) = 2; none new, whether stored at their place or quarantined as stored at another (a log
+    read again, a rotated copy): 1. Standard input promises nothing: 1. Nothing is asked after a commit
+    that left nothing waiting."""
     log_file = tmp_path / "app.jsonl"
     log_file.write_bytes(b"x" * 29_000)
-    for source, new_lines, asked_with in (
-        (Source(str(log_file), log_file), 10, [3]),
-        (Source(str(log_file), log_file), 5, [2]),
-        (Source(str(log_file), log_file), 0, [1]),
-        (Source("-", None), 10, [1]),
+    on_disk = Source(str(log_file), log_file)
+    for source, lines, new, stored_before, duplicates, asked_with in (
+        (on_disk, 10, 10, 0, 0, [3]),
+        (on_disk, 1, 10, 0, 0, [3]),
+        (on_disk, 10, 5, 5, 0, [2]),
+        (on_disk, 10, 0, 10, 0, [1]),
+        (on_disk, 10, 0, 0, 10, [1]),
+        (Source("-", None), 10, 10, 0, 0, [1]),
     ):
         asked: list[int] = []
-        ingest = IngestSummary(lines_read=7, stored=7)  # an earlier source's lines
+        ingest = IngestSummary(lines_read=7, stored=7, already_stored=3)  # an earlier source's
+        ingest.rejected["duplicate_event"] = 2
         with fresh_store() as session, CheckPool(2, model=None) as pool:
             pool.wants = lambda waiting, asked=asked: asked.append(waiting) or False  # type: ignore[method-assign]
             warm_up = WarmUp(session, load_rules(), 0.5, pool, ingest=ingest)
             warm_up.count(3_000)
             warm_up.source(source)
             warm_up.count(14_500)
-            ingest.lines_read += 10
-            ingest.stored += new_lines
+            ingest.lines_read += lines
+            ingest.stored += new
+            ingest.already_stored += stored_before
+            ingest.rejected["duplicate_event"] += duplicates
             warm_up()  # nothing waits yet
             assert asked == []
             _commit(session, 2)
             warm_up()
-            assert asked == asked_with, (source.origin, new_lines)
+            assert asked == asked_with, (source.origin, lines, new, stored_before, duplicates)
 
 
 def test_logs_stored_before_start_no_processes_until_new_lines_promise_a_large_job(tmp_path: Path) -> None:

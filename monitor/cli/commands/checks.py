@@ -24,6 +24,7 @@ from monitor.cli.app import (
     out,
     progress_bar,
     say_one_process,
+    stop_on_sigterm,
 )
 from monitor.severity import Severity
 
@@ -143,6 +144,7 @@ def check(
     from monitor.worker.jobs import check_job
     from monitor.worker.pool import CheckPool
 
+    stop_on_sigterm()  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
     state: State = ctx.obj
     settings = state.settings.model_copy(update={"check_workers": workers or state.settings.check_workers})
     rules = load_rules(settings.rules_dir)

@@ -10,7 +10,16 @@ import typer
 from rich.progress import DownloadColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from monitor.cli.app import State, err, lazy_choice, open_engine, out, progress_bar, say_skipped
+from monitor.cli.app import (
+    State,
+    err,
+    lazy_choice,
+    open_engine,
+    out,
+    progress_bar,
+    say_skipped,
+    stop_on_sigterm,
+)
 
 # -- ingest --------------------------------------------------------------------------------------
 IngestPaths = Annotated[
@@ -55,6 +64,7 @@ def ingest(
     from monitor.ingest.paths import find_sources, ingest_paths
     from monitor.store.engine import session_factory
 
+    stop_on_sigterm()  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
     state: State = ctx.obj
     engine = open_engine(state, writes=True)
     found = find_sources(paths, globs=globs)

@@ -10,7 +10,17 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from monitor.cli.app import State, Workers, err, open_engine, out, progress_bar, say_one_process, say_skipped
+from monitor.cli.app import (
+    State,
+    Workers,
+    err,
+    open_engine,
+    out,
+    progress_bar,
+    say_one_process,
+    say_skipped,
+    stop_on_sigterm,
+)
 from monitor.settings import Settings
 
 
@@ -58,6 +68,7 @@ def run(
     from monitor.store.engine import session_factory
     from monitor.worker.jobs import run_job
 
+    stop_on_sigterm()  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
     state: State = ctx.obj
     settings = state.settings.model_copy(update={"check_workers": workers or state.settings.check_workers})
     rules = load_rules(settings.rules_dir)
