@@ -87,18 +87,24 @@ class Stopped(KeyboardInterrupt):
     at Ctrl+C: its ``with`` blocks close (the check processes shut down, the store's connections closed)."""
 
 
-def stop_on_sigterm() -> None:
-    """Make SIGTERM raise :class:`Stopped` in this process's main thread: what ``run``, ``ingest`` and
-    ``check`` call first. Its default killed the process at once, and multiprocessing's resource tracker
-    then reported the check processes' semaphores leaked (two lines of a Python warning on stderr). Not
-    for every command: the foreground ``worker`` exits 0 on SIGTERM (its own handler, installed once it
-    starts; before that the default still applies), and a prompt would turn it into click's "Aborted!"."""
+def stop_on_sigterm(ctx: typer.Context) -> None:
+    """Make SIGTERM raise :class:`Stopped` in this process's main thread until ``ctx`` (a command's)
+    closes: what ``run``, ``ingest`` and ``check`` call first. Its default killed the process at once, and
+    multiprocessing's resource tracker then reported the check processes' semaphores leaked (two lines of
+    a Python warning on stderr). Not for every command: the foreground ``worker`` exits 0 on SIGTERM (its
+    own handler, installed once it starts; before that the default still applies), and at a prompt it
+    would be click's "Aborted!". Nothing from another thread (only the main thread may set a handler)."""
     import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
 
     def stop(_signum: int, _frame: object) -> None:
         raise Stopped
 
-    signal.signal(signal.SIGTERM, stop)
+    before = signal.signal(signal.SIGTERM, stop)
+    ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL))
 
 
 def interrupted(command: str | None, what: str = "interrupted", code: int = 130) -> NoReturn:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -556,7 +557,10 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: py
     import monitor.worker.jobs
     from monitor.cli.app import Stopped
 
+    during: list[object] = []
+
     def interrupt(**_: object) -> None:
+        during.append(signal.getsignal(signal.SIGTERM))
         raise KeyboardInterrupt
 
     def stopped(**_: object) -> None:
@@ -568,8 +572,13 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(monitor.worker.jobs, "run_job", interrupt)
     # both read by their command when it runs (a module that imported them by name would keep the patch)
     monkeypatch.setattr(monitor.stats.report, "stats_report", interrupt)
+    before = signal.getsignal(signal.SIGTERM)
     result = runner.invoke(app, ["--database-url", url, "run", str(logs)])
     assert result.exit_code == 130
+    # run turned SIGTERM into Stopped while it ran, and gave the handler back when it ended
+    assert during[0] is not before and signal.getsignal(signal.SIGTERM) is before
+    with pytest.raises(Stopped):
+        during[0](signal.SIGTERM, None)  # type: ignore[operator]
     assert result.stderr == (
         "interrupted; the batches it committed are kept, and `run` again goes on from there (nothing is "
         "stored or checked twice)\n"

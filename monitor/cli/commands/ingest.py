@@ -64,7 +64,7 @@ def ingest(
     from monitor.ingest.paths import find_sources, ingest_paths
     from monitor.store.engine import session_factory
 
-    stop_on_sigterm()  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
+    stop_on_sigterm(ctx)  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
     state: State = ctx.obj
     engine = open_engine(state, writes=True)
     found = find_sources(paths, globs=globs)

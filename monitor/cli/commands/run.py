@@ -68,7 +68,7 @@ def run(
     from monitor.store.engine import session_factory
     from monitor.worker.jobs import run_job
 
-    stop_on_sigterm()  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
+    stop_on_sigterm(ctx)  # stopped as at Ctrl+C: the batch in hand rolled back, processes closed
     state: State = ctx.obj
     settings = state.settings.model_copy(update={"check_workers": workers or state.settings.check_workers})
     rules = load_rules(settings.rules_dir)
