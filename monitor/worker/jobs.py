@@ -487,8 +487,8 @@ def run_job(
                 sample_seed=settings.sample_seed,
                 redact_key=settings.ingest_redact_key,
                 trace_rules=settings.trace_rules,
-                on_bytes=warm_up.count if on_bytes is None else _both(warm_up.count, on_bytes),
-                on_source=warm_up.source if on_source is None else _both(warm_up.source, on_source),
+                on_bytes=_both(warm_up.count, on_bytes),
+                on_source=_both(warm_up.source, on_source),
                 on_commit=warm_up,
                 summary=ingest,
             )
@@ -524,8 +524,11 @@ def run_job(
     )
 
 
-def _both(first: Callable[[_A], None], then: Callable[[_A], None]) -> Callable[[_A], None]:
-    """A callback that calls ``first`` and then ``then`` with what it is given."""
+def _both(first: Callable[[_A], None], then: Callable[[_A], None] | None) -> Callable[[_A], None]:
+    """A callback that calls ``first`` and then ``then`` with what it is given; ``first`` itself when
+    there is no ``then``."""
+    if then is None:
+        return first
 
     def both(given: _A) -> None:
         first(given)
